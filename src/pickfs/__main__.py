@@ -1,0 +1,3 @@
+from pickfs.cli.main import main
+
+main()

@@ -1,0 +1,41 @@
+"""Options and helpers shared by commands."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import click
+
+from pickfs.errors import NeedsRoot
+from pickfs.model import Target
+from pickfs.stack.cleanup import undo_all
+from pickfs.stack.ledger import Ledger
+from pickfs.store import ResultStore
+from pickfs.store.results import default_results_path
+
+DEFAULT_WORKDIR = os.environ.get("PICKFS_WORKDIR", Target().workdir)
+
+workdir_option = click.option("--workdir", default=DEFAULT_WORKDIR, show_default=True,
+                              help="pickfs's own work directory (images, mount points, ledger, results)")
+results_option = click.option("--results", "results_path", type=click.Path(path_type=Path), default=None,
+                              help="results database (default: WORKDIR/results.db, or $PICKFS_RESULTS)")
+
+
+def open_store(workdir: str, results_path: Path | None) -> ResultStore:
+    return ResultStore(results_path or default_results_path(workdir))
+
+
+def ledger_for(workdir: str) -> Ledger:
+    return Ledger(Path(workdir) / "ledger")
+
+
+def require_root(why: str, alternative: str) -> None:
+    if os.geteuid() != 0:
+        raise NeedsRoot(f"{why} needs root", alternative)
+
+
+def clean_orphans(ledger: Ledger) -> tuple[int, list[str]]:
+    """Undo what an earlier, killed pickfs left behind."""
+    orphans = ledger.orphans()
+    return len(orphans), undo_all(ledger, orphans)

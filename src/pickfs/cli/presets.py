@@ -1,0 +1,26 @@
+"""`pickfs presets`: the named configurations and whether this machine can build them."""
+
+from __future__ import annotations
+
+import click
+from rich.table import Table
+
+from pickfs import console
+from pickfs.risks import config_risks, short_flag
+from pickfs.stack.filesystems import unavailable_reason
+from pickfs.stack.presets import PRESETS
+
+
+@click.command("presets")
+def command() -> None:
+    """List filesystem presets, their options, and what this machine lacks."""
+    table = Table(title_justify="left")
+    for col in ("preset", "mkfs options", "mount options", "available here", "description"):
+        table.add_column(col, overflow="fold")
+    for p in PRESETS.values():
+        reason = unavailable_reason(p.fstype)
+        flags = ", ".join(short_flag(r) for r in config_risks(p))
+        desc = p.description + (f" [⚠ {flags}]" if flags else "")
+        table.add_row(p.name, " ".join(p.mkfs_options) or "-", ",".join(p.mount_options) or "-",
+                      "yes" if reason is None else f"no: {reason}", desc)
+    console.show(table)

@@ -1,0 +1,30 @@
+"""`pickfs results`: the runs in the results database."""
+
+from __future__ import annotations
+
+import time
+
+import click
+from rich.table import Table
+
+from pickfs import console
+from pickfs.cli.common import open_store, results_option, workdir_option
+
+
+@click.command("results")
+@workdir_option
+@results_option
+def command(workdir: str, results_path) -> None:
+    """List the saved runs."""
+    store = open_store(workdir, results_path)
+    rows = store.list_runs()
+    if not rows:
+        console.info(f"no runs yet in {store.path}; start one with: pickfs run")
+        return
+    table = Table(title=f"runs in {store.path}", title_justify="left")
+    for col in ("run", "started", "status", "configs", "workloads", "measured runs", "failures"):
+        table.add_column(col)
+    for r in rows:
+        table.add_row(r.id, time.strftime("%Y-%m-%d %H:%M", time.localtime(r.created)), r.status,
+                      str(r.configs), r.workloads, str(r.trials_ok), str(r.trials_failed))
+    console.show(table)

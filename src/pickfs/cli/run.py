@@ -1,0 +1,205 @@
+"""`pickfs run`: build each configuration, run the workloads, report."""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import asdict, replace
+from pathlib import Path
+from typing import Any
+
+import click
+
+from pickfs import __version__, console, host
+from pickfs.cli.common import clean_orphans, ledger_for, open_store, require_root, results_option, workdir_option
+from pickfs.engine.executor import Executor
+from pickfs.engine.schedule import Slot
+from pickfs.errors import EXIT_INTERRUPTED, PlanError
+from pickfs.model import Method, Plan, Target, Trial, WorkloadSpec, plan_from_dict, plan_to_dict
+from pickfs.plan import build_plan, directory_config, load_plan_file, resolve_fs_name
+from pickfs.report.json_export import render_json
+from pickfs.report.terminal import fmt_value, render_run
+from pickfs.stack.presets import PRESETS
+from pickfs.stack.safety import check_device
+from pickfs.store import ResultStore
+from pickfs.store.results import new_run_id
+from pickfs.units import parse_duration, parse_size
+from pickfs.workloads import DEFAULT_WORKLOAD, REGISTRY, workload_class
+
+
+def _parse_value(text: str) -> Any:
+    try:
+        return tomllib.loads(f"v = {text}")["v"]
+    except tomllib.TOMLDecodeError:
+        return text
+
+
+def _workload_specs(names: tuple[str, ...], sets: tuple[str, ...], duration: str | None) -> list[WorkloadSpec]:
+    settings: dict[str, Any] = {}
+    for item in sets:
+        if "=" not in item:
+            raise PlanError(f"--set {item!r} is not KEY=VALUE", "e.g. --set synchronous=NORMAL")
+        key, value = item.split("=", 1)
+        settings[key.strip()] = _parse_value(value.strip())
+    classes = [workload_class(n) for n in names or (DEFAULT_WORKLOAD,)]
+    known = set().union(*(cls.defaults for cls in classes))
+    stray = sorted(set(settings) - known)
+    if stray:
+        raise PlanError(f"no selected workload has the setting {', '.join(stray)}",
+                        f"valid settings: {', '.join(sorted(known))}")
+    specs = []
+    for cls in classes:
+        own = {k: v for k, v in settings.items() if k in cls.defaults}
+        if duration is not None and "duration" in cls.defaults:
+            own["duration"] = parse_duration(duration)
+        specs.append(WorkloadSpec(cls.name, cls.name, tuple(sorted(cls.normalize(own).items()))))
+    return specs
+
+
+def plan_from_flags(o: dict[str, Any]) -> Plan:
+    kind = o["target"] or ("directory" if o["dirs"] else "device" if o["device"] else "image")
+    target = Target(kind=kind, workdir=o["workdir"], size_bytes=parse_size(o["size"] or Target().size_bytes),
+                    device=o["device"], confirm=o["confirm_device"])
+    if kind == "directory":
+        configs = [directory_config(d) for d in o["dirs"]]
+        if not configs:
+            raise PlanError("a directory target needs directories", "add --dir PATH (repeatable)")
+    else:
+        names = [n.strip() for n in (o["fs"] or "all").split(",") if n.strip()]
+        expanded: list[str] = []
+        for n in names:
+            expanded += list(PRESETS) if n == "all" else [n]
+        configs = [resolve_fs_name(n) for n in dict.fromkeys(expanded)]
+    if o["scheduler"]:
+        configs = [replace(c, scheduler=o["scheduler"]) for c in configs]
+    defaults = Method()
+    method = Method(runs=o["runs"] if o["runs"] is not None else defaults.runs,
+                    warmup=o["warmup"] if o["warmup"] is not None else defaults.warmup,
+                    drop_caches=not o["no_drop_caches"], interleave=not o["sequential"])
+    return build_plan(target, configs, _workload_specs(o["workloads"], o["sets"], o["duration"]), method,
+                      o["baseline"])
+
+
+def plan_record(plan: Plan) -> dict[str, Any]:
+    """The plan as stored with the run, with each workload's metric definitions."""
+    d = plan_to_dict(plan)
+    for w in d["workloads"]:
+        w["metrics"] = [asdict(m) for m in REGISTRY[w["name"]].metrics]
+    return d
+
+
+class CliObserver:
+    """Progress bar with time left, and one line per measured run."""
+
+    def __init__(self, progress, total_cells: int) -> None:
+        self.progress = progress
+        self.task = None
+        self.total_cells = total_cells
+        self.done = 0
+        self.count = 0
+
+    def started(self, slots: list[Slot], estimate_s: float) -> None:
+        self.count = len(slots)
+        self.task = self.progress.add_task("starting", total=max(estimate_s, 1.0))
+        console.info(f"{len(slots)} trials to run, about {estimate_s / 60:.0f} min")
+
+    def slot_started(self, slot: Slot) -> None:
+        self.progress.update(self.task, description=f"[{self.done + 1}/{self.count}] {slot.cell.key}")
+
+    def trial_saved(self, slot: Slot, trial: Trial) -> None:
+        if trial.phase != "measured":
+            return
+        metric = REGISTRY[slot.cell.workload.name].primary()
+        value = trial.metrics.get(metric.name)
+        self.progress.console.print(
+            f"  {slot.cell.key} run {slot.repetition + 1}: {fmt_value(value, metric)} {metric.unit}",
+            highlight=False)
+
+    def slot_finished(self, slot: Slot, estimate_s: float) -> None:
+        self.done += 1
+        self.progress.advance(self.task, estimate_s)
+
+    def note(self, text: str) -> None:
+        self.progress.console.print(f"[yellow]note:[/yellow] {text}", highlight=False, markup=False)
+
+
+@click.command("run")
+@click.option("--plan", "plan_file", type=click.Path(path_type=Path), help="a TOML plan file (see examples/)")
+@click.option("--fs", help="comma-separated presets or filesystem types; 'all' (default) for every preset")
+@click.option("--workload", "workloads", multiple=True, help=f"workload name (default {DEFAULT_WORKLOAD}); repeatable")
+@click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="a workload setting, e.g. synchronous=NORMAL")
+@click.option("--duration", help="length of each run, e.g. 20s")
+@click.option("--runs", type=int, help="measured runs per configuration [5]")
+@click.option("--warmup", type=int, help="warm-up runs before each measured run, not counted [1]")
+@click.option("--baseline", help="configuration scored as 100 (default: the first)")
+@click.option("--scheduler", type=click.Choice(["none", "mq-deadline", "kyber", "bfq"]), help="I/O scheduler for every configuration")
+@click.option("--target", type=click.Choice(["image", "device", "directory"]), help="what to build on [image]")
+@click.option("--size", help="image size, e.g. 4G [4G]")
+@click.option("--device", help="a spare block device to format (device target)")
+@click.option("--confirm-device", help="repeat the device path to confirm it may be erased")
+@click.option("--dir", "dirs", multiple=True, help="an existing directory to compare (directory target); repeatable")
+@click.option("--no-drop-caches", is_flag=True, help="do not drop the page cache before each trial")
+@click.option("--sequential", is_flag=True, help="run each configuration's repetitions together, not interleaved")
+@click.option("--json", "json_path", type=click.Path(path_type=Path), help="also write the run as JSON here")
+@click.option("--resume", help="continue an interrupted run (its id), keeping every finished trial")
+@workdir_option
+@results_option
+def command(**o: Any) -> None:
+    """Build each configuration for real and run the workloads on it.
+
+    With no options: sqlite-tpcb on every filesystem preset this kernel supports, on
+    loop-backed images.
+    """
+    store = open_store(o["workdir"], o["results_path"])
+    done: set[tuple[int, int]] = set()
+    failed: set[int] = set()
+    if o["resume"]:
+        record = store.load(o["resume"])
+        plan = plan_from_dict(record.plan)
+        run_id = record.id
+        done = {(t.cell_index, t.repetition) for t in record.trials if t.phase == "measured" and t.ok}
+        failed = {t.cell_index for t in record.trials if not t.ok}
+    elif o["plan_file"]:
+        plan = load_plan_file(o["plan_file"], {"runs": o["runs"], "warmup": o["warmup"]})
+    else:
+        plan = plan_from_flags(o)
+    if plan.target.kind != "directory":
+        require_root(f"building filesystems on {plan.target.kind} targets (losetup, mkfs, mount)",
+                     "run as root (sudo), or compare existing directories with --dir PATH")
+    if plan.target.kind == "device":
+        check_device(plan.target.device or "", plan.target.confirm)
+    ledger = ledger_for(plan.target.workdir)
+    Path(plan.target.workdir).mkdir(parents=True, exist_ok=True)
+    n, problems = clean_orphans(ledger)
+    if n:
+        console.warn(f"undid {n} resource(s) left by an earlier pickfs that did not finish")
+    for p in problems:
+        console.warn(f"could not undo: {p}")
+    for w in plan.warnings:
+        console.warn(w)
+    if not o["resume"]:
+        run_id = store_new_run(store, plan)
+    console.info(f"run {run_id}: {len(plan.configs)} configurations x {len(plan.workloads)} workload(s), "
+                 f"{plan.method.runs} runs each after {plan.method.warmup} warm-up; results in {store.path}")
+    with console.progress() as bar:
+        executor = Executor(plan, run_id, store, ledger, CliObserver(bar, len(plan.cells())))
+        try:
+            executor.execute(done, failed)
+        except KeyboardInterrupt:
+            store.set_status(run_id, "interrupted")
+            bar.stop()
+            kept = sum(1 for t in store.load(run_id).trials if t.phase == "measured" and t.ok)
+            console.error(f"interrupted: {kept} measured runs kept; continue with: pickfs run --resume {run_id}")
+            raise SystemExit(EXIT_INTERRUPTED) from None
+    store.set_status(run_id, "complete")
+    record = store.load(run_id)
+    console.show(render_run(record))
+    if o["json_path"]:
+        Path(o["json_path"]).write_text(render_json(record))
+        console.info(f"JSON written to {o['json_path']}")
+    console.info(f"saved as run {run_id} in {store.path}; re-render with: pickfs report {run_id}")
+
+
+def store_new_run(store: ResultStore, plan: Plan) -> str:
+    run_id = new_run_id()
+    store.create_run(run_id, __version__, plan_record(plan), host.collect(plan.target.workdir))
+    return run_id

@@ -1,0 +1,1 @@
+"""Running a plan: the order of trials, and the executor."""

@@ -1,0 +1,59 @@
+"""Errors that reach the user as one line: what went wrong, and the fix."""
+
+from __future__ import annotations
+
+EXIT_USAGE = 2
+EXIT_FAILED = 1
+EXIT_INTERRUPTED = 130
+
+
+class PickfsError(Exception):
+    """Base error. `hint` names the fix; the CLI prints `error: message (hint)`."""
+
+    exit_code = EXIT_FAILED
+
+    def __init__(self, message: str, hint: str = "") -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+    def one_line(self) -> str:
+        text = self.message.strip().replace("\n", " ")
+        return f"{text} ({self.hint})" if self.hint else text
+
+
+class PlanError(PickfsError):
+    """The plan or a flag is invalid."""
+
+    exit_code = EXIT_USAGE
+
+
+class ToolMissing(PickfsError):
+    """An external program pickfs needs is not installed."""
+
+
+class NeedsRoot(PickfsError):
+    """The requested action needs root."""
+
+
+class UnsafeTarget(PickfsError):
+    """A device or path that pickfs refuses to touch."""
+
+
+class CommandFailed(PickfsError):
+    """An external program exited non-zero; its stderr is part of the message."""
+
+    def __init__(self, argv: list[str], returncode: int, stderr: str, hint: str = "") -> None:
+        tail = " | ".join(line.strip() for line in stderr.strip().splitlines()[-3:] if line.strip())
+        super().__init__(f"{' '.join(argv)} exited {returncode}: {tail or 'no output'}", hint)
+        self.argv = argv
+        self.returncode = returncode
+        self.stderr = stderr
+
+
+class ConfigUnavailable(PickfsError):
+    """A configuration cannot be built on this machine (kernel or tool missing)."""
+
+
+class NotFound(PickfsError):
+    """A run or resource named by the user does not exist."""

@@ -1,0 +1,212 @@
+"""Typed, frozen data shared by every layer. SI units: seconds, bytes."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+TargetKind = Literal["image", "device", "directory"]
+Phase = Literal["prepare", "warmup", "measured"]
+SCHEDULERS = ("none", "mq-deadline", "kyber", "bfq")
+
+
+@dataclass(frozen=True)
+class FsConfig:
+    """One storage configuration: filesystem x mkfs options x mount options x scheduler."""
+
+    name: str
+    fstype: str
+    mkfs_options: tuple[str, ...] = ()
+    mount_options: tuple[str, ...] = ()
+    scheduler: str | None = None  # None: leave the device's scheduler as it is
+    base: str | None = None  # the config this one varies (one-variable-at-a-time check)
+    path: str | None = None  # directory target: the existing directory to use
+    description: str = ""
+
+    def settings(self) -> dict[str, Any]:
+        return {
+            "fstype": self.fstype,
+            "mkfs_options": list(self.mkfs_options),
+            "mount_options": list(self.mount_options),
+            "scheduler": self.scheduler,
+            "base": self.base,
+            "path": self.path,
+            "description": self.description,
+        }
+
+
+@dataclass(frozen=True)
+class WorkloadSpec:
+    """A workload by registry name, with its settings (sorted key/value pairs)."""
+
+    name: str
+    label: str
+    settings: tuple[tuple[str, Any], ...] = ()
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return dict(self.settings).get(key, default)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "label": self.label, "settings": dict(self.settings)}
+
+
+@dataclass(frozen=True)
+class Target:
+    kind: TargetKind = "image"
+    workdir: str = "/var/tmp/pickfs"
+    size_bytes: int = 4 * 1024**3
+    device: str | None = None
+    confirm: str | None = None
+
+
+@dataclass(frozen=True)
+class Method:
+    runs: int = 5
+    warmup: int = 1
+    drop_caches: bool = True
+    interleave: bool = True
+    quiesce_seconds: float = 1.0  # the device must stay idle this long before a measured run
+    quiesce_timeout: float = 60.0
+
+
+@dataclass(frozen=True)
+class Plan:
+    target: Target
+    configs: tuple[FsConfig, ...]
+    workloads: tuple[WorkloadSpec, ...]
+    method: Method = Method()
+    baseline: str | None = None
+    warnings: tuple[str, ...] = ()
+
+    def cells(self) -> tuple["Cell", ...]:
+        out = []
+        for wl in self.workloads:
+            for cfg in self.configs:
+                out.append(Cell(index=len(out), config=cfg, workload=wl))
+        return tuple(out)
+
+
+@dataclass(frozen=True)
+class Cell:
+    index: int
+    config: FsConfig
+    workload: WorkloadSpec
+
+    @property
+    def key(self) -> str:
+        return f"{self.config.name}/{self.workload.label}"
+
+
+@dataclass(frozen=True)
+class MetricDef:
+    name: str
+    unit: str
+    higher_is_better: bool
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class MountInfo:
+    """What was really built: requested versus in force, read back from the kernel."""
+
+    device: str | None
+    mountpoint: str
+    fstype: str
+    requested_options: tuple[str, ...]
+    effective_options: tuple[str, ...]
+    scheduler_requested: str | None
+    scheduler_effective: str | None
+    space_used_bytes: int | None
+    notes: tuple[str, ...] = ()
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "device": self.device,
+            "mountpoint": self.mountpoint,
+            "fstype": self.fstype,
+            "requested_options": list(self.requested_options),
+            "effective_options": list(self.effective_options),
+            "scheduler_requested": self.scheduler_requested,
+            "scheduler_effective": self.scheduler_effective,
+            "space_used_bytes": self.space_used_bytes,
+            "notes": list(self.notes),
+        }
+
+
+@dataclass(frozen=True)
+class RawOutput:
+    """A workload's output kept verbatim, and how long the run took."""
+
+    text: str
+    elapsed_s: float
+
+
+@dataclass(frozen=True)
+class Trial:
+    """One execution of a workload in a cell: a warm-up or a measured run."""
+
+    run_id: str
+    cell_index: int
+    repetition: int
+    phase: Phase
+    started: float
+    elapsed_s: float
+    ok: bool
+    metrics: dict[str, float] = field(default_factory=dict)
+    raw_output: str = ""
+    mount: dict[str, Any] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
+    error: str = ""
+
+
+@dataclass(frozen=True)
+class Summary:
+    n: int
+    mean: float
+    sanitized_mean: float
+    median: float
+    stdev: float
+    cv: float
+    ci_low: float
+    ci_high: float
+    minimum: float
+    maximum: float
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    id: str
+    created: float
+    updated: float
+    status: str
+    pickfs_version: str
+    plan: dict[str, Any]
+    host: dict[str, Any]
+    notes: tuple[str, ...]
+    trials: tuple[Trial, ...]
+
+
+
+# -- serialisation (stored with every run, so `--resume` and `report` rebuild the plan) -------------
+def plan_to_dict(plan: Plan) -> dict[str, Any]:
+    return {
+        "target": asdict(plan.target),
+        "configs": [{"name": c.name, **c.settings()} for c in plan.configs],
+        "workloads": [w.as_dict() for w in plan.workloads],
+        "method": asdict(plan.method),
+        "baseline": plan.baseline,
+        "warnings": list(plan.warnings),
+    }
+
+
+def plan_from_dict(d: dict[str, Any]) -> Plan:
+    configs = tuple(
+        FsConfig(name=c["name"], fstype=c["fstype"], mkfs_options=tuple(c["mkfs_options"]),
+                 mount_options=tuple(c["mount_options"]), scheduler=c["scheduler"], base=c["base"],
+                 path=c["path"], description=c["description"])
+        for c in d["configs"]
+    )
+    workloads = tuple(WorkloadSpec(w["name"], w["label"], tuple(sorted(w["settings"].items())))
+                      for w in d["workloads"])
+    return Plan(Target(**d["target"]), configs, workloads, Method(**d["method"]), d.get("baseline"),
+                tuple(d.get("warnings", ())))

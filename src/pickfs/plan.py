@@ -1,0 +1,216 @@
+"""Plans: TOML or CLI flags -> a validated Plan; the one-variable-at-a-time check."""
+
+from __future__ import annotations
+
+import re
+import shlex
+import tomllib
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from pickfs.errors import PlanError
+from pickfs.model import SCHEDULERS, FsConfig, Method, Plan, Target, WorkloadSpec
+from pickfs.stack.filesystems import KNOWN, which
+from pickfs.stack.presets import PRESETS
+from pickfs.units import parse_size
+from pickfs.workloads import DEFAULT_WORKLOAD, workload_class
+
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
+_TOP_KEYS = {"target", "method", "config", "workload", "fs", "baseline"}
+
+
+def _options(value: Any, what: str) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        return tuple(shlex.split(value)) if what == "mkfs" else tuple(o for o in value.split(",") if o)
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        if what == "mount":
+            return tuple(o for v in value for o in v.split(",") if o)
+        return tuple(value)
+    raise PlanError(f"{what} options must be a string or a list of strings", f'e.g. {what} = ["noatime"]')
+
+
+def resolve_fs_name(name: str) -> FsConfig:
+    """A preset, or a bare filesystem type the user names (jfs, f2fs, ...)."""
+    if name in PRESETS:
+        return PRESETS[name]
+    if name in KNOWN or (_NAME.match(name) and which(f"mkfs.{name}")):
+        return FsConfig(name, name, description=f"{name} with default options")
+    raise PlanError(f"unknown preset or filesystem {name!r}",
+                    f"presets: {', '.join(PRESETS)}; or a filesystem type with a mkfs.<type> tool")
+
+
+def config_from_table(t: dict[str, Any], index: int) -> FsConfig:
+    allowed = {"preset", "name", "fs", "mkfs", "mount", "scheduler", "base", "path", "description"}
+    unknown = sorted(set(t) - allowed)
+    if unknown:
+        raise PlanError(f"[[config]] #{index + 1} has unknown key(s) {', '.join(unknown)}",
+                        f"valid keys: {', '.join(sorted(allowed))}")
+    start = resolve_fs_name(t["preset"]) if "preset" in t else None
+    fstype = t.get("fs") or (start.fstype if start else None)
+    if not fstype and not t.get("path"):
+        raise PlanError(f"[[config]] #{index + 1} names no filesystem", 'add fs = "ext4" or preset = "ext4"')
+    name = t.get("name") or (start.name if start else fstype or Path(t["path"]).name)
+    cfg = FsConfig(
+        name=str(name),
+        fstype=str(fstype or "existing"),
+        mkfs_options=_options(t["mkfs"], "mkfs") if "mkfs" in t else (start.mkfs_options if start else ()),
+        mount_options=_options(t["mount"], "mount") if "mount" in t else (start.mount_options if start else ()),
+        scheduler=t.get("scheduler", start.scheduler if start else None),
+        base=t.get("base", start.base if start else None),
+        path=t.get("path"),
+        description=t.get("description", start.description if start else ""),
+    )
+    return cfg
+
+
+def workload_from_table(t: dict[str, Any], index: int) -> WorkloadSpec:
+    t = dict(t)
+    name = t.pop("name", DEFAULT_WORKLOAD)
+    label = t.pop("label", name)
+    cls = workload_class(name)
+    settings = cls.normalize(t)
+    return WorkloadSpec(name=name, label=str(label), settings=tuple(sorted(settings.items())))
+
+
+def setting_differences(a: FsConfig, b: FsConfig) -> list[str]:
+    """Settings in which two configurations differ (fstype, each mkfs flag, each mount option, scheduler)."""
+    diffs = []
+    if a.fstype != b.fstype:
+        diffs.append(f"filesystem {b.fstype} -> {a.fstype}")
+
+    def mkfs_groups(opts: tuple[str, ...]) -> dict[str, str]:
+        groups: dict[str, str] = {}
+        key = None
+        for tok in opts:
+            if tok.startswith("-"):
+                key = tok
+                groups[key] = ""
+            elif key is not None:
+                groups[key] = (groups[key] + " " + tok).strip()
+                key = None
+            else:
+                groups[tok] = tok
+        return groups
+
+    ga, gb = mkfs_groups(a.mkfs_options), mkfs_groups(b.mkfs_options)
+    for k in sorted(set(ga) | set(gb)):
+        if ga.get(k) != gb.get(k):
+            diffs.append(f"mkfs {k} {gb.get(k, '(unset)')} -> {ga.get(k, '(unset)')}")
+    ma = {o.split("=", 1)[0]: o for o in a.mount_options}
+    mb = {o.split("=", 1)[0]: o for o in b.mount_options}
+    for k in sorted(set(ma) | set(mb)):
+        if ma.get(k) != mb.get(k):
+            diffs.append(f"mount {mb.get(k, '(unset)')} -> {ma.get(k, '(unset)')}")
+    if a.scheduler != b.scheduler:
+        diffs.append(f"scheduler {b.scheduler or '(default)'} -> {a.scheduler or '(default)'}")
+    return diffs
+
+
+def one_variable_warnings(configs: tuple[FsConfig, ...]) -> list[str]:
+    by_name = {c.name: c for c in configs}
+    warnings = []
+    for c in configs:
+        if not c.base:
+            continue
+        base = by_name.get(c.base) or PRESETS.get(c.base)
+        if base is None:
+            warnings.append(f"{c.name}: base {c.base!r} is not in this plan nor a preset; nothing to compare")
+            continue
+        diffs = setting_differences(c, base)
+        if len(diffs) > 1:
+            warnings.append(f"{c.name} differs from its base {base.name} in {len(diffs)} settings "
+                            f"({'; '.join(diffs)}): a difference in results cannot be pinned on one of them")
+    return warnings
+
+
+def build_plan(target: Target, configs: list[FsConfig], workloads: list[WorkloadSpec], method: Method,
+               baseline: str | None) -> Plan:
+    if not configs:
+        raise PlanError("the plan has no configuration", "add --fs ext4,xfs or [[config]] tables")
+    if not workloads:
+        raise PlanError("the plan has no workload", f"add --workload {DEFAULT_WORKLOAD}")
+    names = [c.name for c in configs]
+    dupes = sorted({n for n in names if names.count(n) > 1})
+    if dupes:
+        raise PlanError(f"configuration name(s) used twice: {', '.join(dupes)}", 'give each a distinct name = "..."')
+    labels = [w.label for w in workloads]
+    if len(set(labels)) != len(labels):
+        raise PlanError("two workloads share a label", 'give each [[workload]] a distinct label = "..."')
+    for c in configs:
+        if not _NAME.match(c.name):
+            raise PlanError(f"configuration name {c.name!r} is not valid", "use letters, digits, - _ . +")
+        if c.scheduler is not None and c.scheduler not in SCHEDULERS:
+            raise PlanError(f"{c.name}: unknown I/O scheduler {c.scheduler!r}", f"use one of {', '.join(SCHEDULERS)}")
+        if target.kind == "directory" and not c.path:
+            raise PlanError(f"{c.name}: a directory target needs a path per configuration",
+                            "use --dir PATH (repeatable) or path = \"/mnt/x\" in [[config]]")
+    if method.runs < 1:
+        raise PlanError("runs must be at least 1", "e.g. --runs 5")
+    if method.warmup < 0:
+        raise PlanError("warmup cannot be negative", "e.g. --warmup 1")
+    if baseline is not None and baseline not in names:
+        raise PlanError(f"baseline {baseline!r} is not a configuration of this plan", f"use one of {', '.join(names)}")
+    if target.kind == "device" and not target.device:
+        raise PlanError("a device target needs a device", "add --device /dev/sdX")
+    if target.kind == "image" and target.size_bytes < 64 * 1024**2:
+        raise PlanError(f"image size {target.size_bytes} bytes is too small", "use at least --size 64M (xfs needs 300M)")
+    return Plan(target=target, configs=tuple(configs), workloads=tuple(workloads), method=method,
+                baseline=baseline, warnings=tuple(one_variable_warnings(tuple(configs))))
+
+
+def _method_from_table(t: dict[str, Any]) -> Method:
+    allowed = {f for f in Method.__dataclass_fields__}
+    unknown = sorted(set(t) - allowed)
+    if unknown:
+        raise PlanError(f"[method] has unknown key(s) {', '.join(unknown)}", f"valid keys: {', '.join(sorted(allowed))}")
+    try:
+        return Method(**t)
+    except TypeError as exc:
+        raise PlanError(f"[method] is invalid: {exc}", "see examples/ for a valid plan") from None
+
+
+def _target_from_table(t: dict[str, Any]) -> tuple[Target, list[str]]:
+    allowed = {"kind", "workdir", "size", "device", "confirm", "paths"}
+    unknown = sorted(set(t) - allowed)
+    if unknown:
+        raise PlanError(f"[target] has unknown key(s) {', '.join(unknown)}", f"valid keys: {', '.join(sorted(allowed))}")
+    kind = t.get("kind", "image")
+    if kind not in ("image", "device", "directory"):
+        raise PlanError(f"unknown target kind {kind!r}", "use image, device or directory")
+    defaults = Target()
+    target = Target(kind=kind, workdir=t.get("workdir", defaults.workdir),
+                    size_bytes=parse_size(t.get("size", defaults.size_bytes)),
+                    device=t.get("device"), confirm=t.get("confirm"))
+    return target, list(t.get("paths", []))
+
+
+def load_plan_file(path: Path, overrides: dict[str, Any] | None = None) -> Plan:
+    try:
+        data = tomllib.loads(Path(path).read_text())
+    except FileNotFoundError:
+        raise PlanError(f"plan file {path} not found", "check the path") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise PlanError(f"plan file {path} is not valid TOML: {exc}", "fix the line it names") from None
+    unknown = sorted(set(data) - _TOP_KEYS)
+    if unknown:
+        raise PlanError(f"plan file has unknown key(s) {', '.join(unknown)}", f"valid keys: {', '.join(sorted(_TOP_KEYS))}")
+    target, paths = _target_from_table(data.get("target", {}))
+    configs = [resolve_fs_name(n) for n in data.get("fs", [])]
+    configs += [config_from_table(t, i) for i, t in enumerate(data.get("config", []))]
+    configs += [directory_config(p) for p in paths]
+    workloads = [workload_from_table(t, i) for i, t in enumerate(data.get("workload", [{}]))]
+    method = _method_from_table(data.get("method", {}))
+    if overrides:
+        method = replace(method, **{k: v for k, v in overrides.items() if v is not None})
+    return build_plan(target, configs, workloads, method, data.get("baseline"))
+
+
+def directory_config(path: str) -> FsConfig:
+    p = Path(path)
+    if not p.is_dir():
+        raise PlanError(f"directory {path} does not exist", "create it, or name an existing directory")
+    label = re.sub(r"[^A-Za-z0-9_.+-]+", "-", str(p.resolve()).strip("/")) or "root"
+    return FsConfig(name=label, fstype="existing", path=str(p.resolve()), description=f"existing directory {p}")

@@ -1,0 +1,1 @@
+"""Renderers: pure functions from stored results to text or bytes."""

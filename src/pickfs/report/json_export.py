@@ -1,0 +1,54 @@
+"""The run as JSON (schema pickfs.run/1): stable, versioned, for other tools."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pickfs.report.views import build_views, summary_dict
+from pickfs.model import RunRecord
+
+SCHEMA = "pickfs.run/1"
+
+
+def run_to_dict(record: RunRecord) -> dict[str, Any]:
+    cells = []
+    for view in build_views(record):
+        for row in view.rows:
+            cells.append({
+                "config": row.cell.config.name,
+                "config_settings": row.cell.config.settings(),
+                "workload": view.label,
+                "workload_name": view.name,
+                "workload_settings": view.settings,
+                "status": row.status,
+                "metric": row.primary.metric.name,
+                "unit": row.primary.metric.unit,
+                "higher_is_better": row.primary.metric.higher_is_better,
+                "values": list(row.primary.values),
+                "summary": summary_dict(row.primary.summary),
+                "baseline": view.baseline,
+                "relative_to_baseline": row.relative,
+                "metrics": {
+                    mv.metric.name: {"unit": mv.metric.unit, "values": list(mv.values),
+                                     "summary": summary_dict(mv.summary)}
+                    for mv in (row.primary, *row.others)
+                },
+                "risks": list(row.risks),
+                "notes": list(row.notes),
+            })
+    return {
+        "schema": SCHEMA,
+        "run_id": record.id,
+        "status": record.status,
+        "created": record.created,
+        "pickfs_version": record.pickfs_version,
+        "host": record.host,
+        "plan": record.plan,
+        "notes": list(record.notes),
+        "cells": cells,
+    }
+
+
+def render_json(record: RunRecord) -> str:
+    return json.dumps(run_to_dict(record), indent=2, sort_keys=False) + "\n"

@@ -1,0 +1,124 @@
+"""From a stored run to what every renderer shows (pure)."""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from pickfs.model import Cell, MetricDef, RunRecord, Summary, plan_from_dict
+from pickfs.risks import config_risks, short_flag, workload_risks
+from pickfs.stats import relative, summarize
+from pickfs.stats.summary import drift
+
+NOISY_CV = 0.10  # a coefficient of variation above this is flagged
+DRIFT_NOTE = 0.10  # first-to-last measured run change above this is flagged
+
+
+@dataclass(frozen=True)
+class MetricValues:
+    metric: MetricDef
+    values: tuple[float, ...]
+    summary: Summary | None
+
+
+@dataclass(frozen=True)
+class Row:
+    cell: Cell
+    status: str  # ok | failed | unavailable | no data
+    primary: MetricValues
+    others: tuple[MetricValues, ...]
+    relative: float | None
+    risks: tuple[str, ...]
+    notes: tuple[str, ...]
+
+    @property
+    def flags(self) -> tuple[str, ...]:
+        return tuple(short_flag(r) for r in self.risks)
+
+    def metric(self, name: str) -> MetricValues | None:
+        for mv in (self.primary, *self.others):
+            if mv.metric.name == name:
+                return mv
+        return None
+
+
+@dataclass(frozen=True)
+class WorkloadView:
+    label: str
+    name: str
+    settings: dict[str, Any]
+    baseline: str | None
+    rows: tuple[Row, ...]
+
+
+def _metric_defs(record: RunRecord, label: str) -> tuple[MetricDef, ...]:
+    for w in record.plan["workloads"]:
+        if w["label"] == label:
+            return tuple(MetricDef(**m) for m in w.get("metrics", []))
+    return ()
+
+
+def _row(record: RunRecord, cell: Cell, defs: tuple[MetricDef, ...]) -> Row:
+    trials = [t for t in record.trials if t.cell_index == cell.index]
+    measured = sorted((t for t in trials if t.phase == "measured" and t.ok), key=lambda t: t.started)
+    failures = [t.error for t in trials if not t.ok]
+    notes: list[str] = []
+    for t in trials:
+        for n in t.notes:
+            if n not in notes:
+                notes.append(n)
+    for e in failures:
+        if e not in notes:
+            notes.append(e)
+    mvs = []
+    for d in defs:
+        vals = tuple(t.metrics[d.name] for t in measured if d.name in t.metrics)
+        mvs.append(MetricValues(d, vals, summarize(vals) if vals else None))
+    primary = mvs[0] if mvs else MetricValues(MetricDef("value", "", True), (), None)
+    if primary.summary and primary.summary.n > 1:
+        if primary.summary.cv > NOISY_CV:
+            notes.append(f"noisy: runs vary by {primary.summary.cv:.0%} (coefficient of variation)")
+        d = drift(primary.values)
+        if abs(d) > DRIFT_NOTE:
+            notes.append(f"first to last run changed {d:+.0%}: not in steady state?")
+    if primary.values:
+        status = "ok"
+    elif any(e.startswith("unavailable") for e in failures):
+        status = "unavailable"
+    elif failures:
+        status = "failed"
+    else:
+        status = "no data"
+    risks = tuple(config_risks(cell.config) + workload_risks(cell.workload))
+    return Row(cell, status, primary, tuple(mvs[1:]), None, risks, tuple(notes))
+
+
+def build_views(record: RunRecord) -> list[WorkloadView]:
+    plan = plan_from_dict(record.plan)
+    cells = plan.cells()
+    views = []
+    for wl in plan.workloads:
+        defs = _metric_defs(record, wl.label)
+        rows = [_row(record, c, defs) for c in cells if c.workload.label == wl.label]
+        base_name = plan.baseline
+        if base_name is None:
+            base_name = next((r.cell.config.name for r in rows if r.primary.summary), None)
+        base = next((r for r in rows if r.cell.config.name == base_name and r.primary.summary), None)
+        if base is not None:
+            rows = [
+                Row(r.cell, r.status, r.primary, r.others,
+                    relative(r.primary.summary.median, base.primary.summary.median) if r.primary.summary else None,
+                    r.risks, r.notes)
+                for r in rows
+            ]
+        views.append(WorkloadView(wl.label, wl.name, dict(wl.settings), base_name if base else None, tuple(rows)))
+    return views
+
+
+def median_or_none(values: tuple[float, ...]) -> float | None:
+    return statistics.median(values) if values else None
+
+
+def summary_dict(s: Summary | None) -> dict[str, float] | None:
+    return asdict(s) if s else None

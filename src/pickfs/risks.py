@@ -1,0 +1,47 @@
+"""Which settings trade safety for speed, and what each risks, in one line (pure)."""
+
+from __future__ import annotations
+
+from pickfs.model import FsConfig, WorkloadSpec
+
+_MOUNT_RISKS = {
+    "nobarrier": "nobarrier: the disk's volatile cache is not flushed at commit; a power cut can lose "
+                 "acknowledged commits and corrupt the filesystem",
+    "barrier=0": "barrier=0: the disk's volatile cache is not flushed at commit; a power cut can lose "
+                 "acknowledged commits and corrupt the filesystem",
+    "data=writeback": "data=writeback: after a power cut, recently written files can hold stale blocks",
+    "journal_async_commit": "journal_async_commit: a power cut can leave a journal commit half written",
+    "async": "",  # the default
+}
+
+
+def config_risks(config: FsConfig) -> list[str]:
+    out = []
+    if config.fstype == "tmpfs":
+        out.append("tmpfs: in memory; everything is lost on a power cut or reboot")
+    if config.fstype == "ext2" or "^has_journal" in " ".join(config.mkfs_options):
+        out.append("no journal: after a power cut the filesystem needs a full fsck and recent metadata can be lost")
+    for opt in config.mount_options:
+        risk = _MOUNT_RISKS.get(opt)
+        if risk:
+            out.append(risk)
+    return out
+
+
+def workload_risks(spec: WorkloadSpec) -> list[str]:
+    out = []
+    if spec.name.startswith("sqlite"):
+        sync, mode = spec.get("synchronous"), spec.get("journal_mode")
+        if sync == "OFF":
+            out.append("synchronous=OFF: SQLite acknowledges commits before they reach the disk; "
+                       "a power cut can lose them or corrupt the database")
+        elif sync == "NORMAL" and mode == "WAL":
+            out.append("synchronous=NORMAL with WAL: a power cut can lose the last acknowledged commits")
+        if mode in ("OFF", "MEMORY"):
+            out.append(f"journal_mode={mode}: a crash in the middle of a transaction can corrupt the database")
+    return out
+
+
+def short_flag(risk: str) -> str:
+    """The option a risk line is about: the text before its first colon."""
+    return risk.split(":", 1)[0]

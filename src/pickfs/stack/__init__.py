@@ -1,0 +1,1 @@
+"""What the database stands on: targets, filesystems, options, scheduler, safety, ledger."""

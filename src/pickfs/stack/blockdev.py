@@ -1,0 +1,117 @@
+"""Block devices: loop devices, schedulers and /proc/diskstats."""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from pickfs.errors import ConfigUnavailable
+from pickfs.proc import run
+
+
+def attach_loop(image: Path, direct_io: bool = True) -> str:
+    argv = ["losetup", "--find", "--show"]
+    if direct_io:
+        argv.append("--direct-io=on")
+    out = run([*argv, str(image)], package="util-linux", hint="is the loop module loaded? try: modprobe loop")
+    return out.text.strip()
+
+
+def loops_backed_by(image: Path) -> list[str]:
+    out = run(["losetup", "-j", str(image)], package="util-linux").text
+    return [line.split(":", 1)[0] for line in out.splitlines() if line.strip()]
+
+
+def detach_loop(device: str) -> None:
+    run(["losetup", "-d", device], package="util-linux")
+
+
+def loop_direct_io(device: str) -> bool | None:
+    p = Path(f"/sys/block/{Path(device).name}/loop/dio")
+    try:
+        return p.read_text().strip() == "1"
+    except OSError:
+        return None
+
+
+def disk_name(device: str) -> str:
+    """The kernel name of the whole disk that holds a device (sda1 -> sda, loop3 -> loop3)."""
+    name = Path(os.path.realpath(device)).name
+    sys_path = Path(f"/sys/class/block/{name}")
+    if (sys_path / "partition").exists():
+        return Path(os.path.realpath(sys_path)).parent.name
+    return name
+
+
+def parse_scheduler(text: str) -> tuple[str | None, tuple[str, ...]]:
+    """'[none] mq-deadline kyber' -> ('none', ('none', 'mq-deadline', 'kyber'))."""
+    names, current = [], None
+    for word in text.split():
+        if word.startswith("[") and word.endswith("]"):
+            word = word[1:-1]
+            current = word
+        names.append(word)
+    return current, tuple(names)
+
+
+def scheduler_path(device: str) -> Path:
+    return Path(f"/sys/block/{disk_name(device)}/queue/scheduler")
+
+
+def get_scheduler(device: str) -> str | None:
+    try:
+        return parse_scheduler(scheduler_path(device).read_text())[0]
+    except OSError:
+        return None
+
+
+def set_scheduler(device: str, name: str) -> str:
+    """Set and read back; a scheduler the kernel refuses makes the configuration unavailable."""
+    path = scheduler_path(device)
+    try:
+        path.write_text(name)
+    except OSError as exc:
+        available = parse_scheduler(path.read_text())[1] if path.exists() else ()
+        raise ConfigUnavailable(
+            f"kernel refused I/O scheduler {name} on {disk_name(device)}: {exc.strerror}",
+            f"available here: {', '.join(available) or 'none'}; for bfq or kyber load the module (modprobe {name})",
+        ) from None
+    effective = get_scheduler(device)
+    if effective != name:
+        raise ConfigUnavailable(f"I/O scheduler {name} did not take on {disk_name(device)} (still {effective})",
+                                "check dmesg")
+    return effective
+
+
+@dataclass(frozen=True)
+class DiskStats:
+    reads: int
+    writes: int
+    in_flight: int
+    io_ticks_ms: int
+    flushes: int
+
+
+def parse_diskstats(text: str, name: str) -> DiskStats | None:
+    for line in text.splitlines():
+        f = line.split()
+        if len(f) >= 14 and f[2] == name:
+            flushes = int(f[18]) if len(f) >= 20 else 0
+            return DiskStats(int(f[3]), int(f[7]), int(f[11]), int(f[12]), flushes)
+    return None
+
+
+def read_diskstats(name: str) -> DiskStats | None:
+    try:
+        return parse_diskstats(Path("/proc/diskstats").read_text(), name)
+    except OSError:
+        return None
+
+
+_LOOP_RE = re.compile(r"^/dev/loop\d+$")
+
+
+def is_loop(device: str) -> bool:
+    return bool(_LOOP_RE.match(device))

@@ -1,0 +1,84 @@
+"""Filesystem types: how to make one, and whether this machine can."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+SBIN_PATH = os.pathsep.join([os.environ.get("PATH", ""), "/usr/local/sbin", "/usr/sbin", "/sbin"])
+
+
+@dataclass(frozen=True)
+class FsType:
+    name: str
+    mkfs: tuple[str, ...]  # argv before user options and the device; () for no mkfs
+    package: str  # Debian package with the mkfs tool
+    module: str  # kernel module / CONFIG name root
+    # mkfs options that leave nothing running after mount (so runs start in steady state)
+    steady: tuple[str, ...] = ()
+    # mount options in force by default that the kernel does not list in /proc/self/mountinfo
+    implicit: tuple[str, ...] = ()
+    needs_device: bool = True
+
+
+_EXT_STEADY = ("-E", "lazy_itable_init=0,lazy_journal_init=0")
+_EXT_IMPLICIT = ("barrier", "barrier=1", "data=ordered", "delalloc", "journal_checksum=0", "user_xattr", "acl")
+
+KNOWN: dict[str, FsType] = {
+    "ext2": FsType("ext2", ("mkfs.ext2", "-F", "-q"), "e2fsprogs", "ext4", _EXT_STEADY, _EXT_IMPLICIT),
+    "ext3": FsType("ext3", ("mkfs.ext3", "-F", "-q"), "e2fsprogs", "ext4", _EXT_STEADY, _EXT_IMPLICIT),
+    "ext4": FsType("ext4", ("mkfs.ext4", "-F", "-q"), "e2fsprogs", "ext4", _EXT_STEADY, _EXT_IMPLICIT),
+    "xfs": FsType("xfs", ("mkfs.xfs", "-f", "-q"), "xfsprogs", "xfs", (), ("barrier", "logbufs=8")),
+    "btrfs": FsType("btrfs", ("mkfs.btrfs", "-f", "-q"), "btrfs-progs", "btrfs", (), ("barrier", "compress=no")),
+    "jfs": FsType("jfs", ("mkfs.jfs", "-q"), "jfsutils", "jfs"),
+    "f2fs": FsType("f2fs", ("mkfs.f2fs", "-f", "-q"), "f2fs-tools", "f2fs"),
+    "reiserfs": FsType("reiserfs", ("mkfs.reiserfs", "-f", "-f", "-q"), "reiserfsprogs", "reiserfs"),
+    "nilfs2": FsType("nilfs2", ("mkfs.nilfs2", "-f", "-q"), "nilfs-tools", "nilfs2"),
+    "bcachefs": FsType("bcachefs", ("mkfs.bcachefs", "-f", "-q"), "bcachefs-tools", "bcachefs"),
+    "tmpfs": FsType("tmpfs", (), "", "tmpfs", needs_device=False),
+}
+
+
+def fs_type(name: str) -> FsType:
+    """A known type, or a generic one for any other name the user gives (mkfs.<name>)."""
+    return KNOWN.get(name) or FsType(name, (f"mkfs.{name}",), f"the package providing mkfs.{name}", name)
+
+
+def which(tool: str) -> str | None:
+    return shutil.which(tool, path=SBIN_PATH)
+
+
+def kernel_has(name: str, proc_filesystems: str) -> bool:
+    """Pure: does /proc/filesystems text list this filesystem?"""
+    for line in proc_filesystems.splitlines():
+        parts = line.split()
+        if parts and parts[-1] == name:
+            return True
+    return False
+
+
+def _kernel_text() -> str:
+    try:
+        return Path("/proc/filesystems").read_text()
+    except OSError:
+        return ""
+
+
+def unavailable_reason(name: str) -> str | None:
+    """None when this machine can build the filesystem; else a reason naming the fix."""
+    ft = fs_type(name)
+    if ft.mkfs and which(ft.mkfs[0]) is None:
+        return f"{ft.mkfs[0]} is not installed (apt-get install {ft.package})"
+    if not kernel_has(name, _kernel_text()):
+        # The module may simply not be loaded yet.
+        if os.geteuid() == 0 and which("modprobe"):
+            subprocess.run([which("modprobe") or "modprobe", "-q", ft.module], capture_output=True)
+            if kernel_has(name, _kernel_text()):
+                return None
+        release = os.uname().release
+        return (f"kernel {release} has no {name} filesystem (no module '{ft.module}'; "
+                f"use a kernel built with {name} support)")
+    return None

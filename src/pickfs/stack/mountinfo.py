@@ -1,0 +1,69 @@
+"""Reading /proc/self/mountinfo and comparing requested with effective options (pure)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# Options that are the VFS default and are never listed.
+VFS_DEFAULTS = frozenset({"defaults", "rw", "async", "suid", "dev", "exec", "auto", "nouser"})
+# Options the kernel lists under another spelling.
+ALIASES = {"barrier=0": "nobarrier", "barrier=1": "barrier", "nobarrier": "nobarrier"}
+
+
+@dataclass(frozen=True)
+class MountEntry:
+    mount_id: int
+    major_minor: str
+    mountpoint: str
+    fstype: str
+    source: str
+    options: tuple[str, ...]  # per-mount options then superblock options, de-duplicated
+
+
+def _unescape(text: str) -> str:
+    return text.replace("\\040", " ").replace("\\011", "\t").replace("\\012", "\n").replace("\\134", "\\")
+
+
+def parse_mountinfo(text: str) -> list[MountEntry]:
+    out = []
+    for line in text.splitlines():
+        if " - " not in line:
+            continue
+        left, right = line.split(" - ", 1)
+        lf, rf = left.split(), right.split()
+        if len(lf) < 6 or len(rf) < 2:
+            continue
+        opts: list[str] = []
+        for o in lf[5].split(",") + (rf[2].split(",") if len(rf) > 2 else []):
+            if o and o not in opts:
+                opts.append(o)
+        out.append(MountEntry(int(lf[0]), lf[2], _unescape(lf[4]), rf[0], _unescape(rf[1]), tuple(opts)))
+    return out
+
+
+def find_mount(entries: list[MountEntry], mountpoint: str) -> MountEntry | None:
+    found = None
+    for e in entries:
+        if e.mountpoint == mountpoint:
+            found = e  # the last one is on top
+    return found
+
+
+def compare_options(requested: tuple[str, ...], effective: tuple[str, ...],
+                    implicit: tuple[str, ...]) -> list[str]:
+    """Notes for every requested option that is not visibly in force."""
+    notes = []
+    eff = set(effective)
+    eff_keys = {o.split("=", 1)[0]: o for o in effective}
+    for opt in requested:
+        canon = ALIASES.get(opt, opt)
+        if canon in eff or opt in eff:
+            continue
+        if opt in VFS_DEFAULTS or opt in implicit or canon in implicit:
+            continue
+        key = opt.split("=", 1)[0]
+        if "=" in opt and key in eff_keys:
+            notes.append(f"mount option {opt} not in force: the kernel uses {eff_keys[key]}")
+        else:
+            notes.append(f"mount option {opt} not in force: the kernel ignored it")
+    return notes

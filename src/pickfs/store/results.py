@@ -1,0 +1,172 @@
+"""Results in an SQLite file: runs, their cells, and every trial with its raw output."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pickfs.errors import NotFound, PickfsError
+from pickfs.model import RunRecord, Trial
+
+SCHEMA_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS runs (
+    id TEXT PRIMARY KEY,
+    created REAL NOT NULL,
+    updated REAL NOT NULL,
+    status TEXT NOT NULL,
+    pickfs_version TEXT NOT NULL,
+    plan_json TEXT NOT NULL,
+    host_json TEXT NOT NULL,
+    notes_json TEXT NOT NULL DEFAULT '[]'
+);
+CREATE TABLE IF NOT EXISTS trials (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    run_id TEXT NOT NULL REFERENCES runs(id),
+    cell_index INTEGER NOT NULL,
+    repetition INTEGER NOT NULL,
+    phase TEXT NOT NULL,
+    started REAL NOT NULL,
+    elapsed_s REAL NOT NULL,
+    ok INTEGER NOT NULL,
+    metrics_json TEXT NOT NULL,
+    raw_output TEXT NOT NULL,
+    mount_json TEXT NOT NULL,
+    notes_json TEXT NOT NULL,
+    error TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS trials_run ON trials(run_id, cell_index);
+"""
+
+
+@dataclass(frozen=True)
+class RunSummaryRow:
+    id: str
+    created: float
+    status: str
+    configs: int
+    workloads: str
+    trials_ok: int
+    trials_failed: int
+
+
+def new_run_id(now: float | None = None) -> str:
+    return time.strftime("%Y%m%d-%H%M%S", time.localtime(now)) + "-" + uuid.uuid4().hex[:4]
+
+
+class ResultStore:
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self.conn = sqlite3.connect(self.path, isolation_level=None, timeout=30)
+        except sqlite3.Error as exc:
+            raise PickfsError(f"cannot open results database {self.path}: {exc}",
+                              "pass --results PATH to a writable file") from None
+        self.conn.execute("PRAGMA journal_mode=WAL")
+        self.conn.execute("PRAGMA synchronous=FULL")
+        self._migrate()
+
+    def _migrate(self) -> None:
+        self.conn.executescript(_SCHEMA)
+        row = self.conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+        if row is None:
+            self.conn.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+        elif int(row[0]) > SCHEMA_VERSION:
+            raise PickfsError(f"{self.path} was written by a newer pickfs (schema {row[0]})",
+                              "upgrade pickfs, or pass --results to another file")
+
+    def close(self) -> None:
+        self.conn.close()
+
+    # -- writing -----------------------------------------------------------------------
+    def create_run(self, run_id: str, version: str, plan: dict[str, Any], host: dict[str, Any]) -> None:
+        now = time.time()
+        self.conn.execute(
+            "INSERT INTO runs (id, created, updated, status, pickfs_version, plan_json, host_json)"
+            " VALUES (?, ?, ?, 'running', ?, ?, ?)",
+            (run_id, now, now, version, json.dumps(plan), json.dumps(host)),
+        )
+
+    def set_status(self, run_id: str, status: str) -> None:
+        self.conn.execute("UPDATE runs SET status=?, updated=? WHERE id=?", (status, time.time(), run_id))
+
+    def add_note(self, run_id: str, note: str) -> None:
+        notes = list(self._row(run_id)["notes"])
+        if note not in notes:
+            notes.append(note)
+            self.conn.execute("UPDATE runs SET notes_json=? WHERE id=?", (json.dumps(notes), run_id))
+
+    def save_trial(self, t: Trial) -> None:
+        """One transaction per trial, durable before the next trial starts."""
+        self.conn.execute(
+            "INSERT INTO trials (run_id, cell_index, repetition, phase, started, elapsed_s, ok, metrics_json,"
+            " raw_output, mount_json, notes_json, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (t.run_id, t.cell_index, t.repetition, t.phase, t.started, t.elapsed_s, int(t.ok),
+             json.dumps(t.metrics), t.raw_output, json.dumps(t.mount), json.dumps(list(t.notes)), t.error),
+        )
+        self.conn.execute("UPDATE runs SET updated=? WHERE id=?", (time.time(), t.run_id))
+
+    # -- reading -----------------------------------------------------------------------
+    def _row(self, run_id: str) -> dict[str, Any]:
+        row = self.conn.execute(
+            "SELECT id, created, updated, status, pickfs_version, plan_json, host_json, notes_json"
+            " FROM runs WHERE id=?", (run_id,)).fetchone()
+        if row is None:
+            raise NotFound(f"no run {run_id!r} in {self.path}", "list runs with: pickfs results")
+        return {"id": row[0], "created": row[1], "updated": row[2], "status": row[3], "version": row[4],
+                "plan": json.loads(row[5]), "host": json.loads(row[6]), "notes": json.loads(row[7])}
+
+    def resolve(self, ref: str) -> str:
+        """A run id, a unique prefix of one, or 'latest'."""
+        if ref == "latest":
+            row = self.conn.execute("SELECT id FROM runs ORDER BY created DESC LIMIT 1").fetchone()
+            if row is None:
+                raise NotFound(f"no runs in {self.path}", "start one with: pickfs run")
+            return row[0]
+        rows = self.conn.execute("SELECT id FROM runs WHERE id LIKE ? || '%'", (ref,)).fetchall()
+        if len(rows) == 1:
+            return rows[0][0]
+        if not rows:
+            raise NotFound(f"no run {ref!r} in {self.path}", "list runs with: pickfs results")
+        raise NotFound(f"{ref!r} matches {len(rows)} runs", "give more of the run id")
+
+    def load(self, ref: str) -> RunRecord:
+        run_id = self.resolve(ref)
+        r = self._row(run_id)
+        trials = tuple(
+            Trial(run_id=run_id, cell_index=row[0], repetition=row[1], phase=row[2], started=row[3],
+                  elapsed_s=row[4], ok=bool(row[5]), metrics=json.loads(row[6]), raw_output=row[7],
+                  mount=json.loads(row[8]), notes=tuple(json.loads(row[9])), error=row[10])
+            for row in self.conn.execute(
+                "SELECT cell_index, repetition, phase, started, elapsed_s, ok, metrics_json, raw_output,"
+                " mount_json, notes_json, error FROM trials WHERE run_id=? ORDER BY id", (run_id,))
+        )
+        return RunRecord(run_id, r["created"], r["updated"], r["status"], r["version"], r["plan"], r["host"],
+                         tuple(r["notes"]), trials)
+
+    def list_runs(self) -> list[RunSummaryRow]:
+        out = []
+        for row in self.conn.execute(
+            "SELECT r.id, r.created, r.status, r.plan_json,"
+            " (SELECT COUNT(*) FROM trials t WHERE t.run_id=r.id AND t.ok=1 AND t.phase='measured'),"
+            " (SELECT COUNT(*) FROM trials t WHERE t.run_id=r.id AND t.ok=0)"
+            " FROM runs r ORDER BY r.created"
+        ):
+            plan = json.loads(row[3])
+            workloads = ",".join(w["label"] for w in plan.get("workloads", []))
+            out.append(RunSummaryRow(row[0], row[1], row[2], len(plan.get("configs", [])), workloads,
+                                     row[4], row[5]))
+        return out
+
+
+def default_results_path(workdir: str) -> Path:
+    return Path(os.environ.get("PICKFS_RESULTS") or Path(workdir) / "results.db")

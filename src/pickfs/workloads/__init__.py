@@ -1,0 +1,17 @@
+"""Workloads, registered by name."""
+
+from __future__ import annotations
+
+from pickfs.errors import PlanError
+from pickfs.workloads.base import Workload
+from pickfs.workloads.sqlite_tpcb import SqliteTpcb
+
+REGISTRY: dict[str, type[Workload]] = {cls.name: cls for cls in (SqliteTpcb,)}
+DEFAULT_WORKLOAD = SqliteTpcb.name
+
+
+def workload_class(name: str) -> type[Workload]:
+    try:
+        return REGISTRY[name]
+    except KeyError:
+        raise PlanError(f"unknown workload {name!r}", f"valid workloads: {', '.join(sorted(REGISTRY))}") from None

@@ -1,0 +1,55 @@
+"""What every workload provides. parse() is a pure function of the raw output."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from pathlib import Path
+from typing import Any, ClassVar
+
+from pickfs.errors import PlanError
+from pickfs.model import MetricDef, RawOutput, WorkloadSpec
+
+
+class Workload(ABC):
+    name: ClassVar[str]
+    description: ClassVar[str]
+    metrics: ClassVar[tuple[MetricDef, ...]]  # the first is the primary metric
+    defaults: ClassVar[dict[str, Any]]
+
+    @classmethod
+    def normalize(cls, settings: dict[str, Any]) -> dict[str, Any]:
+        """Settings merged over the defaults and checked; raises PlanError naming the fix."""
+        unknown = sorted(set(settings) - set(cls.defaults))
+        if unknown:
+            raise PlanError(
+                f"workload {cls.name} has no setting {', '.join(unknown)}",
+                f"valid settings: {', '.join(sorted(cls.defaults))}",
+            )
+        merged = dict(cls.defaults)
+        merged.update(settings)
+        return cls.check(merged)
+
+    @classmethod
+    def check(cls, settings: dict[str, Any]) -> dict[str, Any]:
+        return settings
+
+    @classmethod
+    def primary(cls) -> MetricDef:
+        return cls.metrics[0]
+
+    @classmethod
+    def unavailable_reason(cls) -> str | None:
+        return None
+
+    @abstractmethod
+    def prepare(self, spec: WorkloadSpec, datadir: Path) -> RawOutput:
+        """Lay out the data the run needs. Never counted as a run."""
+
+    @abstractmethod
+    def run(self, spec: WorkloadSpec, datadir: Path) -> RawOutput:
+        """One run; the raw output is kept verbatim."""
+
+    @staticmethod
+    @abstractmethod
+    def parse(raw: str) -> dict[str, float]:
+        """Metrics from raw output (pure)."""

@@ -1,0 +1,89 @@
+"""sqlite-tpcb: pgbench's TPC-B-like transaction in embedded SQLite."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from pickfs.errors import PlanError
+from pickfs.model import MetricDef, RawOutput, WorkloadSpec
+from pickfs.proc import run as run_program
+from pickfs.stats import percentile_from_histogram
+from pickfs.units import parse_duration
+from pickfs.workloads.base import Workload
+
+JOURNAL_MODES = ("DELETE", "TRUNCATE", "PERSIST", "MEMORY", "WAL", "OFF")
+SYNCHRONOUS = ("OFF", "NORMAL", "FULL", "EXTRA")
+CLIENT = "pickfs.clients.sqlite_tpcb"
+
+
+class SqliteTpcb(Workload):
+    name = "sqlite-tpcb"
+    description = "pgbench's TPC-B-like transaction in embedded SQLite (Python sqlite3, one client)"
+    metrics = (
+        MetricDef("tps", "tx/s", True, "committed transactions per second"),
+        MetricDef("lat_p50", "s", False, "median commit latency"),
+        MetricDef("lat_p95", "s", False, "95th percentile commit latency"),
+        MetricDef("lat_p99", "s", False, "99th percentile commit latency"),
+        MetricDef("lat_max", "s", False, "slowest transaction"),
+        MetricDef("transactions", "tx", True, "transactions committed in the run"),
+    )
+    defaults: dict[str, Any] = {
+        "scale": 1,
+        "journal_mode": "WAL",
+        "synchronous": "FULL",
+        "duration": 4.0,
+        "transactions": 0,
+    }
+
+    @classmethod
+    def check(cls, settings: dict[str, Any]) -> dict[str, Any]:
+        out = dict(settings)
+        out["journal_mode"] = str(out["journal_mode"]).upper()
+        out["synchronous"] = str(out["synchronous"]).upper()
+        if out["journal_mode"] not in JOURNAL_MODES:
+            raise PlanError(f"sqlite-tpcb journal_mode {settings['journal_mode']!r} is not valid",
+                            f"use one of {', '.join(JOURNAL_MODES)}")
+        if out["synchronous"] not in SYNCHRONOUS:
+            raise PlanError(f"sqlite-tpcb synchronous {settings['synchronous']!r} is not valid",
+                            f"use one of {', '.join(SYNCHRONOUS)}")
+        out["duration"] = parse_duration(out["duration"])
+        for key in ("scale", "transactions"):
+            try:
+                out[key] = int(out[key])
+            except (TypeError, ValueError):
+                raise PlanError(f"sqlite-tpcb {key} must be a whole number", f"e.g. {key} = 1") from None
+        if out["scale"] < 1:
+            raise PlanError("sqlite-tpcb scale must be at least 1", "e.g. scale = 1 (100,000 accounts)")
+        if out["duration"] <= 0 and out["transactions"] <= 0:
+            raise PlanError("sqlite-tpcb needs a duration or a transaction count", "e.g. --duration 20s")
+        return out
+
+    def _argv(self, step: str, spec: WorkloadSpec, datadir: Path) -> list[str]:
+        argv = [sys.executable, "-m", CLIENT, step, "--db", str(datadir / "tpcb.db"),
+                "--scale", str(spec.get("scale")), "--journal-mode", spec.get("journal_mode"),
+                "--synchronous", spec.get("synchronous")]
+        if step == "run":
+            argv += ["--duration", str(spec.get("duration")), "--transactions", str(spec.get("transactions"))]
+        return argv
+
+    def prepare(self, spec: WorkloadSpec, datadir: Path) -> RawOutput:
+        return run_program(self._argv("prepare", spec, datadir), timeout=3600)
+
+    def run(self, spec: WorkloadSpec, datadir: Path) -> RawOutput:
+        return run_program(self._argv("run", spec, datadir), timeout=spec.get("duration") * 10 + 600)
+
+    @staticmethod
+    def parse(raw: str) -> dict[str, float]:
+        doc = json.loads(raw)
+        if doc.get("client") != "pickfs-sqlite-tpcb" or doc.get("step") != "run":
+            raise ValueError("not the output of a sqlite-tpcb run")
+        tx, elapsed = int(doc["transactions"]), float(doc["elapsed_s"])
+        metrics = {"tps": tx / elapsed if elapsed > 0 else 0.0, "transactions": float(tx)}
+        hist = {float(k) / 1e6: int(v) for k, v in doc["latency_us"].items()}
+        if hist:
+            for q, name in ((50, "lat_p50"), (95, "lat_p95"), (99, "lat_p99"), (100, "lat_max")):
+                metrics[name] = percentile_from_histogram(hist, q)
+        return metrics
