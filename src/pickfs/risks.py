@@ -37,6 +37,8 @@ def workload_risks(spec: WorkloadSpec) -> list[str]:
                        "a power cut can lose them or corrupt the database")
         elif sync == "NORMAL" and mode == "WAL":
             out.append("synchronous=NORMAL with WAL: a power cut can lose the last acknowledged commits")
+        elif sync == "NORMAL":
+            out.append("synchronous=NORMAL: a power cut at the wrong moment can corrupt a rollback-journal database")
         if mode in ("OFF", "MEMORY"):
             out.append(f"journal_mode={mode}: a crash in the middle of a transaction can corrupt the database")
     return out

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import click
+from rich.text import Text
 
 from pickfs import __version__, console, host
 from pickfs.cli.common import clean_orphans, ledger_for, open_store, require_root, results_option, workdir_option
@@ -119,7 +120,7 @@ class CliObserver:
         self.progress.advance(self.task, estimate_s)
 
     def note(self, text: str) -> None:
-        self.progress.console.print(f"[yellow]note:[/yellow] {text}", highlight=False, markup=False)
+        self.progress.console.print(Text.assemble(("note: ", "yellow"), text), highlight=False)
 
 
 @click.command("run")

@@ -52,8 +52,9 @@ def _p99(row: Row) -> str:
 def _notes(row: Row) -> Text:
     text = Text()
     if row.status != "ok":
-        text.append(row.status + ": ", style="bold red")
-        text.append("; ".join(row.notes) or "no measured run")
+        detail = "; ".join(row.notes) or "no measured run"
+        text.append(row.status, style="bold red")
+        text.append(": " + detail.removeprefix(row.status + ": "))
         return text
     if row.flags:
         text.append("⚠ " + ", ".join(row.flags), style="yellow")

@@ -1,0 +1,129 @@
+import json
+import os
+import sqlite3
+from dataclasses import asdict
+
+import pytest
+
+from pickfs.errors import NotFound, PickfsError
+from pickfs.model import FsConfig, Method, Plan, Target, Trial, WorkloadSpec, plan_to_dict
+from pickfs.report.json_export import SCHEMA, run_to_dict
+from pickfs.report.terminal import render_run
+from pickfs.report.views import build_views
+from pickfs.stack.presets import PRESETS
+from pickfs.store import ResultStore
+from pickfs.workloads.sqlite_tpcb import SqliteTpcb
+
+
+def make_plan(baseline=None):
+    wl = WorkloadSpec("sqlite-tpcb", "sqlite-tpcb", tuple(sorted(SqliteTpcb.normalize({}).items())))
+    cfgs = (PRESETS["ext4"], PRESETS["ext4-nobarrier"], PRESETS["xfs"], FsConfig("jfs", "jfs"))
+    return Plan(Target(), cfgs, (wl,), Method(runs=3), baseline)
+
+
+def record_dict(plan):
+    d = plan_to_dict(plan)
+    for w in d["workloads"]:
+        w["metrics"] = [asdict(m) for m in SqliteTpcb.metrics]
+    return d
+
+
+@pytest.fixture
+def store(tmp_path):
+    s = ResultStore(tmp_path / "results.db")
+    yield s
+    s.close()
+
+
+def fill(store, plan, run_id="20260101-000000-abcd"):
+    store.create_run(run_id, "0.1.0", record_dict(plan), {"hostname": "box", "kernel": "6.1"})
+    values = {0: [1000, 1100, 900], 1: [2000, 2100, 1900], 2: [500, 500, 500]}
+    for rep in range(3):
+        for cell, vals in values.items():
+            store.save_trial(Trial(run_id, cell, rep, "warmup", 1.0 + rep, 1.0, True, {"tps": 1.0}, "raw-w"))
+            store.save_trial(Trial(run_id, cell, rep, "measured", 2.0 + rep, 1.0, True,
+                                   {"tps": float(vals[rep]), "lat_p99": 0.001 * (cell + 1)}, "raw-m",
+                                   {"device": "/dev/loop0"}, ("a note",)))
+    store.save_trial(Trial(run_id, 3, -1, "measured", 0.5, 0.0, False, error="unavailable: kernel has no jfs"))
+    store.set_status(run_id, "complete")
+    return run_id
+
+
+def test_trials_round_trip_with_raw_output(store):
+    run_id = fill(store, make_plan())
+    rec = store.load(run_id)
+    assert rec.status == "complete" and rec.host["hostname"] == "box"
+    assert len(rec.trials) == 19
+    m = [t for t in rec.trials if t.phase == "measured" and t.ok]
+    assert m[0].raw_output == "raw-m" and m[0].mount == {"device": "/dev/loop0"} and m[0].notes == ("a note",)
+
+
+def test_resolve_by_prefix_and_latest(store):
+    run_id = fill(store, make_plan())
+    assert store.resolve("20260101") == run_id
+    assert store.resolve("latest") == run_id
+    with pytest.raises(NotFound):
+        store.resolve("1999")
+
+
+def test_list_runs_counts(store):
+    fill(store, make_plan())
+    [row] = store.list_runs()
+    assert (row.configs, row.trials_ok, row.trials_failed) == (4, 9, 1)
+
+
+def test_newer_schema_is_refused(tmp_path):
+    path = tmp_path / "r.db"
+    ResultStore(path).close()
+    conn = sqlite3.connect(path)
+    conn.execute("UPDATE meta SET value='99' WHERE key='schema_version'")
+    conn.commit()
+    conn.close()
+    with pytest.raises(PickfsError, match="newer pickfs"):
+        ResultStore(path)
+
+
+def test_views_relative_to_first_config_and_flags(store):
+    run_id = fill(store, make_plan())
+    [view] = build_views(store.load(run_id))
+    rows = {r.cell.config.name: r for r in view.rows}
+    assert view.baseline == "ext4"
+    assert rows["ext4"].relative == pytest.approx(100)
+    assert rows["ext4-nobarrier"].relative == pytest.approx(200)
+    assert rows["xfs"].relative == pytest.approx(50)
+    assert rows["ext4-nobarrier"].flags == ("nobarrier",)
+    assert rows["ext4"].flags == ()
+    assert rows["jfs"].status == "unavailable" and "kernel has no jfs" in rows["jfs"].notes[0]
+    assert rows["ext4"].primary.summary.median == 1000
+    assert rows["ext4"].metric("lat_p99").summary.median == pytest.approx(0.001)
+
+
+def test_named_baseline(store):
+    run_id = fill(store, make_plan(baseline="xfs"))
+    [view] = build_views(store.load(run_id))
+    assert {r.cell.config.name: r.relative for r in view.rows}["ext4"] == pytest.approx(200)
+
+
+def test_json_export_schema(store):
+    run_id = fill(store, make_plan())
+    doc = run_to_dict(store.load(run_id))
+    json.dumps(doc)  # serialisable
+    assert doc["schema"] == SCHEMA and doc["run_id"] == run_id and doc["host"]["kernel"] == "6.1"
+    cell = doc["cells"][1]
+    assert cell["config"] == "ext4-nobarrier" and cell["workload"] == "sqlite-tpcb"
+    assert cell["metric"] == "tps" and cell["unit"] == "tx/s"
+    assert cell["values"] == [2000, 2100, 1900]
+    assert cell["summary"]["median"] == 2000 and cell["relative_to_baseline"] == pytest.approx(200)
+    assert cell["metrics"]["lat_p99"]["values"] == [0.002, 0.002, 0.002]
+    assert doc["cells"][3]["status"] == "unavailable" and doc["cells"][3]["values"] == []
+
+
+def test_terminal_render_mentions_every_config(store):
+    from rich.console import Console
+
+    run_id = fill(store, make_plan())
+    console = Console(width=200, record=True, file=open(os.devnull, "w"))
+    console.print(render_run(store.load(run_id)))
+    text = console.export_text()
+    for name in ("ext4", "ext4-nobarrier", "xfs", "jfs", "unavailable", "200.0", "nobarrier: the disk"):
+        assert name in text
