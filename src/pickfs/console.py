@@ -22,15 +22,15 @@ def show(renderable) -> None:
 
 
 def info(text: str) -> None:
-    _err.print(escape(text), highlight=False)
+    _err.print(escape(text), highlight=False, soft_wrap=True)
 
 
 def warn(text: str) -> None:
-    _err.print(f"[yellow]warning:[/yellow] {escape(text)}", highlight=False)
+    _err.print(f"[yellow]warning:[/yellow] {escape(text)}", highlight=False, soft_wrap=True)
 
 
 def error(text: str) -> None:
-    _err.print(f"[bold red]error:[/bold red] {escape(text)}", highlight=False)
+    _err.print(f"[bold red]error:[/bold red] {escape(text)}", highlight=False, soft_wrap=True)
 
 
 def progress() -> Progress:

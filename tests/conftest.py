@@ -1,0 +1,69 @@
+import json
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+
+IS_ROOT = os.geteuid() == 0
+needs_root = pytest.mark.skipif(not IS_ROOT, reason="needs root: loop devices, mkfs and mount (CI runs as root)")
+
+
+def mounts_under(path: Path) -> list[str]:
+    return [line.split()[1] for line in Path("/proc/mounts").read_text().splitlines()
+            if line.split()[1].startswith(str(path))]
+
+
+def loops_under(path: Path) -> list[str]:
+    out = subprocess.run(["losetup", "-a"], capture_output=True, text=True).stdout
+    return [line for line in out.splitlines() if str(path) in line]
+
+
+@pytest.fixture
+def workdir():
+    """A private pickfs work directory; afterwards nothing of it may be mounted or attached."""
+    path = Path("/var/tmp") / f"pickfs-test-{uuid.uuid4().hex[:8]}"
+    path.mkdir(parents=True)
+    yield path
+    leftovers = mounts_under(path), loops_under(path)
+    for mp in reversed(leftovers[0]):
+        subprocess.run(["umount", "-l", mp])
+    for line in leftovers[1]:
+        subprocess.run(["losetup", "-d", line.split(":")[0]])
+    shutil.rmtree(path, ignore_errors=True)
+    assert leftovers == ([], []), f"pickfs left resources behind: {leftovers}"
+
+
+def pickfs(workdir: Path, *args: str, timeout: float = 900, **kw) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PICKFS_WORKDIR": str(workdir), "CI": "1"}
+    return subprocess.run([sys.executable, "-m", "pickfs", *args], capture_output=True, text=True,
+                          timeout=timeout, env=env, **kw)
+
+
+def start_pickfs(workdir: Path, *args: str) -> subprocess.Popen:
+    env = {**os.environ, "PICKFS_WORKDIR": str(workdir), "CI": "1"}
+    return subprocess.Popen([sys.executable, "-m", "pickfs", *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env)
+
+
+def ledger_entries(workdir: Path) -> list[dict]:
+    d = workdir / "ledger"
+    return [json.loads(p.read_text()) for p in d.glob("*.json")] if d.is_dir() else []
+
+
+def measured_trials(workdir: Path) -> list[tuple]:
+    db = workdir / "results.db"
+    if not db.exists():
+        return []
+    conn = sqlite3.connect(db, timeout=30)
+    try:
+        return conn.execute("SELECT run_id, cell_index, repetition, started FROM trials"
+                            " WHERE phase='measured' AND ok=1 ORDER BY id").fetchall()
+    except sqlite3.OperationalError:
+        return []
+    finally:
+        conn.close()

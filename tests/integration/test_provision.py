@@ -1,0 +1,99 @@
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from pickfs.errors import ConfigUnavailable
+from pickfs.model import FsConfig, Target
+from pickfs.stack import blockdev
+from pickfs.stack.filesystems import unavailable_reason
+from pickfs.stack.ledger import Ledger
+from pickfs.stack.presets import PRESETS
+from pickfs.stack.provision import provision
+from tests.conftest import loops_under, mounts_under, needs_root
+
+pytestmark = needs_root
+AVAILABLE = [p for p in PRESETS.values() if unavailable_reason(p.fstype) is None]
+
+
+def target(workdir, size="1G"):
+    from pickfs.units import parse_size
+    return Target(kind="image", workdir=str(workdir), size_bytes=parse_size(size))
+
+
+@pytest.mark.parametrize("preset", AVAILABLE, ids=lambda p: p.name)
+def test_every_available_preset_is_built_checked_and_undone(workdir, preset):
+    ledger = Ledger(workdir / "ledger")
+    with provision(preset, target(workdir), ledger, quiet_s=0.5) as prov:
+        info = prov.info
+        assert mounts_under(workdir) == [info.mountpoint]
+        assert info.fstype == ("ext4" if preset.fstype == "ext3" and info.fstype == "ext4" else preset.fstype)
+        for opt in preset.mount_options:
+            assert opt in info.effective_options, f"{opt} not in force: {info.effective_options}"
+        assert info.notes == ()
+        (prov.datadir / "probe").write_text("written on the filesystem under test")
+        if preset.fstype != "tmpfs":
+            assert loops_under(workdir) and info.scheduler_effective == "none"
+        assert len(ledger.entries()) >= 2
+    assert mounts_under(workdir) == [] and loops_under(workdir) == []
+    assert ledger.entries() == []
+    assert not list((workdir / "images").glob("*.img")) if (workdir / "images").exists() else True
+
+
+def test_refused_mount_option_is_reported_with_the_kernels_reason(workdir):
+    cfg = FsConfig("xfs-nobarrier", "xfs", mount_options=("nobarrier",))
+    with pytest.raises(ConfigUnavailable) as err:
+        with provision(cfg, target(workdir), Ledger(workdir / "ledger")):
+            pass
+    assert "nobarrier" in err.value.message
+    assert mounts_under(workdir) == [] and loops_under(workdir) == []
+
+
+def test_ignored_mount_option_is_noted(workdir):
+    # 'noauto' is a mount(8) option the kernel never sees, so it is not in force.
+    cfg = FsConfig("ext4-noauto", "ext4", mount_options=("noauto",))
+    with provision(cfg, target(workdir), Ledger(workdir / "ledger")) as prov:
+        assert prov.info.notes == ("mount option noauto not in force: the kernel ignored it",)
+
+
+def test_scheduler_is_set_read_back_and_restored(workdir):
+    cfg = FsConfig("ext4-dl", "ext4", scheduler="mq-deadline")
+    free = subprocess.run(["losetup", "--find"], capture_output=True, text=True, check=True).stdout.strip()
+    before = blockdev.get_scheduler(free)
+    with provision(cfg, target(workdir), Ledger(workdir / "ledger")) as prov:
+        assert prov.info.scheduler_effective == "mq-deadline"
+        device = prov.info.device
+        assert blockdev.get_scheduler(device) == "mq-deadline"
+    assert device == free
+    assert blockdev.get_scheduler(device) == before
+
+
+def test_fresh_ext4_is_idle_once_provisioned(workdir):
+    """mkfs.ext4 leaves lazy inode-table init running; pickfs's steady-state options avoid it."""
+    with provision(PRESETS["ext4"], target(workdir, "4G"), Ledger(workdir / "ledger"), quiet_s=0.2) as prov:
+        before = blockdev.read_diskstats(prov.disk)
+        time.sleep(2)
+        after = blockdev.read_diskstats(prov.disk)
+        assert after.writes == before.writes, "the fresh filesystem kept writing in the background"
+
+
+def test_lazy_init_would_have_disturbed_the_run(workdir):
+    """The check above can fail: plain mkfs.ext4 on the same image keeps the device busy."""
+    image = workdir / "lazy.img"
+    with open(image, "wb") as fh:
+        fh.truncate(4 * 1024**3)
+    dev = blockdev.attach_loop(image)
+    mnt = workdir / "m"
+    mnt.mkdir()
+    try:
+        subprocess.run(["mkfs.ext4", "-q", "-F", dev], check=True)
+        subprocess.run(["mount", dev, str(mnt)], check=True)
+        name = Path(dev).name
+        before = blockdev.read_diskstats(name)
+        time.sleep(2)
+        after = blockdev.read_diskstats(name)
+        assert after.writes > before.writes
+    finally:
+        subprocess.run(["umount", str(mnt)])
+        blockdev.detach_loop(dev)
