@@ -3,7 +3,7 @@ import math
 import pytest
 
 from pickfs.stats import percentile_from_histogram, relative, summarize
-from pickfs.stats.summary import drift, mean_confidence_interval, sanitized_mean
+from pickfs.stats.summary import drift, mean_confidence_interval, sanitized_mean, trend
 
 
 def test_summary_of_known_values():
@@ -61,3 +61,11 @@ def test_percentile_rejects_bad_input():
 def test_drift():
     assert drift([100, 90, 80]) == pytest.approx(-0.2)
     assert drift([5]) == 0.0
+
+
+def test_trend_finds_a_steady_climb_but_not_scatter():
+    tau, p = trend([100, 110, 120, 130, 140, 150])
+    assert tau == pytest.approx(1.0) and p < 0.05
+    # the default job's ext2 runs here: a low first run, then scatter; not a trend
+    assert trend([9306, 15355, 12557, 15511, 15894])[1] > 0.05
+    assert trend([1, 2, 3]) == (0.0, 1.0)  # too few runs to tell

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
@@ -25,11 +24,6 @@ class Observer(Protocol):
     def trial_saved(self, slot: Slot, trial: Trial) -> None: ...
     def slot_finished(self, slot: Slot, estimate_s: float) -> None: ...
     def note(self, text: str) -> None: ...
-
-
-@dataclass
-class Progress:
-    failed_cells: set[int] = field(default_factory=set)
 
 
 def cell_unavailable(cell: Cell, plan: Plan) -> str | None:
@@ -95,33 +89,34 @@ class Executor:
                 self.store.save_trial(trial)
                 self.observer.trial_saved(slot, trial)
 
-    def execute(self, done: set[tuple[int, int]] | None = None, failed: set[int] | None = None) -> Progress:
-        progress = Progress(failed_cells=set(failed or ()))
+    def execute(self, done: set[tuple[int, int]] | None = None, failed: set[int] | None = None) -> set[int]:
+        """Run every slot not done; return the indexes of cells that failed."""
+        failed_cells = set(failed or ())
         cells = self.plan.cells()
         for cell in cells:
-            if cell.index in progress.failed_cells:
+            if cell.index in failed_cells:
                 continue
             reason = cell_unavailable(cell, self.plan)
             if reason:
-                progress.failed_cells.add(cell.index)
+                failed_cells.add(cell.index)
                 self._fail(Slot(cell, -1), f"unavailable: {reason}")
-        slots = remaining(order(cells, self.plan.method), done or set(), progress.failed_cells)
+        slots = remaining(order(cells, self.plan.method), done or set(), failed_cells)
         self.observer.started(slots, sum(estimate_seconds(s, self.plan.method) for s in slots))
         for slot in slots:
             est = estimate_seconds(slot, self.plan.method)
-            if slot.cell.index in progress.failed_cells:
+            if slot.cell.index in failed_cells:
                 self.observer.slot_finished(slot, est)
                 continue
             self.observer.slot_started(slot)
             try:
                 self._run_slot(slot)
             except _CellFailed:
-                progress.failed_cells.add(slot.cell.index)
+                failed_cells.add(slot.cell.index)
             except PickfsError as exc:
-                progress.failed_cells.add(slot.cell.index)
+                failed_cells.add(slot.cell.index)
                 self._fail(slot, exc.one_line())
             self.observer.slot_finished(slot, est)
-        return progress
+        return failed_cells
 
 
 class _CellFailed(Exception):

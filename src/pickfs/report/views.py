@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-import statistics
 from dataclasses import asdict, dataclass
 from typing import Any
 
 from pickfs.model import Cell, MetricDef, RunRecord, Summary, plan_from_dict
 from pickfs.risks import config_risks, short_flag, workload_risks
 from pickfs.stats import relative, summarize
-from pickfs.stats.summary import drift
+from pickfs.stats.summary import drift, trend
 
 NOISY_CV = 0.10  # a coefficient of variation above this is flagged
-DRIFT_NOTE = 0.10  # first-to-last measured run change above this is flagged
+DRIFT_NOTE = 0.10  # first-to-last change above this is flagged when the runs also trend
+TREND_P = 0.05
 
 
 @dataclass(frozen=True)
@@ -80,8 +80,10 @@ def _row(record: RunRecord, cell: Cell, defs: tuple[MetricDef, ...]) -> Row:
         if primary.summary.cv > NOISY_CV:
             notes.append(f"noisy: runs vary by {primary.summary.cv:.0%} (coefficient of variation)")
         d = drift(primary.values)
-        if abs(d) > DRIFT_NOTE:
-            notes.append(f"first to last run changed {d:+.0%}: not in steady state?")
+        tau, p = trend(primary.values)
+        if abs(d) > DRIFT_NOTE and p < TREND_P:
+            direction = "up" if tau > 0 else "down"
+            notes.append(f"runs trend {direction} ({d:+.0%} first to last, Kendall p={p:.2f}): not in steady state")
     if primary.values:
         status = "ok"
     elif any(e.startswith("unavailable") for e in failures):
@@ -114,10 +116,6 @@ def build_views(record: RunRecord) -> list[WorkloadView]:
             ]
         views.append(WorkloadView(wl.label, wl.name, dict(wl.settings), base_name if base else None, tuple(rows)))
     return views
-
-
-def median_or_none(values: tuple[float, ...]) -> float | None:
-    return statistics.median(values) if values else None
 
 
 def summary_dict(s: Summary | None) -> dict[str, float] | None:

@@ -85,3 +85,15 @@ def drift(values: Sequence[float]) -> float:
     if len(values) < 2 or values[0] == 0:
         return 0.0
     return (values[-1] - values[0]) / values[0]
+
+
+def trend(values: Sequence[float]) -> tuple[float, float]:
+    """Kendall's tau of the values against their order, and its two-sided p-value.
+
+    A p-value under 0.05 says the runs drift one way (warming up, filling up, throttling)
+    rather than scattering; with fewer than four runs there is no evidence either way (p = 1).
+    """
+    if len(values) < 4 or len(set(values)) < 2:
+        return 0.0, 1.0
+    result = sps.kendalltau(range(len(values)), values)
+    return float(result.statistic), float(result.pvalue)
