@@ -67,6 +67,11 @@ class Method:
     interleave: bool = True
     quiesce_seconds: float = 1.0  # the device must stay idle this long before a measured run
     quiesce_timeout: float = 60.0
+    monitors: bool = True  # sample /proc during every measured run
+    monitor_interval: float = 1.0
+    target_ci: float | None = None  # stopping rule: stop a cell once its 95% interval is within +/- this share
+    max_runs: int = 20  # with target_ci: the most measured runs per cell
+    max_seconds: float | None = None  # with target_ci: stop starting new rounds after this long
 
 
 @dataclass(frozen=True)
@@ -157,6 +162,7 @@ class Trial:
     mount: dict[str, Any] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
     error: str = ""
+    monitor: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -151,6 +151,8 @@ def build_plan(target: Target, configs: list[FsConfig], workloads: list[Workload
         raise PlanError("runs must be at least 1", "e.g. --runs 5")
     if method.warmup < 0:
         raise PlanError("warmup cannot be negative", "e.g. --warmup 1")
+    if method.target_ci is not None and method.max_runs < method.runs:
+        raise PlanError(f"max_runs {method.max_runs} is below runs {method.runs}", "raise --max-runs or lower --runs")
     if baseline is not None and baseline not in names:
         raise PlanError(f"baseline {baseline!r} is not a configuration of this plan", f"use one of {', '.join(names)}")
     if target.kind == "device" and not target.device:

@@ -6,6 +6,7 @@ import pytest
 
 from pickfs.errors import ConfigUnavailable
 from pickfs.model import FsConfig, Target
+from pickfs.monitors.sampler import read_disk
 from pickfs.stack import blockdev
 from pickfs.stack.filesystems import unavailable_reason
 from pickfs.stack.ledger import Ledger
@@ -72,9 +73,9 @@ def test_scheduler_is_set_read_back_and_restored(workdir):
 def test_fresh_ext4_is_idle_once_provisioned(workdir):
     """mkfs.ext4 leaves lazy inode-table init running; pickfs's steady-state options avoid it."""
     with provision(PRESETS["ext4"], target(workdir, "4G"), Ledger(workdir / "ledger"), quiet_s=0.2) as prov:
-        before = blockdev.read_diskstats(prov.disk)
+        before = read_disk(prov.disk)
         time.sleep(2)
-        after = blockdev.read_diskstats(prov.disk)
+        after = read_disk(prov.disk)
         assert after.writes == before.writes, "the fresh filesystem kept writing in the background"
 
 
@@ -90,9 +91,9 @@ def test_lazy_init_would_have_disturbed_the_run(workdir):
         subprocess.run(["mkfs.ext4", "-q", "-F", dev], check=True)
         subprocess.run(["mount", dev, str(mnt)], check=True)
         name = Path(dev).name
-        before = blockdev.read_diskstats(name)
+        before = read_disk(name)
         time.sleep(2)
-        after = blockdev.read_diskstats(name)
+        after = read_disk(name)
         assert after.writes > before.writes
     finally:
         subprocess.run(["umount", str(mnt)])

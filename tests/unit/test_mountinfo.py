@@ -1,4 +1,4 @@
-from pickfs.stack.blockdev import parse_diskstats, parse_scheduler
+from pickfs.stack.blockdev import parse_scheduler
 from pickfs.stack.mountinfo import compare_options, find_mount, parse_mountinfo
 
 MOUNTINFO = """\
@@ -41,11 +41,3 @@ def test_parse_scheduler():
     assert parse_scheduler("[none] mq-deadline kyber bfq\n") == ("none", ("none", "mq-deadline", "kyber", "bfq"))
     assert parse_scheduler("none [mq-deadline]")[0] == "mq-deadline"
     assert parse_scheduler("")[0] is None
-
-
-def test_parse_diskstats():
-    text = ("   7       0 loop0 120 0 2400 10 340 5 8000 90 2 150 100 0 0 0 0 12 3\n"
-            " 254       0 vda 1 2 3 4 5 6 7 8 0 9 10\n")
-    s = parse_diskstats(text, "loop0")
-    assert (s.reads, s.writes, s.in_flight, s.io_ticks_ms, s.flushes) == (120, 340, 2, 150, 12)
-    assert parse_diskstats(text, "sdz") is None

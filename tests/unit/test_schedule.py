@@ -1,32 +1,62 @@
-from pickfs.engine.schedule import order, remaining
+from dataclasses import replace
+
+from pickfs.engine.schedule import Slot, fixed_slots, next_slot
 from pickfs.model import Method, Plan, Target, WorkloadSpec
 from pickfs.stack.presets import PRESETS
 
 
-def plan(runs=3, interleave=True):
-    cfgs = tuple(PRESETS[n] for n in ("ext4", "xfs", "btrfs"))
-    return Plan(Target(), cfgs, (WorkloadSpec("sqlite-tpcb", "sqlite-tpcb"),), Method(runs=runs, interleave=interleave))
+def cells(n=3):
+    cfgs = tuple(PRESETS[x] for x in ("ext4", "xfs", "btrfs")[:n])
+    return Plan(Target(), cfgs, (WorkloadSpec("sqlite-tpcb", "sqlite-tpcb"),)).cells()
 
 
-def names(slots):
-    return [(s.cell.config.name, s.repetition) for s in slots]
+def drain(cs, method, values_for=lambda slot: 100.0, failed=frozenset()):
+    """Run the planner to the end as the executor does; return (config, repetition) in order."""
+    done, values, failed = set(), {c.index: [] for c in cs}, set(failed)
+    out = []
+    while (slot := next_slot(cs, method, done, values, failed)) is not None:
+        done.add((slot.cell.index, slot.repetition))
+        values[slot.cell.index].append(values_for(slot))
+        out.append((slot.cell.config.name, slot.repetition))
+    return out
 
 
 def test_interleaved_order_spreads_drift():
-    p = plan()
-    assert names(order(p.cells(), p.method)) == [
-        ("ext4", 0), ("xfs", 0), ("btrfs", 0), ("ext4", 1), ("xfs", 1), ("btrfs", 1),
-        ("ext4", 2), ("xfs", 2), ("btrfs", 2)]
+    assert drain(cells(), Method(runs=2)) == [("ext4", 0), ("xfs", 0), ("btrfs", 0),
+                                             ("ext4", 1), ("xfs", 1), ("btrfs", 1)]
 
 
 def test_sequential_order():
-    p = plan(runs=2, interleave=False)
-    assert names(order(p.cells(), p.method)) == [("ext4", 0), ("ext4", 1), ("xfs", 0), ("xfs", 1),
-                                                 ("btrfs", 0), ("btrfs", 1)]
+    assert drain(cells(2), Method(runs=2, interleave=False)) == [("ext4", 0), ("ext4", 1), ("xfs", 0), ("xfs", 1)]
 
 
 def test_resume_skips_finished_slots_and_failed_cells():
-    p = plan(runs=2)
-    slots = order(p.cells(), p.method)
-    left = remaining(slots, done={(0, 0), (1, 0)}, failed_cells={2})
-    assert names(left) == [("ext4", 1), ("xfs", 1)]
+    cs = cells()
+    left = fixed_slots(cs, Method(runs=2), done={(0, 0), (1, 0)}, failed={2})
+    assert [(s.cell.config.name, s.repetition) for s in left] == [("ext4", 1), ("xfs", 1)]
+    assert next_slot(cs, Method(runs=2), {(0, 0), (1, 0)}, {}, {2}) == Slot(cs[0], 1)
+
+
+def test_stopping_rule_stops_quiet_cells_and_repeats_noisy_ones():
+    method = Method(runs=3, target_ci=0.02, max_runs=8)
+    noisy = iter([100, 140, 90, 130, 95, 150, 85, 120])
+
+    def value(slot):
+        return 100.0 + slot.repetition * 0.01 if slot.cell.config.name == "ext4" else float(next(noisy))
+
+    order = drain(cells(2), method, value)
+    ext4 = [r for name, r in order if name == "ext4"]
+    xfs = [r for name, r in order if name == "xfs"]
+    assert ext4 == [0, 1, 2]  # settled after the minimum
+    assert xfs == list(range(8))  # never settles: stops at max_runs
+
+
+def test_out_of_time_stops_extra_repetitions_but_not_the_minimum():
+    method = Method(runs=2, target_ci=0.001, max_runs=10)
+    cs = cells(1)
+    assert next_slot(cs, method, {(0, 0)}, {0: [1.0]}, set(), out_of_time=True) == Slot(cs[0], 1)
+    assert next_slot(cs, method, {(0, 0), (0, 1)}, {0: [1.0, 2.0]}, set(), out_of_time=True) is None
+
+
+def test_fixed_count_ignores_stopping_settings():
+    assert len(drain(cells(1), replace(Method(runs=4), max_runs=10))) == 4

@@ -69,3 +69,14 @@ def test_trend_finds_a_steady_climb_but_not_scatter():
     # the default job's ext2 runs here: a low first run, then scatter; not a trend
     assert trend([9306, 15355, 12557, 15511, 15894])[1] > 0.05
     assert trend([1, 2, 3]) == (0.0, 1.0)  # too few runs to tell
+
+
+def test_stopping_rule_on_synthetic_sequences():
+    from pickfs.stats.stopping import relative_half_width, settled
+
+    quiet = [1000, 1002, 998, 1001]
+    assert settled(quiet, 0.02)
+    assert not settled(quiet[:2], 0.02, min_runs=3)  # never before the minimum
+    noisy = [1000, 1400, 800, 1300]
+    assert not settled(noisy, 0.02) and relative_half_width(noisy) > 0.2
+    assert relative_half_width([5.0]) == float("inf")

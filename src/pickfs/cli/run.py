@@ -72,12 +72,32 @@ def plan_from_flags(o: dict[str, Any]) -> Plan:
         configs = [resolve_fs_name(n) for n in dict.fromkeys(expanded)]
     if o["scheduler"]:
         configs = [replace(c, scheduler=o["scheduler"]) for c in configs]
-    defaults = Method()
-    method = Method(runs=o["runs"] if o["runs"] is not None else defaults.runs,
-                    warmup=o["warmup"] if o["warmup"] is not None else defaults.warmup,
-                    drop_caches=not o["no_drop_caches"], interleave=not o["sequential"])
+    method = replace(Method(), **method_overrides(o), drop_caches=not o["no_drop_caches"],
+                     interleave=not o["sequential"])
     return build_plan(target, configs, _workload_specs(o["workloads"], o["sets"], o["duration"]), method,
                       o["baseline"])
+
+
+def method_overrides(o: dict[str, Any]) -> dict[str, Any]:
+    """Method settings given as flags (only those given)."""
+    out: dict[str, Any] = {}
+    for key in ("runs", "warmup", "max_runs"):
+        if o[key] is not None:
+            out[key] = o[key]
+    if o["target_ci"] is not None:
+        text = str(o["target_ci"]).strip()
+        try:
+            value = float(text.rstrip("%")) / (100 if text.endswith("%") else 1)
+        except ValueError:
+            raise PlanError(f"--target-ci {text!r} is not a share", "e.g. --target-ci 2% or 0.02") from None
+        if not 0 < value < 1:
+            raise PlanError("--target-ci must be between 0 and 100%", "e.g. --target-ci 2%")
+        out["target_ci"] = value
+    if o["max_time"] is not None:
+        out["max_seconds"] = parse_duration(o["max_time"])
+    if o["no_monitors"]:
+        out["monitors"] = False
+    return out
 
 
 def plan_record(plan: Plan) -> dict[str, Any]:
@@ -119,6 +139,11 @@ class CliObserver:
         self.done += 1
         self.progress.advance(self.task, estimate_s)
 
+    def extend(self, estimate_s: float) -> None:
+        """The stopping rule added a repetition."""
+        self.count += 1
+        self.progress.update(self.task, total=self.progress.tasks[self.task].total + estimate_s)
+
     def note(self, text: str) -> None:
         self.progress.console.print(Text.assemble(("note: ", "yellow"), text), highlight=False)
 
@@ -131,6 +156,10 @@ class CliObserver:
 @click.option("--duration", help="length of each run, e.g. 20s")
 @click.option("--runs", type=int, help="measured runs per configuration [5]")
 @click.option("--warmup", type=int, help="warm-up runs before each measured run, not counted [1]")
+@click.option("--target-ci", help="stopping rule: repeat each cell until its 95% interval is within +/- this, e.g. 2%")
+@click.option("--max-runs", type=int, help="with --target-ci: the most measured runs per cell [20]")
+@click.option("--max-time", help="with --target-ci: start no new repetition after this long, e.g. 30m")
+@click.option("--no-monitors", is_flag=True, help="do not sample /proc during measured runs")
 @click.option("--baseline", help="configuration scored as 100 (default: the first)")
 @click.option("--scheduler", type=click.Choice(["none", "mq-deadline", "kyber", "bfq"]), help="I/O scheduler for every configuration")
 @click.option("--target", type=click.Choice(["image", "device", "directory"]), help="what to build on [image]")
@@ -151,16 +180,14 @@ def command(**o: Any) -> None:
     loop-backed images.
     """
     store = open_store(o["workdir"], o["results_path"])
-    done: set[tuple[int, int]] = set()
-    failed: set[int] = set()
+    previous: tuple[Trial, ...] = ()
     if o["resume"]:
         record = store.load(o["resume"])
         plan = plan_from_dict(record.plan)
         run_id = record.id
-        done = {(t.cell_index, t.repetition) for t in record.trials if t.phase == "measured" and t.ok}
-        failed = {t.cell_index for t in record.trials if not t.ok}
+        previous = record.trials
     elif o["plan_file"]:
-        plan = load_plan_file(o["plan_file"], {"runs": o["runs"], "warmup": o["warmup"]})
+        plan = load_plan_file(o["plan_file"], method_overrides(o))
     else:
         plan = plan_from_flags(o)
     if plan.target.kind != "directory":
@@ -184,7 +211,7 @@ def command(**o: Any) -> None:
     with console.progress() as bar:
         executor = Executor(plan, run_id, store, ledger, CliObserver(bar, len(plan.cells())))
         try:
-            executor.execute(done, failed)
+            executor.execute(previous)
         except KeyboardInterrupt:
             store.set_status(run_id, "interrupted")
             bar.stop()

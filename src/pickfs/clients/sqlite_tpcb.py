@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import sqlite3
 import sys
@@ -69,6 +70,24 @@ def prepare(args: argparse.Namespace) -> dict:
             "journal_mode": mode, "synchronous": sync, "elapsed_s": time.perf_counter() - t0}
 
 
+def own_io() -> dict:
+    """This process's I/O as the kernel counts it, read before exiting (a parent's count
+    would mix in every child it reaps)."""
+    out = {}
+    try:
+        with open("/proc/self/io") as fh:
+            for line in fh:
+                key, value = line.split(":", 1)
+                out[key.strip()] = int(value)
+        with open("/proc/self/stat") as fh:
+            fields = fh.read().rsplit(")", 1)[1].split()
+        out["blkio_ticks"] = int(fields[42 - 3]) if len(fields) > 39 else 0
+        out["clk_tck"] = os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError):
+        pass
+    return out
+
+
 def bucket_us(seconds: float) -> int:
     """Latency in microseconds, kept to three significant digits (histogram key)."""
     us = int(seconds * 1e6)
@@ -116,7 +135,8 @@ def run(args: argparse.Namespace) -> dict:
     conn.close()
     return {"client": "pickfs-sqlite-tpcb", "step": "run", "transactions": done, "elapsed_s": elapsed,
             "journal_mode": mode, "synchronous": sync, "sqlite_version": sqlite3.sqlite_version,
-            "latency_us": {str(k): v for k, v in sorted(histogram.items())}, "per_second": per_second}
+            "latency_us": {str(k): v for k, v in sorted(histogram.items())}, "per_second": per_second,
+            "io": own_io()}
 
 
 def main(argv: list[str] | None = None) -> int:

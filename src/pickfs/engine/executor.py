@@ -4,16 +4,20 @@ from __future__ import annotations
 
 import os
 import time
+from contextlib import ExitStack, nullcontext
 from pathlib import Path
 from typing import Protocol
 
 from pickfs.errors import PickfsError
 from pickfs.model import Cell, Plan, Trial
-from pickfs.engine.schedule import Slot, estimate_seconds, order, remaining
+from pickfs.engine.schedule import Slot, estimate_seconds, fixed_slots, next_slot
 from pickfs.stack.filesystems import unavailable_reason
 from pickfs.stack.ledger import Ledger
 from pickfs.stack.provision import Provisioned, provision
 from pickfs.stack.quiesce import wait_idle
+from pickfs.monitors import delayacct
+from pickfs.monitors.sampler import RunMonitor
+from pickfs.stack.cleanup import holding
 from pickfs.store import ResultStore
 from pickfs.workloads import workload_class
 
@@ -23,6 +27,7 @@ class Observer(Protocol):
     def slot_started(self, slot: Slot) -> None: ...
     def trial_saved(self, slot: Slot, trial: Trial) -> None: ...
     def slot_finished(self, slot: Slot, estimate_s: float) -> None: ...
+    def extend(self, estimate_s: float) -> None: ...
     def note(self, text: str) -> None: ...
 
 
@@ -65,9 +70,11 @@ class Executor:
                 return [f"device still busy after {waited:.0f}s of waiting; run started anyway"]
         return []
 
-    def _run_slot(self, slot: Slot) -> None:
+    def _run_slot(self, slot: Slot) -> float | None:
+        """Build, prepare, warm up and measure one slot; return the measured primary value."""
         cell, m = slot.cell, self.plan.method
-        wl = workload_class(cell.workload.name)()
+        cls = workload_class(cell.workload.name)
+        wl = cls()
         with provision(cell.config, self.plan.target, self.ledger, m.quiesce_seconds, m.quiesce_timeout) as prov:
             mount = prov.info.as_dict()
             started = time.time()
@@ -77,22 +84,47 @@ class Executor:
             for i in range(m.warmup + 1):
                 phase = "warmup" if i < m.warmup else "measured"
                 notes = self._settle(prov, cold=(i == 0))
+                monitor = RunMonitor(prov.disk, m.monitor_interval) if m.monitors and phase == "measured" else None
                 started = time.time()
-                raw = wl.run(cell.workload, prov.datadir)
+                with monitor or nullcontext():
+                    raw = wl.run(cell.workload, prov.datadir)
                 try:
                     metrics = wl.parse(raw.text)
                 except (ValueError, KeyError) as exc:
                     self._fail(slot, f"could not parse {cell.workload.name} output: {exc}", raw.text)
                     raise _CellFailed() from None
                 trial = Trial(self.run_id, cell.index, slot.repetition, phase, started, raw.elapsed_s, True,
-                              metrics, raw.text, mount, (*prov.info.notes, *notes))
+                              metrics, raw.text, mount, (*prov.info.notes, *notes),
+                              monitor=monitor.result() if monitor else {})
                 self.store.save_trial(trial)
                 self.observer.trial_saved(slot, trial)
+        return metrics.get(cls.primary().name)
 
-    def execute(self, done: set[tuple[int, int]] | None = None, failed: set[int] | None = None) -> set[int]:
-        """Run every slot not done; return the indexes of cells that failed."""
-        failed_cells = set(failed or ())
+    def _one(self, slot: Slot, values: dict[int, list[float]], failed_cells: set[int]) -> None:
+        est = estimate_seconds(slot, self.plan.method)
+        self.observer.slot_started(slot)
+        try:
+            value = self._run_slot(slot)
+            if value is not None:
+                values[slot.cell.index].append(value)
+        except _CellFailed:
+            failed_cells.add(slot.cell.index)
+        except PickfsError as exc:
+            failed_cells.add(slot.cell.index)
+            self._fail(slot, exc.one_line())
+        self.observer.slot_finished(slot, est)
+
+    def execute(self, previous: tuple[Trial, ...] = ()) -> set[int]:
+        """Run every slot not already measured in `previous`; return the indexes of failed cells."""
+        m = self.plan.method
         cells = self.plan.cells()
+        done = {(t.cell_index, t.repetition) for t in previous if t.phase == "measured" and t.ok}
+        failed_cells = {t.cell_index for t in previous if not t.ok}
+        values: dict[int, list[float]] = {c.index: [] for c in cells}
+        for t in sorted(previous, key=lambda t: t.started):
+            name = workload_class(cells[t.cell_index].workload.name).primary().name
+            if t.phase == "measured" and t.ok and name in t.metrics:
+                values[t.cell_index].append(t.metrics[name])
         for cell in cells:
             if cell.index in failed_cells:
                 continue
@@ -100,22 +132,23 @@ class Executor:
             if reason:
                 failed_cells.add(cell.index)
                 self._fail(Slot(cell, -1), f"unavailable: {reason}")
-        slots = remaining(order(cells, self.plan.method), done or set(), failed_cells)
-        self.observer.started(slots, sum(estimate_seconds(s, self.plan.method) for s in slots))
-        for slot in slots:
-            est = estimate_seconds(slot, self.plan.method)
-            if slot.cell.index in failed_cells:
-                self.observer.slot_finished(slot, est)
-                continue
-            self.observer.slot_started(slot)
-            try:
-                self._run_slot(slot)
-            except _CellFailed:
-                failed_cells.add(slot.cell.index)
-            except PickfsError as exc:
-                failed_cells.add(slot.cell.index)
-                self._fail(slot, exc.one_line())
-            self.observer.slot_finished(slot, est)
+        first = fixed_slots(cells, m, done, failed_cells)
+        self.observer.started(first, sum(estimate_seconds(s, m) for s in first))
+        with ExitStack() as stack:
+            if m.monitors and os.geteuid() == 0 and delayacct.current() not in (None, "1"):
+                stack.enter_context(holding(self.ledger, "sysctl", path=str(delayacct.SYSCTL),
+                                            original=delayacct.current()))
+                delayacct.enable()
+            t0 = time.monotonic()
+            while True:
+                out_of_time = m.max_seconds is not None and time.monotonic() - t0 > m.max_seconds
+                slot = next_slot(cells, m, done, values, failed_cells, out_of_time)
+                if slot is None:
+                    break
+                if slot.repetition >= m.runs:
+                    self.observer.extend(estimate_seconds(slot, m))
+                done.add((slot.cell.index, slot.repetition))
+                self._one(slot, values, failed_cells)
         return failed_cells
 
 

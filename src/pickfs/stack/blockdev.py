@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
 from pathlib import Path
 
 from pickfs.errors import ConfigUnavailable
@@ -83,31 +82,6 @@ def set_scheduler(device: str, name: str) -> str:
         raise ConfigUnavailable(f"I/O scheduler {name} did not take on {disk_name(device)} (still {effective})",
                                 "check dmesg")
     return effective
-
-
-@dataclass(frozen=True)
-class DiskStats:
-    reads: int
-    writes: int
-    in_flight: int
-    io_ticks_ms: int
-    flushes: int
-
-
-def parse_diskstats(text: str, name: str) -> DiskStats | None:
-    for line in text.splitlines():
-        f = line.split()
-        if len(f) >= 14 and f[2] == name:
-            flushes = int(f[18]) if len(f) >= 20 else 0
-            return DiskStats(int(f[3]), int(f[7]), int(f[11]), int(f[12]), flushes)
-    return None
-
-
-def read_diskstats(name: str) -> DiskStats | None:
-    try:
-        return parse_diskstats(Path("/proc/diskstats").read_text(), name)
-    except OSError:
-        return None
 
 
 _LOOP_RE = re.compile(r"^/dev/loop\d+$")

@@ -4,20 +4,20 @@ from __future__ import annotations
 
 import time
 
-from pickfs.stack.blockdev import read_diskstats
+from pickfs.monitors.sampler import read_disk
 
 
 def wait_idle(name: str, quiet_s: float, timeout_s: float, poll_s: float = 0.1) -> tuple[bool, float]:
     """Return (idle, seconds waited). Idle: nothing completed or in flight for quiet_s."""
     t0 = time.monotonic()
-    last = read_diskstats(name)
+    last = read_disk(name)
     if last is None:
         return True, 0.0
     quiet_since = t0
     while True:
         time.sleep(poll_s)
         now = time.monotonic()
-        cur = read_diskstats(name)
+        cur = read_disk(name)
         if cur is None:
             return True, now - t0
         if cur.in_flight or (cur.reads, cur.writes) != (last.reads, last.writes):

@@ -14,7 +14,7 @@ from typing import Any
 from pickfs.errors import NotFound, PickfsError
 from pickfs.model import RunRecord, Trial
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -41,10 +41,16 @@ CREATE TABLE IF NOT EXISTS trials (
     raw_output TEXT NOT NULL,
     mount_json TEXT NOT NULL,
     notes_json TEXT NOT NULL,
-    error TEXT NOT NULL
+    error TEXT NOT NULL,
+    monitor_json TEXT NOT NULL DEFAULT '{}'
 );
 CREATE INDEX IF NOT EXISTS trials_run ON trials(run_id, cell_index);
 """
+
+# _MIGRATIONS[v]: statements that take schema v to v + 1
+_MIGRATIONS: dict[int, tuple[str, ...]] = {
+    1: ("ALTER TABLE trials ADD COLUMN monitor_json TEXT NOT NULL DEFAULT '{}'",),
+}
 
 
 @dataclass(frozen=True)
@@ -80,9 +86,15 @@ class ResultStore:
         row = self.conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
         if row is None:
             self.conn.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
-        elif int(row[0]) > SCHEMA_VERSION:
-            raise PickfsError(f"{self.path} was written by a newer pickfs (schema {row[0]})",
+            return
+        version = int(row[0])
+        if version > SCHEMA_VERSION:
+            raise PickfsError(f"{self.path} was written by a newer pickfs (schema {version})",
                               "upgrade pickfs, or pass --results to another file")
+        for step in range(version, SCHEMA_VERSION):
+            for stmt in _MIGRATIONS[step]:
+                self.conn.execute(stmt)
+        self.conn.execute("UPDATE meta SET value=? WHERE key='schema_version'", (str(SCHEMA_VERSION),))
 
     def close(self) -> None:
         self.conn.close()
@@ -109,9 +121,10 @@ class ResultStore:
         """One transaction per trial, durable before the next trial starts."""
         self.conn.execute(
             "INSERT INTO trials (run_id, cell_index, repetition, phase, started, elapsed_s, ok, metrics_json,"
-            " raw_output, mount_json, notes_json, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " raw_output, mount_json, notes_json, error, monitor_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (t.run_id, t.cell_index, t.repetition, t.phase, t.started, t.elapsed_s, int(t.ok),
-             json.dumps(t.metrics), t.raw_output, json.dumps(t.mount), json.dumps(list(t.notes)), t.error),
+             json.dumps(t.metrics), t.raw_output, json.dumps(t.mount), json.dumps(list(t.notes)), t.error,
+             json.dumps(t.monitor)),
         )
         self.conn.execute("UPDATE runs SET updated=? WHERE id=?", (time.time(), t.run_id))
 
@@ -145,10 +158,11 @@ class ResultStore:
         trials = tuple(
             Trial(run_id=run_id, cell_index=row[0], repetition=row[1], phase=row[2], started=row[3],
                   elapsed_s=row[4], ok=bool(row[5]), metrics=json.loads(row[6]), raw_output=row[7],
-                  mount=json.loads(row[8]), notes=tuple(json.loads(row[9])), error=row[10])
+                  mount=json.loads(row[8]), notes=tuple(json.loads(row[9])), error=row[10],
+                  monitor=json.loads(row[11]))
             for row in self.conn.execute(
                 "SELECT cell_index, repetition, phase, started, elapsed_s, ok, metrics_json, raw_output,"
-                " mount_json, notes_json, error FROM trials WHERE run_id=? ORDER BY id", (run_id,))
+                " mount_json, notes_json, error, monitor_json FROM trials WHERE run_id=? ORDER BY id", (run_id,))
         )
         return RunRecord(run_id, r["created"], r["updated"], r["status"], r["version"], r["plan"], r["host"],
                          tuple(r["notes"]), trials)

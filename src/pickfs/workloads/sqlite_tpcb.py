@@ -29,6 +29,9 @@ class SqliteTpcb(Workload):
         MetricDef("lat_p99", "s", False, "99th percentile commit latency"),
         MetricDef("lat_max", "s", False, "slowest transaction"),
         MetricDef("transactions", "tx", True, "transactions committed in the run"),
+        MetricDef("client_wchar", "B", False, "bytes the client passed to write()"),
+        MetricDef("client_write_bytes", "B", False, "bytes the client caused to be written to storage"),
+        MetricDef("client_io_wait", "s", False, "time the client waited on block I/O (delay accounting)"),
     )
     defaults: dict[str, Any] = {
         "scale": 1,
@@ -82,6 +85,12 @@ class SqliteTpcb(Workload):
             raise ValueError("not the output of a sqlite-tpcb run")
         tx, elapsed = int(doc["transactions"]), float(doc["elapsed_s"])
         metrics = {"tps": tx / elapsed if elapsed > 0 else 0.0, "transactions": float(tx)}
+        io = doc.get("io") or {}
+        if "wchar" in io:
+            metrics["client_wchar"] = float(io["wchar"])
+            metrics["client_write_bytes"] = float(io["write_bytes"])
+        if io.get("clk_tck"):
+            metrics["client_io_wait"] = io.get("blkio_ticks", 0) / io["clk_tck"]
         hist = {float(k) / 1e6: int(v) for k, v in doc["latency_us"].items()}
         if hist:
             for q, name in ((50, "lat_p50"), (95, "lat_p95"), (99, "lat_p99"), (100, "lat_max")):

@@ -1,0 +1,135 @@
+"""Sample the machine during a run: a thread at a fixed interval, plus start/end snapshots."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from pickfs.monitors.procfs import CpuTimes, DiskCounters, parse_cpu, parse_disk, parse_pid_io, parse_pid_stat, parse_psi
+
+TOP_PROCESSES = 8
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+
+def _read(path: str) -> str:
+    try:
+        return Path(path).read_text()
+    except OSError:
+        return ""
+
+
+def read_disk(name: str | None) -> DiskCounters | None:
+    return parse_disk(_read("/proc/diskstats"), name) if name else None
+
+
+def read_cpu() -> CpuTimes:
+    return parse_cpu(_read("/proc/stat"))
+
+
+def read_psi() -> tuple[int, int] | None:
+    text = _read("/proc/pressure/io")
+    return parse_psi(text) if text else None
+
+
+def read_processes(exclude: set[int]) -> dict[int, tuple[str, int, int, int]]:
+    """pid -> (comm, read_bytes, write_bytes, block-I/O delay ticks), kernel threads included."""
+    out = {}
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit() or int(entry.name) in exclude:
+            continue
+        try:
+            io = parse_pid_io(Path(f"/proc/{entry.name}/io").read_text())
+            comm, ticks = parse_pid_stat(Path(f"/proc/{entry.name}/stat").read_text())
+        except (OSError, ValueError, IndexError):
+            continue
+        out[int(entry.name)] = (comm, io.get("read_bytes", 0), io.get("write_bytes", 0), ticks)
+    return out
+
+
+class RunMonitor:
+    """Use as a context manager around one run; `result()` is JSON-able.
+
+    pickfs's own process is left out of the per-process figures: a parent's /proc/<pid>/io
+    takes in the I/O of every child it reaps, so the workload's client would be counted twice.
+    """
+
+    def __init__(self, disk: str | None, interval_s: float = 1.0) -> None:
+        self.disk = disk
+        self.interval_s = interval_s
+        self.series: dict[str, list[float]] = {"t": [], "disk_util": [], "disk_write_Bps": [], "iowait": [],
+                                                "cpu_busy": []}
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._cost_s = 0.0
+
+    def __enter__(self) -> "RunMonitor":
+        self._exclude = {os.getpid()}
+        self.t0 = time.monotonic()
+        self.disk0, self.cpu0, self.psi0 = read_disk(self.disk), read_cpu(), read_psi()
+        self.procs0 = read_processes(self._exclude)
+        self._thread = threading.Thread(target=self._loop, name="pickfs-monitor", daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._stop.set()
+        if self._thread:
+            self._thread.join()
+        self.elapsed = time.monotonic() - self.t0
+        self.disk1, self.cpu1, self.psi1 = read_disk(self.disk), read_cpu(), read_psi()
+        self.procs1 = read_processes(self._exclude)
+
+    def _loop(self) -> None:
+        last_t, last_disk, last_cpu = time.monotonic(), read_disk(self.disk), read_cpu()
+        while not self._stop.wait(self.interval_s):
+            c0 = time.thread_time()
+            now, disk, cpu = time.monotonic(), read_disk(self.disk), read_cpu()
+            dt = now - last_t
+            self.series["t"].append(round(now - self.t0, 3))
+            if disk and last_disk:
+                self.series["disk_util"].append(min(1.0, (disk.io_ticks_ms - last_disk.io_ticks_ms) / 1000 / dt))
+                self.series["disk_write_Bps"].append((disk.bytes_written - last_disk.bytes_written) / dt)
+            total = cpu.total - last_cpu.total
+            self.series["iowait"].append((cpu.iowait - last_cpu.iowait) / total if total else 0.0)
+            busy = total - (cpu.idle - last_cpu.idle) - (cpu.iowait - last_cpu.iowait)
+            self.series["cpu_busy"].append(busy / total if total else 0.0)
+            last_t, last_disk, last_cpu = now, disk, cpu
+            self._cost_s += time.thread_time() - c0
+
+    def result(self) -> dict[str, Any]:
+        cpu_total = self.cpu1.total - self.cpu0.total
+        totals: dict[str, Any] = {"elapsed_s": self.elapsed, "sampler_cpu_s": self._cost_s}
+        if cpu_total:
+            for field in ("user", "system", "iowait", "idle", "steal"):
+                totals[f"cpu_{field}_share"] = (getattr(self.cpu1, field) - getattr(self.cpu0, field)) / cpu_total
+        if self.psi0 and self.psi1 and self.elapsed:
+            totals["psi_some_share"] = (self.psi1[0] - self.psi0[0]) / 1e6 / self.elapsed
+            totals["psi_full_share"] = (self.psi1[1] - self.psi0[1]) / 1e6 / self.elapsed
+        if self.disk0 and self.disk1:
+            d0, d1 = self.disk0, self.disk1
+            totals.update({
+                "disk": self.disk,
+                "disk_reads": d1.reads - d0.reads,
+                "disk_writes": d1.writes - d0.writes,
+                "disk_read_bytes": d1.bytes_read - d0.bytes_read,
+                "disk_write_bytes": d1.bytes_written - d0.bytes_written,
+                "disk_flushes": d1.flushes - d0.flushes,
+                "disk_discards": d1.discards - d0.discards,
+                "disk_busy_s": (d1.io_ticks_ms - d0.io_ticks_ms) / 1000,
+                "disk_queue_s": (d1.queue_ms - d0.queue_ms) / 1000,
+            })
+        procs = []
+        for pid, (comm, rb, wb, ticks) in self.procs1.items():
+            before = self.procs0.get(pid)
+            if before is None or before[0] != comm:
+                continue
+            d_rb, d_wb, d_ticks = rb - before[1], wb - before[2], ticks - before[3]
+            if d_rb or d_wb or d_ticks:
+                procs.append({"pid": pid, "comm": comm, "read_bytes": d_rb, "write_bytes": d_wb,
+                              "io_wait_s": d_ticks / CLK_TCK})
+        procs.sort(key=lambda p: (p["write_bytes"], p["io_wait_s"]), reverse=True)
+        return {"interval_s": self.interval_s, "totals": totals, "processes": procs[:TOP_PROCESSES],
+                "series": self.series}
