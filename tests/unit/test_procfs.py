@@ -38,11 +38,9 @@ def test_parse_pid_io():
     assert io["wchar"] == 20 and io["write_bytes"] == 8192
 
 
-def test_parse_pid_stat_with_spaces_in_the_name():
-    fields = ["S"] + ["0"] * 38 + ["317"] + ["0"] * 10  # field 42 (delayacct_blkio_ticks) = 317
-    text = "412 (jbd2/loop0-8) " + " ".join(fields)
-    assert parse_pid_stat(text) == ("jbd2/loop0-8", 317)
-    assert parse_pid_stat("9 (kworker/u8:1 x) S 2") == ("kworker/u8:1 x", 0)
+def test_parse_pid_stat_with_spaces_and_parentheses_in_the_name():
+    assert parse_pid_stat("412 (jbd2/loop0-8) D 2 0 0") == ("jbd2/loop0-8", "D")
+    assert parse_pid_stat("9 (odd (name) x) S 2") == ("odd (name) x", "S")
 
 
 def test_captured_proc_files():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import time
-from contextlib import ExitStack, nullcontext
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Protocol
 
@@ -15,9 +15,7 @@ from pickfs.stack.filesystems import unavailable_reason
 from pickfs.stack.ledger import Ledger
 from pickfs.stack.provision import Provisioned, provision
 from pickfs.stack.quiesce import wait_idle
-from pickfs.monitors import delayacct
 from pickfs.monitors.sampler import RunMonitor
-from pickfs.stack.cleanup import holding
 from pickfs.store import ResultStore
 from pickfs.workloads import workload_class
 
@@ -134,21 +132,16 @@ class Executor:
                 self._fail(Slot(cell, -1), f"unavailable: {reason}")
         first = fixed_slots(cells, m, done, failed_cells)
         self.observer.started(first, sum(estimate_seconds(s, m) for s in first))
-        with ExitStack() as stack:
-            if m.monitors and os.geteuid() == 0 and delayacct.current() not in (None, "1"):
-                stack.enter_context(holding(self.ledger, "sysctl", path=str(delayacct.SYSCTL),
-                                            original=delayacct.current()))
-                delayacct.enable()
-            t0 = time.monotonic()
-            while True:
-                out_of_time = m.max_seconds is not None and time.monotonic() - t0 > m.max_seconds
-                slot = next_slot(cells, m, done, values, failed_cells, out_of_time)
-                if slot is None:
-                    break
-                if slot.repetition >= m.runs:
-                    self.observer.extend(estimate_seconds(slot, m))
-                done.add((slot.cell.index, slot.repetition))
-                self._one(slot, values, failed_cells)
+        t0 = time.monotonic()
+        while True:
+            out_of_time = m.max_seconds is not None and time.monotonic() - t0 > m.max_seconds
+            slot = next_slot(cells, m, done, values, failed_cells, out_of_time)
+            if slot is None:
+                break
+            if slot.repetition >= m.runs:
+                self.observer.extend(estimate_seconds(slot, m))
+            done.add((slot.cell.index, slot.repetition))
+            self._one(slot, values, failed_cells)
         return failed_cells
 
 

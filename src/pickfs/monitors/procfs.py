@@ -55,14 +55,10 @@ def parse_pid_io(text: str) -> dict[str, int]:
     return out
 
 
-def parse_pid_stat(text: str) -> tuple[str, int]:
-    """/proc/<pid>/stat -> (comm, aggregated block-I/O delay in clock ticks; 0 without delay accounting)."""
+def parse_pid_stat(text: str) -> tuple[str, str]:
+    """/proc/<pid>/stat -> (comm, state letter: R running, S sleeping, D waiting on I/O, ...)."""
     open_paren, close_paren = text.index("("), text.rindex(")")
-    comm = text[open_paren + 1:close_paren]
-    rest = text[close_paren + 2:].split()
-    # fields after comm start at field 3 (state); delayacct_blkio_ticks is field 42
-    ticks = int(rest[42 - 3]) if len(rest) > 42 - 3 else 0
-    return comm, ticks
+    return text[open_paren + 1:close_paren], text[close_paren + 2:close_paren + 3]
 
 
 @dataclass(frozen=True)

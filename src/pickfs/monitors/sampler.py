@@ -11,7 +11,6 @@ from typing import Any
 from pickfs.monitors.procfs import CpuTimes, DiskCounters, parse_cpu, parse_disk, parse_pid_io, parse_pid_stat, parse_psi
 
 TOP_PROCESSES = 8
-CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 
 def _read(path: str) -> str:
@@ -34,18 +33,33 @@ def read_psi() -> tuple[int, int] | None:
     return parse_psi(text) if text else None
 
 
-def read_processes(exclude: set[int]) -> dict[int, tuple[str, int, int, int]]:
-    """pid -> (comm, read_bytes, write_bytes, block-I/O delay ticks), kernel threads included."""
+def read_processes(exclude: set[int]) -> dict[int, tuple[str, int, int]]:
+    """pid -> (comm, read_bytes, write_bytes), kernel threads included."""
     out = {}
     for entry in os.scandir("/proc"):
         if not entry.name.isdigit() or int(entry.name) in exclude:
             continue
         try:
             io = parse_pid_io(Path(f"/proc/{entry.name}/io").read_text())
-            comm, ticks = parse_pid_stat(Path(f"/proc/{entry.name}/stat").read_text())
-        except (OSError, ValueError, IndexError):
+            comm = Path(f"/proc/{entry.name}/comm").read_text().strip()
+        except (OSError, ValueError):
             continue
-        out[int(entry.name)] = (comm, io.get("read_bytes", 0), io.get("write_bytes", 0), ticks)
+        out[int(entry.name)] = (comm, io.get("read_bytes", 0), io.get("write_bytes", 0))
+    return out
+
+
+def tasks_waiting_on_io() -> list[str]:
+    """Names of the tasks in uninterruptible sleep (state D: waiting on I/O) right now."""
+    out = []
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            comm, state = parse_pid_stat(Path(f"/proc/{entry.name}/stat").read_text())
+        except (OSError, ValueError):
+            continue
+        if state == "D":
+            out.append(comm)
     return out
 
 
@@ -56,9 +70,12 @@ class RunMonitor:
     takes in the I/O of every child it reaps, so the workload's client would be counted twice.
     """
 
-    def __init__(self, disk: str | None, interval_s: float = 1.0) -> None:
+    def __init__(self, disk: str | None, interval_s: float = 1.0, state_interval_s: float = 0.1) -> None:
         self.disk = disk
         self.interval_s = interval_s
+        self.state_interval_s = state_interval_s
+        self.state_samples = 0
+        self.waiting: dict[str, int] = {}  # task name -> samples in which it waited on I/O
         self.series: dict[str, list[float]] = {"t": [], "disk_util": [], "disk_write_Bps": [], "iowait": [],
                                                 "cpu_busy": []}
         self._stop = threading.Event()
@@ -84,9 +101,18 @@ class RunMonitor:
 
     def _loop(self) -> None:
         last_t, last_disk, last_cpu = time.monotonic(), read_disk(self.disk), read_cpu()
-        while not self._stop.wait(self.interval_s):
+        next_series = last_t + self.interval_s
+        while not self._stop.wait(self.state_interval_s):
             c0 = time.thread_time()
-            now, disk, cpu = time.monotonic(), read_disk(self.disk), read_cpu()
+            self.state_samples += 1
+            for comm in tasks_waiting_on_io():
+                self.waiting[comm] = self.waiting.get(comm, 0) + 1
+            now = time.monotonic()
+            if now < next_series:
+                self._cost_s += time.thread_time() - c0
+                continue
+            next_series += self.interval_s
+            disk, cpu = read_disk(self.disk), read_cpu()
             dt = now - last_t
             self.series["t"].append(round(now - self.t0, 3))
             if disk and last_disk:
@@ -122,14 +148,14 @@ class RunMonitor:
                 "disk_queue_s": (d1.queue_ms - d0.queue_ms) / 1000,
             })
         procs = []
-        for pid, (comm, rb, wb, ticks) in self.procs1.items():
+        for pid, (comm, rb, wb) in self.procs1.items():
             before = self.procs0.get(pid)
             if before is None or before[0] != comm:
                 continue
-            d_rb, d_wb, d_ticks = rb - before[1], wb - before[2], ticks - before[3]
-            if d_rb or d_wb or d_ticks:
-                procs.append({"pid": pid, "comm": comm, "read_bytes": d_rb, "write_bytes": d_wb,
-                              "io_wait_s": d_ticks / CLK_TCK})
-        procs.sort(key=lambda p: (p["write_bytes"], p["io_wait_s"]), reverse=True)
+            if rb - before[1] or wb - before[2]:
+                procs.append({"pid": pid, "comm": comm, "read_bytes": rb - before[1], "write_bytes": wb - before[2]})
+        procs.sort(key=lambda p: p["write_bytes"], reverse=True)
+        waiting = sorted(({"comm": c, "share": n / self.state_samples} for c, n in self.waiting.items()),
+                         key=lambda w: -w["share"]) if self.state_samples else []
         return {"interval_s": self.interval_s, "totals": totals, "processes": procs[:TOP_PROCESSES],
-                "series": self.series}
+                "io_waiting": waiting[:TOP_PROCESSES], "state_samples": self.state_samples, "series": self.series}

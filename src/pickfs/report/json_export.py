@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import asdict
 from typing import Any
 
 from pickfs.report.views import build_views, summary_dict
@@ -34,8 +35,11 @@ def run_to_dict(record: RunRecord) -> dict[str, Any]:
                                      "summary": summary_dict(mv.summary)}
                     for mv in (row.primary, *row.others)
                 },
+                "comparison": asdict(row.comparison) if row.comparison else None,
                 "risks": list(row.risks),
                 "notes": list(row.notes),
+                "explanation": list(row.explanation),
+                "monitors": row.monitors,
             })
     return {
         "schema": SCHEMA,

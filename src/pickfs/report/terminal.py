@@ -65,6 +65,21 @@ def _notes(row: Row) -> Text:
     return text
 
 
+def verdict(row: Row, metric: MetricDef, baseline: str | None) -> Text:
+    c = row.comparison
+    if row.cell.config.name == baseline:
+        return Text("baseline", style="dim")
+    if c is None:
+        return Text("-")
+    if not c.significant:
+        return Text(f"no significant difference (p={c.p_adjusted:.2f})", style="dim")
+    better = (c.ratio > 1) == metric.higher_is_better
+    word = ("faster" if better else "slower") if metric.higher_is_better or metric.unit == "s" else \
+        ("better" if better else "worse")
+    return Text(f"{word} ×{c.ratio:.2f} [{c.ci_low:.2f}-{c.ci_high:.2f}] p={c.p_adjusted:.3f}",
+                style="green" if better else "red")
+
+
 def workload_table(view: WorkloadView) -> Table:
     metric = view.rows[0].primary.metric if view.rows else MetricDef("value", "", True)
     settings = ", ".join(f"{k}={v}" for k, v in sorted(view.settings.items()))
@@ -74,6 +89,7 @@ def workload_table(view: WorkloadView) -> Table:
     table.add_column(f"median {metric.unit}", justify="right")
     table.add_column("mean ± 95% CI", justify="right")
     table.add_column(f"vs {view.baseline or 'baseline'}", justify="right")
+    table.add_column("significance (Holm)")
     table.add_column("p99 latency", justify="right")
     table.add_column("runs", justify="right")
     table.add_column("notes", overflow="fold")
@@ -86,8 +102,8 @@ def workload_table(view: WorkloadView) -> Table:
         s = row.primary.summary
         name = Text(row.cell.config.name, style="bold" if row.cell.config.name == best else "")
         rel = "-" if row.relative is None else f"{row.relative:.1f}"
-        table.add_row(name, fmt_value(s.median if s else None, metric), _interval(row), rel, _p99(row),
-                      str(s.n if s else 0), _notes(row))
+        table.add_row(name, fmt_value(s.median if s else None, metric), _interval(row), rel,
+                      verdict(row, metric, view.baseline), _p99(row), str(s.n if s else 0), _notes(row))
     return table
 
 
@@ -101,7 +117,16 @@ def risk_legend(views: list[WorkloadView]) -> list[str]:
     return seen
 
 
-def render_run(record: RunRecord) -> Group:
+def explanation_block(view: WorkloadView) -> list[Text]:
+    out = []
+    for row in view.rows:
+        if row.explanation:
+            out.append(Text(f"why {row.cell.config.name}:", style="bold"))
+            out.extend(Text(f"  {line}") for line in row.explanation)
+    return out
+
+
+def render_run(record: RunRecord, explain: bool = True) -> Group:
     views = build_views(record)
     parts: list = []
     when = time.strftime("%Y-%m-%d %H:%M", time.localtime(record.created))
@@ -113,6 +138,8 @@ def render_run(record: RunRecord) -> Group:
         parts.append(Text(f"warning: {w}", style="yellow"))
     for view in views:
         parts.append(workload_table(view))
+        if explain:
+            parts.extend(explanation_block(view))
     legend = risk_legend(views)
     if legend:
         parts.append(Text("⚠ trades safety for speed:", style="yellow"))

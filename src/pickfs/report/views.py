@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-from pickfs.model import Cell, MetricDef, RunRecord, Summary, plan_from_dict
+from pickfs.model import Cell, Method, MetricDef, RunRecord, Summary, plan_from_dict
+from pickfs.report.explain import explain, monitor_summary
 from pickfs.risks import config_risks, short_flag, workload_risks
 from pickfs.stats import relative, summarize
+from pickfs.stats.anomalies import outliers
+from pickfs.stats.compare import Comparison, compare_all
+from pickfs.stats.stopping import relative_half_width
 from pickfs.stats.summary import drift, trend
 
 NOISY_CV = 0.10  # a coefficient of variation above this is flagged
@@ -31,6 +35,9 @@ class Row:
     relative: float | None
     risks: tuple[str, ...]
     notes: tuple[str, ...]
+    comparison: Comparison | None = None
+    explanation: tuple[str, ...] = ()
+    monitors: dict[str, Any] = field(default_factory=dict)
 
     @property
     def flags(self) -> tuple[str, ...]:
@@ -59,7 +66,7 @@ def _metric_defs(record: RunRecord, label: str) -> tuple[MetricDef, ...]:
     return ()
 
 
-def _row(record: RunRecord, cell: Cell, defs: tuple[MetricDef, ...]) -> Row:
+def _row(record: RunRecord, cell: Cell, defs: tuple[MetricDef, ...], method: Method) -> Row:
     trials = [t for t in record.trials if t.cell_index == cell.index]
     measured = sorted((t for t in trials if t.phase == "measured" and t.ok), key=lambda t: t.started)
     failures = [t.error for t in trials if not t.ok]
@@ -83,7 +90,16 @@ def _row(record: RunRecord, cell: Cell, defs: tuple[MetricDef, ...]) -> Row:
         tau, p = trend(primary.values)
         if abs(d) > DRIFT_NOTE and p < TREND_P:
             direction = "up" if tau > 0 else "down"
-            notes.append(f"runs trend {direction} ({d:+.0%} first to last, Kendall p={p:.2f}): not in steady state")
+            notes.append(f"runs 1-{len(primary.values)} trend {direction} ({d:+.0%} first to last, "
+                         f"Kendall p={p:.2f}): not in steady state")
+        for i in outliers(primary.values):
+            notes.append(f"run {i + 1} is an outlier ({primary.values[i]:,.0f} against a median of "
+                         f"{primary.summary.median:,.0f}): was the machine disturbed?")
+        if method.target_ci is not None:
+            hw = relative_half_width(primary.values)
+            if hw > method.target_ci:
+                notes.append(f"did not settle: ±{hw:.1%} after {len(primary.values)} runs "
+                             f"(target ±{method.target_ci:.1%})")
     if primary.values:
         status = "ok"
     elif any(e.startswith("unavailable") for e in failures):
@@ -93,7 +109,8 @@ def _row(record: RunRecord, cell: Cell, defs: tuple[MetricDef, ...]) -> Row:
     else:
         status = "no data"
     risks = tuple(config_risks(cell.config) + workload_risks(cell.workload))
-    return Row(cell, status, primary, tuple(mvs[1:]), None, risks, tuple(notes))
+    return Row(cell, status, primary, tuple(mvs[1:]), None, risks, tuple(notes),
+               explanation=tuple(explain(measured)), monitors=monitor_summary(measured))
 
 
 def build_views(record: RunRecord) -> list[WorkloadView]:
@@ -102,16 +119,17 @@ def build_views(record: RunRecord) -> list[WorkloadView]:
     views = []
     for wl in plan.workloads:
         defs = _metric_defs(record, wl.label)
-        rows = [_row(record, c, defs) for c in cells if c.workload.label == wl.label]
+        rows = [_row(record, c, defs, plan.method) for c in cells if c.workload.label == wl.label]
         base_name = plan.baseline
         if base_name is None:
             base_name = next((r.cell.config.name for r in rows if r.primary.summary), None)
         base = next((r for r in rows if r.cell.config.name == base_name and r.primary.summary), None)
         if base is not None:
+            comparisons = compare_all({r.cell.config.name: r.primary.values for r in rows if r.primary.values},
+                                      base.cell.config.name)
             rows = [
-                Row(r.cell, r.status, r.primary, r.others,
-                    relative(r.primary.summary.median, base.primary.summary.median) if r.primary.summary else None,
-                    r.risks, r.notes)
+                replace(r, relative=relative(r.primary.summary.median, base.primary.summary.median)
+                        if r.primary.summary else None, comparison=comparisons.get(r.cell.config.name))
                 for r in rows
             ]
         views.append(WorkloadView(wl.label, wl.name, dict(wl.settings), base_name if base else None, tuple(rows)))

@@ -84,14 +84,7 @@ def _undo_process(e: Entry) -> None:
     os.kill(pid, signal.SIGKILL)
 
 
-def _undo_sysctl(e: Entry) -> None:
-    path, original = Path(e.get("path")), e.get("original")
-    if original is not None and path.exists() and path.read_text().strip() != original:
-        path.write_text(original + "\n")
-
-
 UNDO: dict[str, Callable[[Entry], None]] = {
-    "sysctl": _undo_sysctl,
     "mount": _undo_mount,
     "loop": _undo_loop,
     "image": _undo_image,

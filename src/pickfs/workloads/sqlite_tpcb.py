@@ -31,7 +31,6 @@ class SqliteTpcb(Workload):
         MetricDef("transactions", "tx", True, "transactions committed in the run"),
         MetricDef("client_wchar", "B", False, "bytes the client passed to write()"),
         MetricDef("client_write_bytes", "B", False, "bytes the client caused to be written to storage"),
-        MetricDef("client_io_wait", "s", False, "time the client waited on block I/O (delay accounting)"),
     )
     defaults: dict[str, Any] = {
         "scale": 1,
@@ -89,8 +88,6 @@ class SqliteTpcb(Workload):
         if "wchar" in io:
             metrics["client_wchar"] = float(io["wchar"])
             metrics["client_write_bytes"] = float(io["write_bytes"])
-        if io.get("clk_tck"):
-            metrics["client_io_wait"] = io.get("blkio_ticks", 0) / io["clk_tck"]
         hist = {float(k) / 1e6: int(v) for k, v in doc["latency_us"].items()}
         if hist:
             for q, name in ((50, "lat_p50"), (95, "lat_p95"), (99, "lat_p99"), (100, "lat_max")):

@@ -1,0 +1,119 @@
+"""Why a cell measured what it did: plain lines from the monitors (pure)."""
+
+from __future__ import annotations
+
+import re
+import statistics
+from collections.abc import Sequence
+from typing import Any
+
+from pickfs.model import Trial
+
+
+def process_group(comm: str) -> str:
+    """Names that survive across runs: jbd2/loop3-8 -> jbd2 (ext4 journal), kworker/u8:9-loop0 -> kworker (loop)."""
+    if comm.startswith("jbd2/"):
+        return "jbd2 (ext4 journal)"
+    if comm.startswith("xfsaild/"):
+        return "xfsaild (xfs log)"
+    if comm.startswith("kworker/"):
+        m = re.search(r"-([A-Za-z_]+)", comm)
+        return f"kworker ({m.group(1)})" if m else "kworker"
+    if comm.startswith("btrfs-"):
+        return re.sub(r"-\d+$", "", comm)
+    return re.sub(r"[/:]\d+.*$", "", comm)
+
+
+def _median(values: Sequence[float]) -> float | None:
+    return statistics.median(values) if values else None
+
+
+def _totals(trials: Sequence[Trial], key: str) -> list[float]:
+    return [float(t.monitor["totals"][key]) for t in trials if key in t.monitor.get("totals", {})]
+
+
+def _metric(trials: Sequence[Trial], key: str) -> list[float]:
+    return [float(t.metrics[key]) for t in trials if key in t.metrics]
+
+
+def _mib(n: float) -> str:
+    return f"{n / 1024**2:,.1f} MiB"
+
+
+def write_shares(trials: Sequence[Trial]) -> list[tuple[str, float]]:
+    """Share of the bytes written, per process group (the workload's client included), mean over runs."""
+    shares: dict[str, float] = {}
+    for t in trials:
+        written: dict[str, float] = {}
+        for p in t.monitor.get("processes", []):
+            g = process_group(p["comm"])
+            written[g] = written.get(g, 0.0) + p["write_bytes"]
+        if "client_write_bytes" in t.metrics:
+            written["workload client"] = t.metrics["client_write_bytes"]
+        total = sum(written.values())
+        for g, b in written.items():
+            if total:
+                shares[g] = shares.get(g, 0.0) + b / total / len(trials)
+    return sorted(shares.items(), key=lambda x: -x[1])
+
+
+def wait_shares(trials: Sequence[Trial]) -> list[tuple[str, float]]:
+    """Share of samples in which a task of each group waited on I/O (state D), mean over runs."""
+    shares: dict[str, float] = {}
+    for t in trials:
+        per_run: dict[str, float] = {}
+        for w in t.monitor.get("io_waiting", []):
+            g = "workload client" if w["comm"].startswith("pickfs-") else process_group(w["comm"])
+            per_run[g] = max(per_run.get(g, 0.0), w["share"])
+        for g, share in per_run.items():
+            shares[g] = shares.get(g, 0.0) + share / len(trials)
+    return sorted(shares.items(), key=lambda x: -x[1])
+
+
+def explain(trials: Sequence[Trial]) -> list[str]:
+    """A few plain lines about the measured runs of one cell (medians across runs)."""
+    trials = [t for t in trials if t.monitor]
+    if not trials:
+        return []
+    lines: list[str] = []
+    elapsed = _median(_totals(trials, "elapsed_s")) or 0.0
+    tx = _median(_metric(trials, "transactions"))
+    wrote = _median(_totals(trials, "disk_write_bytes"))
+    if wrote is not None:
+        writes = _median(_totals(trials, "disk_writes")) or 0
+        flushes = _median(_totals(trials, "disk_flushes")) or 0
+        busy = _median(_totals(trials, "disk_busy_s")) or 0
+        disk = trials[0].monitor["totals"].get("disk", "device")
+        text = f"{disk} wrote {_mib(wrote)} in {writes:,.0f} writes"
+        if tx:
+            text += f", {flushes / tx:.2f} flushes and {wrote / tx / 1024:.1f} KiB per transaction"
+        if elapsed:
+            text += f"; busy {busy / elapsed:.0%} of the time"
+        lines.append(text)
+        logical = _median(_metric(trials, "client_wchar"))
+        if logical:
+            lines.append(f"write amplification {wrote / logical:.1f}x: {_mib(wrote)} reached the device "
+                         f"for {_mib(logical)} the database wrote")
+    iowait = _median(_totals(trials, "cpu_iowait_share"))
+    if iowait is not None:
+        user = _median(_totals(trials, "cpu_user_share")) or 0
+        system = _median(_totals(trials, "cpu_system_share")) or 0
+        text = f"CPU waited on disk {iowait:.0%} of the time (user {user:.0%}, system {system:.0%})"
+        psi = _median(_totals(trials, "psi_some_share"))
+        if psi is not None:
+            text += f"; some task was stalled on I/O {min(psi, 1):.0%} of the time"
+        lines.append(text)
+    shares = [(g, s) for g, s in write_shares(trials) if s >= 0.01]
+    if shares:
+        lines.append("wrote the most: " + ", ".join(f"{g} {s:.0%}" for g, s in shares[:3]))
+    waits = [(g, w) for g, w in wait_shares(trials) if w >= 0.02]
+    if waits:
+        lines.append("waiting on I/O (share of the time, sampled at 10 Hz): "
+                     + ", ".join(f"{g} {w:.0%}" for g, w in waits[:3]))
+    return lines
+
+
+def monitor_summary(trials: Sequence[Trial]) -> dict[str, Any]:
+    """Medians of the monitors' totals across a cell's measured runs (for exports)."""
+    keys = sorted({k for t in trials for k, v in t.monitor.get("totals", {}).items() if isinstance(v, (int, float))})
+    return {k: _median(_totals(trials, k)) for k in keys}

@@ -1,0 +1,54 @@
+from pickfs.model import Trial
+from pickfs.report.explain import explain, process_group, wait_shares, write_shares
+from pickfs.stats.anomalies import outliers
+
+
+def trial(monitor, metrics):
+    return Trial("r", 0, 0, "measured", 0.0, 4.0, True, metrics, monitor=monitor)
+
+
+MONITOR = {
+    "totals": {"elapsed_s": 4.0, "disk": "loop3", "disk_write_bytes": 100 * 1024**2, "disk_writes": 20000,
+               "disk_flushes": 8000, "disk_busy_s": 2.0, "cpu_iowait_share": 0.38, "cpu_user_share": 0.1,
+               "cpu_system_share": 0.2, "psi_some_share": 0.5},
+    "processes": [{"pid": 10, "comm": "jbd2/loop3-8", "read_bytes": 0, "write_bytes": 30 * 1024**2},
+                  {"pid": 11, "comm": "kworker/u8:2-loop3", "read_bytes": 0, "write_bytes": 10 * 1024**2}],
+    "io_waiting": [{"comm": "jbd2/loop3-8", "share": 0.61}, {"comm": "pickfs-sqlite", "share": 0.4},
+                   {"comm": "kworker/u8:9-loop3", "share": 0.2}, {"comm": "kworker/u8:2-loop3", "share": 0.3}],
+}
+METRICS = {"transactions": 4000.0, "client_wchar": 50 * 1024**2, "client_write_bytes": 60 * 1024**2}
+
+
+def test_process_groups_survive_across_runs():
+    assert process_group("jbd2/loop3-8") == "jbd2 (ext4 journal)"
+    assert process_group("kworker/u8:11-writeback") == "kworker (writeback)"
+    assert process_group("kworker/u8:9-loop0") == "kworker (loop)"
+    assert process_group("xfsaild/loop2") == "xfsaild (xfs log)"
+
+
+def test_explanation_lines():
+    lines = explain([trial(MONITOR, METRICS), trial(MONITOR, METRICS)])
+    text = "\n".join(lines)
+    assert "loop3 wrote 100.0 MiB in 20,000 writes, 2.00 flushes and 25.6 KiB per transaction" in text
+    assert "busy 50% of the time" in text
+    assert "write amplification 2.0x" in text
+    assert "CPU waited on disk 38% of the time" in text and "stalled on I/O 50%" in text
+    assert "wrote the most: workload client 60%, jbd2 (ext4 journal) 30%, kworker (loop) 10%" in text
+    assert "jbd2 (ext4 journal) 61%, workload client 40%, kworker (loop) 30%" in text
+
+
+def test_shares_are_means_over_runs():
+    quiet = {"totals": {"elapsed_s": 4.0}, "processes": [], "io_waiting": []}
+    shares = dict(wait_shares([trial(MONITOR, {}), trial(quiet, {})]))
+    assert shares["jbd2 (ext4 journal)"] == 0.305
+    assert dict(write_shares([trial(MONITOR, {})]))["jbd2 (ext4 journal)"] == 0.75
+
+
+def test_no_monitor_no_explanation():
+    assert explain([trial({}, METRICS)]) == []
+
+
+def test_outliers_by_modified_z_score():
+    assert outliers([100, 101, 99, 100, 160]) == [4]
+    assert outliers([100, 120, 90, 110, 95]) == []
+    assert outliers([1, 2, 3]) == []
