@@ -46,6 +46,7 @@ def run_to_dict(record: RunRecord) -> dict[str, Any]:
         "run_id": record.id,
         "status": record.status,
         "created": record.created,
+        "updated": record.updated,
         "pickfs_version": record.pickfs_version,
         "host": record.host,
         "plan": record.plan,
