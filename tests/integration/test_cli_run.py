@@ -75,6 +75,8 @@ def test_directory_target_compares_existing_directories(workdir):
     (["run", "--fs", "ext4", "--baseline", "xfs"], "baseline 'xfs'"),
     (["report", "nope"], "no run 'nope'"),
     (["run", "--runs", "many"], "many"),
+    (["run", "--fs", "ext4", "--target-ci", "lots"], "--target-ci 'lots' is not a share"),
+    (["run", "--fs", "ext4", "--target-ci", "2%", "--runs", "9", "--max-runs", "4"], "max_runs 4 is below runs 9"),
 ])
 def test_bad_input_is_one_line_without_traceback(workdir, args, fragment):
     r = pickfs(workdir, *args)
