@@ -12,36 +12,10 @@ from pathlib import Path
 from typing import Any
 
 from pickfs import __version__
+from pickfs.fingerprint import fingerprint
 from pickfs.stack.filesystems import KNOWN, which
 from pickfs.stack.mountinfo import parse_mountinfo
-
-
-def _read(path: str) -> str:
-    try:
-        return Path(path).read_text()
-    except OSError:
-        return ""
-
-
-def _cpu_model(cpuinfo: str) -> str:
-    for line in cpuinfo.splitlines():
-        if line.startswith("model name"):
-            return line.split(":", 1)[1].strip()
-    return platform.processor() or "unknown"
-
-
-def _mem_total(meminfo: str) -> int:
-    for line in meminfo.splitlines():
-        if line.startswith("MemTotal:"):
-            return int(line.split()[1]) * 1024
-    return 0
-
-
-def _os_name(os_release: str) -> str:
-    for line in os_release.splitlines():
-        if line.startswith("PRETTY_NAME="):
-            return line.split("=", 1)[1].strip().strip('"')
-    return "unknown"
+from pickfs.sysinfo import cpu_model, mem_total, os_name, read_text
 
 
 def _tool_version(tool: str) -> str | None:
@@ -63,7 +37,7 @@ def _backing(workdir: str) -> dict[str, Any]:
     while not path.exists() and path != path.parent:
         path = path.parent
     best = None
-    for e in parse_mountinfo(_read("/proc/self/mountinfo")):
+    for e in parse_mountinfo(read_text("/proc/self/mountinfo")):
         mp = e.mountpoint.rstrip("/") or "/"
         if str(path) == mp or str(path).startswith(mp.rstrip("/") + "/") or mp == "/":
             if best is None or len(e.mountpoint) >= len(best.mountpoint):
@@ -77,10 +51,10 @@ def _backing(workdir: str) -> dict[str, Any]:
     if queue.is_dir():
         out.update({
             "disk": disk,
-            "rotational": _read(str(queue / "rotational")).strip(),
-            "scheduler": _read(str(queue / "scheduler")).strip(),
-            "write_cache": _read(str(queue / "write_cache")).strip(),
-            "model": _read(f"/sys/block/{disk}/device/model").strip() or None,
+            "rotational": read_text(str(queue / "rotational")).strip(),
+            "scheduler": read_text(str(queue / "scheduler")).strip(),
+            "write_cache": read_text(str(queue / "write_cache")).strip(),
+            "model": read_text(f"/sys/block/{disk}/device/model").strip() or None,
         })
     return out
 
@@ -94,16 +68,17 @@ def collect(workdir: str) -> dict[str, Any]:
                 tools[ft.mkfs[0]] = version
     return {
         "hostname": socket.gethostname(),
-        "os": _os_name(_read("/etc/os-release")),
+        "os": os_name(read_text("/etc/os-release")),
         "kernel": platform.release(),
         "arch": platform.machine(),
-        "cpu_model": _cpu_model(_read("/proc/cpuinfo")),
+        "cpu_model": cpu_model(read_text("/proc/cpuinfo")),
         "cpus": os.cpu_count(),
-        "memory_bytes": _mem_total(_read("/proc/meminfo")),
+        "memory_bytes": mem_total(read_text("/proc/meminfo")),
         "python": sys.version.split()[0],
         "sqlite": sqlite3.sqlite_version,
         "pickfs": __version__,
         "workdir": workdir,
         "workdir_backing": _backing(workdir),
         "tools": tools,
+        "fingerprint": fingerprint(workdir),
     }

@@ -1,31 +1,15 @@
 import json
 import os
 import sqlite3
-from dataclasses import asdict
 
 import pytest
 
 from pickfs.errors import NotFound, PickfsError
-from pickfs.model import FsConfig, Method, Plan, Target, Trial, WorkloadSpec, plan_to_dict
 from pickfs.report.json_export import SCHEMA, run_to_dict
 from pickfs.report.terminal import render_run
 from pickfs.report.views import build_views
-from pickfs.stack.presets import PRESETS
 from pickfs.store import ResultStore
-from pickfs.workloads.sqlite_tpcb import SqliteTpcb
-
-
-def make_plan(baseline=None):
-    wl = WorkloadSpec("sqlite-tpcb", "sqlite-tpcb", tuple(sorted(SqliteTpcb.normalize({}).items())))
-    cfgs = (PRESETS["ext4"], PRESETS["ext4-nobarrier"], PRESETS["xfs"], FsConfig("jfs", "jfs"))
-    return Plan(Target(), cfgs, (wl,), Method(runs=3), baseline)
-
-
-def record_dict(plan):
-    d = plan_to_dict(plan)
-    for w in d["workloads"]:
-        w["metrics"] = [asdict(m) for m in SqliteTpcb.metrics]
-    return d
+from tests.records import fill, make_plan
 
 
 @pytest.fixture
@@ -33,20 +17,6 @@ def store(tmp_path):
     s = ResultStore(tmp_path / "results.db")
     yield s
     s.close()
-
-
-def fill(store, plan, run_id="20260101-000000-abcd"):
-    store.create_run(run_id, "0.1.0", record_dict(plan), {"hostname": "box", "kernel": "6.1"})
-    values = {0: [1000, 1100, 900], 1: [2000, 2100, 1900], 2: [500, 500, 500]}
-    for rep in range(3):
-        for cell, vals in values.items():
-            store.save_trial(Trial(run_id, cell, rep, "warmup", 1.0 + rep, 1.0, True, {"tps": 1.0}, "raw-w"))
-            store.save_trial(Trial(run_id, cell, rep, "measured", 2.0 + rep, 1.0, True,
-                                   {"tps": float(vals[rep]), "lat_p99": 0.001 * (cell + 1)}, "raw-m",
-                                   {"device": "/dev/loop0"}, ("a note",)))
-    store.save_trial(Trial(run_id, 3, -1, "measured", 0.5, 0.0, False, error="unavailable: kernel has no jfs"))
-    store.set_status(run_id, "complete")
-    return run_id
 
 
 def test_trials_round_trip_with_raw_output(store):

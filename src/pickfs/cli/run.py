@@ -17,7 +17,7 @@ from pickfs.engine.schedule import Slot
 from pickfs.errors import EXIT_INTERRUPTED, PlanError
 from pickfs.model import Method, Plan, Target, Trial, WorkloadSpec, plan_from_dict, plan_to_dict
 from pickfs.plan import build_plan, directory_config, load_plan_file, resolve_fs_name
-from pickfs.report.json_export import render_json
+from pickfs.cli.report import export_targets, with_exports, write_exports
 from pickfs.report.terminal import fmt_value, render_run
 from pickfs.stack.presets import PRESETS
 from pickfs.stack.safety import check_device
@@ -169,8 +169,8 @@ class CliObserver:
 @click.option("--dir", "dirs", multiple=True, help="an existing directory to compare (directory target); repeatable")
 @click.option("--no-drop-caches", is_flag=True, help="do not drop the page cache before each trial")
 @click.option("--sequential", is_flag=True, help="run each configuration's repetitions together, not interleaved")
-@click.option("--json", "json_path", type=click.Path(path_type=Path), help="also write the run as JSON here")
 @click.option("--resume", help="continue an interrupted run (its id), keeping every finished trial")
+@with_exports
 @workdir_option
 @results_option
 def command(**o: Any) -> None:
@@ -221,9 +221,7 @@ def command(**o: Any) -> None:
     store.set_status(run_id, "complete")
     record = store.load(run_id)
     console.show(render_run(record))
-    if o["json_path"]:
-        Path(o["json_path"]).write_text(render_json(record))
-        console.info(f"JSON written to {o['json_path']}")
+    write_exports(record, export_targets(o))
     console.info(f"saved as run {run_id} in {store.path}; re-render with: pickfs report {run_id}")
 
 

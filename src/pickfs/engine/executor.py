@@ -78,7 +78,7 @@ class Executor:
             started = time.time()
             prep = wl.prepare(cell.workload, prov.datadir)
             self.store.save_trial(Trial(self.run_id, cell.index, slot.repetition, "prepare", started, prep.elapsed_s,
-                                        True, {"elapsed_s": prep.elapsed_s}, prep.text, mount, prov.info.notes))
+                                        True, {"prepare_s": prep.elapsed_s}, prep.text, mount, prov.info.notes))
             for i in range(m.warmup + 1):
                 phase = "warmup" if i < m.warmup else "measured"
                 notes = self._settle(prov, cold=(i == 0))

@@ -10,6 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from pickfs.model import MetricDef, RunRecord
+from pickfs.report.recommend import recommend
 from pickfs.report.views import Row, WorkloadView, build_views
 
 
@@ -140,6 +141,7 @@ def render_run(record: RunRecord, explain: bool = True) -> Group:
         parts.append(workload_table(view))
         if explain:
             parts.extend(explanation_block(view))
+        parts.append(Text("recommendation: " + " ".join(recommend(view)), style="bold"))
     legend = risk_legend(views)
     if legend:
         parts.append(Text("⚠ trades safety for speed:", style="yellow"))

@@ -35,6 +35,16 @@ def loop_direct_io(device: str) -> bool | None:
         return None
 
 
+def discard_disabled(device: str) -> bool:
+    """The device can discard but someone turned it off (loop devices keep that across uses)."""
+    queue = Path(f"/sys/block/{disk_name(device)}/queue")
+    try:
+        return (int((queue / "discard_max_bytes").read_text()) == 0
+                and int((queue / "discard_max_hw_bytes").read_text()) > 0)
+    except (OSError, ValueError):
+        return False
+
+
 def disk_name(device: str) -> str:
     """The kernel name of the whole disk that holds a device (sda1 -> sda, loop3 -> loop3)."""
     name = Path(os.path.realpath(device)).name

@@ -70,6 +70,9 @@ def _read_back(config: FsConfig, mountpoint: Path, device: str | None, scheduler
         notes.append(f"mounted as {entry.fstype}, not {config.fstype}")
     if device and blockdev.is_loop(device) and blockdev.loop_direct_io(device) is False:
         notes.append("loop device uses buffered I/O (direct I/O was refused by the image's filesystem)")
+    if device and blockdev.discard_disabled(device):
+        notes.append(f"discard is turned off on {Path(device).name} (queue/discard_max_bytes is 0): "
+                     "filesystems will not discard, unlike on the real device")
     return MountInfo(
         device=device,
         mountpoint=str(mountpoint),

@@ -1,0 +1,139 @@
+"""A fingerprint of the storage stack under a path, as flat key -> value pairs.
+
+Everything that changes how a database's writes reach the disk: kernel, filesystem and its
+mount options, the block-device chain (partition, device-mapper or md layers, disk) with
+model, rotational, write cache, scheduler and queue depth, and the installed database
+servers with their durability settings."""
+
+from __future__ import annotations
+
+import glob
+import os
+import platform
+import re
+import subprocess
+from pathlib import Path
+
+from pickfs.sysinfo import cpu_model, mem_total, os_name, read_text
+from pickfs.stack.filesystems import which
+from pickfs.stack.mountinfo import parse_mountinfo
+
+_QUEUE = ("scheduler", "write_cache", "rotational", "nr_requests", "logical_block_size", "physical_block_size",
+          "discard_max_bytes", "max_sectors_kb")
+_DB_PACKAGES = ("sqlite3", "postgresql-[0-9]*", "mariadb-server", "mysql-server", "firebird*-server")
+_PG_KEYS = ("fsync", "synchronous_commit", "wal_sync_method", "full_page_writes")
+_MY_KEYS = ("innodb_flush_log_at_trx_commit", "innodb_flush_method", "sync_binlog", "innodb_doublewrite")
+
+
+def _mount_of(path: Path):
+    best = None
+    for e in parse_mountinfo(read_text("/proc/self/mountinfo")):
+        mp = e.mountpoint
+        if str(path) == mp or str(path).startswith(mp.rstrip("/") + "/"):
+            if best is None or len(mp) >= len(best.mountpoint):
+                best = e
+    return best
+
+
+def _device_chain(name: str) -> list[str]:
+    """The device, then what it stands on: dm/md slaves, or the whole disk of a partition."""
+    chain, todo = [], [name]
+    while todo:
+        n = todo.pop(0)
+        if n in chain or not Path(f"/sys/class/block/{n}").exists():
+            continue
+        chain.append(n)
+        slaves = sorted(p.name for p in Path(f"/sys/class/block/{n}/slaves").glob("*"))
+        if slaves:
+            todo.extend(slaves)
+        elif (Path(f"/sys/class/block/{n}") / "partition").exists():
+            todo.append(Path(os.path.realpath(f"/sys/class/block/{n}")).parent.name)
+    return chain
+
+
+def _device_facts(prefix: str, name: str) -> dict[str, str]:
+    base = Path(f"/sys/class/block/{name}")
+    out = {f"{prefix}.name": name}
+    if (base / "partition").exists():
+        out[f"{prefix}.kind"] = "partition"
+    elif name.startswith("dm-"):
+        out[f"{prefix}.kind"] = "device-mapper " + read_text(str(base / "dm/name")).strip()
+    elif name.startswith("md"):
+        out[f"{prefix}.kind"] = "md raid " + read_text(str(base / "md/level")).strip()
+    elif name.startswith("loop"):
+        out[f"{prefix}.kind"] = "loop"
+        out[f"{prefix}.backing_file"] = read_text(str(base / "loop/backing_file")).strip()
+        out[f"{prefix}.direct_io"] = read_text(str(base / "loop/dio")).strip()
+    else:
+        out[f"{prefix}.kind"] = "disk"
+    model = read_text(str(base / "device/model")).strip()
+    if model:
+        out[f"{prefix}.model"] = model
+    size = read_text(str(base / "size")).strip()
+    if size:
+        out[f"{prefix}.size_bytes"] = str(int(size) * 512)
+    queue = base / "queue"
+    for key in _QUEUE:
+        value = read_text(str(queue / key)).strip()
+        if value:
+            m = re.search(r"\[([^\]]+)\]", value) if key == "scheduler" else None
+            out[f"{prefix}.{key}"] = m.group(1) if m else value
+    return out
+
+
+def _conf_values(paths: list[str], keys: tuple[str, ...]) -> dict[str, str]:
+    found: dict[str, str] = {}
+    for p in paths:
+        for line in read_text(p).splitlines():
+            line = line.split("#", 1)[0].strip()
+            m = re.match(r"^([A-Za-z_-]+)\s*=\s*'?([^'\s]+)'?", line)
+            if m and m.group(1).replace("-", "_") in keys:
+                found[m.group(1).replace("-", "_")] = m.group(2)
+    return found
+
+
+def _databases() -> dict[str, str]:
+    out: dict[str, str] = {}
+    tool = which("dpkg-query")
+    if tool:
+        proc = subprocess.run([tool, "-W", "-f", "${Package} ${Version} ${db:Status-Abbrev}\\n", *_DB_PACKAGES],
+                              capture_output=True, text=True)
+        for line in proc.stdout.splitlines():
+            parts = line.split()
+            if len(parts) >= 3 and parts[2].startswith("ii"):
+                out[f"db.{parts[0]}.version"] = parts[1]
+    for key, value in _conf_values(sorted(glob.glob("/etc/postgresql/*/main/postgresql.conf")), _PG_KEYS).items():
+        out[f"db.postgresql.{key}"] = value
+    my = sorted(glob.glob("/etc/mysql/**/*.cnf", recursive=True)) + ["/etc/mysql/my.cnf"]
+    for key, value in _conf_values(my, _MY_KEYS).items():
+        out[f"db.mysql.{key}"] = value
+    return out
+
+
+def fingerprint(path: str = "/") -> dict[str, str]:
+    p = Path(path).resolve()
+    while not p.exists() and p != p.parent:
+        p = p.parent
+    fp = {
+        "host.kernel": platform.release(),
+        "host.os": os_name(read_text("/etc/os-release")),
+        "host.cpu_model": cpu_model(read_text("/proc/cpuinfo")),
+        "host.cpus": str(os.cpu_count()),
+        "host.memory_bytes": str(mem_total(read_text("/proc/meminfo"))),
+        "path": str(p),
+    }
+    m = _mount_of(p)
+    if m:
+        fp.update({"mount.fstype": m.fstype, "mount.source": m.source, "mount.mountpoint": m.mountpoint})
+        for opt in m.options:
+            key, _, value = opt.partition("=")
+            fp[f"mount.option.{key}"] = value or "on"
+        name = None
+        if m.source.startswith("/dev/"):
+            name = Path(os.path.realpath(m.source)).name
+        elif m.major_minor and Path(f"/sys/dev/block/{m.major_minor}").exists():
+            name = Path(os.path.realpath(f"/sys/dev/block/{m.major_minor}")).name
+        for i, dev in enumerate(_device_chain(name) if name else []):
+            fp.update(_device_facts(f"device.{i}", dev))
+    fp.update(_databases())
+    return fp

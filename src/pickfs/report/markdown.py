@@ -1,0 +1,55 @@
+"""The run as Markdown, for pasting into an issue or a wiki (pure)."""
+
+from __future__ import annotations
+
+import time
+
+from pickfs.model import RunRecord
+from pickfs.report.recommend import recommend
+from pickfs.report.terminal import fmt_value, risk_legend
+from pickfs.report.views import build_views
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def render_markdown(record: RunRecord) -> str:
+    views = build_views(record)
+    host = record.host
+    lines = [f"# pickfs run {record.id}", "",
+             f"{time.strftime('%Y-%m-%d %H:%M', time.localtime(record.created))}, {host.get('hostname', '?')}: "
+             f"{host.get('os', '?')}, kernel {host.get('kernel', '?')}, {host.get('cpus', '?')} CPUs; "
+             f"status {record.status}.", ""]
+    for view in views:
+        metric = view.rows[0].primary.metric if view.rows else None
+        unit = metric.unit if metric else ""
+        settings = ", ".join(f"{k}={v}" for k, v in sorted(view.settings.items()))
+        lines += [f"## {view.label}", "", f"`{settings}`", ""]
+        lines += [f"| configuration | median {unit} | mean ± 95% CI | vs {view.baseline or 'baseline'} | "
+                  "significance | runs | notes |", "|---|---:|---:|---:|---|---:|---|"]
+        for r in view.rows:
+            s = r.primary.summary
+            if s:
+                half = (s.ci_high - s.ci_low) / 2
+                ci = f"{fmt_value(s.mean, r.primary.metric)} ± {fmt_value(half, r.primary.metric)}"
+            else:
+                ci = "-"
+            c = r.comparison
+            if r.cell.config.name == view.baseline:
+                sig = "baseline"
+            elif c is None:
+                sig = "-"
+            else:
+                sig = (f"×{c.ratio:.2f} [{c.ci_low:.2f}-{c.ci_high:.2f}], p={c.p_adjusted:.3f}" if c.significant
+                       else f"no significant difference (p={c.p_adjusted:.2f})")
+            notes = "; ".join([f"⚠ {f}" for f in r.flags] + list(r.notes)) if r.status == "ok" else \
+                f"{r.status}: " + "; ".join(r.notes)
+            rel = "-" if r.relative is None else f"{r.relative:.1f}"
+            lines.append(f"| {_cell(r.cell.config.name)} | {fmt_value(s.median if s else None, r.primary.metric)} "
+                         f"| {ci} | {rel} | {_cell(sig)} | {s.n if s else 0} | {_cell(notes)} |")
+        lines += ["", "**Recommendation.** " + " ".join(recommend(view)), ""]
+    legend = risk_legend(views)
+    if legend:
+        lines += ["### Settings that trade safety for speed", ""] + [f"- {x}" for x in legend] + [""]
+    return "\n".join(lines)

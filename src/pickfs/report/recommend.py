@@ -1,0 +1,56 @@
+"""The recommendation (pure): the fastest configuration with no setting that can lose
+acknowledged commits, and what the faster unsafe ones would gain and risk."""
+
+from __future__ import annotations
+
+from pickfs.report.views import Row, WorkloadView
+from pickfs.stats.compare import compare
+
+
+def _better(a: Row, b: Row) -> bool:
+    m = a.primary.metric
+    return (a.primary.summary.median > b.primary.summary.median) == m.higher_is_better
+
+
+def _fmt(row: Row) -> str:
+    m = row.primary.metric
+    v = row.primary.summary.median
+    return f"{v:,.0f} {m.unit}" if abs(v) >= 100 else f"{v:.3g} {m.unit}"
+
+
+def recommend(view: WorkloadView) -> list[str]:
+    """Two or three plain sentences."""
+    rows = [r for r in view.rows if r.primary.summary]
+    if not rows:
+        return [f"{view.label}: nothing was measured, so there is nothing to recommend."]
+    safe = [r for r in rows if not r.risks]
+    ranked = sorted(rows, key=lambda r: r.primary.summary.median, reverse=rows[0].primary.metric.higher_is_better)
+    out = []
+    if not safe:
+        out.append(f"{view.label}: every configuration measured has a setting that can lose acknowledged "
+                   "commits on a power cut; add one with safe settings (such as plain ext4 or xfs) to compare.")
+        return out
+    best = next(r for r in ranked if not r.risks)
+    ties = []
+    for r in safe:
+        if r is best:
+            continue
+        c = compare(r.primary.values, best.primary.values)
+        if c is not None and c.p >= 0.05:
+            ties.append(r.cell.config.name)
+    text = (f"{view.label}: use {best.cell.config.name}, the fastest configuration with no setting known to lose "
+            f"acknowledged commits ({_fmt(best)}, median of {best.primary.summary.n} runs)")
+    if ties:
+        text += f"; {', '.join(ties)} {'is' if len(ties) == 1 else 'are'} not significantly different from it"
+    out.append(text + ".")
+    faster_unsafe = [r for r in ranked if r.risks and _better(r, best)]
+    if faster_unsafe:
+        r = faster_unsafe[0]
+        c = compare(r.primary.values, best.primary.values)
+        gain = r.primary.summary.median / best.primary.summary.median
+        sig = "" if c is None or c.p < 0.05 else " (not a significant difference)"
+        risks = "; ".join(r.risks)
+        out.append(f"{r.cell.config.name} would give {gain:.2f}x{sig}, at a price: {risks}.")
+    else:
+        out.append("No configuration that trades safety for speed measured faster.")
+    return out

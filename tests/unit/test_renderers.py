@@ -1,0 +1,75 @@
+import csv
+import io
+
+import pytest
+
+from pickfs.report.comparison import pair_runs
+from pickfs.report.csv_export import render_csv
+from pickfs.report.envdiff import diff
+from pickfs.report.markdown import render_markdown
+from pickfs.report.recommend import recommend
+from pickfs.report.views import build_views
+from pickfs.store import ResultStore
+from tests.records import fill, make_plan
+
+
+@pytest.fixture
+def store(tmp_path):
+    s = ResultStore(tmp_path / "results.db")
+    yield s
+    s.close()
+
+
+def test_recommendation_picks_the_fastest_safe_config_and_prices_the_unsafe_one(store):
+    # ext4 1000, ext4-nobarrier 2000 (unsafe), xfs 500
+    [view] = build_views(store.load(fill(store, make_plan())))
+    text = " ".join(recommend(view))
+    assert text.startswith("sqlite-tpcb: use ext4, the fastest configuration with no setting known to lose")
+    assert "ext4-nobarrier would give 2.00x, at a price: nobarrier" in text
+
+
+def test_recommendation_names_ties(store):
+    values = {0: [1000, 1100, 900], 1: [2000, 2100, 1900], 2: [1000, 1050, 950]}
+    [view] = build_views(store.load(fill(store, make_plan(), values=values)))
+    rec = recommend(view)[0]
+    assert "xfs is not significantly different from it" in rec or "ext4 is not significantly different" in rec
+
+
+def test_markdown_has_the_table_and_recommendation(store):
+    md = render_markdown(store.load(fill(store, make_plan())))
+    assert "| configuration | median tx/s |" in md
+    assert "| ext4-nobarrier | 2,000 |" in md and "⚠ nobarrier" in md
+    assert "**Recommendation.** sqlite-tpcb: use ext4" in md
+    assert "| jfs | - |" in md and "unavailable" in md
+
+
+def test_csv_has_one_row_per_trial(store):
+    record = store.load(fill(store, make_plan()))
+    rows = list(csv.DictReader(io.StringIO(render_csv(record))))
+    assert len(rows) == len(record.trials) == 19
+    measured = [r for r in rows if r["phase"] == "measured" and r["ok"] == "1"]
+    assert [float(r["tps"]) for r in measured if r["config"] == "ext4-nobarrier"] == [2000, 2100, 1900]
+    assert rows[-1]["error"].startswith("unavailable")
+
+
+def test_compare_pairs_cells_and_keeps_the_unmatched(store):
+    a = store.load(fill(store, make_plan(), run_id="20260101-000000-aaaa"))
+    slower = {0: [500, 550, 450], 1: [2000, 2100, 1900], 2: [500, 500, 500]}
+    b = store.load(fill(store, make_plan(), run_id="20260101-000000-bbbb", values=slower))
+    pairs = {p.config: p for p in pair_runs(a, b)}
+    assert pairs["ext4"].comparison.ratio == pytest.approx(0.5, rel=0.02) and pairs["ext4"].comparison.p < 0.05
+    assert pairs["ext4-nobarrier"].comparison.ratio == pytest.approx(1.0)
+    assert pairs["jfs"].comparison is None  # measured in neither
+
+
+def test_env_diff_puts_storage_first_and_finds_r2s_difference():
+    dev = {"host.kernel": "6.1", "host.cpus": "8", "mount.fstype": "ext3", "mount.option.rw": "on",
+           "device.0.kind": "device-mapper vg-root", "device.0.name": "dm-0", "device.0.write_cache": "write back"}
+    ci = {"host.kernel": "6.1", "host.cpus": "4", "mount.fstype": "ext4", "mount.option.rw": "on",
+          "mount.option.nobarrier": "on", "device.0.kind": "disk", "device.0.name": "sda",
+          "device.0.write_cache": "write back"}
+    d = diff(dev, ci)
+    assert [x.key for x in d] == ["mount.fstype", "mount.option.nobarrier", "device.0.kind", "host.cpus"]
+    assert [x.storage for x in d] == [True, True, True, False]
+    assert d[1].a is None and d[1].b == "on"
+    assert diff(dev, dev) == []
