@@ -33,6 +33,13 @@ td.num{text-align:right;font-variant-numeric:tabular-nums}.risk{color:#e8590c}.d
 _PROBE = """
 window.pickfsErrors = [];
 window.addEventListener('error', function (e) { window.pickfsErrors.push(String(e.message)); });
+(function () {
+  var original = console.error;
+  console.error = function () {
+    window.pickfsErrors.push(Array.prototype.join.call(arguments, ' '));
+    return original.apply(console, arguments);
+  };
+})();
 window.addEventListener('load', function () {
   setTimeout(function () {
     var charts = document.querySelectorAll('.plotly-graph-div');
@@ -115,28 +122,33 @@ def _per_second(trial: Trial) -> list[float]:
     return [float(v) for v in series[:whole]] if whole else []
 
 
+PALETTE = ("#1c7ed6", "#e8590c", "#2b8a3e", "#ae3ec9", "#f08c00", "#0ca678", "#c2255c", "#5c7cfa",
+           "#868e96", "#74b816", "#d6336c", "#15aabf")
+
+
 def timeline_chart(record: RunRecord, view: WorkloadView) -> go.Figure | None:
     fig = make_subplots(rows=3, cols=1, shared_xaxes=True, vertical_spacing=0.06,
                         subplot_titles=("throughput per second", "device utilisation", "CPU iowait"))
     drawn = False
-    for row in view.rows:
+    for i, row in enumerate(view.rows):
         t = _median_trial(record, row)
         if t is None:
             continue
         per_s = _per_second(t)
         name = row.cell.config.name
+        style = {"name": name, "legendgroup": name, "line": {"color": PALETTE[i % len(PALETTE)]}}
         if per_s:
-            fig.add_trace(go.Scatter(x=list(range(1, len(per_s) + 1)), y=per_s, name=name, legendgroup=name,
-                                     mode="lines+markers"), row=1, col=1)
+            fig.add_trace(go.Scatter(x=list(range(1, len(per_s) + 1)), y=per_s, mode="lines+markers", **style),
+                          row=1, col=1)
             drawn = True
         series = t.monitor.get("series", {})
         if series.get("disk_util"):
-            fig.add_trace(go.Scatter(x=series["t"], y=series["disk_util"], name=name, legendgroup=name,
-                                     showlegend=not per_s, mode="lines"), row=2, col=1)
+            fig.add_trace(go.Scatter(x=series["t"], y=series["disk_util"], showlegend=not per_s, mode="lines",
+                                     **style), row=2, col=1)
             drawn = True
         if series.get("iowait"):
-            fig.add_trace(go.Scatter(x=series["t"], y=series["iowait"], name=name, legendgroup=name,
-                                     showlegend=False, mode="lines"), row=3, col=1)
+            fig.add_trace(go.Scatter(x=series["t"], y=series["iowait"], showlegend=False, mode="lines", **style),
+                          row=3, col=1)
     if not drawn:
         return None
     fig.update_yaxes(tickformat=".0%", row=2, col=1)
@@ -190,7 +202,8 @@ def _summary_table(view: WorkloadView) -> str:
         cls = "dim" if "no significant" in verdict or verdict in ("-", "baseline") else \
             ("good" if (r.comparison and (r.comparison.ratio > 1) == r.primary.metric.higher_is_better) else "bad")
         flags = "".join(f'<span class="risk">⚠ {_e(f)}</span> ' for f in r.flags)
-        notes = flags + _e("; ".join(r.notes)) if r.status == "ok" else f"<b>{_e(r.status)}</b>: {_e('; '.join(r.notes))}"
+        detail = "; ".join(r.notes).removeprefix(r.status + ": ")
+        notes = flags + _e(detail) if r.status == "ok" else f"<b>{_e(r.status)}</b>: {_e(detail)}"
         body.append(f"<tr><td>{_e(r.cell.config.name)}</td><td class=num>{fmt_value(s.median if s else None, r.primary.metric)}</td>"
                     f"<td class=num>{ci}</td><td class=num>{'-' if r.relative is None else f'{r.relative:.1f}'}</td>"
                     f"<td class={cls}>{_e(verdict)}</td><td class=num>{s.n if s else 0}</td><td>{notes}</td></tr>")
@@ -209,7 +222,8 @@ def _settings_table(record: RunRecord) -> str:
 
 def _host_table(record: RunRecord) -> str:
     facts = {k: v for k, v in record.host.items() if not isinstance(v, dict)}
-    facts.update({f"images on: {k}": v for k, v in record.host.get("workdir_backing", {}).items()})
+    facts.update({f"images on: {k}": ",".join(v) if isinstance(v, list) else v
+                  for k, v in record.host.get("workdir_backing", {}).items()})
     facts.update({f"tool: {k}": v for k, v in record.host.get("tools", {}).items()})
     rows = "".join(f"<tr><td>{_e(k)}</td><td>{_e(v)}</td></tr>" for k, v in facts.items())
     return f"<table>{rows}</table>"
