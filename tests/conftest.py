@@ -67,3 +67,13 @@ def measured_trials(workdir: Path) -> list[tuple]:
         return []
     finally:
         conn.close()
+
+
+@pytest.fixture
+def store(tmp_path):
+    """An empty results database."""
+    from pickfs.store import ResultStore
+
+    s = ResultStore(tmp_path / "results.db")
+    yield s
+    s.close()

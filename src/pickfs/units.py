@@ -31,11 +31,3 @@ def parse_duration(text: str | int | float) -> float:
         raise PlanError(f"invalid duration {text!r}", "write it like 20s, 2m or 500ms")
     number, unit = float(m.group(1)), (m.group(2) or "s").lower()
     return number * {"ms": 0.001, "s": 1, "m": 60, "min": 60, "h": 3600}[unit]
-
-
-def format_bytes(n: float) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if abs(n) < 1024 or unit == "TiB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    return f"{n} B"

@@ -1,4 +1,5 @@
 import json
+from pathlib import Path
 import pytest
 
 from pickfs.stack.filesystems import unavailable_reason
@@ -6,6 +7,7 @@ from pickfs.stack.presets import PRESETS
 from tests.conftest import ledger_entries, needs_root, pickfs
 
 AVAILABLE = [n for n, p in PRESETS.items() if unavailable_reason(p.fstype) is None]
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
 @needs_root
@@ -76,6 +78,7 @@ def test_directory_target_compares_existing_directories(workdir):
     (["report", "nope"], "no run 'nope'"),
     (["run", "--runs", "many"], "many"),
     (["run", "--fs", "ext4", "--target-ci", "lots"], "--target-ci 'lots' is not a share"),
+    (["run", "--plan", str(EXAMPLES / "r4-tuned-xfs.toml"), "--fs", "ext4"], "--fs cannot be combined with --plan"),
     (["run", "--fs", "ext4", "--target-ci", "2%", "--runs", "9", "--max-runs", "4"], "max_runs 4 is below runs 9"),
 ])
 def test_bad_input_is_one_line_without_traceback(workdir, args, fragment):

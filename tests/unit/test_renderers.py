@@ -9,15 +9,7 @@ from pickfs.report.envdiff import diff
 from pickfs.report.markdown import render_markdown
 from pickfs.report.recommend import recommend
 from pickfs.report.views import build_views
-from pickfs.store import ResultStore
 from tests.records import fill, make_plan
-
-
-@pytest.fixture
-def store(tmp_path):
-    s = ResultStore(tmp_path / "results.db")
-    yield s
-    s.close()
 
 
 def test_recommendation_picks_the_fastest_safe_config_and_prices_the_unsafe_one(store):

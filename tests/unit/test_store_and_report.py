@@ -12,13 +12,6 @@ from pickfs.store import ResultStore
 from tests.records import fill, make_plan
 
 
-@pytest.fixture
-def store(tmp_path):
-    s = ResultStore(tmp_path / "results.db")
-    yield s
-    s.close()
-
-
 def test_trials_round_trip_with_raw_output(store):
     run_id = fill(store, make_plan())
     rec = store.load(run_id)

@@ -1,7 +1,7 @@
 import pytest
 
 from pickfs.errors import PlanError
-from pickfs.units import format_bytes, parse_duration, parse_size
+from pickfs.units import parse_duration, parse_size
 
 
 @pytest.mark.parametrize("text,expected", [("4G", 4 * 1024**3), ("512M", 512 * 1024**2), ("4GiB", 4 * 1024**3),
@@ -25,8 +25,3 @@ def test_bad_size_names_the_fix(bad):
 def test_bad_duration():
     with pytest.raises(PlanError):
         parse_duration("soon")
-
-
-def test_format_bytes():
-    assert format_bytes(512) == "512 B"
-    assert format_bytes(3 * 1024**2) == "3.0 MiB"

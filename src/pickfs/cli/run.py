@@ -78,6 +78,10 @@ def plan_from_flags(o: dict[str, Any]) -> Plan:
                       o["baseline"])
 
 
+# Flags that describe the matrix itself; with --plan, the plan file says these.
+PLAN_FLAGS = ("fs", "workloads", "sets", "duration", "scheduler", "target", "size", "device", "dirs", "baseline")
+
+
 def method_overrides(o: dict[str, Any]) -> dict[str, Any]:
     """Method settings given as flags (only those given)."""
     out: dict[str, Any] = {}
@@ -111,10 +115,9 @@ def plan_record(plan: Plan) -> dict[str, Any]:
 class CliObserver:
     """Progress bar with time left, and one line per measured run."""
 
-    def __init__(self, progress, total_cells: int) -> None:
+    def __init__(self, progress) -> None:
         self.progress = progress
         self.task = None
-        self.total_cells = total_cells
         self.done = 0
         self.count = 0
 
@@ -179,20 +182,25 @@ def command(**o: Any) -> None:
     With no options: sqlite-tpcb on every filesystem preset this kernel supports, on
     loop-backed images.
     """
-    store = open_store(o["workdir"], o["results_path"])
     previous: tuple[Trial, ...] = ()
     if o["resume"]:
+        store = open_store(o["workdir"], o["results_path"])
         record = store.load(o["resume"])
         plan = plan_from_dict(record.plan)
         run_id = record.id
         previous = record.trials
     elif o["plan_file"]:
+        clash = [f"--{k.replace('_', '-')}" for k in PLAN_FLAGS if o[k]]
+        if clash:
+            raise PlanError(f"{', '.join(clash)} cannot be combined with --plan", "put them in the plan file instead")
         plan = load_plan_file(o["plan_file"], method_overrides(o))
     else:
         plan = plan_from_flags(o)
     if plan.target.kind != "directory":
         require_root(f"building filesystems on {plan.target.kind} targets (losetup, mkfs, mount)",
                      "run as root (sudo), or compare existing directories with --dir PATH")
+    if not o["resume"]:
+        store = open_store(o["workdir"], o["results_path"])
     if plan.target.kind == "device":
         check_device(plan.target.device or "", plan.target.confirm)
     ledger = ledger_for(plan.target.workdir)
@@ -209,7 +217,7 @@ def command(**o: Any) -> None:
     console.info(f"run {run_id}: {len(plan.configs)} configurations x {len(plan.workloads)} workload(s), "
                  f"{plan.method.runs} runs each after {plan.method.warmup} warm-up; results in {store.path}")
     with console.progress() as bar:
-        executor = Executor(plan, run_id, store, ledger, CliObserver(bar, len(plan.cells())))
+        executor = Executor(plan, run_id, store, ledger, CliObserver(bar))
         try:
             executor.execute(previous)
         except KeyboardInterrupt:

@@ -70,16 +70,3 @@ def compare_all(groups: dict[str, Sequence[float]], baseline: str, alpha: float 
     for (name, c), p_adj in zip(tested.items(), adjusted):
         out[name] = Comparison(c.ratio, c.ci_low, c.ci_high, c.p, p_adj, p_adj < alpha)
     return out
-
-
-def min_runs_for_significance(comparisons: int, alpha: float = ALPHA) -> int:
-    """Fewest runs per configuration with which a rank test could reach significance at all.
-
-    With n runs each, an exact two-sided rank test cannot go below 2 / C(2n, n); Holm's first
-    step needs p < alpha / comparisons. (The log-t test has no such floor; this is reported to
-    say how many runs make a result robust to the choice of test.)
-    """
-    n = 2
-    while 2 / math.comb(2 * n, n) >= alpha / max(comparisons, 1):
-        n += 1
-    return n
