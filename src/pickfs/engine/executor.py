@@ -13,7 +13,7 @@ from pickfs.model import Cell, Plan, Trial
 from pickfs.engine.schedule import Slot, estimate_seconds, fixed_slots, next_slot
 from pickfs.stack.filesystems import unavailable_reason
 from pickfs.stack.ledger import Ledger
-from pickfs.stack.provision import Provisioned, provision
+from pickfs.stack.provision import Provisioned, provision, space_used
 from pickfs.stack.quiesce import wait_idle
 from pickfs.monitors.sampler import RunMonitor
 from pickfs.store import ResultStore
@@ -91,9 +91,11 @@ class Executor:
                 except (ValueError, KeyError) as exc:
                     self._fail(slot, f"could not parse {cell.workload.name} output: {exc}", raw.text)
                     raise _CellFailed() from None
+                observed = monitor.result() if monitor else {}
+                if observed:
+                    observed["totals"]["space_used_bytes"] = space_used(prov.info.mountpoint)
                 trial = Trial(self.run_id, cell.index, slot.repetition, phase, started, raw.elapsed_s, True,
-                              metrics, raw.text, mount, (*prov.info.notes, *notes),
-                              monitor=monitor.result() if monitor else {})
+                              metrics, raw.text, mount, (*prov.info.notes, *notes), monitor=observed)
                 self.store.save_trial(trial)
                 self.observer.trial_saved(slot, trial)
         return metrics.get(cls.primary().name)

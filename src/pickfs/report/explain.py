@@ -90,6 +90,9 @@ def explain(trials: Sequence[Trial]) -> list[str]:
         if elapsed:
             text += f"; busy {busy / elapsed:.0%} of the time"
         lines.append(text)
+        space = _median(_totals(trials, "space_used_bytes"))
+        if space is not None:
+            lines.append(f"space used after the run: {_mib(space)}")
         logical = _median(_metric(trials, "client_wchar"))
         if logical:
             lines.append(f"write amplification {wrote / logical:.1f}x: {_mib(wrote)} reached the device "
