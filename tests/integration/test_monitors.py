@@ -19,7 +19,7 @@ def test_flushes_and_attribution_on_real_runs(workdir):
     assert ext4["monitors"]["disk_flushes"] >= 2 * tx
     assert nobarrier["monitors"]["disk_flushes"] == 0
     assert ext4["monitors"]["disk_write_bytes"] > 0 and 0 <= ext4["monitors"]["cpu_iowait_share"] <= 1
-    assert ext4["monitors"]["space_used_bytes"] > 10 * 1024**2  # the 100,000-account database is on it
+    assert ext4["monitors"]["space_used_bytes"] > 100_000 * 84  # at least the accounts table's fillers
     text = "\n".join(ext4["explanation"])
     assert "flushes" in text and "write amplification" in text
     # the client's own writes are counted, and the ext4 journal thread is seen waiting on I/O
