@@ -105,7 +105,7 @@ class RunMonitor:
         while not self._stop.wait(self.state_interval_s):
             c0 = time.thread_time()
             self.state_samples += 1
-            for comm in tasks_waiting_on_io():
+            for comm in set(tasks_waiting_on_io()):  # a name counts once per sample
                 self.waiting[comm] = self.waiting.get(comm, 0) + 1
             now = time.monotonic()
             if now < next_series:

@@ -17,7 +17,7 @@ def process_group(comm: str) -> str:
     if comm.startswith("xfsaild/"):
         return "xfsaild (xfs log)"
     if comm.startswith("kworker/"):
-        m = re.search(r"-([A-Za-z_]+)", comm)
+        m = re.search(r"[-+]([A-Za-z_]+)", comm)  # '+' while the work item runs
         return f"kworker ({m.group(1)})" if m else "kworker"
     if comm.startswith("btrfs-"):
         return re.sub(r"-\d+$", "", comm)
@@ -40,6 +40,11 @@ def _mib(n: float) -> str:
     return f"{n / 1024**2:,.1f} MiB"
 
 
+# The loop device's own workers write the device's I/O into the image file: the layer below
+# the device under test, so they are not writers on the filesystem being compared.
+BELOW_DEVICE = frozenset({"kworker (loop)"})
+
+
 def write_shares(trials: Sequence[Trial]) -> list[tuple[str, float]]:
     """Share of the bytes written, per process group (the workload's client included), mean over runs."""
     shares: dict[str, float] = {}
@@ -47,6 +52,8 @@ def write_shares(trials: Sequence[Trial]) -> list[tuple[str, float]]:
         written: dict[str, float] = {}
         for p in t.monitor.get("processes", []):
             g = process_group(p["comm"])
+            if g in BELOW_DEVICE:
+                continue
             written[g] = written.get(g, 0.0) + p["write_bytes"]
         if "client_write_bytes" in t.metrics:
             written["workload client"] = t.metrics["client_write_bytes"]
