@@ -28,8 +28,21 @@ def config_risks(config: FsConfig) -> list[str]:
     return out
 
 
+_POSTGRES_RISKS = {
+    ("fsync", "off"): "fsync=off: PostgreSQL never forces writes to disk; a power cut can lose acknowledged "
+                      "commits and corrupt the database",
+    ("synchronous_commit", "off"): "synchronous_commit=off: commits are acknowledged before their WAL is on disk; "
+                                   "a power cut loses the last ones (the database stays consistent)",
+    ("full_page_writes", "off"): "full_page_writes=off: a torn page after a power cut can corrupt the database",
+}
+
+
 def workload_risks(spec: WorkloadSpec) -> list[str]:
     out = []
+    if spec.name == "pgbench":
+        for (key, bad), risk in _POSTGRES_RISKS.items():
+            if str(spec.get(key, "")).lower() == bad:
+                out.append(risk)
     if spec.name.startswith("sqlite"):
         sync, mode = spec.get("synchronous"), spec.get("journal_mode")
         if sync == "OFF":

@@ -54,3 +54,5 @@ def test_outliers_by_modified_z_score():
     assert outliers([100, 101, 99, 100, 160]) == [4]
     assert outliers([100, 120, 90, 110, 95]) == []
     assert outliers([1, 2, 3]) == []
+    # two of five far from the median: spread (a disk with two speeds), not outliers
+    assert outliers([17437, 10888, 17565, 11035, 17600]) == []

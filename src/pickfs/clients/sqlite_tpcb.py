@@ -16,6 +16,8 @@ import sqlite3
 import sys
 import time
 
+from pickfs.clients.histogram import add
+
 ACCOUNTS_PER_BRANCH = 100_000
 TELLERS_PER_BRANCH = 10
 FILLER = " " * 84
@@ -83,15 +85,6 @@ def own_io() -> dict:
     return out
 
 
-def bucket_us(seconds: float) -> int:
-    """Latency in microseconds, kept to three significant digits (histogram key)."""
-    us = int(seconds * 1e6)
-    if us < 1000:
-        return us
-    digits = len(str(us)) - 3
-    return round(us, -digits)
-
-
 def run(args: argparse.Namespace) -> dict:
     conn, mode, sync = connect(args.db, args.journal_mode, args.synchronous)
     rng = random.Random(args.seed)
@@ -119,8 +112,7 @@ def run(args: argparse.Namespace) -> dict:
             execute(stmt, params).fetchall()
         execute("COMMIT")
         end = clock()
-        key = bucket_us(end - now)
-        histogram[key] = histogram.get(key, 0) + 1
+        add(histogram, int((end - now) * 1e6))
         second = int(end - start)
         while len(per_second) <= second:
             per_second.append(0)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import time
-from contextlib import nullcontext
+from contextlib import ExitStack, nullcontext
 from pathlib import Path
 from typing import Protocol
 
@@ -16,6 +16,7 @@ from pickfs.stack.ledger import Ledger
 from pickfs.stack.provision import Provisioned, provision, space_used
 from pickfs.stack.quiesce import wait_idle
 from pickfs.monitors.sampler import RunMonitor
+from pickfs.services import service_class
 from pickfs.store import ResultStore
 from pickfs.workloads import workload_class
 
@@ -73,10 +74,17 @@ class Executor:
         cell, m = slot.cell, self.plan.method
         cls = workload_class(cell.workload.name)
         wl = cls()
-        with provision(cell.config, self.plan.target, self.ledger, m.quiesce_seconds, m.quiesce_timeout) as prov:
+        with ExitStack() as stack:
+            prov = stack.enter_context(
+                provision(cell.config, self.plan.target, self.ledger, m.quiesce_seconds, m.quiesce_timeout))
+            endpoint = None
+            if cls.service:
+                service = service_class(cls.service)
+                endpoint = stack.enter_context(service.start(prov.datadir, dict(cell.workload.settings), self.ledger,
+                                                             Path(self.plan.target.workdir) / "run"))
             mount = prov.info.as_dict()
             started = time.time()
-            prep = wl.prepare(cell.workload, prov.datadir)
+            prep = wl.prepare(cell.workload, prov.datadir, endpoint)
             self.store.save_trial(Trial(self.run_id, cell.index, slot.repetition, "prepare", started, prep.elapsed_s,
                                         True, {"prepare_s": prep.elapsed_s}, prep.text, mount, prov.info.notes))
             for i in range(m.warmup + 1):
@@ -85,7 +93,7 @@ class Executor:
                 monitor = RunMonitor(prov.disk, m.monitor_interval) if m.monitors and phase == "measured" else None
                 started = time.time()
                 with monitor or nullcontext():
-                    raw = wl.run(cell.workload, prov.datadir)
+                    raw = wl.run(cell.workload, prov.datadir, endpoint)
                 try:
                     metrics = wl.parse(raw.text)
                 except (ValueError, KeyError) as exc:

@@ -39,7 +39,8 @@ def recommend(view: WorkloadView) -> list[str]:
         if c is not None and c.p >= 0.05:
             ties.append(r.cell.config.name)
     text = (f"{view.label}: use {best.cell.config.name}, the fastest configuration with no setting known to lose "
-            f"acknowledged commits ({_fmt(best)}, median of {best.primary.summary.n} runs)")
+            f"acknowledged commits ({_fmt(best)}, median of {best.primary.summary.n} "
+            f"run{'' if best.primary.summary.n == 1 else 's'})")
     if ties:
         text += f"; {', '.join(ties)} {'is' if len(ties) == 1 else 'are'} not significantly different from it"
     out.append(text + ".")

@@ -85,7 +85,7 @@ def _row(record: RunRecord, cell: Cell, defs: tuple[MetricDef, ...], method: Met
     primary = mvs[0] if mvs else MetricValues(MetricDef("value", "", True), (), None)
     if primary.summary and primary.summary.n > 1:
         if primary.summary.cv > NOISY_CV:
-            notes.append(f"noisy: runs vary by {primary.summary.cv:.0%} (coefficient of variation)")
+            notes.append(f"noisy (CV {primary.summary.cv:.0%})")
         d = drift(primary.values)
         tau, p = trend(primary.values)
         if abs(d) > DRIFT_NOTE and p < TREND_P:
@@ -93,8 +93,8 @@ def _row(record: RunRecord, cell: Cell, defs: tuple[MetricDef, ...], method: Met
             notes.append(f"runs 1-{len(primary.values)} trend {direction} ({d:+.0%} first to last, "
                          f"Kendall p={p:.2f}): not in steady state")
         for i in outliers(primary.values):
-            notes.append(f"run {i + 1} is an outlier ({primary.values[i]:,.0f} against a median of "
-                         f"{primary.summary.median:,.0f}): was the machine disturbed?")
+            notes.append(f"run {i + 1} is an outlier ({primary.values[i]:,.0f}; median {primary.summary.median:,.0f}): "
+                         "was the machine disturbed?")
         if method.target_ci is not None:
             hw = relative_half_width(primary.values)
             if hw > method.target_ci:

@@ -66,8 +66,18 @@ def _undo_scheduler(e: Entry) -> None:
         blockdev.set_scheduler(e.get("device"), original)
 
 
+def _pid_of(e: Entry) -> int:
+    """The process an entry names: a pid, or the first line of a pid file (a server's own)."""
+    if e.get("pidfile"):
+        try:
+            return int(Path(e.get("pidfile")).read_text().split()[0])
+        except (OSError, ValueError, IndexError):
+            return 0
+    return int(e.get("child_pid", 0) or 0)
+
+
 def _undo_process(e: Entry) -> None:
-    pid = int(e.get("child_pid", 0) or 0)
+    pid = _pid_of(e)
     if pid <= 0:
         return
     try:
@@ -76,12 +86,16 @@ def _undo_process(e: Entry) -> None:
         return
     if e.get("match", "") not in cmdline:
         return  # the pid was reused by something else
-    os.kill(pid, signal.SIGTERM)
-    for _ in range(50):
+    os.kill(pid, getattr(signal, e.get("stop_signal", "SIGTERM")))
+    for _ in range(600):
         if not Path(f"/proc/{pid}").exists():
             return
         time.sleep(0.1)
     os.kill(pid, signal.SIGKILL)
+    for _ in range(100):
+        if not Path(f"/proc/{pid}").exists():
+            return
+        time.sleep(0.1)
 
 
 UNDO: dict[str, Callable[[Entry], None]] = {

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from pickfs.errors import PlanError
 from pickfs.workloads.base import Workload
+from pickfs.workloads.pgbench import Pgbench
 from pickfs.workloads.sqlite_tpcb import SqliteTpcb
 
-REGISTRY: dict[str, type[Workload]] = {cls.name: cls for cls in (SqliteTpcb,)}
+REGISTRY: dict[str, type[Workload]] = {cls.name: cls for cls in (SqliteTpcb, Pgbench)}
 DEFAULT_WORKLOAD = SqliteTpcb.name
 
 

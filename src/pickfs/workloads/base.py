@@ -8,6 +8,7 @@ from typing import Any, ClassVar
 
 from pickfs.errors import PlanError
 from pickfs.model import MetricDef, RawOutput, WorkloadSpec
+from pickfs.services.base import Endpoint
 
 
 class Workload(ABC):
@@ -15,6 +16,7 @@ class Workload(ABC):
     description: ClassVar[str]
     metrics: ClassVar[tuple[MetricDef, ...]]  # the first is the primary metric
     defaults: ClassVar[dict[str, Any]]
+    service: ClassVar[str | None] = None  # a database server to start on the filesystem under test
 
     @classmethod
     def normalize(cls, settings: dict[str, Any]) -> dict[str, Any]:
@@ -42,11 +44,11 @@ class Workload(ABC):
         return None
 
     @abstractmethod
-    def prepare(self, spec: WorkloadSpec, datadir: Path) -> RawOutput:
+    def prepare(self, spec: WorkloadSpec, datadir: Path, endpoint: Endpoint | None = None) -> RawOutput:
         """Lay out the data the run needs. Never counted as a run."""
 
     @abstractmethod
-    def run(self, spec: WorkloadSpec, datadir: Path) -> RawOutput:
+    def run(self, spec: WorkloadSpec, datadir: Path, endpoint: Endpoint | None = None) -> RawOutput:
         """One run; the raw output is kept verbatim."""
 
     @staticmethod

@@ -10,9 +10,10 @@ from typing import Any
 from pickfs.errors import PlanError
 from pickfs.model import MetricDef, RawOutput, WorkloadSpec
 from pickfs.proc import run as run_program
-from pickfs.stats import percentile_from_histogram
+from pickfs.services.base import Endpoint
 from pickfs.units import parse_duration
 from pickfs.workloads.base import Workload
+from pickfs.workloads.latency import LATENCY_METRICS, latency_metrics
 
 JOURNAL_MODES = ("DELETE", "TRUNCATE", "PERSIST", "MEMORY", "WAL", "OFF")
 SYNCHRONOUS = ("OFF", "NORMAL", "FULL", "EXTRA")
@@ -24,10 +25,7 @@ class SqliteTpcb(Workload):
     description = "pgbench's TPC-B-like transaction in embedded SQLite (Python sqlite3, one client)"
     metrics = (
         MetricDef("tps", "tx/s", True, "committed transactions per second"),
-        MetricDef("lat_p50", "s", False, "median commit latency"),
-        MetricDef("lat_p95", "s", False, "95th percentile commit latency"),
-        MetricDef("lat_p99", "s", False, "99th percentile commit latency"),
-        MetricDef("lat_max", "s", False, "slowest transaction"),
+        *LATENCY_METRICS,
         MetricDef("transactions", "tx", True, "transactions committed in the run"),
         MetricDef("client_wchar", "B", False, "bytes the client passed to write()"),
         MetricDef("client_write_bytes", "B", False, "bytes the client caused to be written to storage"),
@@ -71,10 +69,10 @@ class SqliteTpcb(Workload):
             argv += ["--duration", str(spec.get("duration")), "--transactions", str(spec.get("transactions"))]
         return argv
 
-    def prepare(self, spec: WorkloadSpec, datadir: Path) -> RawOutput:
+    def prepare(self, spec: WorkloadSpec, datadir: Path, endpoint: Endpoint | None = None) -> RawOutput:
         return run_program(self._argv("prepare", spec, datadir), timeout=3600)
 
-    def run(self, spec: WorkloadSpec, datadir: Path) -> RawOutput:
+    def run(self, spec: WorkloadSpec, datadir: Path, endpoint: Endpoint | None = None) -> RawOutput:
         return run_program(self._argv("run", spec, datadir), timeout=spec.get("duration") * 10 + 600)
 
     @staticmethod
@@ -88,8 +86,5 @@ class SqliteTpcb(Workload):
         if "wchar" in io:
             metrics["client_wchar"] = float(io["wchar"])
             metrics["client_write_bytes"] = float(io["write_bytes"])
-        hist = {float(k) / 1e6: int(v) for k, v in doc["latency_us"].items()}
-        if hist:
-            for q, name in ((50, "lat_p50"), (95, "lat_p95"), (99, "lat_p99"), (100, "lat_max")):
-                metrics[name] = percentile_from_histogram(hist, q)
+        metrics.update(latency_metrics(doc["latency_us"]))
         return metrics

@@ -1,0 +1,16 @@
+"""Latency histograms kept in raw output: microseconds to three significant digits (stdlib only)."""
+
+from __future__ import annotations
+
+
+def bucket_us(us: int) -> int:
+    """A latency in microseconds, rounded to three significant digits (a histogram key)."""
+    if us < 1000:
+        return us
+    digits = len(str(us)) - 3
+    return round(us, -digits)
+
+
+def add(histogram: dict[int, int], us: int) -> None:
+    key = bucket_us(us)
+    histogram[key] = histogram.get(key, 0) + 1

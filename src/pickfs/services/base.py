@@ -1,0 +1,55 @@
+"""What a database service provides: start on a directory, hand back how to reach it, stop."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+from pickfs.errors import PickfsError
+from pickfs.stack.ledger import Ledger
+
+
+class ServiceFailed(PickfsError):
+    """A server did not start or stop; the message carries its log's tail."""
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """How a client reaches a server pickfs started: a private socket, never TCP."""
+
+    service: str
+    socket_dir: str
+    port: int
+    user: str
+    database: str
+    env: dict[str, str] = field(default_factory=dict)  # PGHOST, MYSQL_UNIX_PORT, DATABASE_URL, ...
+    log: str = ""
+    version: str = ""
+
+
+class Service(ABC):
+    name: ClassVar[str]
+    package: ClassVar[str]  # the Debian package that provides it
+
+    @classmethod
+    @abstractmethod
+    def unavailable_reason(cls) -> str | None:
+        """None when this machine has the server; else what to install."""
+
+    @classmethod
+    @abstractmethod
+    def start(cls, datadir: Path, settings: dict[str, Any], ledger: Ledger,
+              rundir: Path) -> AbstractContextManager[Endpoint]:
+        """A context manager: the server runs with its data in `datadir` until exit."""
+
+
+def log_tail(path: Path, lines: int = 5) -> str:
+    try:
+        text = path.read_text(errors="replace").strip().splitlines()
+    except OSError:
+        return "(no log)"
+    return " | ".join(text[-lines:]) or "(empty log)"
+

@@ -1,0 +1,90 @@
+"""PostgreSQL: initdb into the filesystem under test, a private socket, no TCP listener."""
+
+from __future__ import annotations
+
+import glob
+import os
+import pwd
+import time
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from pathlib import Path
+from typing import Any
+
+from pickfs.errors import CommandFailed
+from pickfs.proc import run
+from pickfs.services.base import Endpoint, Service, ServiceFailed, log_tail
+from pickfs.stack.cleanup import holding
+from pickfs.stack.ledger import Ledger
+
+# Server settings pickfs passes on the command line when a workload names them.
+SETTINGS = ("shared_buffers", "checkpoint_timeout", "max_wal_size", "fsync", "synchronous_commit",
+            "wal_sync_method", "full_page_writes")
+PORT = 5432
+OS_USER = "postgres"
+
+
+def bindir() -> Path | None:
+    """The newest installed server's binaries (Debian keeps them per major version)."""
+    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/postgres"),
+                   key=lambda p: int(Path(p).parent.parent.name) if Path(p).parent.parent.name.isdigit() else 0)
+    return Path(found[-1]).parent if found else None
+
+
+def _as_postgres(argv: list[str]) -> list[str]:
+    return ["runuser", "-u", OS_USER, "--", *argv]
+
+
+class PostgreSQL(Service):
+    name = "postgresql"
+    package = "postgresql"
+
+    @classmethod
+    def unavailable_reason(cls) -> str | None:
+        if bindir() is None:
+            return "PostgreSQL is not installed (apt-get install postgresql)"
+        try:
+            pwd.getpwnam(OS_USER)
+        except KeyError:
+            return f"there is no '{OS_USER}' user to run the server as (apt-get install postgresql)"
+        return None
+
+    @classmethod
+    @contextmanager
+    def start(cls, datadir: Path, settings: dict[str, Any], ledger: Ledger, rundir: Path) -> Iterator[Endpoint]:
+        reason = cls.unavailable_reason()
+        if reason:
+            raise ServiceFailed(reason, "install it, or leave PostgreSQL workloads out of the plan")
+        bins = bindir()
+        assert bins is not None
+        user = pwd.getpwnam(OS_USER)
+        pgdata, log = datadir / "pgdata", datadir / "postgresql.log"
+        with ExitStack() as stack:
+            sockdir = rundir / f"pg-{os.getpid()}-{time.monotonic_ns() % 10**9}"
+            stack.enter_context(holding(ledger, "dir", path=str(sockdir), recursive=True))
+            sockdir.mkdir(mode=0o700, parents=True)
+            for path in (sockdir, datadir):
+                os.chown(path, user.pw_uid, user.pw_gid)
+            try:
+                run(_as_postgres([str(bins / "initdb"), "-D", str(pgdata), "-U", "postgres", "--auth=trust",
+                                  "-E", "UTF8", "--locale=C", "--no-instructions"]), package="postgresql",
+                    timeout=300)
+            except CommandFailed as exc:
+                raise ServiceFailed(f"initdb failed: {exc.one_line()}", "see the message; is the filesystem writable?")
+            options = ["-c listen_addresses=''", f"-c unix_socket_directories={sockdir}", f"-c port={PORT}"]
+            options += [f"-c {k}={settings[k]}" for k in SETTINGS if settings.get(k) not in (None, "")]
+            # Recorded before it starts: cleanup finds the postmaster through its pid file.
+            stack.enter_context(holding(ledger, "process", pidfile=str(pgdata / "postmaster.pid"), match="postgres",
+                                        stop_signal="SIGINT"))
+            try:
+                run(_as_postgres([str(bins / "pg_ctl"), "-D", str(pgdata), "-l", str(log), "-w", "-t", "120",
+                                  "-o", " ".join(options), "start"]), package="postgresql", timeout=180)
+            except CommandFailed:
+                raise ServiceFailed(f"PostgreSQL did not start: {log_tail(log)}",
+                                    "check the server settings of this workload") from None
+            version = run([str(bins / "postgres"), "--version"]).text.strip()
+            yield Endpoint(
+                service=cls.name, socket_dir=str(sockdir), port=PORT, user="postgres", database="postgres",
+                env={"PGHOST": str(sockdir), "PGPORT": str(PORT), "PGUSER": "postgres", "PGDATABASE": "postgres",
+                     "DATABASE_URL": f"postgresql://postgres@/postgres?host={sockdir}&port={PORT}"},
+                log=str(log), version=version)

@@ -1,0 +1,155 @@
+"""pgbench against a PostgreSQL server pickfs started on the filesystem under test."""
+
+from __future__ import annotations
+
+import json
+import re
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from pickfs.clients.histogram import add
+from pickfs.errors import PlanError
+from pickfs.model import MetricDef, RawOutput, WorkloadSpec
+from pickfs.proc import run as run_program
+from pickfs.services.base import Endpoint
+from pickfs.services.postgres import SETTINGS, bindir
+from pickfs.units import parse_duration
+from pickfs.workloads.base import Workload
+from pickfs.workloads.latency import LATENCY_METRICS, latency_metrics
+
+MODES = {"tpcb-like": "tpcb-like", "select-only": "select-only", "simple-update": "simple-update"}
+
+
+def _tool(name: str) -> str:
+    b = bindir()
+    return str(b / name) if b and (b / name).exists() else name
+
+
+def fold_logs(paths: list[Path]) -> tuple[dict[str, int], list[int], int]:
+    """pgbench per-transaction logs -> (latency histogram in us, transactions per second, failures).
+
+    A line: client_id transaction_no time_us script_no time_epoch time_us [schedule_lag] [retries];
+    time_us is 'failed' (or 'skipped') for a transaction that did not complete.
+    """
+    hist: dict[int, int] = {}
+    per_second: dict[int, int] = {}
+    failed = 0
+    for path in paths:
+        for line in path.read_text().splitlines():
+            f = line.split()
+            if len(f) < 6:
+                continue
+            if not f[2].isdigit():
+                failed += 1
+                continue
+            add(hist, int(f[2]))
+            second = int(f[4])
+            per_second[second] = per_second.get(second, 0) + 1
+    series = [per_second.get(s, 0) for s in range(min(per_second), max(per_second) + 1)] if per_second else []
+    return {str(k): v for k, v in sorted(hist.items())}, series, failed
+
+
+class Pgbench(Workload):
+    name = "pgbench"
+    description = "pgbench (TPC-B-like, select-only or simple-update) on a private PostgreSQL server"
+    service = "postgresql"
+    metrics = (
+        MetricDef("tps", "tx/s", True, "transactions per second (without initial connection time)"),
+        *LATENCY_METRICS,
+        MetricDef("lat_avg", "s", False, "average latency reported by pgbench"),
+        MetricDef("lat_stddev", "s", False, "latency standard deviation reported by pgbench"),
+        MetricDef("transactions", "tx", True, "transactions processed"),
+        MetricDef("failed", "tx", False, "transactions that failed"),
+    )
+    defaults: dict[str, Any] = {
+        "mode": "tpcb-like",
+        "scale": 10,
+        "clients": 4,
+        "threads": 2,
+        "duration": 10.0,
+        # server settings: PostgreSQL's own defaults, stated
+        "shared_buffers": "128MB",
+        "checkpoint_timeout": "5min",
+        "max_wal_size": "1GB",
+        "fsync": "on",
+        "synchronous_commit": "on",
+        "wal_sync_method": "fdatasync",
+        "full_page_writes": "on",
+    }
+
+    @classmethod
+    def check(cls, settings: dict[str, Any]) -> dict[str, Any]:
+        out = dict(settings)
+        if out["mode"] not in MODES:
+            raise PlanError(f"pgbench mode {out['mode']!r} is not valid", f"use one of {', '.join(MODES)}")
+        for key in ("scale", "clients", "threads"):
+            if not isinstance(out[key], int) or out[key] < 1:
+                raise PlanError(f"pgbench {key} must be a whole number of at least 1", f"e.g. {key} = 4")
+        if out["threads"] > out["clients"]:
+            raise PlanError("pgbench threads cannot exceed clients", "e.g. clients = 4, threads = 2")
+        out["duration"] = parse_duration(out["duration"])
+        for key in SETTINGS:
+            out[key] = str(out[key])
+        return out
+
+    @classmethod
+    def unavailable_reason(cls) -> str | None:
+        from pickfs.services.postgres import PostgreSQL
+
+        return PostgreSQL.unavailable_reason()
+
+    @staticmethod
+    def _conn(endpoint: Endpoint | None) -> list[str]:
+        assert endpoint is not None, "pgbench needs its PostgreSQL server"
+        return ["-h", endpoint.socket_dir, "-p", str(endpoint.port), "-U", endpoint.user]
+
+    def prepare(self, spec: WorkloadSpec, datadir: Path, endpoint: Endpoint | None = None) -> RawOutput:
+        t0 = time.perf_counter()
+        out = run_program([_tool("pgbench"), "-i", "-q", "-s", str(spec.get("scale")), *self._conn(endpoint),
+                           endpoint.database], package="postgresql-client", timeout=3600)
+        # The load's own checkpoint must not land in the first measured run.
+        run_program([_tool("psql"), *self._conn(endpoint), "-d", endpoint.database, "-c", "CHECKPOINT"],
+                    package="postgresql-client")
+        return RawOutput(out.text, time.perf_counter() - t0)
+
+    def run(self, spec: WorkloadSpec, datadir: Path, endpoint: Endpoint | None = None) -> RawOutput:
+        with tempfile.TemporaryDirectory(prefix="pickfs-pgbench-") as logdir:
+            prefix = Path(logdir) / "pgbench_log"
+            argv = [_tool("pgbench"), "-b", MODES[spec.get("mode")], "-c", str(spec.get("clients")),
+                    "-j", str(spec.get("threads")), "-T", str(max(1, round(spec.get("duration")))), "-P", "1",
+                    "-l", f"--log-prefix={prefix}", *self._conn(endpoint), endpoint.database]
+            t0 = time.perf_counter()
+            out = run_program(argv, package="postgresql-client", timeout=spec.get("duration") * 5 + 300)
+            elapsed = time.perf_counter() - t0
+            hist, per_second, failed = fold_logs(sorted(Path(logdir).glob("pgbench_log*")))
+        doc = {"client": "pgbench", "argv": argv, "stdout": out.text, "latency_us": hist,
+               "per_second": per_second, "failed": failed, "server": endpoint.version}
+        return RawOutput(json.dumps(doc), elapsed)
+
+    @staticmethod
+    def parse(raw: str) -> dict[str, float]:
+        doc = json.loads(raw)
+        if doc.get("client") != "pgbench":
+            raise ValueError("not the output of a pickfs pgbench run")
+        return {**parse_summary(doc["stdout"]), **latency_metrics(doc["latency_us"]),
+                "failed": float(doc.get("failed", 0))}
+
+
+def parse_summary(stdout: str) -> dict[str, float]:
+    """pgbench's closing summary -> tps, transactions, average and stddev latency (pure)."""
+    out: dict[str, float] = {}
+    m = re.search(r"^tps = ([\d.]+) \(without initial connection time\)", stdout, re.M) or \
+        re.search(r"^tps = ([\d.]+) \(excluding connections establishing\)", stdout, re.M)
+    if not m:
+        raise ValueError("pgbench printed no tps line")
+    out["tps"] = float(m.group(1))
+    m = re.search(r"^number of transactions actually processed: (\d+)", stdout, re.M)
+    if m:
+        out["transactions"] = float(m.group(1))
+    for key, name in (("latency average", "lat_avg"), ("latency stddev", "lat_stddev")):
+        m = re.search(rf"^{key} = ([\d.]+) ms", stdout, re.M)
+        if m:
+            out[name] = float(m.group(1)) / 1000
+    return out
