@@ -37,8 +37,23 @@ _POSTGRES_RISKS = {
 }
 
 
+def _innodb_risks(spec: WorkloadSpec) -> list[str]:
+    out = []
+    flush = str(spec.get("innodb_flush_log_at_trx_commit", "1"))
+    if flush in ("0", "2"):
+        out.append(f"innodb_flush_log_at_trx_commit={flush}: the log is flushed about once a second, not at "
+                   "commit; a power cut can lose the last second of acknowledged commits")
+    if str(spec.get("innodb_doublewrite", "")).lower() in ("0", "off"):
+        out.append("innodb_doublewrite=0: a torn page after a power cut can corrupt the database")
+    if str(spec.get("sync_binlog", "")) == "0" and str(spec.get("log_bin", "")).lower() not in ("", "none", "0", "off"):
+        out.append("sync_binlog=0 with a binary log: the binlog can lose transactions the tables kept")
+    return out
+
+
 def workload_risks(spec: WorkloadSpec) -> list[str]:
     out = []
+    if spec.name == "sysbench-oltp":
+        out += _innodb_risks(spec)
     if spec.name == "pgbench":
         for (key, bad), risk in _POSTGRES_RISKS.items():
             if str(spec.get(key, "")).lower() == bad:

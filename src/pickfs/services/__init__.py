@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from pickfs.errors import PlanError
 from pickfs.services.base import Endpoint, Service
+from pickfs.services.mariadb import MariaDB
 from pickfs.services.postgres import PostgreSQL
 
-REGISTRY: dict[str, type[Service]] = {cls.name: cls for cls in (PostgreSQL,)}
+REGISTRY: dict[str, type[Service]] = {cls.name: cls for cls in (PostgreSQL, MariaDB)}
 
 
 def service_class(name: str) -> type[Service]:

@@ -76,6 +76,21 @@ def _pid_of(e: Entry) -> int:
     return int(e.get("child_pid", 0) or 0)
 
 
+def _gone(pid: int) -> bool:
+    """Exited: no such process, or a zombie (reaped here when it is pickfs's own child)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return True
+    if state == "Z":
+        try:
+            os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            pass
+        return True
+    return False
+
+
 def _undo_process(e: Entry) -> None:
     pid = _pid_of(e)
     if pid <= 0:
@@ -88,12 +103,12 @@ def _undo_process(e: Entry) -> None:
         return  # the pid was reused by something else
     os.kill(pid, getattr(signal, e.get("stop_signal", "SIGTERM")))
     for _ in range(600):
-        if not Path(f"/proc/{pid}").exists():
+        if _gone(pid):
             return
         time.sleep(0.1)
     os.kill(pid, signal.SIGKILL)
     for _ in range(100):
-        if not Path(f"/proc/{pid}").exists():
+        if _gone(pid):
             return
         time.sleep(0.1)
 

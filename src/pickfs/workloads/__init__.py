@@ -6,8 +6,9 @@ from pickfs.errors import PlanError
 from pickfs.workloads.base import Workload
 from pickfs.workloads.pgbench import Pgbench
 from pickfs.workloads.sqlite_tpcb import SqliteTpcb
+from pickfs.workloads.sysbench_oltp import SysbenchOltp
 
-REGISTRY: dict[str, type[Workload]] = {cls.name: cls for cls in (SqliteTpcb, Pgbench)}
+REGISTRY: dict[str, type[Workload]] = {cls.name: cls for cls in (SqliteTpcb, Pgbench, SysbenchOltp)}
 DEFAULT_WORKLOAD = SqliteTpcb.name
 
 

@@ -1,0 +1,114 @@
+"""MariaDB (or MySQL): system tables installed into the filesystem under test, a private
+socket, networking off."""
+
+from __future__ import annotations
+
+import os
+import pwd
+import subprocess
+import time
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from pathlib import Path
+from typing import Any
+
+from pickfs.errors import CommandFailed
+from pickfs.proc import run
+from pickfs.services.base import Endpoint, Service, ServiceFailed, log_tail
+from pickfs.stack.cleanup import holding
+from pickfs.stack.filesystems import which
+from pickfs.stack.ledger import Ledger
+
+# Server settings pickfs passes on the command line when a workload names them (None: the server's default).
+SETTINGS = ("innodb_buffer_pool_size", "innodb_flush_log_at_trx_commit", "innodb_flush_method", "sync_binlog",
+            "innodb_doublewrite", "log_bin")
+OS_USER = "mysql"
+DATABASE = "sbtest"
+
+
+def _first(*names: str) -> str | None:
+    for n in names:
+        path = which(n)
+        if path:
+            return path
+    return None
+
+
+def server_binary() -> str | None:
+    return _first("mariadbd", "mysqld")
+
+
+def install_binary() -> str | None:
+    return _first("mariadb-install-db", "mysql_install_db")
+
+
+def client_binary() -> str | None:
+    return _first("mariadb", "mysql")
+
+
+class MariaDB(Service):
+    name = "mariadb"
+    package = "mariadb-server"
+
+    @classmethod
+    def unavailable_reason(cls) -> str | None:
+        if not server_binary() or not install_binary() or not client_binary():
+            return "MariaDB is not installed (apt-get install mariadb-server)"
+        try:
+            pwd.getpwnam(OS_USER)
+        except KeyError:
+            return f"there is no '{OS_USER}' user to run the server as (apt-get install mariadb-server)"
+        return None
+
+    @classmethod
+    @contextmanager
+    def start(cls, datadir: Path, settings: dict[str, Any], ledger: Ledger, rundir: Path) -> Iterator[Endpoint]:
+        reason = cls.unavailable_reason()
+        if reason:
+            raise ServiceFailed(reason, "install it, or leave MariaDB workloads out of the plan")
+        user = pwd.getpwnam(OS_USER)
+        data, log = datadir / "mysql", datadir / "mariadb.log"
+        with ExitStack() as stack:
+            sockdir = rundir / f"my-{os.getpid()}-{time.monotonic_ns() % 10**9}"
+            stack.enter_context(holding(ledger, "dir", path=str(sockdir), recursive=True))
+            sockdir.mkdir(mode=0o700, parents=True)
+            data.mkdir()
+            for path in (sockdir, datadir, data):
+                os.chown(path, user.pw_uid, user.pw_gid)
+            socket, pidfile = sockdir / "mysqld.sock", sockdir / "mysqld.pid"
+            try:
+                run([install_binary() or "mariadb-install-db", "--no-defaults", f"--datadir={data}", f"--user={OS_USER}",
+                     "--auth-root-authentication-method=normal", "--skip-test-db"], package="mariadb-server",
+                    timeout=600)
+            except CommandFailed as exc:
+                raise ServiceFailed(f"mariadb-install-db failed: {exc.one_line()}", "is the filesystem writable?")
+            argv = [server_binary() or "mariadbd", "--no-defaults", f"--datadir={data}", f"--socket={socket}",
+                    f"--pid-file={pidfile}", "--skip-networking", f"--user={OS_USER}", f"--log-error={log}"]
+            for key in SETTINGS:
+                value = settings.get(key)
+                if value not in (None, ""):
+                    argv.append(f"--{key.replace('_', '-')}={value}")
+            stack.enter_context(holding(ledger, "process", pidfile=str(pidfile), match="mariadbd" if "mariadbd"
+                                        in argv[0] else "mysqld", stop_signal="SIGTERM"))
+            # Its own session: a Ctrl-C in the terminal reaches pickfs, which then shuts the server down.
+            proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                    stderr=subprocess.DEVNULL, start_new_session=True)
+            client = [client_binary() or "mariadb", f"--socket={socket}", "--user=root"]
+            deadline = time.monotonic() + 120
+            while True:
+                if proc.poll() is not None:
+                    raise ServiceFailed(f"MariaDB did not start: {log_tail(log)}",
+                                        "check the server settings of this workload")
+                ping = subprocess.run([*client, "-e", "SELECT 1"], capture_output=True)
+                if ping.returncode == 0 and pidfile.exists():
+                    break
+                if time.monotonic() > deadline:
+                    raise ServiceFailed(f"MariaDB did not answer within 120 s: {log_tail(log)}", "see its log")
+                time.sleep(0.2)
+            run([*client, "-e", f"CREATE DATABASE IF NOT EXISTS {DATABASE}"])
+            version = run([*client, "-N", "-e", "SELECT VERSION()"]).text.strip()
+            yield Endpoint(
+                service=cls.name, socket_dir=str(sockdir), port=0, user="root", database=DATABASE,
+                env={"MYSQL_UNIX_PORT": str(socket),
+                     "DATABASE_URL": f"mysql://root@localhost/{DATABASE}?unix_socket={socket}"},
+                log=str(log), version=version)

@@ -1,0 +1,140 @@
+"""sysbench OLTP on a MariaDB/MySQL server pickfs started on the filesystem under test."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from pathlib import Path
+from typing import Any
+
+from pickfs.errors import PlanError
+from pickfs.model import MetricDef, RawOutput, WorkloadSpec
+from pickfs.proc import run as run_program
+from pickfs.services.base import Endpoint
+from pickfs.stats import percentile_from_histogram
+from pickfs.units import parse_duration
+from pickfs.workloads.base import Workload
+
+TESTS = ("oltp_read_only", "oltp_read_write", "oltp_write_only")
+
+
+class SysbenchOltp(Workload):
+    name = "sysbench-oltp"
+    description = "sysbench OLTP (read-only, read-write, write-only) on a private MariaDB/MySQL server"
+    service = "mariadb"
+    metrics = (
+        MetricDef("tps", "tx/s", True, "transactions per second"),
+        MetricDef("qps", "q/s", True, "queries per second"),
+        MetricDef("lat_p50", "s", False, "median latency (from sysbench's histogram)"),
+        MetricDef("lat_p95", "s", False, "95th percentile latency"),
+        MetricDef("lat_p99", "s", False, "99th percentile latency"),
+        MetricDef("lat_max", "s", False, "slowest transaction"),
+        MetricDef("lat_avg", "s", False, "average latency"),
+        MetricDef("transactions", "tx", True, "transactions in the run"),
+        MetricDef("errors", "err", False, "ignored errors"),
+    )
+    defaults: dict[str, Any] = {
+        "test": "oltp_read_write",
+        "tables": 4,
+        "table_size": 10_000,
+        "threads": 4,
+        "duration": 10.0,
+        # server settings; None keeps the server's own default (the run records what was in force)
+        "innodb_buffer_pool_size": "128M",
+        "innodb_flush_log_at_trx_commit": 1,
+        "innodb_flush_method": None,
+        "sync_binlog": None,
+        "innodb_doublewrite": None,
+        "log_bin": None,
+    }
+
+    @classmethod
+    def check(cls, settings: dict[str, Any]) -> dict[str, Any]:
+        out = dict(settings)
+        if out["test"] not in TESTS:
+            raise PlanError(f"sysbench-oltp test {out['test']!r} is not valid", f"use one of {', '.join(TESTS)}")
+        for key in ("tables", "table_size", "threads"):
+            if not isinstance(out[key], int) or out[key] < 1:
+                raise PlanError(f"sysbench-oltp {key} must be a whole number of at least 1", f"e.g. {key} = 4")
+        out["duration"] = parse_duration(out["duration"])
+        return out
+
+    @classmethod
+    def unavailable_reason(cls) -> str | None:
+        from pickfs.services.mariadb import MariaDB
+        from pickfs.stack.filesystems import which
+
+        if which("sysbench") is None:
+            return "sysbench is not installed (apt-get install sysbench)"
+        return MariaDB.unavailable_reason()
+
+    @staticmethod
+    def _argv(spec: WorkloadSpec, endpoint: Endpoint | None) -> list[str]:
+        assert endpoint is not None, "sysbench-oltp needs its MariaDB server"
+        return ["sysbench", spec.get("test"), "--db-driver=mysql", f"--mysql-socket={endpoint.env['MYSQL_UNIX_PORT']}",
+                f"--mysql-user={endpoint.user}", f"--mysql-db={endpoint.database}", f"--tables={spec.get('tables')}",
+                f"--table-size={spec.get('table_size')}"]
+
+    def prepare(self, spec: WorkloadSpec, datadir: Path, endpoint: Endpoint | None = None) -> RawOutput:
+        t0 = time.perf_counter()
+        out = run_program([*self._argv(spec, endpoint), f"--threads={min(spec.get('tables'), 4)}", "prepare"],
+                          package="sysbench", timeout=3600)
+        return RawOutput(out.text, time.perf_counter() - t0)
+
+    def run(self, spec: WorkloadSpec, datadir: Path, endpoint: Endpoint | None = None) -> RawOutput:
+        argv = [*self._argv(spec, endpoint), f"--threads={spec.get('threads')}",
+                f"--time={max(1, round(spec.get('duration')))}", "--report-interval=1", "--histogram=on",
+                "--percentile=99", "run"]
+        t0 = time.perf_counter()
+        out = run_program(argv, package="sysbench", timeout=spec.get("duration") * 5 + 300)
+        doc = {"client": "sysbench", "argv": argv, "stdout": out.text, "per_second": per_second(out.text),
+               "server": endpoint.version if endpoint else ""}
+        return RawOutput(json.dumps(doc), time.perf_counter() - t0)
+
+    @staticmethod
+    def parse(raw: str) -> dict[str, float]:
+        doc = json.loads(raw)
+        if doc.get("client") != "sysbench":
+            raise ValueError("not the output of a pickfs sysbench run")
+        return parse_output(doc["stdout"])
+
+
+def parse_output(text: str) -> dict[str, float]:
+    """sysbench 1.0's run output -> metrics (pure)."""
+    out: dict[str, float] = {}
+    m = re.search(r"^\s*transactions:\s+(\d+)\s+\(([\d.]+) per sec\.\)", text, re.M)
+    if not m:
+        raise ValueError("sysbench printed no transaction count")
+    out["transactions"], out["tps"] = float(m.group(1)), float(m.group(2))
+    m = re.search(r"^\s*queries:\s+\d+\s+\(([\d.]+) per sec\.\)", text, re.M)
+    if m:
+        out["qps"] = float(m.group(1))
+    m = re.search(r"^\s*ignored errors:\s+(\d+)", text, re.M)
+    if m:
+        out["errors"] = float(m.group(1))
+    m = re.search(r"^\s*avg:\s+([\d.]+)", text, re.M)
+    if m:
+        out["lat_avg"] = float(m.group(1)) / 1000
+    hist = histogram(text)
+    if hist:
+        for q, name in ((50, "lat_p50"), (95, "lat_p95"), (99, "lat_p99"), (100, "lat_max")):
+            out[name] = percentile_from_histogram(hist, q)
+    else:
+        m = re.search(r"^\s*max:\s+([\d.]+)", text, re.M)
+        if m:
+            out["lat_max"] = float(m.group(1)) / 1000
+    return out
+
+
+def histogram(text: str) -> dict[float, int]:
+    """sysbench's latency histogram (milliseconds) -> {seconds: count}."""
+    hist: dict[float, int] = {}
+    for m in re.finditer(r"^\s*([\d.]+)\s+\|\**\s+(\d+)\s*$", text, re.M):
+        hist[float(m.group(1)) / 1000] = hist.get(float(m.group(1)) / 1000, 0) + int(m.group(2))
+    return hist
+
+
+def per_second(text: str) -> list[float]:
+    """The tps of each '[ Ns ] thds: .. tps: ..' progress line."""
+    return [float(m.group(1)) for m in re.finditer(r"^\[ *\d+s \] thds: \d+ tps: ([\d.]+)", text, re.M)]
