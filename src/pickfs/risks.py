@@ -52,13 +52,14 @@ def _innodb_risks(spec: WorkloadSpec) -> list[str]:
 
 def workload_risks(spec: WorkloadSpec) -> list[str]:
     out = []
-    if spec.name == "sysbench-oltp":
+    backend = spec.get("backend") if spec.name == "tpcc" else None
+    if spec.name == "sysbench-oltp" or backend == "mariadb":
         out += _innodb_risks(spec)
-    if spec.name == "pgbench":
+    if spec.name == "pgbench" or backend == "postgresql":
         for (key, bad), risk in _POSTGRES_RISKS.items():
             if str(spec.get(key, "")).lower() == bad:
                 out.append(risk)
-    if spec.name.startswith("sqlite"):
+    if spec.name.startswith("sqlite") or backend == "sqlite":
         sync, mode = spec.get("synchronous"), spec.get("journal_mode")
         if sync == "OFF":
             out.append("synchronous=OFF: SQLite acknowledges commits before they reach the disk; "

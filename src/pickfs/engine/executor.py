@@ -35,7 +35,7 @@ def cell_unavailable(cell: Cell, plan: Plan) -> str | None:
         reason = unavailable_reason(cell.config.fstype)
         if reason:
             return reason
-    return workload_class(cell.workload.name).unavailable_reason()
+    return workload_class(cell.workload.name).unavailable_reason(cell.workload)
 
 
 def drop_caches() -> None:
@@ -78,8 +78,9 @@ class Executor:
             prov = stack.enter_context(
                 provision(cell.config, self.plan.target, self.ledger, m.quiesce_seconds, m.quiesce_timeout))
             endpoint = None
-            if cls.service:
-                service = service_class(cls.service)
+            service_name = cls.service_for(cell.workload)
+            if service_name:
+                service = service_class(service_name)
                 endpoint = stack.enter_context(service.start(prov.datadir, dict(cell.workload.settings), self.ledger,
                                                              Path(self.plan.target.workdir) / "run"))
             mount = prov.info.as_dict()

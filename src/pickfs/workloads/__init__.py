@@ -7,8 +7,9 @@ from pickfs.workloads.base import Workload
 from pickfs.workloads.pgbench import Pgbench
 from pickfs.workloads.sqlite_tpcb import SqliteTpcb
 from pickfs.workloads.sysbench_oltp import SysbenchOltp
+from pickfs.workloads.tpcc import Tpcc
 
-REGISTRY: dict[str, type[Workload]] = {cls.name: cls for cls in (SqliteTpcb, Pgbench, SysbenchOltp)}
+REGISTRY: dict[str, type[Workload]] = {cls.name: cls for cls in (SqliteTpcb, Pgbench, SysbenchOltp, Tpcc)}
 DEFAULT_WORKLOAD = SqliteTpcb.name
 
 

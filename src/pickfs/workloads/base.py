@@ -40,8 +40,13 @@ class Workload(ABC):
         return cls.metrics[0]
 
     @classmethod
-    def unavailable_reason(cls) -> str | None:
+    def unavailable_reason(cls, spec: WorkloadSpec | None = None) -> str | None:
         return None
+
+    @classmethod
+    def service_for(cls, spec: WorkloadSpec) -> str | None:
+        """The database server this workload needs started on the filesystem under test."""
+        return cls.service
 
     @abstractmethod
     def prepare(self, spec: WorkloadSpec, datadir: Path, endpoint: Endpoint | None = None) -> RawOutput:

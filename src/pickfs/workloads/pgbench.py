@@ -95,7 +95,7 @@ class Pgbench(Workload):
         return out
 
     @classmethod
-    def unavailable_reason(cls) -> str | None:
+    def unavailable_reason(cls, spec: WorkloadSpec | None = None) -> str | None:
         from pickfs.services.postgres import PostgreSQL
 
         return PostgreSQL.unavailable_reason()

@@ -61,7 +61,7 @@ class SysbenchOltp(Workload):
         return out
 
     @classmethod
-    def unavailable_reason(cls) -> str | None:
+    def unavailable_reason(cls, spec: WorkloadSpec | None = None) -> str | None:
         from pickfs.services.mariadb import MariaDB
         from pickfs.stack.filesystems import which
 

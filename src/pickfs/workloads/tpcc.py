@@ -1,0 +1,128 @@
+"""tpcc: a TPC-C-style mix over PostgreSQL, MariaDB, SQLite (and Firebird), one client written once."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from pickfs.errors import PlanError
+from pickfs.model import MetricDef, RawOutput, WorkloadSpec
+from pickfs.proc import run as run_program
+from pickfs.services.base import Endpoint
+from pickfs.units import parse_duration
+from pickfs.workloads.base import Workload
+from pickfs.workloads.latency import latency_metrics
+
+CLIENT = "pickfs.clients.tpcc"
+BACKENDS = {"sqlite": None, "postgresql": "postgresql", "mariadb": "mariadb"}  # backend -> service
+DRIVERS = {"postgresql": ("psycopg", "psycopg[binary]"), "mariadb": ("pymysql", "PyMySQL")}
+TYPES = ("new_order", "payment", "order_status", "delivery", "stock_level")
+
+
+class Tpcc(Workload):
+    name = "tpcc"
+    description = "TPC-C-style mix (45/43/4/4/4) over each database's Python driver, data scaled down"
+    metrics = (
+        MetricDef("notpm", "NO/min", True, "New-Order transactions per minute"),
+        MetricDef("tpm_total", "tx/min", True, "all transactions per minute"),
+        MetricDef("lat_p50", "s", False, "New-Order median latency"),
+        MetricDef("lat_p95", "s", False, "New-Order 95th percentile latency"),
+        MetricDef("lat_p99", "s", False, "New-Order 99th percentile latency"),
+        MetricDef("lat_max", "s", False, "slowest New-Order"),
+        *(MetricDef(f"lat_p99_{t}", "s", False, f"{t.replace('_', '-')} 99th percentile latency") for t in TYPES[1:]),
+        MetricDef("errors", "tx", False, "transactions that failed (deadlocks, serialisation) and were dropped"),
+        MetricDef("client_cpu_share", "CPU", False, "CPU the client itself used, in CPUs: near 1 per client "
+                                                    "thread means the client, not the disk, set the pace"),
+        MetricDef("transactions", "tx", True, "transactions in the run"),
+        MetricDef("client_wchar", "B", False, "bytes the client passed to write()"),
+    )
+    defaults: dict[str, Any] = {
+        "backend": "sqlite",
+        "warehouses": 1,
+        "scale_down": 10,
+        "clients": 2,
+        "duration": 10.0,
+        "journal_mode": "WAL",  # sqlite
+        "synchronous": "FULL",  # sqlite
+        # PostgreSQL and MariaDB server settings; None keeps the server's default
+        "shared_buffers": None, "fsync": None, "synchronous_commit": None, "full_page_writes": None,
+        "wal_sync_method": None, "innodb_buffer_pool_size": None, "innodb_flush_log_at_trx_commit": None,
+        "innodb_flush_method": None, "innodb_doublewrite": None,
+    }
+
+    @classmethod
+    def check(cls, settings: dict[str, Any]) -> dict[str, Any]:
+        out = dict(settings)
+        if out["backend"] not in BACKENDS:
+            raise PlanError(f"tpcc backend {out['backend']!r} is not valid", f"use one of {', '.join(BACKENDS)}")
+        for key in ("warehouses", "scale_down", "clients"):
+            if not isinstance(out[key], int) or out[key] < 1:
+                raise PlanError(f"tpcc {key} must be a whole number of at least 1", f"e.g. {key} = 1")
+        out["duration"] = parse_duration(out["duration"])
+        out["synchronous"] = str(out["synchronous"]).upper()
+        out["journal_mode"] = str(out["journal_mode"]).upper()
+        return out
+
+    @classmethod
+    def service_for(cls, spec: WorkloadSpec) -> str | None:
+        return BACKENDS[spec.get("backend")]
+
+    @classmethod
+    def unavailable_reason(cls, spec: WorkloadSpec | None = None) -> str | None:
+        backend = spec.get("backend") if spec else "sqlite"
+        if backend in DRIVERS and importlib.util.find_spec(DRIVERS[backend][0]) is None:
+            return f"the Python driver {DRIVERS[backend][1]} is missing (pip install {DRIVERS[backend][1]})"
+        service = BACKENDS[backend]
+        if service:
+            from pickfs.services import service_class
+
+            return service_class(service).unavailable_reason()
+        return None
+
+    @staticmethod
+    def _argv(step: str, spec: WorkloadSpec, datadir: Path, endpoint: Endpoint | None) -> list[str]:
+        backend = spec.get("backend")
+        argv = [sys.executable, "-m", CLIENT, step, "--backend", backend, "--warehouses", str(spec.get("warehouses")),
+                "--scale-down", str(spec.get("scale_down"))]
+        if backend == "sqlite":
+            argv += ["--db", str(datadir / "tpcc.db"), "--journal-mode", spec.get("journal_mode"),
+                     "--synchronous", spec.get("synchronous")]
+        elif backend == "postgresql":
+            argv += ["--host", endpoint.socket_dir, "--port", str(endpoint.port), "--user", endpoint.user,
+                     "--database", endpoint.database]
+        elif backend == "mariadb":
+            argv += ["--socket", endpoint.env["MYSQL_UNIX_PORT"], "--user", endpoint.user, "--database",
+                     endpoint.database]
+        if step == "run":
+            argv += ["--clients", str(spec.get("clients")), "--duration", str(spec.get("duration"))]
+        return argv
+
+    def prepare(self, spec: WorkloadSpec, datadir: Path, endpoint: Endpoint | None = None) -> RawOutput:
+        return run_program(self._argv("load", spec, datadir, endpoint), timeout=3600)
+
+    def run(self, spec: WorkloadSpec, datadir: Path, endpoint: Endpoint | None = None) -> RawOutput:
+        return run_program(self._argv("run", spec, datadir, endpoint), timeout=spec.get("duration") * 5 + 300)
+
+    @staticmethod
+    def parse(raw: str) -> dict[str, float]:
+        doc = json.loads(raw)
+        if doc.get("client") != "pickfs-tpcc" or doc.get("step") != "run":
+            raise ValueError("not the output of a tpcc run")
+        elapsed = float(doc["elapsed_s"])
+        types = doc["types"]
+        minutes = elapsed / 60
+        total = sum(t["count"] for t in types.values())
+        m = {"notpm": types["new_order"]["count"] / minutes, "tpm_total": total / minutes,
+             "transactions": float(total), "errors": float(sum(t["errors"] for t in types.values())),
+             "client_cpu_share": float(doc["client_cpu_s"]) / elapsed}
+        m.update(latency_metrics(types["new_order"]["latency_us"]))
+        for t in TYPES[1:]:
+            p99 = latency_metrics(types[t]["latency_us"]).get("lat_p99")
+            if p99 is not None:
+                m[f"lat_p99_{t}"] = p99
+        if "wchar" in (doc.get("io") or {}):
+            m["client_wchar"] = float(doc["io"]["wchar"])
+        return m
