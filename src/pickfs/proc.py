@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import time
 from collections.abc import Sequence
@@ -25,7 +26,7 @@ def run(argv: Sequence[str], *, package: str = "", timeout: float | None = 600, 
     args = [resolve(argv[0], package), *argv[1:]]
     full_env = None
     if env is not None:
-        full_env = {"PATH": SBIN_PATH, **env}
+        full_env = {**os.environ, "PATH": SBIN_PATH, **env}
     t0 = time.perf_counter()
     try:
         proc = subprocess.run(args, capture_output=True, text=True, timeout=timeout, input=input_text,

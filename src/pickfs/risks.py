@@ -52,7 +52,10 @@ def _innodb_risks(spec: WorkloadSpec) -> list[str]:
 
 def workload_risks(spec: WorkloadSpec) -> list[str]:
     out = []
-    backend = spec.get("backend") if spec.name == "tpcc" else None
+    backend = spec.get("backend") if spec.name in ("tpcc", "firebird-tpcb") else None
+    if backend == "firebird" and str(spec.get("forced_writes", "on")) == "off":
+        out.append("forced_writes=off: Firebird leaves writes to the operating system's cache; a power cut can "
+                   "lose acknowledged commits and corrupt the database")
     if spec.name == "sysbench-oltp" or backend == "mariadb":
         out += _innodb_risks(spec)
     if spec.name == "pgbench" or backend == "postgresql":

@@ -50,3 +50,19 @@ def test_client_helpers():
     s = Sizes(10)
     assert (s.items, s.customers, s.new_orders) == (10_000, 300, 90)
     assert DIALECTS["firebird"].limit_one == " ROWS 1" and DIALECTS["sqlite"].for_update == ""
+
+
+def test_firebird_tpcb_parse_and_settings():
+    from pickfs.workloads.firebird_tpcb import FirebirdTpcb
+
+    doc = {"client": "pickfs-tpcc", "step": "run", "mix": "tpcb", "elapsed_s": 2.0, "client_cpu_s": 1.0,
+           "forced_writes": False, "types": {"tpcb": {"count": 1000, "errors": 2, "latency_us": {"1500": 1000}}}}
+    m = FirebirdTpcb.parse(json.dumps(doc))
+    assert m["tps"] == 500 and m["errors"] == 2 and m["forced_writes_in_force"] == 0.0
+    assert m["lat_p99"] == pytest.approx(0.0015) and m["client_cpu_share"] == 0.5
+    s = FirebirdTpcb.normalize({"forced_writes": False, "scale": 2})
+    assert s["forced_writes"] == "off" and s["scale_down"] == 2
+    with pytest.raises(PlanError, match="one client"):
+        FirebirdTpcb.normalize({"clients": 4})
+    with pytest.raises(PlanError, match="one client per process"):
+        Tpcc.normalize({"backend": "firebird", "clients": 2})

@@ -193,8 +193,33 @@ def nurand(rng: random.Random, a: int, x: int, y: int, c: int = 42) -> int:
     return (((rng.randint(0, a) | rng.randint(x, y)) + c) % (y - x + 1)) + x
 
 
+def create_firebird(args: argparse.Namespace) -> None:
+    from firebird.driver import create_database, driver_config
+
+    if args.fb_client:
+        driver_config.fb_client_library.value = args.fb_client
+    create_database(args.db, user="SYSDBA").close()
+
+
+def forced_writes(args: argparse.Namespace) -> bool | None:
+    """Whether Firebird writes synchronously (its durability switch), read back from the database."""
+    if args.backend != "firebird":
+        return None
+    conn, _ = connect(args)
+    cur = conn.cursor()
+    cur.execute("SELECT MON$FORCED_WRITES FROM MON$DATABASE")
+    value = bool(cur.fetchall()[0][0])
+    conn.rollback()
+    conn.close()
+    return value
+
+
 def load(args: argparse.Namespace) -> dict:
+    if args.mix == "tpcb":
+        return load_tpcb(args)
     t0 = time.perf_counter()
+    if args.backend == "firebird":
+        create_firebird(args)
     conn, _ = connect(args)
     d = DIALECTS[args.backend]
     sizes = Sizes(args.scale_down)
@@ -381,11 +406,82 @@ class Terminal:
         tx.commit()
 
 
+TPCB_SCHEMA = (
+    "CREATE TABLE pgbench_branches (bid INTEGER NOT NULL PRIMARY KEY, bbalance INTEGER, filler CHAR(88))",
+    "CREATE TABLE pgbench_tellers (tid INTEGER NOT NULL PRIMARY KEY, bid INTEGER, tbalance INTEGER, filler CHAR(84))",
+    "CREATE TABLE pgbench_accounts (aid INTEGER NOT NULL PRIMARY KEY, bid INTEGER, abalance INTEGER,"
+    " filler CHAR(84))",
+    "CREATE TABLE pgbench_history (tid INTEGER, bid INTEGER, aid INTEGER, delta INTEGER, mtime TIMESTAMP,"
+    " filler CHAR(22))",
+)
+
+
+def load_tpcb(args: argparse.Namespace) -> dict:
+    """pgbench's tables at --scale-down branches (the TPC-B mix uses --scale-down as its scale)."""
+    t0 = time.perf_counter()
+    if args.backend == "firebird":
+        create_firebird(args)
+    conn, _ = connect(args)
+    d = DIALECTS[args.backend]
+    cur = conn.cursor()
+    for stmt in TPCB_SCHEMA:
+        cur.execute(stmt)
+    conn.commit()
+    scale = args.scale_down
+    for table, rows in (("pgbench_branches", [(b, 0, "") for b in range(1, scale + 1)]),
+                        ("pgbench_tellers", [(t, (t - 1) // 10 + 1, 0, "") for t in range(1, 10 * scale + 1)]),
+                        ("pgbench_accounts", [(a, (a - 1) // 100_000 + 1, 0, "") for a in range(1, 100_000 * scale + 1)])):
+        c = conn.cursor()
+        c.executemany(f"INSERT INTO {table} VALUES ({', '.join([d.placeholder] * len(rows[0]))})", rows)
+        conn.commit()
+    conn.close()
+    return {"client": "pickfs-tpcc", "step": "load", "mix": "tpcb", "backend": args.backend, "scale": scale,
+            "elapsed_s": time.perf_counter() - t0}
+
+
+class TpcbTerminal(Terminal):
+    """pgbench's TPC-B-like transaction, as the only type."""
+
+    MIX_NAMES = ("tpcb",)
+
+    def __init__(self, *a, **kw) -> None:
+        super().__init__(*a, **kw)
+        self.hist = {"tpcb": {}}
+        self.errors = {"tpcb": 0}
+
+    def run(self) -> None:
+        conn, retryable = connect(self.args)
+        tx = Tx(conn, DIALECTS[self.args.backend])
+        clock, rng, scale = time.perf_counter, self.rng, self.args.scale_down
+        while clock() < self.deadline:
+            aid, tid, bid = rng.randint(1, 100_000 * scale), rng.randint(1, 10 * scale), rng.randint(1, scale)
+            delta = rng.randint(-5000, 5000)
+            t0 = clock()
+            try:
+                tx.q("UPDATE pgbench_accounts SET abalance = abalance + ? WHERE aid = ?", (delta, aid))
+                tx.q("SELECT abalance FROM pgbench_accounts WHERE aid = ?", (aid,))
+                tx.q("UPDATE pgbench_tellers SET tbalance = tbalance + ? WHERE tid = ?", (delta, tid))
+                tx.q("UPDATE pgbench_branches SET bbalance = bbalance + ? WHERE bid = ?", (delta, bid))
+                tx.q("INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES (?, ?, ?, ?, ?)",
+                     (tid, bid, aid, delta, time.strftime("%Y-%m-%d %H:%M:%S")))
+                tx.commit()
+            except retryable:
+                tx.rollback()
+                self.errors["tpcb"] += 1
+                continue
+            t1 = clock()
+            add(self.hist["tpcb"], int((t1 - t0) * 1e6))
+            s = int(t1 - self.start)
+            self.per_second[s] = self.per_second.get(s, 0) + 1
+        conn.close()
+
+
 def run(args: argparse.Namespace) -> dict:
     start = time.perf_counter()
     deadline = start + args.duration
     ru0 = resource.getrusage(resource.RUSAGE_SELF)
-    terminals = [Terminal(args, i, deadline, start) for i in range(args.clients)]
+    kind = TpcbTerminal if args.mix == "tpcb" else Terminal
+    terminals = [kind(args, i, deadline, start) for i in range(args.clients)]
     failures: list[str] = []
 
     def guard(t: Terminal) -> None:
@@ -402,7 +498,7 @@ def run(args: argparse.Namespace) -> dict:
     elapsed = time.perf_counter() - start
     ru1 = resource.getrusage(resource.RUSAGE_SELF)
     types = {}
-    for name, _ in MIX:
+    for name in (TpcbTerminal.MIX_NAMES if args.mix == "tpcb" else [n for n, _ in MIX]):
         hist: dict[int, int] = {}
         for t in terminals:
             for k, v in t.hist[name].items():
@@ -414,7 +510,8 @@ def run(args: argparse.Namespace) -> dict:
         for s, n in t.per_second.items():
             seconds[s] = seconds.get(s, 0) + n
     cpu = (ru1.ru_utime - ru0.ru_utime) + (ru1.ru_stime - ru0.ru_stime)
-    return {"client": "pickfs-tpcc", "step": "run", "backend": args.backend, "clients": args.clients,
+    return {"client": "pickfs-tpcc", "step": "run", "mix": args.mix, "backend": args.backend, "clients": args.clients,
+            "forced_writes": forced_writes(args),
             "elapsed_s": elapsed, "types": types, "rollbacks": sum(t.rollbacks for t in terminals),
             "per_second": [seconds.get(s, 0) for s in range(int(elapsed))], "client_cpu_s": cpu,
             "failures": failures, "io": own_io()}
@@ -430,8 +527,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--socket"), p.add_argument("--user", default="postgres"), p.add_argument("--database")
     p.add_argument("--fb-client", help="path of libfbclient (firebird)")
     p.add_argument("--journal-mode", default="WAL"), p.add_argument("--synchronous", default="FULL")
+    p.add_argument("--mix", choices=("tpcc", "tpcb"), default="tpcc")
     p.add_argument("--warehouses", type=int, default=1)
-    p.add_argument("--scale-down", type=int, default=10)
+    p.add_argument("--scale-down", type=int, default=10, help="tpcc: divide the data set by this; tpcb: the scale")
     p.add_argument("--clients", type=int, default=2)
     p.add_argument("--duration", type=float, default=10.0)
     p.add_argument("--seed", type=int, default=None)

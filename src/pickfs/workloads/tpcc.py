@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import glob
 import importlib.util
 import json
 import sys
@@ -12,13 +13,38 @@ from pickfs.errors import PlanError
 from pickfs.model import MetricDef, RawOutput, WorkloadSpec
 from pickfs.proc import run as run_program
 from pickfs.services.base import Endpoint
+from pickfs.stack.filesystems import which
 from pickfs.units import parse_duration
 from pickfs.workloads.base import Workload
 from pickfs.workloads.latency import latency_metrics
 
 CLIENT = "pickfs.clients.tpcc"
-BACKENDS = {"sqlite": None, "postgresql": "postgresql", "mariadb": "mariadb"}  # backend -> service
-DRIVERS = {"postgresql": ("psycopg", "psycopg[binary]"), "mariadb": ("pymysql", "PyMySQL")}
+BACKENDS = {"sqlite": None, "postgresql": "postgresql", "mariadb": "mariadb", "firebird": None}  # -> service
+DRIVERS = {"postgresql": ("psycopg", "psycopg[binary]"), "mariadb": ("pymysql", "PyMySQL"),
+           "firebird": ("firebird.driver", "firebird-driver")}
+FIREBIRD_ROOT = "/usr/lib/x86_64-linux-gnu/firebird/3.0"  # Debian's firebird3.0-server-core
+
+
+def fbclient() -> str | None:
+    found = sorted(glob.glob("/usr/lib/*/libfbclient.so.2")) or sorted(glob.glob("/usr/lib/libfbclient.so.2"))
+    return found[0] if found else None
+
+
+def firebird_unavailable() -> str | None:
+    if fbclient() is None:
+        return "Firebird's client library is missing (apt-get install libfbclient2)"
+    if not glob.glob(f"{FIREBIRD_ROOT}/plugins/libEngine12.so"):
+        return "Firebird's embedded engine is missing (apt-get install firebird3.0-server-core)"
+    if which("gfix") is None:
+        return "gfix is missing (apt-get install firebird3.0-utils)"
+    return None
+
+
+def firebird_env(datadir: Path) -> dict[str, str]:
+    """The embedded engine, with its lock files private to this run."""
+    lock = datadir / "fblock"
+    lock.mkdir(exist_ok=True)
+    return {"FIREBIRD": FIREBIRD_ROOT, "FIREBIRD_LOCK": str(lock), "FIREBIRD_TMP": str(lock)}
 TYPES = ("new_order", "payment", "order_status", "delivery", "stock_level")
 
 
@@ -38,6 +64,7 @@ class Tpcc(Workload):
                                                     "thread means the client, not the disk, set the pace"),
         MetricDef("transactions", "tx", True, "transactions in the run"),
         MetricDef("client_wchar", "B", False, "bytes the client passed to write()"),
+        MetricDef("forced_writes_in_force", "on", True, "Firebird: 1 when forced writes were on during the run"),
     )
     defaults: dict[str, Any] = {
         "backend": "sqlite",
@@ -47,6 +74,7 @@ class Tpcc(Workload):
         "duration": 10.0,
         "journal_mode": "WAL",  # sqlite
         "synchronous": "FULL",  # sqlite
+        "forced_writes": "on",  # firebird
         # PostgreSQL and MariaDB server settings; None keeps the server's default
         "shared_buffers": None, "fsync": None, "synchronous_commit": None, "full_page_writes": None,
         "wal_sync_method": None, "innodb_buffer_pool_size": None, "innodb_flush_log_at_trx_commit": None,
@@ -62,6 +90,12 @@ class Tpcc(Workload):
             if not isinstance(out[key], int) or out[key] < 1:
                 raise PlanError(f"tpcc {key} must be a whole number of at least 1", f"e.g. {key} = 1")
         out["duration"] = parse_duration(out["duration"])
+        out["forced_writes"] = {True: "on", False: "off"}.get(out["forced_writes"], str(out["forced_writes"]).lower())
+        if out["forced_writes"] not in ("on", "off"):
+            raise PlanError("forced_writes must be on or off", "e.g. forced_writes = \"off\"")
+        if out["backend"] == "firebird" and out["clients"] != 1:
+            raise PlanError("Firebird runs embedded here, one client per process",
+                            "set clients = 1 for the firebird backend")
         out["synchronous"] = str(out["synchronous"]).upper()
         out["journal_mode"] = str(out["journal_mode"]).upper()
         return out
@@ -72,8 +106,10 @@ class Tpcc(Workload):
 
     @classmethod
     def unavailable_reason(cls, spec: WorkloadSpec | None = None) -> str | None:
-        backend = spec.get("backend") if spec else "sqlite"
-        if backend in DRIVERS and importlib.util.find_spec(DRIVERS[backend][0]) is None:
+        backend = spec.get("backend") if spec else cls.defaults["backend"]
+        if backend == "firebird" and firebird_unavailable():
+            return firebird_unavailable()
+        if backend in DRIVERS and importlib.util.find_spec(DRIVERS[backend][0].split(".")[0]) is None:
             return f"the Python driver {DRIVERS[backend][1]} is missing (pip install {DRIVERS[backend][1]})"
         service = BACKENDS[backend]
         if service:
@@ -82,12 +118,15 @@ class Tpcc(Workload):
             return service_class(service).unavailable_reason()
         return None
 
-    @staticmethod
-    def _argv(step: str, spec: WorkloadSpec, datadir: Path, endpoint: Endpoint | None) -> list[str]:
+    mix = "tpcc"
+
+    def _argv(self, step: str, spec: WorkloadSpec, datadir: Path, endpoint: Endpoint | None) -> list[str]:
         backend = spec.get("backend")
-        argv = [sys.executable, "-m", CLIENT, step, "--backend", backend, "--warehouses", str(spec.get("warehouses")),
-                "--scale-down", str(spec.get("scale_down"))]
-        if backend == "sqlite":
+        argv = [sys.executable, "-m", CLIENT, step, "--mix", self.mix, "--backend", backend,
+                "--warehouses", str(spec.get("warehouses", 1)), "--scale-down", str(spec.get("scale_down"))]
+        if backend == "firebird":
+            argv += ["--db", str(datadir / "pickfs.fdb"), "--fb-client", fbclient() or "libfbclient.so.2"]
+        elif backend == "sqlite":
             argv += ["--db", str(datadir / "tpcc.db"), "--journal-mode", spec.get("journal_mode"),
                      "--synchronous", spec.get("synchronous")]
         elif backend == "postgresql":
@@ -100,11 +139,20 @@ class Tpcc(Workload):
             argv += ["--clients", str(spec.get("clients")), "--duration", str(spec.get("duration"))]
         return argv
 
+    def _env(self, spec: WorkloadSpec, datadir: Path) -> dict[str, str] | None:
+        return firebird_env(datadir) if spec.get("backend") == "firebird" else None
+
     def prepare(self, spec: WorkloadSpec, datadir: Path, endpoint: Endpoint | None = None) -> RawOutput:
-        return run_program(self._argv("load", spec, datadir, endpoint), timeout=3600)
+        env = self._env(spec, datadir)
+        out = run_program(self._argv("load", spec, datadir, endpoint), timeout=3600, env=env)
+        if spec.get("backend") == "firebird":
+            mode = "sync" if spec.get("forced_writes") == "on" else "async"
+            run_program(["gfix", "-write", mode, str(datadir / "pickfs.fdb")], package="firebird3.0-utils", env=env)
+        return out
 
     def run(self, spec: WorkloadSpec, datadir: Path, endpoint: Endpoint | None = None) -> RawOutput:
-        return run_program(self._argv("run", spec, datadir, endpoint), timeout=spec.get("duration") * 5 + 300)
+        return run_program(self._argv("run", spec, datadir, endpoint), timeout=spec.get("duration") * 5 + 300,
+                           env=self._env(spec, datadir))
 
     @staticmethod
     def parse(raw: str) -> dict[str, float]:
@@ -125,4 +173,6 @@ class Tpcc(Workload):
                 m[f"lat_p99_{t}"] = p99
         if "wchar" in (doc.get("io") or {}):
             m["client_wchar"] = float(doc["io"]["wchar"])
+        if doc.get("forced_writes") is not None:
+            m["forced_writes_in_force"] = float(doc["forced_writes"])
         return m

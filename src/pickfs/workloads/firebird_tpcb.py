@@ -1,0 +1,59 @@
+"""firebird-tpcb: pgbench's TPC-B-like transaction on Firebird's embedded engine (field report R5)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pickfs.errors import PlanError
+from pickfs.model import MetricDef, WorkloadSpec
+from pickfs.units import parse_duration
+from pickfs.workloads.latency import LATENCY_METRICS, latency_metrics
+from pickfs.workloads.tpcc import Tpcc, firebird_unavailable
+
+
+class FirebirdTpcb(Tpcc):
+    name = "firebird-tpcb"
+    description = "pgbench's TPC-B-like transaction on Firebird 3 (embedded engine, one client)"
+    mix = "tpcb"
+    metrics = (
+        MetricDef("tps", "tx/s", True, "committed transactions per second"),
+        *LATENCY_METRICS,
+        MetricDef("errors", "tx", False, "transactions that failed and were dropped"),
+        MetricDef("client_cpu_share", "CPU", False, "CPU of the client process, the embedded engine included"),
+        MetricDef("transactions", "tx", True, "transactions in the run"),
+        MetricDef("forced_writes_in_force", "on", True, "1 when forced writes were on during the run"),
+    )
+    defaults: dict[str, Any] = {"scale": 1, "duration": 10.0, "forced_writes": "on", "backend": "firebird",
+                                "clients": 1}
+
+    @classmethod
+    def check(cls, settings: dict[str, Any]) -> dict[str, Any]:
+        out = dict(settings)
+        if out["backend"] != "firebird" or out["clients"] != 1:
+            raise PlanError("firebird-tpcb runs on Firebird's embedded engine with one client",
+                            "leave backend and clients out of its settings")
+        if not isinstance(out["scale"], int) or out["scale"] < 1:
+            raise PlanError("firebird-tpcb scale must be a whole number of at least 1", "e.g. scale = 1")
+        out["duration"] = parse_duration(out["duration"])
+        out["forced_writes"] = {True: "on", False: "off"}.get(out["forced_writes"], str(out["forced_writes"]).lower())
+        if out["forced_writes"] not in ("on", "off"):
+            raise PlanError("forced_writes must be on or off", 'e.g. forced_writes = "off"')
+        out["scale_down"] = out["scale"]  # the client's knob for the TPC-B scale
+        return out
+
+    @classmethod
+    def unavailable_reason(cls, spec: WorkloadSpec | None = None) -> str | None:
+        return firebird_unavailable() or Tpcc.unavailable_reason(
+            WorkloadSpec("tpcc", "tpcc", (("backend", "firebird"),)))
+
+    @staticmethod
+    def parse(raw: str) -> dict[str, float]:
+        doc = json.loads(raw)
+        if doc.get("client") != "pickfs-tpcc" or doc.get("mix") != "tpcb" or doc.get("step") != "run":
+            raise ValueError("not the output of a firebird-tpcb run")
+        elapsed = float(doc["elapsed_s"])
+        t = doc["types"]["tpcb"]
+        return {"tps": t["count"] / elapsed, "transactions": float(t["count"]), "errors": float(t["errors"]),
+                "client_cpu_share": float(doc["client_cpu_s"]) / elapsed,
+                "forced_writes_in_force": float(bool(doc.get("forced_writes"))), **latency_metrics(t["latency_us"])}
