@@ -57,8 +57,8 @@ def main() -> int:
     a, b = statistics.median(through), statistics.median(by_hand)
     print(f"ext4 on a loop image, pgbench tpcb-like, scale 10, {args.clients} clients, {args.duration} s, "
           f"{args.pairs} runs each, alternated:")
-    print(f"  through pickfs (-l -P 1): {a:9,.0f} tps   runs: {', '.join(f'{v:,.0f}' for v in through)}")
-    print(f"  by hand:                  {b:9,.0f} tps   runs: {', '.join(f'{v:,.0f}' for v in by_hand)}")
+    print(f"  through pickfs (sampled log, -P 1): {a:9,.0f} tps   runs: {', '.join(f'{v:,.0f}' for v in through)}")
+    print(f"  by hand:                            {b:9,.0f} tps   runs: {', '.join(f'{v:,.0f}' for v in by_hand)}")
     print(f"  ratio {a / b:.3f}")
     return 0
 

@@ -56,3 +56,9 @@ def test_outliers_by_modified_z_score():
     assert outliers([1, 2, 3]) == []
     # two of five far from the median: spread (a disk with two speeds), not outliers
     assert outliers([17437, 10888, 17565, 11035, 17600]) == []
+
+
+def test_a_busy_client_is_named():
+    lines = explain([trial(MONITOR, {**METRICS, "client_cpu_share": 0.93})])
+    assert any("client used 0.93 CPUs" in line for line in lines)
+    assert not any("client used" in line for line in explain([trial(MONITOR, {**METRICS, "client_cpu_share": 0.3})]))

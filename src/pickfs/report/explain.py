@@ -43,6 +43,7 @@ def _mib(n: float) -> str:
 # The loop device's own workers write the device's I/O into the image file: the layer below
 # the device under test, so they are not writers on the filesystem being compared.
 BELOW_DEVICE = frozenset({"kworker (loop)"})
+CLIENT_BOUND = 0.75  # CPUs the client used before the explanation says it may be the bottleneck
 
 
 def write_shares(trials: Sequence[Trial]) -> list[tuple[str, float]]:
@@ -113,6 +114,9 @@ def explain(trials: Sequence[Trial]) -> list[str]:
         if psi is not None:
             text += f"; some task was stalled on I/O {min(psi, 1):.0%} of the time"
         lines.append(text)
+    cpu = _median(_metric(trials, "client_cpu_share"))
+    if cpu is not None and cpu >= CLIENT_BOUND:
+        lines.append(f"the workload's client used {cpu:.2f} CPUs: it, not the storage, may be setting the pace")
     shares = [(g, s) for g, s in write_shares(trials) if s >= 0.01]
     if shares:
         lines.append("wrote the most: " + ", ".join(f"{g} {s:.0%}" for g, s in shares[:3]))
