@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import os
+import pwd
+import time
 from abc import ABC, abstractmethod
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
 from pickfs.errors import PickfsError
+from pickfs.stack.cleanup import holding
 from pickfs.stack.ledger import Ledger
 
 
@@ -44,6 +48,27 @@ class Service(ABC):
     def start(cls, datadir: Path, settings: dict[str, Any], ledger: Ledger,
               rundir: Path) -> AbstractContextManager[Endpoint]:
         """A context manager: the server runs with its data in `datadir` until exit."""
+
+
+def missing_user(user: str, package: str) -> str | None:
+    """A reason when the system user a server runs as does not exist."""
+    try:
+        pwd.getpwnam(user)
+    except KeyError:
+        return f"there is no '{user}' user to run the server as (apt-get install {package})"
+    return None
+
+
+def private_dirs(stack: ExitStack, ledger: Ledger, rundir: Path, prefix: str, user: str,
+                 datadir: Path) -> Path:
+    """A 0700 socket directory (ledger-tracked) and the data directory, both owned by the server's user."""
+    owner = pwd.getpwnam(user)
+    sockdir = rundir / f"{prefix}-{os.getpid()}-{time.monotonic_ns() % 10**9}"
+    stack.enter_context(holding(ledger, "dir", path=str(sockdir), recursive=True))
+    sockdir.mkdir(mode=0o700, parents=True)
+    for path in (sockdir, datadir):
+        os.chown(path, owner.pw_uid, owner.pw_gid)
+    return sockdir
 
 
 def log_tail(path: Path, lines: int = 5) -> str:

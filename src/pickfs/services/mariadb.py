@@ -14,7 +14,7 @@ from typing import Any
 
 from pickfs.errors import CommandFailed
 from pickfs.proc import run
-from pickfs.services.base import Endpoint, Service, ServiceFailed, log_tail
+from pickfs.services.base import Endpoint, Service, ServiceFailed, log_tail, missing_user, private_dirs
 from pickfs.stack.cleanup import holding
 from pickfs.stack.filesystems import which
 from pickfs.stack.ledger import Ledger
@@ -54,11 +54,7 @@ class MariaDB(Service):
     def unavailable_reason(cls) -> str | None:
         if not server_binary() or not install_binary() or not client_binary():
             return "MariaDB is not installed (apt-get install mariadb-server)"
-        try:
-            pwd.getpwnam(OS_USER)
-        except KeyError:
-            return f"there is no '{OS_USER}' user to run the server as (apt-get install mariadb-server)"
-        return None
+        return missing_user(OS_USER, cls.package)
 
     @classmethod
     @contextmanager
@@ -66,15 +62,12 @@ class MariaDB(Service):
         reason = cls.unavailable_reason()
         if reason:
             raise ServiceFailed(reason, "install it, or leave MariaDB workloads out of the plan")
-        user = pwd.getpwnam(OS_USER)
         data, log = datadir / "mysql", datadir / "mariadb.log"
         with ExitStack() as stack:
-            sockdir = rundir / f"my-{os.getpid()}-{time.monotonic_ns() % 10**9}"
-            stack.enter_context(holding(ledger, "dir", path=str(sockdir), recursive=True))
-            sockdir.mkdir(mode=0o700, parents=True)
+            sockdir = private_dirs(stack, ledger, rundir, "my", OS_USER, datadir)
             data.mkdir()
-            for path in (sockdir, datadir, data):
-                os.chown(path, user.pw_uid, user.pw_gid)
+            user = pwd.getpwnam(OS_USER)
+            os.chown(data, user.pw_uid, user.pw_gid)
             socket, pidfile = sockdir / "mysqld.sock", sockdir / "mysqld.pid"
             try:
                 run([install_binary() or "mariadb-install-db", "--no-defaults", f"--datadir={data}", f"--user={OS_USER}",

@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import glob
-import os
-import pwd
-import time
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
@@ -13,7 +10,7 @@ from typing import Any
 
 from pickfs.errors import CommandFailed
 from pickfs.proc import run
-from pickfs.services.base import Endpoint, Service, ServiceFailed, log_tail
+from pickfs.services.base import Endpoint, Service, ServiceFailed, log_tail, missing_user, private_dirs
 from pickfs.stack.cleanup import holding
 from pickfs.stack.ledger import Ledger
 
@@ -43,11 +40,7 @@ class PostgreSQL(Service):
     def unavailable_reason(cls) -> str | None:
         if bindir() is None:
             return "PostgreSQL is not installed (apt-get install postgresql)"
-        try:
-            pwd.getpwnam(OS_USER)
-        except KeyError:
-            return f"there is no '{OS_USER}' user to run the server as (apt-get install postgresql)"
-        return None
+        return missing_user(OS_USER, cls.package)
 
     @classmethod
     @contextmanager
@@ -57,14 +50,9 @@ class PostgreSQL(Service):
             raise ServiceFailed(reason, "install it, or leave PostgreSQL workloads out of the plan")
         bins = bindir()
         assert bins is not None
-        user = pwd.getpwnam(OS_USER)
         pgdata, log = datadir / "pgdata", datadir / "postgresql.log"
         with ExitStack() as stack:
-            sockdir = rundir / f"pg-{os.getpid()}-{time.monotonic_ns() % 10**9}"
-            stack.enter_context(holding(ledger, "dir", path=str(sockdir), recursive=True))
-            sockdir.mkdir(mode=0o700, parents=True)
-            for path in (sockdir, datadir):
-                os.chown(path, user.pw_uid, user.pw_gid)
+            sockdir = private_dirs(stack, ledger, rundir, "pg", OS_USER, datadir)
             try:
                 run(_as_postgres([str(bins / "initdb"), "-D", str(pgdata), "-U", "postgres", "--auth=trust",
                                   "-E", "UTF8", "--locale=C", "--no-instructions"]), package="postgresql",

@@ -36,6 +36,13 @@ class Workload(ABC):
         return settings
 
     @classmethod
+    def require_counts(cls, settings: dict[str, Any], *keys: str) -> None:
+        """Settings that must be whole numbers of at least 1."""
+        for key in keys:
+            if not isinstance(settings[key], int) or isinstance(settings[key], bool) or settings[key] < 1:
+                raise PlanError(f"{cls.name} {key} must be a whole number of at least 1", f"e.g. {key} = 1")
+
+    @classmethod
     def primary(cls) -> MetricDef:
         return cls.metrics[0]
 

@@ -33,8 +33,7 @@ class FirebirdTpcb(Tpcc):
         if out["backend"] != "firebird" or out["clients"] != 1:
             raise PlanError("firebird-tpcb runs on Firebird's embedded engine with one client",
                             "leave backend and clients out of its settings")
-        if not isinstance(out["scale"], int) or out["scale"] < 1:
-            raise PlanError("firebird-tpcb scale must be a whole number of at least 1", "e.g. scale = 1")
+        cls.require_counts(out, "scale")
         out["duration"] = parse_duration(out["duration"])
         out["forced_writes"] = {True: "on", False: "off"}.get(out["forced_writes"], str(out["forced_writes"]).lower())
         if out["forced_writes"] not in ("on", "off"):

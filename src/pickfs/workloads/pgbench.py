@@ -85,9 +85,7 @@ class Pgbench(Workload):
         out = dict(settings)
         if out["mode"] not in MODES:
             raise PlanError(f"pgbench mode {out['mode']!r} is not valid", f"use one of {', '.join(MODES)}")
-        for key in ("scale", "clients", "threads"):
-            if not isinstance(out[key], int) or out[key] < 1:
-                raise PlanError(f"pgbench {key} must be a whole number of at least 1", f"e.g. {key} = 4")
+        cls.require_counts(out, "scale", "clients", "threads")
         if out["threads"] > out["clients"]:
             raise PlanError("pgbench threads cannot exceed clients", "e.g. clients = 4, threads = 2")
         out["duration"] = parse_duration(out["duration"])

@@ -54,10 +54,8 @@ class SysbenchOltp(Workload):
         out = dict(settings)
         if out["test"] not in TESTS:
             raise PlanError(f"sysbench-oltp test {out['test']!r} is not valid", f"use one of {', '.join(TESTS)}")
-        for key in ("tables", "table_size", "threads"):
-            if not isinstance(out[key], int) or out[key] < 1:
-                raise PlanError(f"sysbench-oltp {key} must be a whole number of at least 1", f"e.g. {key} = 4")
         out["duration"] = parse_duration(out["duration"])
+        cls.require_counts(out, "tables", "table_size", "threads")
         return out
 
     @classmethod

@@ -86,10 +86,8 @@ class Tpcc(Workload):
         out = dict(settings)
         if out["backend"] not in BACKENDS:
             raise PlanError(f"tpcc backend {out['backend']!r} is not valid", f"use one of {', '.join(BACKENDS)}")
-        for key in ("warehouses", "scale_down", "clients"):
-            if not isinstance(out[key], int) or out[key] < 1:
-                raise PlanError(f"tpcc {key} must be a whole number of at least 1", f"e.g. {key} = 1")
         out["duration"] = parse_duration(out["duration"])
+        cls.require_counts(out, "warehouses", "scale_down", "clients")
         out["forced_writes"] = {True: "on", False: "off"}.get(out["forced_writes"], str(out["forced_writes"]).lower())
         if out["forced_writes"] not in ("on", "off"):
             raise PlanError("forced_writes must be on or off", "e.g. forced_writes = \"off\"")
