@@ -44,6 +44,12 @@ class Service(ABC):
         """None when this machine has the server; else what to install."""
 
     @classmethod
+    def ensure_available(cls) -> None:
+        reason = cls.unavailable_reason()
+        if reason:
+            raise ServiceFailed(reason, f"install it, or leave {cls.name} workloads out of the plan")
+
+    @classmethod
     @abstractmethod
     def start(cls, datadir: Path, settings: dict[str, Any], ledger: Ledger,
               rundir: Path) -> AbstractContextManager[Endpoint]:

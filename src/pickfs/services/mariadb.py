@@ -59,9 +59,7 @@ class MariaDB(Service):
     @classmethod
     @contextmanager
     def start(cls, datadir: Path, settings: dict[str, Any], ledger: Ledger, rundir: Path) -> Iterator[Endpoint]:
-        reason = cls.unavailable_reason()
-        if reason:
-            raise ServiceFailed(reason, "install it, or leave MariaDB workloads out of the plan")
+        cls.ensure_available()
         data, log = datadir / "mysql", datadir / "mariadb.log"
         with ExitStack() as stack:
             sockdir = private_dirs(stack, ledger, rundir, "my", OS_USER, datadir)

@@ -45,9 +45,7 @@ class PostgreSQL(Service):
     @classmethod
     @contextmanager
     def start(cls, datadir: Path, settings: dict[str, Any], ledger: Ledger, rundir: Path) -> Iterator[Endpoint]:
-        reason = cls.unavailable_reason()
-        if reason:
-            raise ServiceFailed(reason, "install it, or leave PostgreSQL workloads out of the plan")
+        cls.ensure_available()
         bins = bindir()
         assert bins is not None
         pgdata, log = datadir / "pgdata", datadir / "postgresql.log"
