@@ -16,23 +16,13 @@ from pathlib import Path
 
 from pickfs.sysinfo import cpu_model, mem_total, os_name, read_text
 from pickfs.stack.filesystems import which
-from pickfs.stack.mountinfo import parse_mountinfo
+from pickfs.stack.mountinfo import mount_containing, parse_mountinfo
 
 _QUEUE = ("scheduler", "write_cache", "rotational", "nr_requests", "logical_block_size", "physical_block_size",
           "discard_max_bytes", "max_sectors_kb")
 _DB_PACKAGES = ("sqlite3", "postgresql-[0-9]*", "mariadb-server", "mysql-server", "firebird*-server")
 _PG_KEYS = ("fsync", "synchronous_commit", "wal_sync_method", "full_page_writes")
 _MY_KEYS = ("innodb_flush_log_at_trx_commit", "innodb_flush_method", "sync_binlog", "innodb_doublewrite")
-
-
-def _mount_of(path: Path):
-    best = None
-    for e in parse_mountinfo(read_text("/proc/self/mountinfo")):
-        mp = e.mountpoint
-        if str(path) == mp or str(path).startswith(mp.rstrip("/") + "/"):
-            if best is None or len(mp) >= len(best.mountpoint):
-                best = e
-    return best
 
 
 def _device_chain(name: str) -> list[str]:
@@ -122,7 +112,7 @@ def fingerprint(path: str = "/") -> dict[str, str]:
         "host.memory_bytes": str(mem_total(read_text("/proc/meminfo"))),
         "path": str(p),
     }
-    m = _mount_of(p)
+    m = mount_containing(parse_mountinfo(read_text("/proc/self/mountinfo")), str(p))
     if m:
         fp.update({"mount.fstype": m.fstype, "mount.source": m.source, "mount.mountpoint": m.mountpoint})
         for opt in m.options:

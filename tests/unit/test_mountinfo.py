@@ -41,3 +41,12 @@ def test_parse_scheduler():
     assert parse_scheduler("[none] mq-deadline kyber bfq\n") == ("none", ("none", "mq-deadline", "kyber", "bfq"))
     assert parse_scheduler("none [mq-deadline]")[0] == "mq-deadline"
     assert parse_scheduler("")[0] is None
+
+
+def test_mount_containing_picks_the_longest_mountpoint():
+    from pickfs.stack.mountinfo import mount_containing
+
+    entries = parse_mountinfo(MOUNTINFO)
+    assert mount_containing(entries, "/var/tmp/pickfs/mnt/abc/pickfs-data").source == "/dev/loop0"
+    assert mount_containing(entries, "/var/tmp/pickfs/mnt/abcdef").mountpoint == "/"  # not a path prefix
+    assert mount_containing(entries, "/").mountpoint == "/"

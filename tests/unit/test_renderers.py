@@ -65,3 +65,21 @@ def test_env_diff_puts_storage_first_and_finds_r2s_difference():
     assert [x.storage for x in d] == [True, True, True, False]
     assert d[1].a is None and d[1].b == "on"
     assert diff(dev, dev) == []
+
+
+def test_renderers_agree_on_verdicts_and_do_not_repeat_the_status(store):
+    import os
+
+    from rich.console import Console
+
+    from pickfs.report.html import render_html
+    from pickfs.report.terminal import render_run
+
+    record = store.load(fill(store, make_plan()))
+    console = Console(width=300, record=True, file=open(os.devnull, "w"))
+    console.print(render_run(record))
+    outputs = {"terminal": console.export_text(), "markdown": render_markdown(record), "html": render_html(record)}
+    for name, text in outputs.items():
+        assert "faster ×2.01" in text, name  # ext4-nobarrier against ext4 (geometric means)
+        assert "unavailable: unavailable" not in text, name
+        assert "kernel has no jfs" in text, name

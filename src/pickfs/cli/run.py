@@ -18,7 +18,8 @@ from pickfs.errors import EXIT_INTERRUPTED, PlanError
 from pickfs.model import Method, Plan, Target, Trial, WorkloadSpec, plan_from_dict, plan_to_dict
 from pickfs.plan import build_plan, directory_config, load_plan_file, resolve_fs_name
 from pickfs.cli.report import export_targets, with_exports, write_exports
-from pickfs.report.terminal import fmt_value, render_run
+from pickfs.report.terminal import render_run
+from pickfs.report.text import fmt_value
 from pickfs.stack.presets import PRESETS
 from pickfs.stack.safety import check_device
 from pickfs.store import ResultStore

@@ -8,7 +8,7 @@ from rich.table import Table
 from rich.text import Text
 
 from pickfs.model import RunRecord
-from pickfs.report.terminal import fmt_value
+from pickfs.report.text import fmt_value
 from pickfs.report.views import Row, build_views
 from pickfs.stats.compare import Comparison, compare
 

@@ -14,8 +14,8 @@ from plotly.subplots import make_subplots
 
 from pickfs.model import RunRecord, Trial
 from pickfs.report.recommend import recommend
-from pickfs.report.terminal import fmt_value
-from pickfs.report.views import Row, WorkloadView, build_views
+from pickfs.report.text import fmt_value, interval, status_detail, verdict
+from pickfs.report.views import Row, WorkloadView, build_views, risk_legend
 
 SAFE, UNSAFE, FAILED = "#2b8a3e", "#e8590c", "#868e96"
 _CONFIG = {"displaylogo": False, "responsive": True}
@@ -76,7 +76,7 @@ def throughput_chart(view: WorkloadView) -> go.Figure:
                  "arrayminus": [r.primary.summary.mean - r.primary.summary.ci_low for r in rows]},
         marker_color=[_color(r) for r in rows],
         text=[f"{r.relative:.0f}" if r.relative is not None else "" for r in rows], textposition="outside",
-        hovertext=[f"median {fmt_value(r.primary.summary.median, metric)}; " + _verdict(r, view.baseline)
+        hovertext=[f"median {fmt_value(r.primary.summary.median, metric)}; " + verdict(r, view.baseline)[0]
                    for r in rows],
     ))
     fig.update_layout(title=f"{view.label}: mean {metric.unit} with 95% interval; label = median vs "
@@ -178,17 +178,6 @@ def safety_chart(view: WorkloadView) -> go.Figure:
     return fig
 
 
-def _verdict(row: Row, baseline: str | None) -> str:
-    c = row.comparison
-    if row.cell.config.name == baseline:
-        return "baseline"
-    if c is None:
-        return "-"
-    if not c.significant:
-        return f"no significant difference (p={c.p_adjusted:.2f})"
-    return f"×{c.ratio:.2f} [{c.ci_low:.2f}–{c.ci_high:.2f}], p={c.p_adjusted:.3f}"
-
-
 def _summary_table(view: WorkloadView) -> str:
     metric = view.rows[0].primary.metric if view.rows else None
     head = (f"<tr><th>configuration</th><th>median {_e(metric.unit if metric else '')}</th><th>mean ± 95% CI</th>"
@@ -196,17 +185,13 @@ def _summary_table(view: WorkloadView) -> str:
     body = []
     for r in view.rows:
         s = r.primary.summary
-        ci = f"{fmt_value(s.mean, r.primary.metric)} ± {fmt_value((s.ci_high - s.ci_low) / 2, r.primary.metric)}" \
-            if s else "-"
-        verdict = _verdict(r, view.baseline)
-        cls = "dim" if "no significant" in verdict or verdict in ("-", "baseline") else \
-            ("good" if (r.comparison and (r.comparison.ratio > 1) == r.primary.metric.higher_is_better) else "bad")
+        text, tone = verdict(r, view.baseline)
+        cls = {"neutral": "dim", "good": "good", "bad": "bad"}[tone]
         flags = "".join(f'<span class="risk">⚠ {_e(f)}</span> ' for f in r.flags)
-        detail = "; ".join(r.notes).removeprefix(r.status + ": ")
-        notes = flags + _e(detail) if r.status == "ok" else f"<b>{_e(r.status)}</b>: {_e(detail)}"
+        notes = flags + _e("; ".join(r.notes)) if r.status == "ok" else f"<b>{_e(r.status)}</b>: {_e(status_detail(r))}"
         body.append(f"<tr><td>{_e(r.cell.config.name)}</td><td class=num>{fmt_value(s.median if s else None, r.primary.metric)}</td>"
-                    f"<td class=num>{ci}</td><td class=num>{'-' if r.relative is None else f'{r.relative:.1f}'}</td>"
-                    f"<td class={cls}>{_e(verdict)}</td><td class=num>{s.n if s else 0}</td><td>{notes}</td></tr>")
+                    f"<td class=num>{_e(interval(r))}</td><td class=num>{'-' if r.relative is None else f'{r.relative:.1f}'}</td>"
+                    f"<td class={cls}>{_e(text)}</td><td class=num>{s.n if s else 0}</td><td>{notes}</td></tr>")
     return f"<table>{head}{''.join(body)}</table>"
 
 
@@ -222,8 +207,8 @@ def _settings_table(record: RunRecord) -> str:
 
 def _host_table(record: RunRecord) -> str:
     facts = {k: v for k, v in record.host.items() if not isinstance(v, dict)}
-    facts.update({f"images on: {k}": ",".join(v) if isinstance(v, list) else v
-                  for k, v in record.host.get("workdir_backing", {}).items()})
+    facts.update({f"storage under the images: {k}": v for k, v in record.host.get("fingerprint", {}).items()
+                  if not k.startswith("host.")})
     facts.update({f"tool: {k}": v for k, v in record.host.get("tools", {}).items()})
     rows = "".join(f"<tr><td>{_e(k)}</td><td>{_e(v)}</td></tr>" for k, v in facts.items())
     return f"<table>{rows}</table>"
@@ -253,7 +238,7 @@ def render_html(record: RunRecord) -> str:
                for r in view.rows if r.explanation]
         if why:
             parts.append(f"<h3>Why</h3><div class=why>{_e(chr(10).join(why))}</div>")
-    risks = sorted({risk for v in views for r in v.rows for risk in r.risks})
+    risks = risk_legend(views)
     if risks:
         parts.append("<h2>Settings that trade safety for speed</h2><ul>"
                      + "".join(f"<li>{_e(r)}</li>" for r in risks) + "</ul>"

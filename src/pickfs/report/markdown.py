@@ -6,8 +6,8 @@ import time
 
 from pickfs.model import RunRecord
 from pickfs.report.recommend import recommend
-from pickfs.report.terminal import fmt_value, risk_legend
-from pickfs.report.views import build_views
+from pickfs.report.text import fmt_value, interval, status_detail, verdict
+from pickfs.report.views import build_views, risk_legend
 
 
 def _cell(text: str) -> str:
@@ -30,24 +30,12 @@ def render_markdown(record: RunRecord) -> str:
                   "significance | runs | notes |", "|---|---:|---:|---:|---|---:|---|"]
         for r in view.rows:
             s = r.primary.summary
-            if s:
-                half = (s.ci_high - s.ci_low) / 2
-                ci = f"{fmt_value(s.mean, r.primary.metric)} ± {fmt_value(half, r.primary.metric)}"
-            else:
-                ci = "-"
-            c = r.comparison
-            if r.cell.config.name == view.baseline:
-                sig = "baseline"
-            elif c is None:
-                sig = "-"
-            else:
-                sig = (f"×{c.ratio:.2f} [{c.ci_low:.2f}-{c.ci_high:.2f}], p={c.p_adjusted:.3f}" if c.significant
-                       else f"no significant difference (p={c.p_adjusted:.2f})")
+            sig = verdict(r, view.baseline)[0]
             notes = "; ".join([f"⚠ {f}" for f in r.flags] + list(r.notes)) if r.status == "ok" else \
-                f"{r.status}: " + "; ".join(r.notes)
+                f"{r.status}: {status_detail(r)}"
             rel = "-" if r.relative is None else f"{r.relative:.1f}"
             lines.append(f"| {_cell(r.cell.config.name)} | {fmt_value(s.median if s else None, r.primary.metric)} "
-                         f"| {ci} | {rel} | {_cell(sig)} | {s.n if s else 0} | {_cell(notes)} |")
+                         f"| {interval(r)} | {rel} | {_cell(sig)} | {s.n if s else 0} | {_cell(notes)} |")
         lines += ["", "**Recommendation.** " + " ".join(recommend(view)), ""]
     legend = risk_legend(views)
     if legend:

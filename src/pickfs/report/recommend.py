@@ -3,6 +3,7 @@ acknowledged commits, and what the faster unsafe ones would gain and risk."""
 
 from __future__ import annotations
 
+from pickfs.report.text import fmt_value
 from pickfs.report.views import Row, WorkloadView
 from pickfs.stats.compare import compare
 
@@ -13,9 +14,7 @@ def _better(a: Row, b: Row) -> bool:
 
 
 def _fmt(row: Row) -> str:
-    m = row.primary.metric
-    v = row.primary.summary.median
-    return f"{v:,.0f} {m.unit}" if abs(v) >= 100 else f"{v:.3g} {m.unit}"
+    return f"{fmt_value(row.primary.summary.median, row.primary.metric)} {row.primary.metric.unit}"
 
 
 def recommend(view: WorkloadView) -> list[str]:

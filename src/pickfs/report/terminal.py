@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import time
 
 from rich.console import Group
@@ -11,36 +10,8 @@ from rich.text import Text
 
 from pickfs.model import MetricDef, RunRecord
 from pickfs.report.recommend import recommend
-from pickfs.report.views import Row, WorkloadView, build_views
-
-
-def fmt_value(value: float | None, metric: MetricDef) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "-"
-    if metric.unit == "s":
-        return fmt_seconds(value)
-    if abs(value) >= 100:
-        return f"{value:,.0f}"
-    return f"{value:.3g}"
-
-
-def fmt_seconds(value: float) -> str:
-    if value < 1e-3:
-        return f"{value * 1e6:.0f} µs"
-    if value < 1:
-        return f"{value * 1e3:.2f} ms"
-    return f"{value:.2f} s"
-
-
-def _interval(row: Row) -> str:
-    s = row.primary.summary
-    if s is None:
-        return "-"
-    if s.n < 2:
-        return f"{fmt_value(s.mean, row.primary.metric)} (1 run)"
-    half = (s.ci_high - s.ci_low) / 2
-    pct = f" ({half / s.mean:.1%})" if s.mean else ""
-    return f"{fmt_value(s.mean, row.primary.metric)} ± {fmt_value(half, row.primary.metric)}{pct}"
+from pickfs.report.text import fmt_seconds, fmt_value, interval, status_detail, verdict
+from pickfs.report.views import Row, WorkloadView, build_views, risk_legend
 
 
 def _p99(row: Row) -> str:
@@ -53,9 +24,8 @@ def _p99(row: Row) -> str:
 def _notes(row: Row) -> Text:
     text = Text()
     if row.status != "ok":
-        detail = "; ".join(row.notes) or "no measured run"
         text.append(row.status, style="bold red")
-        text.append(": " + detail.removeprefix(row.status + ": "))
+        text.append(": " + status_detail(row))
         return text
     if row.flags:
         text.append("⚠ " + ", ".join(row.flags), style="yellow")
@@ -66,19 +36,7 @@ def _notes(row: Row) -> Text:
     return text
 
 
-def verdict(row: Row, metric: MetricDef, baseline: str | None) -> Text:
-    c = row.comparison
-    if row.cell.config.name == baseline:
-        return Text("baseline", style="dim")
-    if c is None:
-        return Text("-")
-    if not c.significant:
-        return Text(f"no significant difference (p={c.p_adjusted:.2f})", style="dim")
-    better = (c.ratio > 1) == metric.higher_is_better
-    word = ("faster" if better else "slower") if metric.higher_is_better or metric.unit == "s" else \
-        ("better" if better else "worse")
-    return Text(f"{word} ×{c.ratio:.2f} [{c.ci_low:.2f}-{c.ci_high:.2f}] p={c.p_adjusted:.3f}",
-                style="green" if better else "red")
+TONES = {"neutral": "dim", "good": "green", "bad": "red"}
 
 
 def workload_table(view: WorkloadView) -> Table:
@@ -103,19 +61,10 @@ def workload_table(view: WorkloadView) -> Table:
         s = row.primary.summary
         name = Text(row.cell.config.name, style="bold" if row.cell.config.name == best else "")
         rel = "-" if row.relative is None else f"{row.relative:.1f}"
-        table.add_row(name, fmt_value(s.median if s else None, metric), _interval(row), rel,
-                      verdict(row, metric, view.baseline), _p99(row), str(s.n if s else 0), _notes(row))
+        text, tone = verdict(row, view.baseline)
+        table.add_row(name, fmt_value(s.median if s else None, metric), interval(row), rel,
+                      Text(text, style=TONES[tone]), _p99(row), str(s.n if s else 0), _notes(row))
     return table
-
-
-def risk_legend(views: list[WorkloadView]) -> list[str]:
-    seen: list[str] = []
-    for v in views:
-        for r in v.rows:
-            for risk in r.risks:
-                if risk not in seen:
-                    seen.append(risk)
-    return seen
 
 
 def explanation_block(view: WorkloadView) -> list[Text]:
@@ -134,7 +83,7 @@ def render_run(record: RunRecord, explain: bool = True) -> Group:
     host = record.host
     parts.append(Text(f"run {record.id} ({record.status}), {when}, {host.get('hostname', '?')}: "
                       f"{host.get('os', '?')}, kernel {host.get('kernel', '?')}, "
-                      f"images on {host.get('workdir_backing', {}).get('fstype', '?')}", style="dim"))
+                      f"images on {host.get('fingerprint', {}).get('mount.fstype', '?')}", style="dim"))
     for w in record.plan.get("warnings", []):
         parts.append(Text(f"warning: {w}", style="yellow"))
     for view in views:

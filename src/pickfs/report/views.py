@@ -138,3 +138,14 @@ def build_views(record: RunRecord) -> list[WorkloadView]:
 
 def summary_dict(s: Summary | None) -> dict[str, float] | None:
     return asdict(s) if s else None
+
+
+def risk_legend(views: list[WorkloadView]) -> list[str]:
+    """Every distinct risk line across the views, in the order first met."""
+    seen: list[str] = []
+    for v in views:
+        for r in v.rows:
+            for risk in r.risks:
+                if risk not in seen:
+                    seen.append(risk)
+    return seen

@@ -49,6 +49,17 @@ def find_mount(entries: list[MountEntry], mountpoint: str) -> MountEntry | None:
     return found
 
 
+def mount_containing(entries: list[MountEntry], path: str) -> MountEntry | None:
+    """The mount a path lives on: the longest mountpoint that contains it (the last one when stacked)."""
+    best = None
+    for e in entries:
+        mp = e.mountpoint
+        if path == mp or path.startswith(mp.rstrip("/") + "/"):
+            if best is None or len(mp) >= len(best.mountpoint):
+                best = e
+    return best
+
+
 def compare_options(requested: tuple[str, ...], effective: tuple[str, ...],
                     implicit: tuple[str, ...]) -> list[str]:
     """Notes for every requested option that is not visibly in force."""

@@ -16,7 +16,7 @@ from pickfs.stack import blockdev
 from pickfs.stack.cleanup import holding
 from pickfs.stack.filesystems import fs_type
 from pickfs.stack.ledger import Ledger
-from pickfs.stack.mountinfo import compare_options, find_mount, parse_mountinfo
+from pickfs.stack.mountinfo import compare_options, find_mount, mount_containing, parse_mountinfo
 from pickfs.stack.quiesce import wait_idle
 
 
@@ -97,11 +97,7 @@ def provision(config: FsConfig, target: Target, ledger: Ledger, quiet_s: float =
             datadir = base / f"pickfs-{uuid.uuid4().hex[:12]}"
             stack.enter_context(holding(ledger, "dir", path=str(datadir), recursive=True))
             datadir.mkdir()
-            entry = None
-            for e in parse_mountinfo(Path("/proc/self/mountinfo").read_text()):
-                if str(base).startswith(e.mountpoint.rstrip("/") + "/") or str(base) == e.mountpoint:
-                    if entry is None or len(e.mountpoint) >= len(entry.mountpoint):
-                        entry = e
+            entry = mount_containing(parse_mountinfo(Path("/proc/self/mountinfo").read_text()), str(base))
             info = MountInfo(None, entry.mountpoint if entry else str(base), entry.fstype if entry else "unknown",
                              (), entry.options if entry else (), None, None, space_used(str(base)))
             yield Provisioned(info, datadir, None)
