@@ -65,14 +65,14 @@ def missing_user(user: str, package: str) -> str | None:
     return None
 
 
-def private_dirs(stack: ExitStack, ledger: Ledger, rundir: Path, prefix: str, user: str,
-                 datadir: Path) -> Path:
-    """A 0700 socket directory (ledger-tracked) and the data directory, both owned by the server's user."""
+def private_dirs(stack: ExitStack, ledger: Ledger, rundir: Path, prefix: str, user: str, *owned: Path) -> Path:
+    """A 0700 socket directory (ledger-tracked); it and the `owned` directories belong to the server's user."""
     owner = pwd.getpwnam(user)
     sockdir = rundir / f"{prefix}-{os.getpid()}-{time.monotonic_ns() % 10**9}"
     stack.enter_context(holding(ledger, "dir", path=str(sockdir), recursive=True))
     sockdir.mkdir(mode=0o700, parents=True)
-    for path in (sockdir, datadir):
+    for path in (sockdir, *owned):
+        path.mkdir(exist_ok=True)
         os.chown(path, owner.pw_uid, owner.pw_gid)
     return sockdir
 

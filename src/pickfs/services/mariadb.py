@@ -3,8 +3,6 @@ socket, networking off."""
 
 from __future__ import annotations
 
-import os
-import pwd
 import subprocess
 import time
 from collections.abc import Iterator
@@ -62,10 +60,7 @@ class MariaDB(Service):
         cls.ensure_available()
         data, log = datadir / "mysql", datadir / "mariadb.log"
         with ExitStack() as stack:
-            sockdir = private_dirs(stack, ledger, rundir, "my", OS_USER, datadir)
-            data.mkdir()
-            user = pwd.getpwnam(OS_USER)
-            os.chown(data, user.pw_uid, user.pw_gid)
+            sockdir = private_dirs(stack, ledger, rundir, "my", OS_USER, datadir, data)
             socket, pidfile = sockdir / "mysqld.sock", sockdir / "mysqld.pid"
             try:
                 run([install_binary() or "mariadb-install-db", "--no-defaults", f"--datadir={data}", f"--user={OS_USER}",

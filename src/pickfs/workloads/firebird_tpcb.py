@@ -9,7 +9,7 @@ from pickfs.errors import PlanError
 from pickfs.model import MetricDef, WorkloadSpec
 from pickfs.units import parse_duration
 from pickfs.workloads.latency import LATENCY_METRICS, latency_metrics
-from pickfs.workloads.tpcc import Tpcc, firebird_unavailable
+from pickfs.workloads.tpcc import Tpcc, firebird_unavailable, on_off
 
 
 class FirebirdTpcb(Tpcc):
@@ -35,9 +35,7 @@ class FirebirdTpcb(Tpcc):
                             "leave backend and clients out of its settings")
         cls.require_counts(out, "scale")
         out["duration"] = parse_duration(out["duration"])
-        out["forced_writes"] = {True: "on", False: "off"}.get(out["forced_writes"], str(out["forced_writes"]).lower())
-        if out["forced_writes"] not in ("on", "off"):
-            raise PlanError("forced_writes must be on or off", 'e.g. forced_writes = "off"')
+        out["forced_writes"] = on_off(out["forced_writes"], "forced_writes")
         out["scale_down"] = out["scale"]  # the client's knob for the TPC-B scale
         return out
 

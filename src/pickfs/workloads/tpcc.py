@@ -48,6 +48,14 @@ def firebird_env(datadir: Path) -> dict[str, str]:
 TYPES = ("new_order", "payment", "order_status", "delivery", "stock_level")
 
 
+def on_off(value: Any, key: str) -> str:
+    """A switch given as on/off or true/false, as 'on' or 'off'."""
+    text = {True: "on", False: "off"}.get(value, str(value).lower())
+    if text not in ("on", "off"):
+        raise PlanError(f"{key} must be on or off", f'e.g. {key} = "off"')
+    return text
+
+
 class Tpcc(Workload):
     name = "tpcc"
     description = "TPC-C-style mix (45/43/4/4/4) over each database's Python driver, data scaled down"
@@ -88,9 +96,7 @@ class Tpcc(Workload):
             raise PlanError(f"tpcc backend {out['backend']!r} is not valid", f"use one of {', '.join(BACKENDS)}")
         out["duration"] = parse_duration(out["duration"])
         cls.require_counts(out, "warehouses", "scale_down", "clients")
-        out["forced_writes"] = {True: "on", False: "off"}.get(out["forced_writes"], str(out["forced_writes"]).lower())
-        if out["forced_writes"] not in ("on", "off"):
-            raise PlanError("forced_writes must be on or off", "e.g. forced_writes = \"off\"")
+        out["forced_writes"] = on_off(out["forced_writes"], "forced_writes")
         if out["backend"] == "firebird" and out["clients"] != 1:
             raise PlanError("Firebird runs embedded here, one client per process",
                             "set clients = 1 for the firebird backend")
