@@ -32,7 +32,7 @@ def _load(ref: str, workdir: str, results_path: Path | None) -> tuple[str, dict[
     return f"run {record.id}", fp
 
 
-@click.command("env", context_settings={"ignore_unknown_options": False})
+@click.command("env")
 @click.argument("args", nargs=-1)
 @click.option("--json", "json_path", type=click.Path(path_type=Path), help="write the fingerprint as JSON ('-': stdout)")
 @workdir_option
