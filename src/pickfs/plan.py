@@ -11,8 +11,8 @@ from typing import Any
 
 from pickfs.errors import PlanError
 from pickfs.model import SCHEDULERS, FsConfig, Method, Plan, Target, WorkloadSpec
-from pickfs.stack.filesystems import KNOWN, which
-from pickfs.stack.presets import PRESETS
+from pickfs.stack.filesystems import KNOWN, RAW, which
+from pickfs.stack.presets import PRESETS, RAW_CONFIG
 from pickfs.units import parse_size
 from pickfs.workloads import DEFAULT_WORKLOAD, workload_class
 
@@ -36,6 +36,8 @@ def resolve_fs_name(name: str) -> FsConfig:
     """A preset, or a bare filesystem type the user names (jfs, f2fs, ...)."""
     if name in PRESETS:
         return PRESETS[name]
+    if name == RAW:
+        return RAW_CONFIG
     if name in KNOWN or (_NAME.match(name) and which(f"mkfs.{name}")):
         return FsConfig(name, name, description=f"{name} with default options")
     raise PlanError(f"unknown preset or filesystem {name!r}",
@@ -126,6 +128,9 @@ def one_variable_warnings(configs: tuple[FsConfig, ...]) -> list[str]:
     return warnings
 
 
+IMAGE_USABLE_SHARE = 0.85  # of an image, what is left for data after the filesystem's own metadata
+
+
 def build_plan(target: Target, configs: list[FsConfig], workloads: list[WorkloadSpec], method: Method,
                baseline: str | None) -> Plan:
     if not configs:
@@ -144,6 +149,12 @@ def build_plan(target: Target, configs: list[FsConfig], workloads: list[Workload
             raise PlanError(f"configuration name {c.name!r} is not valid", "use letters, digits, - _ . +")
         if c.scheduler is not None and c.scheduler not in SCHEDULERS:
             raise PlanError(f"{c.name}: unknown I/O scheduler {c.scheduler!r}", f"use one of {', '.join(SCHEDULERS)}")
+        if c.fstype == RAW and (c.mkfs_options or c.mount_options):
+            raise PlanError(f"{c.name}: the raw device has no filesystem to give mkfs or mount options",
+                            "drop mkfs and mount from this configuration")
+        if c.fstype == RAW and target.kind == "directory":
+            raise PlanError(f"{c.name}: a raw device needs an image or device target",
+                            "use --target image (the default) or --target device for the raw baseline")
         if target.kind == "directory" and not c.path:
             raise PlanError(f"{c.name}: a directory target needs a path per configuration",
                             "use --dir PATH (repeatable) or path = \"/mnt/x\" in [[config]]")
@@ -159,6 +170,14 @@ def build_plan(target: Target, configs: list[FsConfig], workloads: list[Workload
         raise PlanError("a device target needs a device", "add --device /dev/sdX")
     if target.kind == "image" and target.size_bytes < 64 * 1024**2:
         raise PlanError(f"image size {target.size_bytes} bytes is too small", "use at least --size 64M (xfs needs 300M)")
+    if target.kind == "image":
+        for w in workloads:
+            need = workload_class(w.name).space_needed(w)
+            if need and need > IMAGE_USABLE_SHARE * target.size_bytes:
+                gib = -(-need // int(IMAGE_USABLE_SHARE * 1024**3))
+                raise PlanError(f"{w.label} needs about {need / 1024**3:.1f} GiB on the filesystem; "
+                                f"the image is {target.size_bytes / 1024**3:.1f} GiB",
+                                f"use --size {gib}G (or size = \"{gib}G\" under [target]), or smaller settings")
     return Plan(target=target, configs=tuple(configs), workloads=tuple(workloads), method=method,
                 baseline=baseline, warnings=tuple(one_variable_warnings(tuple(configs))))
 

@@ -52,7 +52,8 @@ def _innodb_risks(spec: WorkloadSpec) -> list[str]:
 
 def workload_risks(spec: WorkloadSpec) -> list[str]:
     out = []
-    backend = spec.get("backend") if spec.name in ("tpcc", "firebird-tpcb") else None
+    backend = spec.get("backend") if spec.name in ("tpcc", "firebird-tpcb") else \
+        spec.get("server") if spec.name == "command" else None
     if backend == "firebird" and str(spec.get("forced_writes", "on")) == "off":
         out.append("forced_writes=off: Firebird leaves writes to the operating system's cache; a power cut can "
                    "lose acknowledged commits and corrupt the database")

@@ -19,7 +19,7 @@ from pickfs.model import Method, Plan, Target, Trial, WorkloadSpec, plan_from_di
 from pickfs.plan import build_plan, directory_config, load_plan_file, resolve_fs_name
 from pickfs.cli.report import export_targets, with_exports, write_exports
 from pickfs.report.terminal import render_run
-from pickfs.report.text import fmt_value
+from pickfs.report.text import fmt_with_unit
 from pickfs.stack.presets import PRESETS
 from pickfs.stack.safety import check_device
 from pickfs.store import ResultStore
@@ -43,14 +43,14 @@ def _workload_specs(names: tuple[str, ...], sets: tuple[str, ...], duration: str
         key, value = item.split("=", 1)
         settings[key.strip()] = _parse_value(value.strip())
     classes = [workload_class(n) for n in names or (DEFAULT_WORKLOAD,)]
-    known = set().union(*(cls.defaults for cls in classes))
+    known = set().union(*(cls.setting_names() for cls in classes))
     stray = sorted(set(settings) - known)
     if stray:
         raise PlanError(f"no selected workload has the setting {', '.join(stray)}",
                         f"valid settings: {', '.join(sorted(known))}")
     specs = []
     for cls in classes:
-        own = {k: v for k, v in settings.items() if k in cls.defaults}
+        own = {k: v for k, v in settings.items() if k in cls.setting_names()}
         if duration is not None and "duration" in cls.defaults:
             own["duration"] = parse_duration(duration)
         specs.append(WorkloadSpec(cls.name, cls.name, tuple(sorted(cls.normalize(own).items()))))
@@ -110,6 +110,7 @@ def plan_record(plan: Plan) -> dict[str, Any]:
     d = plan_to_dict(plan)
     for w in d["workloads"]:
         w["metrics"] = [asdict(m) for m in REGISTRY[w["name"]].metrics]
+        w["breakdown"] = list(REGISTRY[w["name"]].breakdown)
     return d
 
 
@@ -136,7 +137,7 @@ class CliObserver:
         metric = REGISTRY[slot.cell.workload.name].primary()
         value = trial.metrics.get(metric.name)
         self.progress.console.print(
-            f"  {slot.cell.key} run {slot.repetition + 1}: {fmt_value(value, metric)} {metric.unit}",
+            f"  {slot.cell.key} run {slot.repetition + 1}: {fmt_with_unit(value, metric)}",
             highlight=False)
 
     def slot_finished(self, slot: Slot, estimate_s: float) -> None:

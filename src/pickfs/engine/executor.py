@@ -11,14 +11,14 @@ from typing import Protocol
 from pickfs.errors import PickfsError
 from pickfs.model import Cell, Plan, Trial
 from pickfs.engine.schedule import Slot, estimate_seconds, fixed_slots, next_slot
-from pickfs.stack.filesystems import unavailable_reason
+from pickfs.stack.filesystems import RAW, unavailable_reason
 from pickfs.stack.ledger import Ledger
 from pickfs.stack.provision import Provisioned, provision, space_used
 from pickfs.stack.quiesce import wait_idle
 from pickfs.monitors.sampler import RunMonitor
 from pickfs.services import service_class
 from pickfs.store import ResultStore
-from pickfs.workloads import workload_class
+from pickfs.workloads import REGISTRY, workload_class
 
 
 class Observer(Protocol):
@@ -31,11 +31,15 @@ class Observer(Protocol):
 
 
 def cell_unavailable(cell: Cell, plan: Plan) -> str | None:
+    cls = workload_class(cell.workload.name)
+    if cell.config.fstype == RAW and not cls.supports_raw:
+        return (f"{cell.workload.name} needs a filesystem; the raw device runs only "
+                f"{', '.join(sorted(n for n, c in REGISTRY.items() if c.supports_raw))}")
     if plan.target.kind != "directory":
         reason = unavailable_reason(cell.config.fstype)
         if reason:
             return reason
-    return workload_class(cell.workload.name).unavailable_reason(cell.workload)
+    return cls.unavailable_reason(cell.workload)
 
 
 def drop_caches() -> None:
@@ -73,7 +77,7 @@ class Executor:
         """Build, prepare, warm up and measure one slot; return the measured primary value."""
         cell, m = slot.cell, self.plan.method
         cls = workload_class(cell.workload.name)
-        wl = cls()
+        wl = cls(Path(self.plan.target.workdir) / "data")
         with ExitStack() as stack:
             prov = stack.enter_context(
                 provision(cell.config, self.plan.target, self.ledger, m.quiesce_seconds, m.quiesce_timeout))
@@ -81,13 +85,19 @@ class Executor:
             service_name = cls.service_for(cell.workload)
             if service_name:
                 service = service_class(service_name)
-                endpoint = stack.enter_context(service.start(prov.datadir, dict(cell.workload.settings), self.ledger,
-                                                             Path(self.plan.target.workdir) / "run"))
+                endpoint = stack.enter_context(service.start(prov.datadir, cls.service_settings(cell.workload),
+                                                             self.ledger, Path(self.plan.target.workdir) / "run"))
             mount = prov.info.as_dict()
             started = time.time()
             prep = wl.prepare(cell.workload, prov.datadir, endpoint)
-            self.store.save_trial(Trial(self.run_id, cell.index, slot.repetition, "prepare", started, prep.elapsed_s,
-                                        True, {"prepare_s": prep.elapsed_s}, prep.text, mount, prov.info.notes))
+            prep_s = time.time() - started
+            prep_metrics = {"prepare_s": prep_s}
+            if prov.info.mountpoint:  # space used: after mkfs, and once the workload's data is in place
+                os.sync()
+                prep_metrics["space_mkfs_bytes"] = float(prov.info.space_used_bytes or 0)
+                prep_metrics["space_prepared_bytes"] = float(space_used(prov.info.mountpoint))
+            self.store.save_trial(Trial(self.run_id, cell.index, slot.repetition, "prepare", started, prep_s,
+                                        True, prep_metrics, prep.text, mount, prov.info.notes))
             for i in range(m.warmup + 1):
                 phase = "warmup" if i < m.warmup else "measured"
                 notes = self._settle(prov, cold=(i == 0))
@@ -101,10 +111,11 @@ class Executor:
                     self._fail(slot, f"could not parse {cell.workload.name} output: {exc}", raw.text)
                     raise _CellFailed() from None
                 observed = monitor.result() if monitor else {}
-                if observed:
+                if observed and prov.info.mountpoint:
                     observed["totals"]["space_used_bytes"] = space_used(prov.info.mountpoint)
                 trial = Trial(self.run_id, cell.index, slot.repetition, phase, started, raw.elapsed_s, True,
-                              metrics, raw.text, mount, (*prov.info.notes, *notes), monitor=observed)
+                              metrics, raw.text, mount, (*prov.info.notes, *notes, *wl.notes_from(raw.text)),
+                              monitor=observed)
                 self.store.save_trial(trial)
                 self.observer.trial_saved(slot, trial)
         return metrics.get(cls.primary().name)

@@ -3,7 +3,7 @@ acknowledged commits, and what the faster unsafe ones would gain and risk."""
 
 from __future__ import annotations
 
-from pickfs.report.text import fmt_value
+from pickfs.report.text import fmt_with_unit
 from pickfs.report.views import Row, WorkloadView
 from pickfs.stats.compare import compare
 
@@ -14,7 +14,7 @@ def _better(a: Row, b: Row) -> bool:
 
 
 def _fmt(row: Row) -> str:
-    return f"{fmt_value(row.primary.summary.median, row.primary.metric)} {row.primary.metric.unit}"
+    return fmt_with_unit(row.primary.summary.median, row.primary.metric)
 
 
 def recommend(view: WorkloadView) -> list[str]:

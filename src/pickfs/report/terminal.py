@@ -10,15 +10,19 @@ from rich.text import Text
 
 from pickfs.model import MetricDef, RunRecord
 from pickfs.report.recommend import recommend
-from pickfs.report.text import fmt_seconds, fmt_value, interval, status_detail, verdict
+from pickfs.report.text import breakdown_cells, fmt_seconds, fmt_value, interval, status_detail, verdict
 from pickfs.report.views import Row, WorkloadView, build_views, risk_legend
 
 
+P99_METRICS = ("lat_p99", "sync_p99", "write_p99")
+
+
 def _p99(row: Row) -> str:
-    mv = row.metric("lat_p99")
-    if mv is None or mv.summary is None:
-        return "-"
-    return fmt_seconds(mv.summary.median)
+    for name in P99_METRICS:
+        mv = row.metric(name)
+        if mv is not None and mv.summary is not None:
+            return fmt_seconds(mv.summary.median)
+    return "-"
 
 
 def _notes(row: Row) -> Text:
@@ -67,6 +71,20 @@ def workload_table(view: WorkloadView) -> Table:
     return table
 
 
+def breakdown_table(view: WorkloadView) -> Table | None:
+    configs, rows = breakdown_cells(view)
+    if not rows or not configs:
+        return None
+    note = f"; (n) = {view.baseline} is 100" if view.baseline else ""
+    table = Table(title=f"{view.label}: medians per configuration{note}", title_justify="left")
+    table.add_column("")
+    for name in configs:
+        table.add_column(name, justify="right")
+    for label, cells in rows:
+        table.add_row(label, *cells)
+    return table
+
+
 def explanation_block(view: WorkloadView) -> list[Text]:
     out = []
     for row in view.rows:
@@ -88,6 +106,9 @@ def render_run(record: RunRecord, explain: bool = True) -> Group:
         parts.append(Text(f"warning: {w}", style="yellow"))
     for view in views:
         parts.append(workload_table(view))
+        details = breakdown_table(view)
+        if details is not None:
+            parts.append(details)
         if explain:
             parts.extend(explanation_block(view))
         parts.append(Text("recommendation: " + " ".join(recommend(view)), style="bold"))

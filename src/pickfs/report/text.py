@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 from pickfs.model import MetricDef
-from pickfs.report.views import Row
+from pickfs.report.views import Row, WorkloadView
 
 
 def fmt_seconds(value: float) -> str:
@@ -16,14 +16,29 @@ def fmt_seconds(value: float) -> str:
     return f"{value:.2f} s"
 
 
+def fmt_bytes(value: float) -> str:
+    for unit, size in (("GiB", 1024**3), ("MiB", 1024**2), ("KiB", 1024)):
+        if abs(value) >= size:
+            return f"{value / size:,.1f} {unit}"
+    return f"{value:,.0f} B"
+
+
 def fmt_value(value: float | None, metric: MetricDef) -> str:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "-"
     if metric.unit == "s":
         return fmt_seconds(value)
+    if metric.unit == "B":
+        return fmt_bytes(value)
     if abs(value) >= 100:
         return f"{value:,.0f}"
     return f"{value:.3g}"
+
+
+def fmt_with_unit(value: float | None, metric: MetricDef) -> str:
+    """A value and its unit, unless the formatting already names it (seconds, bytes)."""
+    text = fmt_value(value, metric)
+    return text if metric.unit in ("s", "B") or text == "-" else f"{text} {metric.unit}"
 
 
 def interval(row: Row) -> str:
@@ -56,3 +71,33 @@ def verdict(row: Row, baseline: str | None) -> tuple[str, str]:
 def status_detail(row: Row) -> str:
     """Why a cell that is not ok has no values (its notes, without repeating the status)."""
     return ("; ".join(row.notes) or "no measured run").removeprefix(row.status + ": ")
+
+
+SPACE = MetricDef("space", "B", False)
+
+
+def breakdown_cells(view: WorkloadView) -> tuple[list[str], list[tuple[str, list[str]]]]:
+    """The breakdown as configurations (columns) and (label, cells) rows: median, and vs the baseline.
+
+    Rows are the workload's breakdown metrics (phases, sync methods) and the space used.
+    """
+    rows = [r for r in view.rows if r.status == "ok"]
+    base = next((r for r in rows if r.cell.config.name == view.baseline), None)
+    out: list[tuple[str, list[str]]] = []
+    for d in view.breakdown:
+        cells = []
+        base_mv = base.metric(d.name) if base else None
+        for r in rows:
+            mv = r.metric(d.name)
+            if mv is None or mv.summary is None:
+                cells.append("-")
+                continue
+            text = fmt_value(mv.summary.median, d)
+            if base_mv and base_mv.summary and base_mv.summary.median and r is not base:
+                text += f" ({100 * mv.summary.median / base_mv.summary.median:.0f})"
+            cells.append(text)
+        out.append((f"{d.name} ({d.unit})" if d.unit != "s" else d.name, cells))
+    for label in ("after mkfs", "data in place", "peak in the run"):
+        if any(label in r.space for r in rows):
+            out.append((f"space used {label}", [fmt_bytes(r.space[label]) if label in r.space else "-" for r in rows]))
+    return [r.cell.config.name for r in rows], out

@@ -38,6 +38,7 @@ class Row:
     comparison: Comparison | None = None
     explanation: tuple[str, ...] = ()
     monitors: dict[str, Any] = field(default_factory=dict)
+    space: dict[str, float] = field(default_factory=dict)  # bytes used: after mkfs, with the data in place
 
     @property
     def flags(self) -> tuple[str, ...]:
@@ -57,13 +58,29 @@ class WorkloadView:
     settings: dict[str, Any]
     baseline: str | None
     rows: tuple[Row, ...]
+    breakdown: tuple[MetricDef, ...] = ()  # metrics shown per configuration besides the primary (phases, methods)
 
 
 def _metric_defs(record: RunRecord, label: str) -> tuple[MetricDef, ...]:
-    for w in record.plan["workloads"]:
-        if w["label"] == label:
-            return tuple(MetricDef(**m) for m in w.get("metrics", []))
-    return ()
+    return tuple(MetricDef(**m) for m in _workload_entry(record, label).get("metrics", []))
+
+
+def _workload_entry(record: RunRecord, label: str) -> dict[str, Any]:
+    return next((w for w in record.plan["workloads"] if w["label"] == label), {})
+
+
+def _space(trials: list) -> dict[str, float]:
+    """Median space used after mkfs and with the workload's data in place, over the prepared slots."""
+    out: dict[str, float] = {}
+    for key, name in (("space_mkfs_bytes", "after mkfs"), ("space_prepared_bytes", "data in place")):
+        vals = sorted(t.metrics[key] for t in trials if t.phase == "prepare" and t.ok and key in t.metrics)
+        if vals:
+            out[name] = vals[len(vals) // 2]
+    peaks = sorted(t.metrics["space_peak_bytes"] for t in trials
+                   if t.phase == "measured" and t.ok and "space_peak_bytes" in t.metrics)
+    if peaks:
+        out["peak in the run"] = peaks[len(peaks) // 2]
+    return out
 
 
 def _row(record: RunRecord, cell: Cell, defs: tuple[MetricDef, ...], method: Method) -> Row:
@@ -110,7 +127,7 @@ def _row(record: RunRecord, cell: Cell, defs: tuple[MetricDef, ...], method: Met
         status = "no data"
     risks = tuple(config_risks(cell.config) + workload_risks(cell.workload))
     return Row(cell, status, primary, tuple(mvs[1:]), None, risks, tuple(notes),
-               explanation=tuple(explain(measured)), monitors=monitor_summary(measured))
+               explanation=tuple(explain(measured)), monitors=monitor_summary(measured), space=_space(trials))
 
 
 def build_views(record: RunRecord) -> list[WorkloadView]:
@@ -132,7 +149,11 @@ def build_views(record: RunRecord) -> list[WorkloadView]:
                         if r.primary.summary else None, comparison=comparisons.get(r.cell.config.name))
                 for r in rows
             ]
-        views.append(WorkloadView(wl.label, wl.name, dict(wl.settings), base_name if base else None, tuple(rows)))
+        wanted = _workload_entry(record, wl.label).get("breakdown", [])
+        breakdown = tuple(d for d in defs if d.name in wanted
+                          and any(r.metric(d.name) and r.metric(d.name).summary for r in rows))
+        views.append(WorkloadView(wl.label, wl.name, dict(wl.settings), base_name if base else None, tuple(rows),
+                                  breakdown))
     return views
 
 

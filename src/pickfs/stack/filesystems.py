@@ -42,6 +42,10 @@ KNOWN: dict[str, FsType] = {
 }
 
 
+# The block device itself, no filesystem: the baseline that fio workloads score against (= 100).
+RAW = "raw"
+
+
 def fs_type(name: str) -> FsType:
     """A known type, or a generic one for any other name the user gives (mkfs.<name>)."""
     return KNOWN.get(name) or FsType(name, (f"mkfs.{name}",), f"the package providing mkfs.{name}", name)
@@ -69,6 +73,8 @@ def _kernel_text() -> str:
 
 def unavailable_reason(name: str) -> str | None:
     """None when this machine can build the filesystem; else a reason naming the fix."""
+    if name == RAW:
+        return None
     ft = fs_type(name)
     if ft.mkfs and which(ft.mkfs[0]) is None:
         return f"{ft.mkfs[0]} is not installed (apt-get install {ft.package})"

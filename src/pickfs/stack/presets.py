@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pickfs.model import FsConfig
+from pickfs.stack.filesystems import RAW
 
 _PRESETS: tuple[FsConfig, ...] = (
     FsConfig("ext4", "ext4", description="ext4 with default mkfs and mount options"),
@@ -27,3 +28,6 @@ _PRESETS: tuple[FsConfig, ...] = (
 )
 
 PRESETS: dict[str, FsConfig] = {p.name: p for p in _PRESETS}
+
+# Not a preset ("all" leaves it out): the block device with no filesystem, for fio workloads only.
+RAW_CONFIG = FsConfig(RAW, RAW, description="the block device itself, no filesystem (fio workloads; baseline = 100)")

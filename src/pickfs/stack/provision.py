@@ -14,16 +14,17 @@ from pickfs.model import FsConfig, MountInfo, Target
 from pickfs.proc import run
 from pickfs.stack import blockdev
 from pickfs.stack.cleanup import holding
-from pickfs.stack.filesystems import fs_type
+from pickfs.stack.filesystems import RAW, fs_type
 from pickfs.stack.ledger import Ledger
 from pickfs.stack.mountinfo import compare_options, find_mount, mount_containing, parse_mountinfo
 from pickfs.stack.quiesce import wait_idle
+from pickfs.stack.safety import check_device
 
 
 @dataclass(frozen=True)
 class Provisioned:
     info: MountInfo
-    datadir: Path  # where the workload keeps its files
+    datadir: Path  # where the workload keeps its files; for the raw configuration, the block device itself
     disk: str | None  # kernel name of the block device to watch (loop3, sdb), if any
 
 
@@ -103,8 +104,12 @@ def provision(config: FsConfig, target: Target, ledger: Ledger, quiet_s: float =
             yield Provisioned(info, datadir, None)
             return
 
-        mountpoint = _mountdir(ledger, stack, workdir)
+        if config.fstype == RAW and target.kind == "directory":
+            raise ConfigUnavailable("the raw configuration needs a block device",
+                                    "use an image or device target for the raw baseline")
+        mountpoint = _mountdir(ledger, stack, workdir) if config.fstype != RAW else None
         if config.fstype == "tmpfs":
+            assert mountpoint is not None
             _mount(ledger, stack, "pickfs-tmpfs", mountpoint, "tmpfs",
                    (f"size={target.size_bytes}", *config.mount_options))
             info = _read_back(config, mountpoint, None, None)
@@ -129,12 +134,20 @@ def provision(config: FsConfig, target: Target, ledger: Ledger, quiet_s: float =
         if wanted and wanted != scheduler:
             stack.enter_context(holding(ledger, "scheduler", device=device, original=scheduler))
             scheduler = blockdev.set_scheduler(device, wanted)
+        disk = blockdev.disk_name(device)
+        if config.fstype == RAW:
+            if target.kind == "device":  # checked again right before writing: nothing may have mounted it since
+                check_device(device, target.confirm)
+            info = MountInfo(device, "", RAW, (), (), config.scheduler, scheduler, None)
+            wait_idle(disk, quiet_s, quiesce_timeout)
+            yield Provisioned(info, Path(device), disk)
+            return
+        assert mountpoint is not None
         ft = fs_type(config.fstype)
         run([*ft.mkfs, *ft.steady, *config.mkfs_options, device], package=ft.package, timeout=1800,
             hint=f"check the mkfs options of configuration {config.name}")
         _mount(ledger, stack, device, mountpoint, config.fstype, config.mount_options)
         info = _read_back(config, mountpoint, device, scheduler)
-        disk = blockdev.disk_name(device)
         idle, waited = wait_idle(disk, quiet_s, quiesce_timeout)
         if not idle:
             info = _with_note(info, f"device still busy {waited:.0f}s after mount")

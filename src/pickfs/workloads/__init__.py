@@ -4,13 +4,18 @@ from __future__ import annotations
 
 from pickfs.errors import PlanError
 from pickfs.workloads.base import Workload
+from pickfs.workloads.command import Command
+from pickfs.workloads.filetree import BigFiles, MediumFiles, SmallFiles, Tree
+from pickfs.workloads.fio import Fileio, FileioFirstTouch, Wal
 from pickfs.workloads.firebird_tpcb import FirebirdTpcb
 from pickfs.workloads.pgbench import Pgbench
 from pickfs.workloads.sqlite_tpcb import SqliteTpcb
 from pickfs.workloads.sysbench_oltp import SysbenchOltp
 from pickfs.workloads.tpcc import Tpcc
 
-REGISTRY: dict[str, type[Workload]] = {cls.name: cls for cls in (SqliteTpcb, Pgbench, SysbenchOltp, Tpcc, FirebirdTpcb)}
+REGISTRY: dict[str, type[Workload]] = {cls.name: cls for cls in (
+    SqliteTpcb, Pgbench, SysbenchOltp, Tpcc, FirebirdTpcb, Fileio, FileioFirstTouch, Wal, Tree, SmallFiles,
+    MediumFiles, BigFiles, Command)}
 DEFAULT_WORKLOAD = SqliteTpcb.name
 
 

@@ -17,6 +17,13 @@ class Workload(ABC):
     metrics: ClassVar[tuple[MetricDef, ...]]  # the first is the primary metric
     defaults: ClassVar[dict[str, Any]]
     service: ClassVar[str | None] = None  # a database server to start on the filesystem under test
+    supports_raw: ClassVar[bool] = False  # can run straight on a block device (the raw baseline)
+    # metrics shown per configuration in a breakdown table (phases, sync methods), besides the primary
+    breakdown: ClassVar[tuple[str, ...]] = ()
+
+    def __init__(self, cache: Path | None = None) -> None:
+        # Where generated input data is kept between configurations: never on the filesystem under test.
+        self.cache = cache or Path("/var/tmp/pickfs/data")
 
     @classmethod
     def normalize(cls, settings: dict[str, Any]) -> dict[str, Any]:
@@ -30,6 +37,11 @@ class Workload(ABC):
         merged = dict(cls.defaults)
         merged.update(settings)
         return cls.check(merged)
+
+    @classmethod
+    def setting_names(cls) -> set[str]:
+        """Every setting this workload accepts."""
+        return set(cls.defaults)
 
     @classmethod
     def check(cls, settings: dict[str, Any]) -> dict[str, Any]:
@@ -54,6 +66,21 @@ class Workload(ABC):
     def service_for(cls, spec: WorkloadSpec) -> str | None:
         """The database server this workload needs started on the filesystem under test."""
         return cls.service
+
+    @classmethod
+    def service_settings(cls, spec: WorkloadSpec) -> dict[str, Any]:
+        """The settings handed to the server (each service picks the ones it knows)."""
+        return dict(spec.settings)
+
+    @classmethod
+    def space_needed(cls, spec: WorkloadSpec) -> int | None:
+        """Bytes of data the workload puts on the filesystem at its peak, when known beforehand."""
+        return None
+
+    @staticmethod
+    def notes_from(raw: str) -> list[str]:
+        """Findings in a run's raw output worth a note beside its figures (pure)."""
+        return []
 
     @abstractmethod
     def prepare(self, spec: WorkloadSpec, datadir: Path, endpoint: Endpoint | None = None) -> RawOutput:
