@@ -14,7 +14,7 @@ from plotly.subplots import make_subplots
 
 from pickfs.model import RunRecord, Trial
 from pickfs.report.recommend import recommend
-from pickfs.report.text import fmt_value, interval, status_detail, verdict
+from pickfs.report.text import breakdown_cells, fmt_value, interval, status_detail, verdict
 from pickfs.report.views import Row, WorkloadView, build_views, risk_legend
 
 SAFE, UNSAFE, FAILED = "#2b8a3e", "#e8590c", "#868e96"
@@ -101,6 +101,39 @@ def latency_chart(view: WorkloadView) -> go.Figure | None:
     fig.update_layout(title=f"{view.label}: commit latency per run (ms, log scale)", boxmode="group",
                       yaxis_type="log", yaxis_title="ms")
     return fig
+
+
+def breakdown_chart(view: WorkloadView) -> go.Figure | None:
+    """Median of each breakdown metric (phase times, sync methods) per configuration, grouped."""
+    if not view.breakdown:
+        return None
+    fig = go.Figure()
+    for r in view.rows:
+        xs, ys = [], []
+        for d in view.breakdown:
+            mv = r.metric(d.name)
+            if mv and mv.summary:
+                xs.append(d.name)
+                ys.append(mv.summary.median)
+        if ys:
+            fig.add_trace(go.Bar(x=xs, y=ys, name=r.cell.config.name))
+    if not fig.data:
+        return None
+    unit = view.breakdown[0].unit
+    fig.update_layout(title=f"{view.label}: median per {'phase' if unit == 's' else 'method'} ({unit})",
+                      barmode="group", yaxis_title=unit)
+    return fig
+
+
+def _breakdown_table(view: WorkloadView) -> str:
+    configs, rows = breakdown_cells(view)
+    if not rows or not configs:
+        return ""
+    head = "<tr><th></th>" + "".join(f"<th>{_e(c)}</th>" for c in configs) + "</tr>"
+    body = "".join("<tr><td>" + _e(label) + "</td>" + "".join(f"<td class=num>{_e(c)}</td>" for c in cells) + "</tr>"
+                   for label, cells in rows)
+    note = f" ((n): {_e(view.baseline)} = 100)" if view.baseline else ""
+    return f"<p class=dim>Medians per configuration{note}</p><table>{head}{body}</table>"
 
 
 def _median_trial(record: RunRecord, row: Row) -> Trial | None:
@@ -228,10 +261,11 @@ def render_html(record: RunRecord) -> str:
         parts.append(f"<h2>{_e(view.label)}</h2><p class=dim>{_e(settings)}</p>")
         parts.append(f'<p class="rec">{_e(" ".join(recommend(view)))}</p>')
         parts.append(_summary_table(view))
+        parts.append(_breakdown_table(view))
         if any(r.primary.summary for r in view.rows):
             parts.append(_fig_html(throughput_chart(view)))
             parts.append(_fig_html(safety_chart(view)))
-            for fig in (latency_chart(view), timeline_chart(record, view)):
+            for fig in (breakdown_chart(view), latency_chart(view), timeline_chart(record, view)):
                 if fig is not None:
                     parts.append(_fig_html(fig))
         why = [f"{r.cell.config.name}:\n" + "\n".join(f"  {line}" for line in r.explanation)

@@ -40,6 +40,7 @@ def run_to_dict(record: RunRecord) -> dict[str, Any]:
                 "notes": list(row.notes),
                 "explanation": list(row.explanation),
                 "monitors": row.monitors,
+                "space_used_bytes": row.space,
             })
     return {
         "schema": SCHEMA,

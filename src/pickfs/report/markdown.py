@@ -6,7 +6,7 @@ import time
 
 from pickfs.model import RunRecord
 from pickfs.report.recommend import recommend
-from pickfs.report.text import fmt_value, interval, status_detail, verdict
+from pickfs.report.text import breakdown_cells, fmt_value, interval, status_detail, verdict
 from pickfs.report.views import build_views, risk_legend
 
 
@@ -36,6 +36,12 @@ def render_markdown(record: RunRecord) -> str:
             rel = "-" if r.relative is None else f"{r.relative:.1f}"
             lines.append(f"| {_cell(r.cell.config.name)} | {fmt_value(s.median if s else None, r.primary.metric)} "
                          f"| {interval(r)} | {rel} | {_cell(sig)} | {s.n if s else 0} | {_cell(notes)} |")
+        configs, details = breakdown_cells(view)
+        if details and configs:
+            note = f" ((n): {view.baseline} = 100)" if view.baseline else ""
+            lines += ["", f"Medians per configuration{note}:", "",
+                      "| | " + " | ".join(_cell(c) for c in configs) + " |", "|---|" + "---:|" * len(configs)]
+            lines += [f"| {_cell(label)} | " + " | ".join(cells) + " |" for label, cells in details]
         lines += ["", "**Recommendation.** " + " ".join(recommend(view)), ""]
     legend = risk_legend(views)
     if legend:

@@ -137,10 +137,11 @@ def build_views(record: RunRecord) -> list[WorkloadView]:
     for wl in plan.workloads:
         defs = _metric_defs(record, wl.label)
         rows = [_row(record, c, defs, plan.method) for c in cells if c.workload.label == wl.label]
-        base_name = plan.baseline
-        if base_name is None:
-            base_name = next((r.cell.config.name for r in rows if r.primary.summary), None)
-        base = next((r for r in rows if r.cell.config.name == base_name and r.primary.summary), None)
+        # The plan's baseline, or (when it has no figures for this workload, as the raw device has
+        # none for a database) the first configuration that has.
+        base = next((r for r in rows if r.cell.config.name == plan.baseline and r.primary.summary), None)
+        base = base or next((r for r in rows if r.primary.summary), None)
+        base_name = base.cell.config.name if base else None
         if base is not None:
             comparisons = compare_all({r.cell.config.name: r.primary.values for r in rows if r.primary.values},
                                       base.cell.config.name)

@@ -93,8 +93,11 @@ class MariaDB(Service):
                 time.sleep(0.2)
             run([*client, "-e", f"CREATE DATABASE IF NOT EXISTS {DATABASE}"])
             version = run([*client, "-N", "-e", "SELECT VERSION()"]).text.strip()
+            # The mariadb/mysql clients let option files (Debian's sets /run/mysqld's socket) override
+            # MYSQL_UNIX_PORT; an option file read after those points them at this server instead.
+            (sockdir / "my.cnf").write_text(f"[client]\nsocket={socket}\nuser=root\n")
             yield Endpoint(
                 service=cls.name, socket_dir=str(sockdir), port=0, user="root", database=DATABASE,
-                env={"MYSQL_UNIX_PORT": str(socket),
+                env={"MYSQL_UNIX_PORT": str(socket), "MARIADB_HOME": str(sockdir), "MYSQL_HOME": str(sockdir),
                      "DATABASE_URL": f"mysql://root@localhost/{DATABASE}?unix_socket={socket}"},
                 log=str(log), version=version)

@@ -58,7 +58,7 @@ class Command(Workload):
         try:
             out = super().normalize(rest)
         except PlanError as exc:
-            if server:
+            if server in SERVER_SETTINGS:
                 raise PlanError(exc.message, f"{exc.hint}; {server} settings: {', '.join(SERVER_SETTINGS[server])}") \
                     from None
             raise
