@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from pickfs.model import Cell, Method
 from pickfs.stats.stopping import settled
+from pickfs.workloads import workload_class
 
 
 @dataclass(frozen=True)
@@ -47,5 +48,5 @@ def fixed_slots(cells: Sequence[Cell], method: Method, done: set[tuple[int, int]
 
 def estimate_seconds(slot: Slot, method: Method, setup_s: float = 2.5) -> float:
     """A rough wall-time estimate of one slot, for the progress bar."""
-    duration = float(slot.cell.workload.get("duration", 5.0) or 5.0)
+    duration = workload_class(slot.cell.workload.name).run_seconds(slot.cell.workload)
     return setup_s + (method.warmup + 1) * (duration + method.quiesce_seconds + 0.3)

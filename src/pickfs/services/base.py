@@ -52,8 +52,11 @@ class Service(ABC):
     @classmethod
     @abstractmethod
     def start(cls, datadir: Path, settings: dict[str, Any], ledger: Ledger,
-              rundir: Path) -> AbstractContextManager[Endpoint]:
-        """A context manager: the server runs with its data in `datadir` until exit."""
+              rundir: Path, fresh: bool = True) -> AbstractContextManager[Endpoint]:
+        """A context manager: the server runs with its data in `datadir` until exit.
+
+        fresh: initialise a new data directory; otherwise start (and so recover) the one there.
+        """
 
 
 def missing_user(user: str, package: str) -> str | None:

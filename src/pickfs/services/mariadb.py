@@ -56,18 +56,20 @@ class MariaDB(Service):
 
     @classmethod
     @contextmanager
-    def start(cls, datadir: Path, settings: dict[str, Any], ledger: Ledger, rundir: Path) -> Iterator[Endpoint]:
+    def start(cls, datadir: Path, settings: dict[str, Any], ledger: Ledger, rundir: Path,
+              fresh: bool = True) -> Iterator[Endpoint]:
         cls.ensure_available()
         data, log = datadir / "mysql", datadir / "mariadb.log"
         with ExitStack() as stack:
             sockdir = private_dirs(stack, ledger, rundir, "my", OS_USER, datadir, data)
             socket, pidfile = sockdir / "mysqld.sock", sockdir / "mysqld.pid"
-            try:
-                run([install_binary() or "mariadb-install-db", "--no-defaults", f"--datadir={data}", f"--user={OS_USER}",
-                     "--auth-root-authentication-method=normal", "--skip-test-db"], package="mariadb-server",
-                    timeout=600)
-            except CommandFailed as exc:
-                raise ServiceFailed(f"mariadb-install-db failed: {exc.one_line()}", "is the filesystem writable?")
+            if fresh:
+                try:
+                    run([install_binary() or "mariadb-install-db", "--no-defaults", f"--datadir={data}",
+                         f"--user={OS_USER}", "--auth-root-authentication-method=normal", "--skip-test-db"],
+                        package="mariadb-server", timeout=600)
+                except CommandFailed as exc:
+                    raise ServiceFailed(f"mariadb-install-db failed: {exc.one_line()}", "is the filesystem writable?")
             argv = [server_binary() or "mariadbd", "--no-defaults", f"--datadir={data}", f"--socket={socket}",
                     f"--pid-file={pidfile}", "--skip-networking", f"--user={OS_USER}", f"--log-error={log}"]
             for key in SETTINGS:

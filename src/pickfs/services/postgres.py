@@ -44,19 +44,24 @@ class PostgreSQL(Service):
 
     @classmethod
     @contextmanager
-    def start(cls, datadir: Path, settings: dict[str, Any], ledger: Ledger, rundir: Path) -> Iterator[Endpoint]:
+    def start(cls, datadir: Path, settings: dict[str, Any], ledger: Ledger, rundir: Path,
+              fresh: bool = True) -> Iterator[Endpoint]:
         cls.ensure_available()
         bins = bindir()
         assert bins is not None
         pgdata, log = datadir / "pgdata", datadir / "postgresql.log"
         with ExitStack() as stack:
             sockdir = private_dirs(stack, ledger, rundir, "pg", OS_USER, datadir)
-            try:
-                run(_as_postgres([str(bins / "initdb"), "-D", str(pgdata), "-U", "postgres", "--auth=trust",
-                                  "-E", "UTF8", "--locale=C", "--no-instructions"]), package="postgresql",
-                    timeout=300)
-            except CommandFailed as exc:
-                raise ServiceFailed(f"initdb failed: {exc.one_line()}", "see the message; is the filesystem writable?")
+            if fresh:
+                try:
+                    run(_as_postgres([str(bins / "initdb"), "-D", str(pgdata), "-U", "postgres", "--auth=trust",
+                                      "-E", "UTF8", "--locale=C", "--no-instructions"]), package="postgresql",
+                        timeout=300)
+                except CommandFailed as exc:
+                    raise ServiceFailed(f"initdb failed: {exc.one_line()}",
+                                        "see the message; is the filesystem writable?") from None
+            else:  # an existing cluster after a power cut: its postmaster is long gone
+                (pgdata / "postmaster.pid").unlink(missing_ok=True)
             options = ["-c listen_addresses=''", f"-c unix_socket_directories={sockdir}", f"-c port={PORT}"]
             options += [f"-c {k}={settings[k]}" for k in SETTINGS if settings.get(k) not in (None, "")]
             # Recorded before it starts: cleanup finds the postmaster through its pid file.

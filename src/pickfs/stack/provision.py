@@ -89,8 +89,11 @@ def _read_back(config: FsConfig, mountpoint: Path, device: str | None, scheduler
 
 @contextmanager
 def provision(config: FsConfig, target: Target, ledger: Ledger, quiet_s: float = 1.0,
-              quiesce_timeout: float = 60.0) -> Iterator[Provisioned]:
-    """A fresh filesystem for `config`, mounted and idle; everything undone on exit."""
+              quiesce_timeout: float = 60.0, image: Path | None = None) -> Iterator[Provisioned]:
+    """A fresh filesystem for `config`, mounted and idle; everything undone on exit.
+
+    `image`: an image file that already exists (the crash recorder's) to build on, instead of a new one.
+    """
     workdir = Path(target.workdir)
     with ExitStack() as stack:
         if target.kind == "directory":
@@ -117,11 +120,12 @@ def provision(config: FsConfig, target: Target, ledger: Ledger, quiet_s: float =
             return
 
         if target.kind == "image":
-            image = workdir / "images" / f"{uuid.uuid4().hex[:12]}.img"
-            image.parent.mkdir(parents=True, exist_ok=True)
-            stack.enter_context(holding(ledger, "image", path=str(image)))
-            with open(image, "wb") as fh:
-                fh.truncate(target.size_bytes)
+            if image is None:
+                image = workdir / "images" / f"{uuid.uuid4().hex[:12]}.img"
+                image.parent.mkdir(parents=True, exist_ok=True)
+                stack.enter_context(holding(ledger, "image", path=str(image)))
+                with open(image, "wb") as fh:
+                    fh.truncate(target.size_bytes)
             box = stack.enter_context(holding(ledger, "loop", image=str(image)))
             device = blockdev.attach_loop(image)
             box[0] = ledger.update(box[0], device=device)

@@ -73,6 +73,11 @@ class Workload(ABC):
         return dict(spec.settings)
 
     @classmethod
+    def run_seconds(cls, spec: WorkloadSpec) -> float:
+        """About how long one run takes, for the time-left estimate."""
+        return float(spec.get("duration", 5.0) or 5.0)
+
+    @classmethod
     def space_needed(cls, spec: WorkloadSpec) -> int | None:
         """Bytes of data the workload puts on the filesystem at its peak, when known beforehand."""
         return None

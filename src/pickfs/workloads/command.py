@@ -85,6 +85,10 @@ class Command(Workload):
         return out
 
     @classmethod
+    def run_seconds(cls, spec: WorkloadSpec) -> float:
+        return 30.0  # unknown until it has run once
+
+    @classmethod
     def service_for(cls, spec: WorkloadSpec) -> str | None:
         return spec.get("server") or None
 

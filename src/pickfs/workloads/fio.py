@@ -330,6 +330,10 @@ class Wal(Workload):
     def unavailable_reason(cls, spec: WorkloadSpec | None = None) -> str | None:
         return fio_unavailable()
 
+    @classmethod
+    def run_seconds(cls, spec: WorkloadSpec) -> float:
+        return spec.get("duration") * len(spec.get("methods")) * len(spec.get("block_sizes"))
+
     @staticmethod
     def _target(spec: WorkloadSpec, datadir: Path) -> str:
         return str(datadir) if is_block_device(datadir) else str(datadir / WAL_FILE)

@@ -1,0 +1,130 @@
+"""The crash test's client: numbered commits, each acknowledgement logged; and the check after a power cut.
+
+    load   create the tables (accounts, and one row per commit)
+    run    commit transactions one after another; after each COMMIT returns, append
+           "commit-id CLOCK_MONOTONIC-ns" to --acks (on another filesystem: it is the witness)
+    check  after recovery: which commits are present, the database's own consistency check,
+           and the transactions' invariant (the accounts' balances sum to the commits' deltas)
+
+Each transaction moves a random delta into one account and records it as a commit row, so a
+torn transaction breaks the invariant even where the database's own check passes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import sys
+import time
+
+from pickfs.clients.tpcc import DIALECTS, Tx, connect
+
+ACCOUNTS = 100
+FILLER = "x" * 200
+
+
+def load(args: argparse.Namespace) -> dict:
+    if args.backend == "firebird":
+        from pickfs.clients.tpcc import create_firebird
+
+        create_firebird(args)
+    conn, _ = connect(args)
+    tx = Tx(conn, DIALECTS[args.backend])
+    tx.q("CREATE TABLE pickfs_accounts (id INTEGER NOT NULL PRIMARY KEY, balance BIGINT NOT NULL)")
+    tx.q("CREATE TABLE pickfs_commits (id INTEGER NOT NULL PRIMARY KEY, delta INTEGER NOT NULL, filler VARCHAR(250))")
+    tx.commit()
+    for a in range(1, ACCOUNTS + 1):
+        tx.q("INSERT INTO pickfs_accounts VALUES (?, ?)", (a, 0))
+    tx.commit()
+    conn.close()
+    return {"client": "pickfs-commits", "step": "load", "backend": args.backend}
+
+
+def run(args: argparse.Namespace) -> dict:
+    conn, _ = connect(args)
+    tx = Tx(conn, DIALECTS[args.backend])
+    rng = random.Random(args.seed)
+    acks = os.open(args.acks, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    deadline = time.monotonic() + args.duration
+    n = 0
+    try:
+        while n < args.transactions and time.monotonic() < deadline:
+            n += 1
+            delta = rng.randint(-1000, 1000)
+            tx.q("UPDATE pickfs_accounts SET balance = balance + ? WHERE id = ?", (delta, rng.randint(1, ACCOUNTS)))
+            tx.q("INSERT INTO pickfs_commits VALUES (?, ?, ?)", (n, delta, FILLER))
+            tx.commit()
+            os.write(acks, f"{n} {time.monotonic_ns()}\n".encode())
+    finally:
+        os.close(acks)
+        conn.close()
+    return {"client": "pickfs-commits", "step": "run", "backend": args.backend, "commits": n}
+
+
+def _own_check(args: argparse.Namespace, tx: Tx) -> str:
+    """The database's own consistency check: 'ok' or what it found."""
+    if args.backend == "sqlite":
+        rows = tx.q("PRAGMA integrity_check")
+        found = [r[0] for r in rows]
+        return "ok" if found == ["ok"] else "; ".join(found)[:300]
+    if args.backend == "postgresql":
+        tx.q("CREATE EXTENSION IF NOT EXISTS amcheck")
+        for index in ("pickfs_commits_pkey", "pickfs_accounts_pkey"):
+            tx.q("SELECT bt_index_parent_check(?::regclass, true)", (index,))
+        return "ok"
+    if args.backend == "mariadb":
+        bad = [f"{r[0]}: {r[3]}" for r in tx.q("CHECK TABLE pickfs_commits, pickfs_accounts EXTENDED")
+               if r[2] in ("error", "Error") or (r[2] == "status" and r[3] != "OK")]
+        return "ok" if not bad else "; ".join(bad)[:300]
+    return "ok"
+
+
+def check(args: argparse.Namespace) -> dict:
+    out: dict = {"client": "pickfs-commits", "step": "check", "backend": args.backend}
+    try:
+        conn, _ = connect(args)
+    except Exception as exc:  # noqa: BLE001 - any failure to open is the finding
+        out["open_error"] = f"{type(exc).__name__}: {exc}"[:300]
+        return out
+    tx = Tx(conn, DIALECTS[args.backend])
+    try:
+        out["own_check"] = _own_check(args, tx)
+        out["present"] = sorted(r[0] for r in tx.q("SELECT id FROM pickfs_commits"))
+        balance = tx.q("SELECT COALESCE(SUM(balance), 0) FROM pickfs_accounts")[0][0]
+        deltas = tx.q("SELECT COALESCE(SUM(delta), 0) FROM pickfs_commits")[0][0]
+        out["invariant"] = "ok" if int(balance) == int(deltas) else \
+            f"accounts sum to {int(balance)} but the commits' deltas to {int(deltas)}"
+        tx.rollback()
+    except Exception as exc:  # noqa: BLE001 - a query failing on a recovered database is the finding
+        out["query_error"] = f"{type(exc).__name__}: {exc}"[:300]
+    finally:
+        try:
+            conn.close()
+        except Exception:  # noqa: BLE001
+            pass
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="pickfs.clients.commits")
+    p.add_argument("step", choices=("load", "run", "check"))
+    p.add_argument("--backend", choices=tuple(DIALECTS), required=True)
+    p.add_argument("--db"), p.add_argument("--host"), p.add_argument("--port", type=int, default=5432)
+    p.add_argument("--socket"), p.add_argument("--user", default="postgres"), p.add_argument("--database")
+    p.add_argument("--fb-client")
+    p.add_argument("--journal-mode", default="WAL"), p.add_argument("--synchronous", default="FULL")
+    p.add_argument("--acks", help="run: the acknowledgement log")
+    p.add_argument("--transactions", type=int, default=10**9)
+    p.add_argument("--duration", type=float, default=3.0)
+    p.add_argument("--seed", type=int, default=1)
+    args = p.parse_args(argv)
+    result = {"load": load, "run": run, "check": check}[args.step](args)
+    json.dump(result, sys.stdout)
+    sys.stdout.write("\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,267 @@
+"""A crash test of one configuration and database: record, rebuild power-cut states, check each.
+
+1. Build the configuration on an image that lives on the recorder; start the database there
+   (its durability settings as the workload says); create the tables; sync.
+2. Run numbered commits for a while; the client logs each acknowledgement on another filesystem.
+3. Stop everything; from the log, make crash states (see states.py); for each: rebuild the image
+   as the disk would hold it, mount it (journal replay), open the database (its recovery), list
+   the commits present and run its own consistency check, unmount and run the filesystem's fsck.
+Speed is never measured here: the recorder is slow by design.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager, nullcontext
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pickfs.crash import log as wlog
+from pickfs.crash.session import fuse_unavailable, recording
+from pickfs.crash.states import CrashState, generate, losses, parse_acks, window
+from pickfs.errors import CommandFailed, PickfsError
+from pickfs.model import FsConfig, Target, WorkloadSpec
+from pickfs.proc import run as run_program
+from pickfs.services import service_class
+from pickfs.services.base import Endpoint
+from pickfs.stack import blockdev
+from pickfs.stack.cleanup import holding
+from pickfs.stack.filesystems import RAW
+from pickfs.stack.ledger import Ledger
+from pickfs.stack.provision import provision
+
+CLIENT = "pickfs.clients.commits"
+DB_FILE = "commits.db"
+MODEL = ("worst-case disk: a power cut drops any write not yet flushed, in any order (the volatile write "
+         "cache of a drive without power-loss protection; one with it would do better); the state when the "
+         "workload began is taken as on disk")
+BACKENDS = ("sqlite", "postgresql", "mariadb")
+
+
+def crash_backend(spec: WorkloadSpec) -> str | None:
+    """The database a workload stands for, as the crash test's client drives it."""
+    if spec.name == "sqlite-tpcb":
+        return "sqlite"
+    if spec.name == "pgbench":
+        return "postgresql"
+    if spec.name == "sysbench-oltp":
+        return "mariadb"
+    if spec.name == "tpcc":
+        return spec.get("backend")
+    if spec.name == "command":
+        return spec.get("server") or None
+    if spec.name == "firebird-tpcb":
+        return "firebird"
+    return None
+
+
+def crash_unavailable(config: FsConfig, spec: WorkloadSpec) -> str | None:
+    backend = crash_backend(spec)
+    if config.fstype in (RAW, "tmpfs"):
+        return f"a crash test needs a filesystem on a block device, not {config.fstype}"
+    if backend is None:
+        return f"{spec.name} has no database to crash-test"
+    if backend not in BACKENDS:
+        return f"crash tests do not cover {backend} yet (sqlite, postgresql and mariadb do)"
+    return fuse_unavailable()
+
+
+@dataclass(frozen=True)
+class StateResult:
+    index: int
+    mode: str
+    cut: int
+    dropped: int  # unflushed writes lost
+    mounted: bool
+    fsck_ok: bool | None
+    db_opened: bool
+    consistent: bool | None
+    lost: int
+    lost_seconds: float
+    acked_before: int
+    problem: str = ""
+    seconds: float = 0.0
+
+
+@dataclass(frozen=True)
+class CrashResult:
+    backend: str
+    commits: int  # acknowledged during the recording
+    records: int
+    flushes: int  # flushes the device sent while the workload ran
+    states: tuple[StateResult, ...]
+    record_seconds: float
+    model: str = MODEL
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    def metrics(self) -> dict[str, float]:
+        s = self.states
+        return {
+            "crash_states": float(len(s)),
+            "crash_states_lost": float(sum(1 for x in s if x.lost)),
+            "crash_max_lost": float(max((x.lost for x in s), default=0)),
+            "crash_max_lost_s": float(max((x.lost_seconds for x in s), default=0.0)),
+            "crash_unmountable": float(sum(1 for x in s if not x.mounted)),
+            "crash_fsck_failed": float(sum(1 for x in s if x.fsck_ok is False)),
+            "crash_db_failed": float(sum(1 for x in s if x.mounted and not x.db_opened)),
+            "crash_inconsistent": float(sum(1 for x in s if x.consistent is False)),
+            "crash_commits": float(self.commits),
+            "crash_flushes": float(self.flushes),
+            "crash_s_per_state": sum(x.seconds for x in s) / len(s) if s else 0.0,
+        }
+
+    def as_json(self) -> str:
+        return json.dumps(asdict(self))
+
+
+def _client(step: str, backend: str, datadir: Path, endpoint: Endpoint | None, settings: dict[str, Any],
+            extra: list[str] = ()) -> dict:
+    argv = [sys.executable, "-m", CLIENT, step, "--backend", backend]
+    if backend == "sqlite":
+        argv += ["--db", str(datadir / DB_FILE), "--journal-mode", str(settings.get("journal_mode", "WAL")),
+                 "--synchronous", str(settings.get("synchronous", "FULL"))]
+    elif backend == "postgresql":
+        assert endpoint is not None
+        argv += ["--host", endpoint.socket_dir, "--port", str(endpoint.port), "--user", endpoint.user,
+                 "--database", endpoint.database]
+    elif backend == "mariadb":
+        assert endpoint is not None
+        argv += ["--socket", endpoint.env["MYSQL_UNIX_PORT"], "--user", endpoint.user, "--database", endpoint.database]
+    out = run_program([*argv, *extra], timeout=3600).text
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def _server(backend: str, datadir: Path, settings: dict[str, Any], ledger: Ledger, rundir: Path, fresh: bool):
+    if backend == "sqlite":
+        return nullcontext(None)
+    return service_class(backend).start(datadir, settings, ledger, rundir, fresh=fresh)
+
+
+FSCK = {"ext2": ["e2fsck", "-fn"], "ext3": ["e2fsck", "-fn"], "ext4": ["e2fsck", "-fn"],
+        "xfs": ["xfs_repair", "-n"], "btrfs": ["btrfs", "check", "--readonly"]}
+
+
+def fsck(fstype: str, device: str) -> tuple[bool | None, str]:
+    """The filesystem's own check, read-only: (clean?, what it said); None when there is no checker."""
+    argv = FSCK.get(fstype, [f"fsck.{fstype}", "-n"])
+    try:
+        proc = subprocess.run([*argv, device], capture_output=True, text=True, timeout=600,
+                              env={**os.environ, "PATH": os.environ.get("PATH", "") + ":/usr/sbin:/sbin"})
+    except FileNotFoundError:
+        return None, f"{argv[0]} is not installed"
+    lines = [x.strip() for x in (proc.stdout + proc.stderr).splitlines() if x.strip()]
+    if lines and lines[0].startswith(("e2fsck 1.", "Phase 1")):
+        lines = lines[1:]
+    return proc.returncode == 0, " | ".join(lines)[:300]
+
+
+@contextmanager
+def _attached(image: Path, ledger: Ledger) -> Iterator[str]:
+    with holding(ledger, "loop", image=str(image)) as box:
+        device = blockdev.attach_loop(image)
+        box[0] = ledger.update(box[0], device=device)
+        yield device
+
+
+def check_state(config: FsConfig, image: Path, work: Path, ledger: Ledger, backend: str,
+                settings: dict[str, Any], acks: dict[int, int], state: CrashState) -> StateResult:
+    """Mount the crash image (journal replay), recover the database, count what is missing, fsck."""
+    t0 = time.monotonic()
+    acked = sum(1 for t in acks.values() if t < state.t_ns)
+    common = dict(index=state.index, mode=state.mode, cut=state.cut, dropped=state.dropped, acked_before=acked)
+    mnt = work / f"mnt-{state.index}"
+    with _attached(image, ledger) as device:
+        mounted, opened, consistent, problem = False, False, None, ""
+        present: set[int] = set()
+        with ExitStack() as stack:
+            stack.enter_context(holding(ledger, "dir", path=str(mnt)))
+            mnt.mkdir()
+            stack.enter_context(holding(ledger, "mount", mountpoint=str(mnt)))
+            argv = ["mount", "-t", config.fstype, *(["-o", ",".join(config.mount_options)] if config.mount_options
+                                                     else []), device, str(mnt)]
+            try:
+                run_program(argv, timeout=600)
+                mounted = True
+            except CommandFailed as exc:
+                problem = f"would not mount: {exc.one_line()}"
+            if mounted:
+                datadir = mnt / "pickfs-data"
+                try:
+                    with _server(backend, datadir, settings, ledger, work / "run", fresh=False) as endpoint:
+                        doc = _client("check", backend, datadir, endpoint, settings)
+                    if "open_error" in doc or "query_error" in doc:
+                        problem = f"database: {doc.get('open_error') or doc.get('query_error')}"
+                        opened = "open_error" not in doc
+                        consistent = False if opened else None
+                    else:
+                        opened = True
+                        present = set(doc["present"])
+                        bad = [x for x in (doc["own_check"], doc["invariant"]) if x != "ok"]
+                        consistent = not bad
+                        problem = "; ".join(bad)
+                except PickfsError as exc:
+                    problem = f"database would not start: {exc.one_line()}"[:400]
+        clean, said = fsck(config.fstype, device)
+        if clean is False:
+            problem = "; ".join(x for x in (problem, f"fsck: {said}") if x)
+    loss = losses(acks, present, state.t_ns) if opened else losses(acks, set(), state.t_ns)
+    return StateResult(**common, mounted=mounted, fsck_ok=clean, db_opened=opened, consistent=consistent,
+                       lost=len(loss.lost), lost_seconds=loss.seconds, problem=problem,
+                       seconds=time.monotonic() - t0)
+
+
+def crash_test(config: FsConfig, spec: WorkloadSpec, workdir: Path, ledger: Ledger, n_states: int = 12,
+               size: int = 512 * 1024**2, duration: float = 3.0, seed: int = 1,
+               progress: Callable[[str], None] = lambda s: None) -> CrashResult:
+    backend = crash_backend(spec)
+    reason = crash_unavailable(config, spec)
+    if reason or backend is None:
+        raise PickfsError(f"unavailable: {reason}", "pick another configuration or workload for the crash test")
+    settings = dict(spec.settings)
+    base = workdir / "crash" / uuid.uuid4().hex[:12]
+    with holding(ledger, "dir", path=str(base), recursive=True):
+        t0 = time.monotonic()
+        with recording(base, size, ledger) as rec:
+            target = Target(kind="image", workdir=str(base), size_bytes=size)
+            with provision(config, target, ledger, image=rec.image) as prov:
+                with _server(backend, prov.datadir, settings, ledger, base / "run", fresh=True) as endpoint:
+                    _client("load", backend, prov.datadir, endpoint, settings)
+                    os.sync()
+                    t_start = time.monotonic_ns()
+                    run = _client("run", backend, prov.datadir, endpoint, settings,
+                                  ["--acks", str(base / "acks.log"), "--duration", str(duration),
+                                   "--seed", str(seed)])
+                    t_end = time.monotonic_ns()
+        record_s = time.monotonic() - t0
+        records = wlog.read_log(rec.log)
+        acks = parse_acks((base / "acks.log").read_text())
+        first, last = window(records, t_start, t_end)
+        flushes = sum(1 for r in records[first:last] if r.kind == wlog.FLUSH)
+        states = generate(records, t_start, t_end, n_states, seed)
+        progress(f"recorded {run['commits']} commits, {last - first} writes and flushes; checking {len(states)} states")
+        start_image = base / "start.img"
+        with open(start_image, "wb") as fh:
+            fh.truncate(size)
+        wlog.apply(rec.log, records[:first], start_image)
+        os.unlink(rec.backing)  # the final state is not needed; keep the disk use down
+        results = []
+        for st in states:
+            image = base / f"state-{st.index}.img"
+            subprocess.run(["cp", "--sparse=always", str(start_image), str(image)], check=True)
+            wlog.apply(rec.log, [records[i] for i in st.applied(first)], image)
+            results.append(check_state(config, image, base, ledger, backend, settings, acks, st))
+            image.unlink()
+            r = results[-1]
+            progress(f"state {st.index + 1}/{len(states)} ({st.mode}): "
+                     + (f"lost {r.lost} of {r.acked_before} acknowledged commits" if r.lost else
+                        f"all {r.acked_before} acknowledged commits present") + (f"; {r.problem}" if r.problem else ""))
+        shutil.rmtree(base, ignore_errors=True)
+    return CrashResult(backend, len(acks), last - first, flushes, tuple(results), record_s)

@@ -1,0 +1,75 @@
+"""Start the recorder (a FUSE filesystem of pickfs's own) and stop it; both tracked in the ledger."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from pickfs.errors import ConfigUnavailable
+from pickfs.stack.cleanup import holding
+from pickfs.stack.ledger import Ledger
+from pickfs.stack.mountinfo import find_mount, parse_mountinfo
+
+MODULE = "pickfs.crash.recorder"
+
+
+def fuse_unavailable() -> str | None:
+    """None when this machine can run the recorder; else what to install or load."""
+    if not Path("/dev/fuse").exists():
+        return "the kernel has no FUSE (/dev/fuse is missing; modprobe fuse, or use a kernel with CONFIG_FUSE_FS)"
+    try:
+        import mfusepy  # noqa: F401
+    except (ImportError, OSError, EnvironmentError) as exc:
+        return f"the FUSE library is missing ({exc}; apt-get install libfuse3-3, pip install mfusepy)"
+    return None
+
+
+@dataclass(frozen=True)
+class Recording:
+    image: Path  # the image file, seen through the recorder
+    backing: Path  # the same file, underneath
+    log: Path
+
+
+def _mounted(mountpoint: Path) -> bool:
+    return find_mount(parse_mountinfo(Path("/proc/self/mountinfo").read_text()), str(mountpoint)) is not None
+
+
+@contextmanager
+def recording(base: Path, size: int, ledger: Ledger) -> Iterator[Recording]:
+    """An empty image of `size` bytes whose every write and flush is logged, until exit."""
+    reason = fuse_unavailable()
+    if reason:
+        raise ConfigUnavailable(f"cannot record writes: {reason}", "install FUSE support to run crash tests")
+    backing, mountpoint, log = base / "backing", base / "recorder", base / "writes.log"
+    backing.mkdir(parents=True)
+    mountpoint.mkdir()
+    with open(backing / "image", "wb") as fh:
+        fh.truncate(size)
+    log.touch()
+    errors = base / "recorder.err"
+    with ExitStack() as stack:
+        box = stack.enter_context(holding(ledger, "process", child_pid=0, match=MODULE, stop_signal="SIGTERM"))
+        with open(errors, "wb") as err:
+            proc = subprocess.Popen([sys.executable, "-m", MODULE, str(backing), str(mountpoint), str(log)],
+                                    stdin=subprocess.DEVNULL, stdout=err, stderr=err, start_new_session=True)
+        box[0] = ledger.update(box[0], child_pid=proc.pid)
+        stack.enter_context(holding(ledger, "mount", mountpoint=str(mountpoint)))
+        deadline = time.monotonic() + 30
+        while not _mounted(mountpoint):
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise ConfigUnavailable(f"the write recorder did not start: {errors.read_text()[-300:].strip()}",
+                                        "check that FUSE works here (modprobe fuse)")
+            time.sleep(0.05)
+        yield Recording(mountpoint / "image", backing / "image", log)
+        # Unmounting ends the daemon, which closes the log; the ledger entries then find nothing to undo.
+        subprocess.run(["umount", str(mountpoint)], capture_output=True)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            pass  # the ledger's undo stops it
