@@ -6,7 +6,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 TargetKind = Literal["image", "device", "directory"]
-Phase = Literal["prepare", "warmup", "measured"]
+Phase = Literal["prepare", "warmup", "measured", "crash"]
 SCHEDULERS = ("none", "mq-deadline", "kyber", "bfq")
 
 
@@ -72,6 +72,10 @@ class Method:
     target_ci: float | None = None  # stopping rule: stop a cell once its 95% interval is within +/- this share
     max_runs: int = 20  # with target_ci: the most measured runs per cell
     max_seconds: float | None = None  # with target_ci: stop starting new rounds after this long
+    speed: bool = True  # measure speed (pickfs crashtest turns it off)
+    crash_states: int = 0  # > 0: also crash-test each cell, over this many power-cut states
+    crash_duration: float = 3.0  # seconds of commits recorded for a crash test
+    crash_size: int = 512 * 1024**2  # the crash test's image (small: every write is logged)
 
 
 @dataclass(frozen=True)

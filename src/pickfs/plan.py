@@ -160,6 +160,13 @@ def build_plan(target: Target, configs: list[FsConfig], workloads: list[Workload
                             "use --dir PATH (repeatable) or path = \"/mnt/x\" in [[config]]")
     if method.runs < 1:
         raise PlanError("runs must be at least 1", "e.g. --runs 5")
+    if method.crash_states < 0 or (not method.speed and method.crash_states < 1):
+        raise PlanError("crash_states must be a positive number of power-cut states", "e.g. --states 12")
+    if method.crash_states and method.crash_duration <= 0:
+        raise PlanError("crash_duration must be positive", "e.g. crash_duration = 3.0")
+    if method.crash_states and target.kind == "directory":
+        raise PlanError("a crash test builds its own filesystems; it cannot use existing directories",
+                        "use an image target (the default) for crash tests")
     if method.warmup < 0:
         raise PlanError("warmup cannot be negative", "e.g. --warmup 1")
     if method.target_ci is not None and method.max_runs < method.runs:

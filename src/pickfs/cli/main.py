@@ -21,9 +21,9 @@ def cli() -> None:
 
 
 def _register() -> None:
-    from pickfs.cli import cleanup, compare, env, presets, report, results, run
+    from pickfs.cli import cleanup, compare, crashtest, env, presets, report, results, run
 
-    for module in (run, results, report, compare, env, cleanup, presets):
+    for module in (run, crashtest, results, report, compare, env, cleanup, presets):
         cli.add_command(module.command)
 
 

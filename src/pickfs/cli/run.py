@@ -35,7 +35,7 @@ def _parse_value(text: str) -> Any:
         return text
 
 
-def _workload_specs(names: tuple[str, ...], sets: tuple[str, ...], duration: str | None) -> list[WorkloadSpec]:
+def workload_specs(names: tuple[str, ...], sets: tuple[str, ...], duration: str | None) -> list[WorkloadSpec]:
     settings: dict[str, Any] = {}
     for item in sets:
         if "=" not in item:
@@ -75,7 +75,7 @@ def plan_from_flags(o: dict[str, Any]) -> Plan:
         configs = [replace(c, scheduler=o["scheduler"]) for c in configs]
     method = replace(Method(), **method_overrides(o), drop_caches=not o["no_drop_caches"],
                      interleave=not o["sequential"])
-    return build_plan(target, configs, _workload_specs(o["workloads"], o["sets"], o["duration"]), method,
+    return build_plan(target, configs, workload_specs(o["workloads"], o["sets"], o["duration"]), method,
                       o["baseline"])
 
 
@@ -102,6 +102,8 @@ def method_overrides(o: dict[str, Any]) -> dict[str, Any]:
         out["max_seconds"] = parse_duration(o["max_time"])
     if o["no_monitors"]:
         out["monitors"] = False
+    if o.get("crash_states") is not None:
+        out["crash_states"] = o["crash_states"]
     return out
 
 
@@ -174,6 +176,7 @@ class CliObserver:
 @click.option("--dir", "dirs", multiple=True, help="an existing directory to compare (directory target); repeatable")
 @click.option("--no-drop-caches", is_flag=True, help="do not drop the page cache before each trial")
 @click.option("--sequential", is_flag=True, help="run each configuration's repetitions together, not interleaved")
+@click.option("--crash-states", type=int, help="also crash-test each cell over this many power-cut states")
 @click.option("--resume", help="continue an interrupted run (its id), keeping every finished trial")
 @with_exports
 @workdir_option
@@ -185,6 +188,8 @@ def command(**o: Any) -> None:
     loop-backed images.
     """
     previous: tuple[Trial, ...] = ()
+    store: ResultStore | None = None
+    run_id: str | None = None
     if o["resume"]:
         store = open_store(o["workdir"], o["results_path"])
         record = store.load(o["resume"])
@@ -198,10 +203,16 @@ def command(**o: Any) -> None:
         plan = load_plan_file(o["plan_file"], method_overrides(o))
     else:
         plan = plan_from_flags(o)
+    execute_plan(plan, o, store, run_id, previous)
+
+
+def execute_plan(plan: Plan, o: dict[str, Any], store: ResultStore | None = None, run_id: str | None = None,
+                 previous: tuple[Trial, ...] = ()) -> None:
+    """Run a plan (or the rest of a resumed one), then show and export the result."""
     if plan.target.kind != "directory":
         require_root(f"building filesystems on {plan.target.kind} targets (losetup, mkfs, mount)",
                      "run as root (sudo), or compare existing directories with --dir PATH")
-    if not o["resume"]:
+    if store is None:
         store = open_store(o["workdir"], o["results_path"])
     if plan.target.kind == "device":
         check_device(plan.target.device or "", plan.target.confirm)
@@ -214,10 +225,14 @@ def command(**o: Any) -> None:
         console.warn(f"could not undo: {p}")
     for w in plan.warnings:
         console.warn(w)
-    if not o["resume"]:
+    if run_id is None:
         run_id = store_new_run(store, plan)
+    m = plan.method
+    what = f"{m.runs} runs each after {m.warmup} warm-up" if m.speed else "no speed runs"
+    if m.crash_states:
+        what += f"; a crash test of {m.crash_states} power-cut states each"
     console.info(f"run {run_id}: {len(plan.configs)} configurations x {len(plan.workloads)} workload(s), "
-                 f"{plan.method.runs} runs each after {plan.method.warmup} warm-up; results in {store.path}")
+                 f"{what}; results in {store.path}")
     with console.progress() as bar:
         executor = Executor(plan, run_id, store, ledger, CliObserver(bar))
         try:

@@ -260,8 +260,9 @@ def crash_test(config: FsConfig, spec: WorkloadSpec, workdir: Path, ledger: Ledg
             results.append(check_state(config, image, base, ledger, backend, settings, acks, st))
             image.unlink()
             r = results[-1]
+            problem = f"; {r.problem[:120]}{'...' if len(r.problem) > 120 else ''}" if r.problem else ""
             progress(f"state {st.index + 1}/{len(states)} ({st.mode}): "
-                     + (f"lost {r.lost} of {r.acked_before} acknowledged commits" if r.lost else
-                        f"all {r.acked_before} acknowledged commits present") + (f"; {r.problem}" if r.problem else ""))
+                     + (f"lost {r.lost:,} of {r.acked_before:,} acknowledged commits" if r.lost else
+                        f"all {r.acked_before:,} acknowledged commits present") + problem)
         shutil.rmtree(base, ignore_errors=True)
     return CrashResult(backend, len(acks), last - first, flushes, tuple(results), record_s)

@@ -8,6 +8,7 @@ from contextlib import ExitStack, nullcontext
 from pathlib import Path
 from typing import Protocol
 
+from pickfs.crash.runner import crash_test, crash_unavailable
 from pickfs.errors import PickfsError
 from pickfs.model import Cell, Plan, Trial
 from pickfs.engine.schedule import Slot, estimate_seconds, fixed_slots, next_slot
@@ -134,12 +135,44 @@ class Executor:
             self._fail(slot, exc.one_line())
         self.observer.slot_finished(slot, est)
 
+    def _crash(self, cell: Cell) -> None:
+        """Crash-test one cell (under the recorder: never a speed figure) and save the result."""
+        m = self.plan.method
+        self.observer.note(f"{cell.key}: crash test, {m.crash_states} power-cut states")
+        started = time.time()
+        try:
+            result = crash_test(cell.config, cell.workload, Path(self.plan.target.workdir), self.ledger,
+                                m.crash_states, m.crash_size, m.crash_duration,
+                                progress=lambda text: self.observer.note(f"{cell.key}: {text}"))
+        except PickfsError as exc:
+            self.store.save_trial(Trial(self.run_id, cell.index, 0, "crash", started, time.time() - started, False,
+                                        error=f"crash test: {exc.one_line()}"))
+            self.observer.note(f"{cell.key}: crash test: {exc.one_line()}")
+            return
+        self.store.save_trial(Trial(self.run_id, cell.index, 0, "crash", started, time.time() - started, True,
+                                    result.metrics(), result.as_json()))
+
     def execute(self, previous: tuple[Trial, ...] = ()) -> set[int]:
         """Run every slot not already measured in `previous`; return the indexes of failed cells."""
+        failed = self._speed(previous) if self.plan.method.speed else set()
+        if self.plan.method.crash_states:
+            tested = {t.cell_index for t in previous if t.phase == "crash" and t.ok}
+            for cell in self.plan.cells():
+                if cell.index in tested:
+                    continue
+                reason = crash_unavailable(cell.config, cell.workload)
+                if reason:
+                    self.store.save_trial(Trial(self.run_id, cell.index, 0, "crash", time.time(), 0.0, False,
+                                                error=f"crash test unavailable: {reason}"))
+                    continue
+                self._crash(cell)
+        return failed
+
+    def _speed(self, previous: tuple[Trial, ...]) -> set[int]:
         m = self.plan.method
         cells = self.plan.cells()
         done = {(t.cell_index, t.repetition) for t in previous if t.phase == "measured" and t.ok}
-        failed_cells = {t.cell_index for t in previous if not t.ok}
+        failed_cells = {t.cell_index for t in previous if not t.ok and t.phase != "crash"}
         values: dict[int, list[float]] = {c.index: [] for c in cells}
         for t in sorted(previous, key=lambda t: t.started):
             name = workload_class(cells[t.cell_index].workload.name).primary().name

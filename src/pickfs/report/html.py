@@ -14,7 +14,7 @@ from plotly.subplots import make_subplots
 
 from pickfs.model import RunRecord, Trial
 from pickfs.report.recommend import recommend
-from pickfs.report.text import breakdown_cells, fmt_value, interval, status_detail, verdict
+from pickfs.report.text import CRASH_COLUMNS, breakdown_cells, crash_cells, crash_model, fmt_value, interval, status_detail, verdict
 from pickfs.report.views import Row, WorkloadView, build_views, risk_legend
 
 SAFE, UNSAFE, FAILED = "#2b8a3e", "#e8590c", "#868e96"
@@ -136,6 +136,17 @@ def _breakdown_table(view: WorkloadView) -> str:
     return f"<p class=dim>Medians per configuration{note}</p><table>{head}{body}</table>"
 
 
+def _crash_table(view: WorkloadView) -> str:
+    rows = crash_cells(view)
+    if not rows:
+        return ""
+    head = "<tr><th>configuration</th>" + "".join(f"<th>{_e(c)}</th>" for c in CRASH_COLUMNS) + "</tr>"
+    body = "".join(f"<tr><td>{_e(name)}</td>" + "".join(f"<td class=num>{_e(c)}</td>" for c in cells[:-1])
+                   + f"<td class={'bad' if lost else 'good'}>{_e(cells[-1])}</td></tr>" for name, cells, lost in rows)
+    return (f"<h3>Crash test</h3><p class=dim>Acknowledged commits after a simulated power cut. Model: "
+            f"{_e(crash_model(view))}.</p><table>{head}{body}</table>")
+
+
 def _median_trial(record: RunRecord, row: Row) -> Trial | None:
     name = row.primary.metric.name
     trials = [t for t in record.trials if t.cell_index == row.cell.index and t.phase == "measured" and t.ok
@@ -191,23 +202,38 @@ def timeline_chart(record: RunRecord, view: WorkloadView) -> go.Figure | None:
     return fig
 
 
+SAFETY_LEVELS = ("lost commits in a crash test", "can lose acknowledged commits (settings)",
+                 "no setting known to lose commits", "none lost in a crash test")
+
+
+def safety_level(row: Row) -> str:
+    if row.crash_lost:
+        return SAFETY_LEVELS[0]
+    if row.risks:
+        return SAFETY_LEVELS[1]
+    if row.crash and not row.crash.error:
+        return SAFETY_LEVELS[3]
+    return SAFETY_LEVELS[2]
+
+
 def safety_chart(view: WorkloadView) -> go.Figure:
+    """Speed against safety: the speed runs joined with the crash test (or the settings) per configuration."""
     rows = [r for r in view.rows if r.primary.summary]
     metric = rows[0].primary.metric
     fig = go.Figure()
-    for unsafe, label, color in ((False, "no setting known to lose commits", SAFE),
-                                 (True, "can lose acknowledged commits", UNSAFE)):
-        group = [r for r in rows if bool(r.risks) == unsafe]
+    for level in SAFETY_LEVELS:
+        group = [r for r in rows if safety_level(r) == level]
         if group:
             fig.add_trace(go.Scatter(
-                x=[r.primary.summary.median for r in group], y=[label] * len(group), mode="markers+text",
-                text=[r.cell.config.name for r in group], textposition="top center", name=label,
-                marker={"color": color, "size": 14},
-                hovertext=["; ".join(r.risks) or "no known risk" for r in group]))
-    fig.update_layout(title=f"{view.label}: speed against safety (median {metric.unit}; safety from the settings)",
+                x=[r.primary.summary.median for r in group], y=[level] * len(group), mode="markers+text",
+                text=[r.cell.config.name for r in group], textposition="top center", name=level,
+                marker={"color": UNSAFE if level in SAFETY_LEVELS[:2] else SAFE, "size": 14},
+                hovertext=["; ".join([*r.risks, *([r.crash.verdict()] if r.crash else [])]) or "no known risk"
+                           for r in group]))
+    fig.update_layout(title=f"{view.label}: speed against safety (median {metric.unit}; safety from the crash "
+                            "test where one ran, else from the settings)",
                       xaxis_title=f"median {metric.unit}", showlegend=False)
-    fig.update_yaxes(categoryorder="array", categoryarray=["can lose acknowledged commits",
-                                                            "no setting known to lose commits"])
+    fig.update_yaxes(categoryorder="array", categoryarray=list(SAFETY_LEVELS))
     return fig
 
 
@@ -262,6 +288,7 @@ def render_html(record: RunRecord) -> str:
         parts.append(f'<p class="rec">{_e(" ".join(recommend(view)))}</p>')
         parts.append(_summary_table(view))
         parts.append(_breakdown_table(view))
+        parts.append(_crash_table(view))
         if any(r.primary.summary for r in view.rows):
             parts.append(_fig_html(throughput_chart(view)))
             parts.append(_fig_html(safety_chart(view)))

@@ -41,6 +41,9 @@ def run_to_dict(record: RunRecord) -> dict[str, Any]:
                 "explanation": list(row.explanation),
                 "monitors": row.monitors,
                 "space_used_bytes": row.space,
+                "crash": None if row.crash is None else {
+                    "verdict": row.crash.verdict(), "lost_any": row.crash.lost_any, "metrics": row.crash.metrics,
+                    "states": list(row.crash.states), "model": row.crash.model, "error": row.crash.error},
             })
     return {
         "schema": SCHEMA,

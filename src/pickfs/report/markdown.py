@@ -6,7 +6,7 @@ import time
 
 from pickfs.model import RunRecord
 from pickfs.report.recommend import recommend
-from pickfs.report.text import breakdown_cells, fmt_value, interval, status_detail, verdict
+from pickfs.report.text import CRASH_COLUMNS, breakdown_cells, crash_cells, crash_model, fmt_value, interval, status_detail, verdict
 from pickfs.report.views import build_views, risk_legend
 
 
@@ -42,6 +42,13 @@ def render_markdown(record: RunRecord) -> str:
             lines += ["", f"Medians per configuration{note}:", "",
                       "| | " + " | ".join(_cell(c) for c in configs) + " |", "|---|" + "---:|" * len(configs)]
             lines += [f"| {_cell(label)} | " + " | ".join(cells) + " |" for label, cells in details]
+        crash = crash_cells(view)
+        if crash:
+            lines += ["", "Crash test (acknowledged commits after a simulated power cut):", "",
+                      "| configuration | " + " | ".join(CRASH_COLUMNS) + " |", "|---|" + "---:|" * (len(CRASH_COLUMNS) - 1)
+                      + "---|"]
+            lines += [f"| {_cell(name)} | " + " | ".join(_cell(c) for c in cells) + " |" for name, cells, _ in crash]
+            lines += ["", f"Model: {crash_model(view)}."]
         lines += ["", "**Recommendation.** " + " ".join(recommend(view)), ""]
     legend = risk_legend(views)
     if legend:

@@ -10,7 +10,8 @@ from rich.text import Text
 
 from pickfs.model import MetricDef, RunRecord
 from pickfs.report.recommend import recommend
-from pickfs.report.text import breakdown_cells, fmt_seconds, fmt_value, interval, status_detail, verdict
+from pickfs.report.text import (CRASH_COLUMNS, breakdown_cells, crash_cells, crash_model, fmt_seconds, fmt_value,
+                                interval, status_detail, verdict)
 from pickfs.report.views import Row, WorkloadView, build_views, risk_legend
 
 
@@ -85,6 +86,21 @@ def breakdown_table(view: WorkloadView) -> Table | None:
     return table
 
 
+def crash_table(view: WorkloadView) -> list:
+    rows = crash_cells(view)
+    if not rows:
+        return []
+    table = Table(title=f"{view.label}: crash test (acknowledged commits after a simulated power cut)",
+                  title_justify="left")
+    table.add_column("configuration")
+    for col in CRASH_COLUMNS:
+        table.add_column(col, justify="left" if col == "verdict" else "right")
+    for name, cells, lost in rows:
+        table.add_row(name, *cells[:-1], Text(cells[-1], style="red" if lost else "green"))
+    model = crash_model(view)
+    return [table, Text(f"model: {model}", style="dim")] if model else [table]
+
+
 def explanation_block(view: WorkloadView) -> list[Text]:
     out = []
     for row in view.rows:
@@ -105,13 +121,17 @@ def render_run(record: RunRecord, explain: bool = True) -> Group:
     for w in record.plan.get("warnings", []):
         parts.append(Text(f"warning: {w}", style="yellow"))
     for view in views:
-        parts.append(workload_table(view))
-        details = breakdown_table(view)
-        if details is not None:
-            parts.append(details)
-        if explain:
-            parts.extend(explanation_block(view))
-        parts.append(Text("recommendation: " + " ".join(recommend(view)), style="bold"))
+        measured = any(r.status != "no data" for r in view.rows)
+        if measured:
+            parts.append(workload_table(view))
+            details = breakdown_table(view)
+            if details is not None:
+                parts.append(details)
+        parts.extend(crash_table(view))
+        if measured:
+            if explain:
+                parts.extend(explanation_block(view))
+            parts.append(Text("recommendation: " + " ".join(recommend(view)), style="bold"))
     legend = risk_legend(views)
     if legend:
         parts.append(Text("⚠ trades safety for speed:", style="yellow"))

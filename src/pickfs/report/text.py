@@ -101,3 +101,30 @@ def breakdown_cells(view: WorkloadView) -> tuple[list[str], list[tuple[str, list
         if any(label in r.space for r in rows):
             out.append((f"space used {label}", [fmt_bytes(r.space[label]) if label in r.space else "-" for r in rows]))
     return [r.cell.config.name for r in rows], out
+
+
+CRASH_COLUMNS = ("states", "lost commits in", "most lost", "work lost", "would not mount", "fsck failed",
+                 "database would not open", "inconsistent", "verdict")
+
+
+def crash_cells(view: WorkloadView) -> list[tuple[str, list[str], bool]]:
+    """Per crash-tested configuration: its name, the CRASH_COLUMNS cells, and whether it lost anything."""
+    out = []
+    for r in view.rows:
+        c = r.crash
+        if c is None:
+            continue
+        if c.error:
+            out.append((r.cell.config.name, ["-"] * (len(CRASH_COLUMNS) - 1) + [c.error], False))
+            continue
+        m = c.metrics
+        n = lambda k: f"{int(m.get(k, 0)):,}"  # noqa: E731
+        out.append((r.cell.config.name, [
+            n("crash_states"), n("crash_states_lost"), n("crash_max_lost"), f"{m.get('crash_max_lost_s', 0):.2f} s",
+            n("crash_unmountable"), n("crash_fsck_failed"), n("crash_db_failed"), n("crash_inconsistent"),
+            "lost acknowledged commits" if c.lost_any else c.verdict()], c.lost_any))
+    return out
+
+
+def crash_model(view: WorkloadView) -> str:
+    return next((r.crash.model for r in view.rows if r.crash and r.crash.model), "")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
@@ -27,6 +28,58 @@ class MetricValues:
 
 
 @dataclass(frozen=True)
+class CrashView:
+    """A cell's crash test: counts over the power-cut states tried, or why it could not run."""
+
+    metrics: dict[str, float]
+    states: tuple[dict[str, Any], ...] = ()
+    model: str = ""
+    error: str = ""
+
+    @property
+    def tried(self) -> int:
+        return int(self.metrics.get("crash_states", 0))
+
+    @property
+    def lost_any(self) -> bool:
+        m = self.metrics
+        return any(m.get(k, 0) > 0 for k in ("crash_states_lost", "crash_db_failed", "crash_inconsistent",
+                                              "crash_unmountable"))
+
+    def verdict(self) -> str:
+        """'none lost in N states', never 'safe'."""
+        if self.error:
+            return self.error
+        m = self.metrics
+        if not self.lost_any:
+            return f"none lost in {self.tried} states"
+        parts = []
+        if m.get("crash_states_lost"):
+            parts.append(f"lost acknowledged commits in {int(m['crash_states_lost'])} of {self.tried} states "
+                         f"(at most {int(m['crash_max_lost']):,}, {m['crash_max_lost_s']:.2f} s of work)")
+        for key, what in (("crash_unmountable", "would not mount"), ("crash_db_failed", "database would not open"),
+                          ("crash_inconsistent", "database inconsistent")):
+            if m.get(key):
+                parts.append(f"{what} in {int(m[key])}")
+        return "; ".join(parts)
+
+
+def _crash(trials: list) -> CrashView | None:
+    crash = [t for t in trials if t.phase == "crash"]
+    ok = [t for t in crash if t.ok]
+    if ok:
+        t = ok[-1]
+        try:
+            doc = json.loads(t.raw_output)
+        except ValueError:
+            doc = {}
+        return CrashView(dict(t.metrics), tuple(doc.get("states", ())), doc.get("model", ""))
+    if crash:
+        return CrashView({}, error=crash[-1].error)
+    return None
+
+
+@dataclass(frozen=True)
 class Row:
     cell: Cell
     status: str  # ok | failed | unavailable | no data
@@ -39,6 +92,16 @@ class Row:
     explanation: tuple[str, ...] = ()
     monitors: dict[str, Any] = field(default_factory=dict)
     space: dict[str, float] = field(default_factory=dict)  # bytes used: after mkfs, with the data in place
+    crash: CrashView | None = None
+
+    @property
+    def crash_lost(self) -> bool:
+        """Did a crash test find acknowledged commits lost (or a state the database could not recover)?"""
+        return self.crash is not None and self.crash.lost_any
+
+    @property
+    def unsafe(self) -> bool:
+        return bool(self.risks) or self.crash_lost
 
     @property
     def flags(self) -> tuple[str, ...]:
@@ -84,7 +147,8 @@ def _space(trials: list) -> dict[str, float]:
 
 
 def _row(record: RunRecord, cell: Cell, defs: tuple[MetricDef, ...], method: Method) -> Row:
-    trials = [t for t in record.trials if t.cell_index == cell.index]
+    every = [t for t in record.trials if t.cell_index == cell.index]
+    trials = [t for t in every if t.phase != "crash"]
     measured = sorted((t for t in trials if t.phase == "measured" and t.ok), key=lambda t: t.started)
     failures = [t.error for t in trials if not t.ok]
     notes: list[str] = []
@@ -127,7 +191,8 @@ def _row(record: RunRecord, cell: Cell, defs: tuple[MetricDef, ...], method: Met
         status = "no data"
     risks = tuple(config_risks(cell.config) + workload_risks(cell.workload))
     return Row(cell, status, primary, tuple(mvs[1:]), None, risks, tuple(notes),
-               explanation=tuple(explain(measured)), monitors=monitor_summary(measured), space=_space(trials))
+               explanation=tuple(explain(measured)), monitors=monitor_summary(measured), space=_space(trials),
+               crash=_crash(every))
 
 
 def build_views(record: RunRecord) -> list[WorkloadView]:
