@@ -215,7 +215,8 @@ def _target_from_table(t: dict[str, Any]) -> tuple[Target, list[str]]:
     return target, list(t.get("paths", []))
 
 
-def load_plan_file(path: Path, overrides: dict[str, Any] | None = None) -> Plan:
+def load_plan_file(path: Path, overrides: dict[str, Any] | None = None, workdir: str | None = None) -> Plan:
+    """A plan from a TOML file; `workdir` (the --workdir option) applies unless the file's [target] names one."""
     try:
         data = tomllib.loads(Path(path).read_text())
     except FileNotFoundError:
@@ -226,6 +227,8 @@ def load_plan_file(path: Path, overrides: dict[str, Any] | None = None) -> Plan:
     if unknown:
         raise PlanError(f"plan file has unknown key(s) {', '.join(unknown)}", f"valid keys: {', '.join(sorted(_TOP_KEYS))}")
     target, paths = _target_from_table(data.get("target", {}))
+    if workdir and "workdir" not in data.get("target", {}):
+        target = replace(target, workdir=workdir)
     configs = [resolve_fs_name(n) for n in data.get("fs", [])]
     configs += [config_from_table(t, i) for i, t in enumerate(data.get("config", []))]
     configs += [directory_config(p) for p in paths]

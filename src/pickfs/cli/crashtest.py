@@ -48,7 +48,7 @@ def command(**o: Any) -> None:
     if o["plan_file"]:
         if o["fs"] or o["workloads"] or o["sets"]:
             raise PlanError("--fs, --workload and --set cannot be combined with --plan", "put them in the plan file")
-        loaded = load_plan_file(o["plan_file"], {})
+        loaded = load_plan_file(o["plan_file"], {}, o["workdir"])
         method = replace(loaded.method, speed=False, crash_states=o["states"], crash_duration=duration,
                          crash_size=size)
         plan = build_plan(loaded.target, list(loaded.configs), list(loaded.workloads), method, loaded.baseline)

@@ -200,7 +200,7 @@ def command(**o: Any) -> None:
         clash = [f"--{k.replace('_', '-')}" for k in PLAN_FLAGS if o[k]]
         if clash:
             raise PlanError(f"{', '.join(clash)} cannot be combined with --plan", "put them in the plan file instead")
-        plan = load_plan_file(o["plan_file"], method_overrides(o))
+        plan = load_plan_file(o["plan_file"], method_overrides(o), o["workdir"])
     else:
         plan = plan_from_flags(o)
     execute_plan(plan, o, store, run_id, previous)

@@ -1,0 +1,130 @@
+"""Crash tests on real loop devices over the FUSE recorder: what theory says must be found, is found."""
+
+import json
+import os
+import re
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from pickfs.crash import log as wlog
+from pickfs.crash.session import fuse_unavailable, recording
+from pickfs.model import Target
+from pickfs.plan import resolve_fs_name
+from pickfs.services.mariadb import MariaDB
+from pickfs.services.postgres import PostgreSQL
+from pickfs.stack.ledger import Ledger
+from pickfs.stack.provision import provision
+from pickfs.workloads.tpcc import firebird_unavailable
+from tests.conftest import ledger_entries, needs_root, pickfs
+
+pytestmark = [needs_root, pytest.mark.skipif(fuse_unavailable() is not None, reason=str(fuse_unavailable()))]
+FAST = ("--states", "6", "--duration", "1.5s")
+
+
+def crash_cells(path: Path) -> dict[tuple[str, str], dict]:
+    return {(c["config"], c["workload"]): c["crash"] for c in json.loads(path.read_text())["cells"]}
+
+
+def plan_file(tmp: Path, configs: list[str], workloads: list[str]) -> Path:
+    text = "".join(f'[[config]]\npreset = "{c}"\n' for c in configs) + "".join(workloads)
+    path = tmp / "plan.toml"
+    path.write_text(text)
+    return path
+
+
+def test_the_recorder_sees_flushes_and_its_log_replays_to_the_image(workdir):
+    ledger = Ledger(workdir / "ledger")
+    for preset, flushes_expected in (("ext4", True), ("ext4-nobarrier", False)):
+        base = workdir / preset
+        with recording(base, 256 * 1024**2, ledger) as rec:
+            target = Target(workdir=str(workdir), size_bytes=256 * 1024**2)
+            with provision(resolve_fs_name(preset), target, ledger, image=rec.image) as prov:
+                os.sync()
+                t0 = time.monotonic_ns()
+                for _ in range(10):
+                    fd = os.open(prov.datadir / "f", os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+                    os.write(fd, b"x" * 4096)
+                    os.fdatasync(fd)
+                    os.close(fd)
+                t1 = time.monotonic_ns()
+        during = [r for r in wlog.read_log(rec.log) if t0 < r.t_ns <= t1]
+        flushes = sum(1 for r in during if r.kind == wlog.FLUSH)
+        assert (flushes >= 10) == flushes_expected, (preset, flushes)
+        assert sum(r.length for r in during if r.kind == wlog.WRITE) >= 10 * 4096 or not flushes_expected
+        replayed = base / "replayed.img"
+        with open(replayed, "wb") as fh:
+            fh.truncate(256 * 1024**2)
+        wlog.apply(rec.log, wlog.read_log(rec.log), replayed)
+        assert subprocess.run(["cmp", "-s", str(replayed), str(rec.backing)]).returncode == 0
+    assert ledger_entries(workdir) == []
+
+
+def test_sqlite_full_loses_nothing_on_default_mounts_but_nobarrier_and_synchronous_off_lose(workdir):
+    plan = plan_file(workdir, ["ext4", "ext4-nobarrier", "xfs", "btrfs"], [
+        '[[workload]]\nname = "sqlite-tpcb"\nlabel = "full"\nsynchronous = "FULL"\n',
+        '[[workload]]\nname = "sqlite-tpcb"\nlabel = "off"\nsynchronous = "OFF"\n'])
+    out = workdir / "crash.json"
+    r = pickfs(workdir, "crashtest", "--plan", str(plan), *FAST, "--json", str(out), timeout=1200)
+    assert r.returncode == 0, r.stderr
+    cells = crash_cells(out)
+    for fs in ("ext4", "xfs", "btrfs"):
+        c = cells[fs, "full"]
+        assert not c["lost_any"], (fs, c["verdict"], [s["problem"] for s in c["states"]])
+        assert c["verdict"] == "none lost in 6 states"
+        assert c["metrics"]["crash_flushes"] > 0 and c["metrics"]["crash_commits"] > 0
+    nobarrier = cells["ext4-nobarrier", "full"]
+    assert nobarrier["lost_any"] and nobarrier["metrics"]["crash_max_lost"] > 0
+    assert nobarrier["metrics"]["crash_flushes"] == 0
+    for fs in ("ext4", "xfs", "btrfs"):
+        assert cells[fs, "off"]["lost_any"], fs
+    assert not re.search(r"\bsafe\b", r.stdout)  # "none lost in N states", never "safe"
+    assert "model:" in r.stdout and "volatile write cache" in cells["ext4", "full"]["model"]
+    assert ledger_entries(workdir) == [] and not list((workdir / "crash").iterdir())
+
+
+@pytest.mark.skipif(PostgreSQL.unavailable_reason() is not None, reason=str(PostgreSQL.unavailable_reason()))
+def test_postgresql_default_loses_nothing_and_fsync_off_loses(workdir):
+    plan = plan_file(workdir, ["ext4"], ['[[workload]]\nname = "pgbench"\nlabel = "default"\n',
+                                         '[[workload]]\nname = "pgbench"\nlabel = "nofsync"\nfsync = "off"\n'])
+    out = workdir / "crash.json"
+    r = pickfs(workdir, "crashtest", "--plan", str(plan), *FAST, "--json", str(out), timeout=1200)
+    assert r.returncode == 0, r.stderr
+    cells = crash_cells(out)
+    assert not cells["ext4", "default"]["lost_any"], cells["ext4", "default"]["verdict"]
+    assert cells["ext4", "nofsync"]["lost_any"] and cells["ext4", "nofsync"]["metrics"]["crash_max_lost_s"] > 0
+    assert ledger_entries(workdir) == []
+
+
+@pytest.mark.skipif(MariaDB.unavailable_reason() is not None, reason=str(MariaDB.unavailable_reason()))
+def test_mariadb_and_firebird(workdir):
+    workloads = ['[[workload]]\nname = "sysbench-oltp"\nlabel = "innodb-1"\n',
+                 '[[workload]]\nname = "sysbench-oltp"\nlabel = "innodb-2"\ninnodb_flush_log_at_trx_commit = 2\n']
+    if firebird_unavailable() is None:
+        workloads += ['[[workload]]\nname = "firebird-tpcb"\nlabel = "fb-sync"\n',
+                      '[[workload]]\nname = "firebird-tpcb"\nlabel = "fb-async"\nforced_writes = "off"\n']
+    out = workdir / "crash.json"
+    r = pickfs(workdir, "crashtest", "--plan", str(plan_file(workdir, ["xfs"], workloads)), "--states", "4",
+               "--duration", "1.5s", "--json", str(out), timeout=1200)
+    assert r.returncode == 0, r.stderr
+    cells = crash_cells(out)
+    assert not cells["xfs", "innodb-1"]["lost_any"], cells["xfs", "innodb-1"]["verdict"]
+    assert cells["xfs", "innodb-2"]["lost_any"]
+    if firebird_unavailable() is None:
+        assert not cells["xfs", "fb-sync"]["lost_any"], cells["xfs", "fb-sync"]["verdict"]
+        assert cells["xfs", "fb-async"]["lost_any"]
+
+
+def test_a_run_joins_speed_and_a_crash_test(workdir):
+    out = workdir / "run.json"
+    r = pickfs(workdir, "run", "--fs", "ext4,ext4-nobarrier", "--runs", "1", "--warmup", "0", "--duration", "1s",
+               "--size", "1G", "--crash-states", "3", "--json", str(out), "--html", str(workdir / "r.html"))
+    assert r.returncode == 0, r.stderr
+    cells = {c["config"]: c for c in json.loads(out.read_text())["cells"]}
+    assert cells["ext4"]["values"] and cells["ext4"]["crash"]["verdict"] == "none lost in 3 states"
+    assert cells["ext4-nobarrier"]["values"] and cells["ext4-nobarrier"]["crash"]["lost_any"]
+    assert "of a crash test" in r.stdout  # the recommendation cites it
+    html = (workdir / "r.html").read_text()
+    assert "Crash test" in html and "lost commits in a crash test" in html
