@@ -128,3 +128,21 @@ def test_a_run_joins_speed_and_a_crash_test(workdir):
     assert "of a crash test" in r.stdout  # the recommendation cites it
     html = (workdir / "r.html").read_text()
     assert "Crash test" in html and "lost commits in a crash test" in html
+
+
+def test_ctrl_c_during_a_crash_test_leaves_nothing(workdir):
+    from tests.conftest import loops_under, mounts_under, start_pickfs
+
+    proc = start_pickfs(workdir, "crashtest", "--fs", "ext4", "--states", "20", "--duration", "20s")
+    deadline = time.monotonic() + 90
+    while not any("recorder" in m for m in mounts_under(workdir)) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert any("recorder" in m for m in mounts_under(workdir)), "the recorder never started"
+    time.sleep(2)  # commits are being recorded
+    proc.send_signal(2)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    assert mounts_under(workdir) == [] and loops_under(workdir) == []
+    assert ledger_entries(workdir) == []
+    daemons = subprocess.run(["pgrep", "-f", "pickfs.crash.recorder"], capture_output=True, text=True).stdout
+    assert daemons.strip() == ""

@@ -122,3 +122,24 @@ def test_command_parse_refuses_a_failed_command():
     assert Command.parse(json.dumps(ok)) == {"elapsed_s": 2.5, "cpu_s": 1.0}
     with pytest.raises(ValueError):
         Command.parse(json.dumps({**ok, "exit": 1}))
+
+
+def test_a_compressed_tarball_is_decompressed_once_into_the_cache(tmp_path):
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "a.c").write_text("int main(void) { return 0; }\n")
+    tgz = tmp_path / "tree.tar.gz"
+    with tarfile.open(tgz, "w:gz") as tf:
+        tf.add(src, arcname="src")
+    cache = tmp_path / "cache"
+    out = treedata.decompressed_tarball(cache, tgz)
+    assert out.parent.parent == cache and out.name == "source.tar"
+    with tarfile.open(out) as tf:  # plain tar: the decompressor is not what a run measures
+        assert "src/a.c" in tf.getnames()
+    mtime = out.stat().st_mtime_ns
+    assert treedata.decompressed_tarball(cache, tgz) == out and out.stat().st_mtime_ns == mtime
+    plain = tmp_path / "plain.tar"
+    plain.write_bytes(out.read_bytes())
+    assert treedata.decompressed_tarball(cache, plain) == plain
+    with pytest.raises(PlanError, match="does not exist"):
+        treedata.decompressed_tarball(cache, tmp_path / "missing.tar.xz")

@@ -20,7 +20,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager, nullcontext
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -290,12 +290,14 @@ def crash_test(config: FsConfig, spec: WorkloadSpec, workdir: Path, ledger: Ledg
         os.unlink(rec.backing)  # the final state is not needed; keep the disk use down
         results = []
         for st in states:
+            t_state = time.monotonic()
             image = base / f"state-{st.index}.img"
             subprocess.run(["cp", "--sparse=always", str(start_image), str(image)], check=True)
             wlog.apply(rec.log, [records[i] for i in st.applied(first)], image)
-            results.append(check_state(config, image, base, ledger, backend, settings, acks, st))
+            r = check_state(config, image, base, ledger, backend, settings, acks, st)
             image.unlink()
-            r = results[-1]
+            r = replace(r, seconds=time.monotonic() - t_state)  # building the image included
+            results.append(r)
             problem = f"; {r.problem[:120]}{'...' if len(r.problem) > 120 else ''}" if r.problem else ""
             progress(f"state {st.index + 1}/{len(states)} ({st.mode}): "
                      + (f"lost {r.lost:,} of {r.acked_before:,} acknowledged commits" if r.lost else
