@@ -81,7 +81,7 @@ def test_sqlite_full_loses_nothing_on_default_mounts_but_nobarrier_and_synchrono
     for fs in ("ext4", "xfs", "btrfs"):
         assert cells[fs, "off"]["lost_any"], fs
     assert not re.search(r"\bsafe\b", r.stdout)  # "none lost in N states", never "safe"
-    assert "model:" in r.stdout and "volatile write cache" in cells["ext4", "full"]["model"]
+    assert "crash-test model:" in r.stdout and "volatile write cache" in cells["ext4", "full"]["model"]
     assert ledger_entries(workdir) == [] and not list((workdir / "crash").iterdir())
 
 

@@ -285,8 +285,9 @@ def render_html(record: RunRecord) -> str:
     for view in views:
         settings = ", ".join(f"{k}={v}" for k, v in sorted(view.settings.items()))
         parts.append(f"<h2>{_e(view.label)}</h2><p class=dim>{_e(settings)}</p>")
-        parts.append(f'<p class="rec">{_e(" ".join(recommend(view)))}</p>')
-        parts.append(_summary_table(view))
+        if view.measured:
+            parts.append(f'<p class="rec">{_e(" ".join(recommend(view)))}</p>')
+            parts.append(_summary_table(view))
         parts.append(_breakdown_table(view))
         parts.append(_crash_table(view))
         if any(r.primary.summary for r in view.rows):

@@ -26,9 +26,10 @@ def render_markdown(record: RunRecord) -> str:
         unit = metric.unit if metric else ""
         settings = ", ".join(f"{k}={v}" for k, v in sorted(view.settings.items()))
         lines += [f"## {view.label}", "", f"`{settings}`", ""]
-        lines += [f"| configuration | median {unit} | mean ± 95% CI | vs {view.baseline or 'baseline'} | "
-                  "significance | runs | notes |", "|---|---:|---:|---:|---|---:|---|"]
-        for r in view.rows:
+        if view.measured:
+            lines += [f"| configuration | median {unit} | mean ± 95% CI | vs {view.baseline or 'baseline'} | "
+                      "significance | runs | notes |", "|---|---:|---:|---:|---|---:|---|"]
+        for r in view.rows if view.measured else ():
             s = r.primary.summary
             sig = verdict(r, view.baseline)[0]
             notes = "; ".join([f"⚠ {f}" for f in r.flags] + list(r.notes)) if r.status == "ok" else \
@@ -49,7 +50,9 @@ def render_markdown(record: RunRecord) -> str:
                       + "---|"]
             lines += [f"| {_cell(name)} | " + " | ".join(_cell(c) for c in cells) + " |" for name, cells, _ in crash]
             lines += ["", f"Model: {crash_model(view)}."]
-        lines += ["", "**Recommendation.** " + " ".join(recommend(view)), ""]
+        if view.measured:
+            lines += ["", "**Recommendation.** " + " ".join(recommend(view))]
+        lines += [""]
     legend = risk_legend(views)
     if legend:
         lines += ["### Settings that trade safety for speed", ""] + [f"- {x}" for x in legend] + [""]

@@ -97,8 +97,7 @@ def crash_table(view: WorkloadView) -> list:
         table.add_column(col, justify="left" if col == "verdict" else "right")
     for name, cells, lost in rows:
         table.add_row(name, *cells[:-1], Text(cells[-1], style="red" if lost else "green"))
-    model = crash_model(view)
-    return [table, Text(f"model: {model}", style="dim")] if model else [table]
+    return [table]
 
 
 def explanation_block(view: WorkloadView) -> list[Text]:
@@ -121,7 +120,7 @@ def render_run(record: RunRecord, explain: bool = True) -> Group:
     for w in record.plan.get("warnings", []):
         parts.append(Text(f"warning: {w}", style="yellow"))
     for view in views:
-        measured = any(r.status != "no data" for r in view.rows)
+        measured = view.measured
         if measured:
             parts.append(workload_table(view))
             details = breakdown_table(view)
@@ -132,6 +131,9 @@ def render_run(record: RunRecord, explain: bool = True) -> Group:
             if explain:
                 parts.extend(explanation_block(view))
             parts.append(Text("recommendation: " + " ".join(recommend(view)), style="bold"))
+    model = next((crash_model(v) for v in views if crash_model(v)), "")
+    if model:
+        parts.append(Text(f"crash-test model: {model}", style="dim"))
     legend = risk_legend(views)
     if legend:
         parts.append(Text("⚠ trades safety for speed:", style="yellow"))

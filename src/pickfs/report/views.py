@@ -123,6 +123,11 @@ class WorkloadView:
     rows: tuple[Row, ...]
     breakdown: tuple[MetricDef, ...] = ()  # metrics shown per configuration besides the primary (phases, methods)
 
+    @property
+    def measured(self) -> bool:
+        """Was speed measured (or tried)? A crash-test-only run has crash results and nothing else."""
+        return any(r.status != "no data" for r in self.rows)
+
 
 def _metric_defs(record: RunRecord, label: str) -> tuple[MetricDef, ...]:
     return tuple(MetricDef(**m) for m in _workload_entry(record, label).get("metrics", []))
