@@ -8,7 +8,7 @@ from rich.table import Table
 from pickfs import console
 from pickfs.risks import config_risks, short_flag
 from pickfs.stack.filesystems import unavailable_reason
-from pickfs.stack.presets import PRESETS
+from pickfs.stack.presets import PRESETS, RAW_CONFIG
 
 
 @click.command("presets")
@@ -17,7 +17,7 @@ def command() -> None:
     table = Table(title_justify="left")
     for col in ("preset", "mkfs options", "mount options", "available here", "description"):
         table.add_column(col, overflow="fold")
-    for p in PRESETS.values():
+    for p in (*PRESETS.values(), RAW_CONFIG):
         reason = unavailable_reason(p.fstype)
         flags = ", ".join(short_flag(r) for r in config_risks(p))
         desc = p.description + (f" [⚠ {flags}]" if flags else "")

@@ -157,7 +157,7 @@ class CliObserver:
 
 @click.command("run")
 @click.option("--plan", "plan_file", type=click.Path(path_type=Path), help="a TOML plan file (see examples/)")
-@click.option("--fs", help="comma-separated presets or filesystem types; 'all' (default) for every preset")
+@click.option("--fs", help="comma-separated presets or filesystem types, or raw (the block device, for fio workloads); 'all' (default) for every preset")
 @click.option("--workload", "workloads", multiple=True, help=f"workload name (default {DEFAULT_WORKLOAD}); repeatable")
 @click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="a workload setting, e.g. synchronous=NORMAL")
 @click.option("--duration", help="length of each run, e.g. 20s")
