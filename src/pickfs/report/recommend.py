@@ -4,6 +4,7 @@ acknowledged commits, and what the faster unsafe ones would gain and risk."""
 from __future__ import annotations
 
 from pickfs.report.text import fmt_with_unit
+from pickfs.stack.filesystems import RAW
 from pickfs.report.views import Row, WorkloadView
 from pickfs.stats.compare import compare
 
@@ -19,7 +20,8 @@ def _fmt(row: Row) -> str:
 
 def recommend(view: WorkloadView) -> list[str]:
     """Two or three plain sentences."""
-    rows = [r for r in view.rows if r.primary.summary]
+    # The raw device is a yardstick, not somewhere a database can live.
+    rows = [r for r in view.rows if r.primary.summary and r.cell.config.fstype != RAW]
     if not rows:
         return [f"{view.label}: nothing was measured, so there is nothing to recommend."]
     safe = [r for r in rows if not r.unsafe]
