@@ -62,3 +62,16 @@ def test_a_busy_client_is_named():
     lines = explain([trial(MONITOR, {**METRICS, "client_cpu_share": 0.93})])
     assert any("client used 0.93 CPUs" in line for line in lines)
     assert not any("client used" in line for line in explain([trial(MONITOR, {**METRICS, "client_cpu_share": 0.3})]))
+
+
+
+def test_processes_the_run_reaped_count_as_the_client_once():
+    from pickfs.monitors.procfs import CHILDREN
+
+    procs = [{"pid": 1, "comm": CHILDREN, "write_bytes": 300, "read_bytes": 0},
+             {"pid": 2, "comm": "jbd2/loop0-8", "write_bytes": 100, "read_bytes": 0}]
+    fio_like = trial({"processes": procs}, {})
+    assert dict(write_shares([fio_like])) == {"workload client": 0.75, "jbd2 (ext4 journal)": 0.25}
+    # a client that counted its own writes: the same bytes are not added twice
+    sqlite_like = trial({"processes": procs}, {"client_write_bytes": 100.0})
+    assert dict(write_shares([sqlite_like])) == {"workload client": 0.5, "jbd2 (ext4 journal)": 0.5}

@@ -91,3 +91,7 @@ def parse_disk(text: str, name: str) -> DiskCounters | None:
             return DiskCounters(reads=v[0], sectors_read=v[2], writes=v[4], sectors_written=v[6], in_flight=v[8],
                                 io_ticks_ms=v[9], queue_ms=v[10], discards=v[11], flushes=v[15])
     return None
+
+
+# The name under which a run's started-and-reaped processes (its client, cp, tar, fio) are listed.
+CHILDREN = "the run's own processes (client, tools)"

@@ -8,7 +8,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from pickfs.monitors.procfs import CpuTimes, DiskCounters, parse_cpu, parse_disk, parse_pid_io, parse_pid_stat, parse_psi
+from pickfs.monitors.procfs import (CHILDREN, CpuTimes, DiskCounters, parse_cpu, parse_disk, parse_pid_io,
+                                    parse_pid_stat, parse_psi)
 
 TOP_PROCESSES = 8
 
@@ -48,6 +49,15 @@ def read_processes(exclude: set[int]) -> dict[int, tuple[str, int, int]]:
     return out
 
 
+def _own_io() -> tuple[int, int]:
+    """pickfs's read_bytes and write_bytes, which include those of every child it has reaped."""
+    try:
+        io = parse_pid_io(Path("/proc/self/io").read_text())
+    except (OSError, ValueError):
+        return 0, 0
+    return io.get("read_bytes", 0), io.get("write_bytes", 0)
+
+
 def tasks_waiting_on_io() -> list[str]:
     """Names of the tasks in uninterruptible sleep (state D: waiting on I/O) right now."""
     out = []
@@ -66,8 +76,10 @@ def tasks_waiting_on_io() -> list[str]:
 class RunMonitor:
     """Use as a context manager around one run; `result()` is JSON-able.
 
-    pickfs's own process is left out of the per-process figures: a parent's /proc/<pid>/io
-    takes in the I/O of every child it reaps, so the workload's client would be counted twice.
+    Per-process figures compare the processes alive at the start and at the end. Processes the
+    run started and ended (the workload's client, cp, tar, fio) are in neither; but a parent's
+    /proc/<pid>/io takes in the I/O of every child it reaps, so pickfs's own growth over the run
+    is theirs, and is listed under CHILDREN.
     """
 
     def __init__(self, disk: str | None, interval_s: float = 1.0, state_interval_s: float = 0.1) -> None:
@@ -87,6 +99,7 @@ class RunMonitor:
         self.t0 = time.monotonic()
         self.disk0, self.cpu0, self.psi0 = read_disk(self.disk), read_cpu(), read_psi()
         self.procs0 = read_processes(self._exclude)
+        self.own0 = _own_io()
         self._thread = threading.Thread(target=self._loop, name="pickfs-monitor", daemon=True)
         self._thread.start()
         return self
@@ -98,6 +111,7 @@ class RunMonitor:
         self.elapsed = time.monotonic() - self.t0
         self.disk1, self.cpu1, self.psi1 = read_disk(self.disk), read_cpu(), read_psi()
         self.procs1 = read_processes(self._exclude)
+        self.own1 = _own_io()
 
     def _loop(self) -> None:
         last_t, last_disk, last_cpu = time.monotonic(), read_disk(self.disk), read_cpu()
@@ -154,6 +168,9 @@ class RunMonitor:
                 continue
             if rb - before[1] or wb - before[2]:
                 procs.append({"pid": pid, "comm": comm, "read_bytes": rb - before[1], "write_bytes": wb - before[2]})
+        reaped = (self.own1[0] - self.own0[0], self.own1[1] - self.own0[1])
+        if any(reaped):
+            procs.append({"pid": os.getpid(), "comm": CHILDREN, "read_bytes": reaped[0], "write_bytes": reaped[1]})
         procs.sort(key=lambda p: p["write_bytes"], reverse=True)
         waiting = sorted(({"comm": c, "share": n / self.state_samples} for c, n in self.waiting.items()),
                          key=lambda w: -w["share"]) if self.state_samples else []

@@ -7,6 +7,7 @@ import statistics
 from collections.abc import Sequence
 from typing import Any
 
+from pickfs.monitors.procfs import CHILDREN
 from pickfs.model import Trial
 
 
@@ -52,7 +53,13 @@ def write_shares(trials: Sequence[Trial]) -> list[tuple[str, float]]:
     for t in trials:
         written: dict[str, float] = {}
         for p in t.monitor.get("processes", []):
-            g = process_group(p["comm"])
+            if p["comm"] == CHILDREN:
+                # The processes the run started and reaped: the client's own count, when it gave one, is the same I/O
+                g = "workload client"
+                if "client_write_bytes" in t.metrics:
+                    continue
+            else:
+                g = process_group(p["comm"])
             if g in BELOW_DEVICE:
                 continue
             written[g] = written.get(g, 0.0) + p["write_bytes"]
