@@ -144,5 +144,23 @@ def test_ctrl_c_during_a_crash_test_leaves_nothing(workdir):
     assert proc.returncode == 130, err
     assert mounts_under(workdir) == [] and loops_under(workdir) == []
     assert ledger_entries(workdir) == []
-    daemons = subprocess.run(["pgrep", "-f", "pickfs.crash.recorder"], capture_output=True, text=True).stdout
-    assert daemons.strip() == ""
+    daemons = subprocess.run(["pgrep", "-f", f"pickfs.crash.recorder {workdir}"], capture_output=True, text=True)
+    assert daemons.stdout.strip() == ""
+
+
+def test_kill_9_during_a_crash_test_then_cleanup_undoes_all(workdir):
+    from tests.conftest import loops_under, mounts_under, start_pickfs
+
+    proc = start_pickfs(workdir, "crashtest", "--fs", "ext4", "--states", "20", "--duration", "20s")
+    deadline = time.monotonic() + 90
+    while len(mounts_under(workdir)) < 2 and time.monotonic() < deadline:  # the recorder and the ext4 on it
+        time.sleep(0.2)
+    assert len(mounts_under(workdir)) == 2, mounts_under(workdir)
+    proc.kill()
+    proc.wait(timeout=30)
+    assert mounts_under(workdir) and ledger_entries(workdir)  # left behind, and known
+    r = pickfs(workdir, "cleanup")
+    assert r.returncode == 0, r.stderr
+    assert mounts_under(workdir) == [] and loops_under(workdir) == [] and ledger_entries(workdir) == []
+    daemons = subprocess.run(["pgrep", "-f", f"pickfs.crash.recorder {workdir}"], capture_output=True, text=True)
+    assert daemons.stdout.strip() == ""
