@@ -34,7 +34,7 @@ from pickfs.services import service_class
 from pickfs.services.base import Endpoint
 from pickfs.stack import blockdev
 from pickfs.stack.cleanup import holding
-from pickfs.stack.filesystems import RAW
+from pickfs.stack.filesystems import RAW, unavailable_reason
 from pickfs.stack.ledger import Ledger
 from pickfs.stack.provision import provision
 from pickfs.workloads.tpcc import fbclient, firebird_env, firebird_unavailable
@@ -71,6 +71,9 @@ def crash_unavailable(config: FsConfig, spec: WorkloadSpec) -> str | None:
         return f"a crash test needs a filesystem on a block device, not {config.fstype}"
     if backend is None:
         return f"{spec.name} has no database to crash-test"
+    reason = unavailable_reason(config.fstype)
+    if reason:
+        return reason
     if backend not in BACKENDS:
         return f"crash tests do not cover {backend}"
     if backend == "firebird" and firebird_unavailable():
