@@ -84,5 +84,4 @@ def test_the_log_replayed_gives_the_image_and_a_torn_record_is_dropped(tmp_path)
     assert wlog.apply(log, records, image) == 3
     data = image.read_bytes()
     assert data[:3] == b"abc" and data[4096:4101] == b"\0\0llo" and len(data) == 8192
-    assert list(wlog.flush_points(records)) == [1]
     assert os.path.getsize(image) == 8192

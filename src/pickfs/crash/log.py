@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import struct
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -85,8 +85,3 @@ def apply(log_path: Path, records: Iterable[Record], image: Path) -> int:
             os.close(fd)
     return applied
 
-
-def flush_points(records: list[Record]) -> Iterator[int]:
-    for i, r in enumerate(records):
-        if r.kind == FLUSH:
-            yield i

@@ -32,7 +32,6 @@ class Recorder(fuse.Operations):
     def __init__(self, backing: Path, log: Path) -> None:
         self.path = backing / IMAGE
         self.log = open(log, "ab", buffering=1 << 20)
-        self.fds: set[int] = set()
 
     def _check(self, path: str) -> None:
         if path != "/" + IMAGE:
@@ -58,9 +57,7 @@ class Recorder(fuse.Operations):
 
     def open(self, path: str, flags: int) -> int:
         self._check(path)
-        fd = os.open(self.path, flags & ~(os.O_DIRECT | os.O_SYNC | os.O_DSYNC | os.O_APPEND | os.O_CREAT))
-        self.fds.add(fd)
-        return fd
+        return os.open(self.path, flags & ~(os.O_DIRECT | os.O_SYNC | os.O_DSYNC | os.O_APPEND | os.O_CREAT))
 
     def read(self, path: str, size: int, offset: int, fh: int) -> bytes:
         return os.pread(fh, size, offset)
@@ -89,7 +86,6 @@ class Recorder(fuse.Operations):
         self.log.flush()
 
     def release(self, path: str, fh: int) -> None:
-        self.fds.discard(fh)
         os.close(fh)
 
     def statfs(self, path: str) -> dict:

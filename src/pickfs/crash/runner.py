@@ -20,7 +20,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager, nullcontext
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -107,7 +107,6 @@ class CrashResult:
     states: tuple[StateResult, ...]
     record_seconds: float
     model: str = MODEL
-    notes: tuple[str, ...] = field(default_factory=tuple)
 
     def metrics(self) -> dict[str, float]:
         s = self.states

@@ -24,7 +24,7 @@ def fuse_unavailable() -> str | None:
         return "the kernel has no FUSE (/dev/fuse is missing; modprobe fuse, or use a kernel with CONFIG_FUSE_FS)"
     try:
         import mfusepy  # noqa: F401
-    except (ImportError, OSError, EnvironmentError) as exc:
+    except (ImportError, OSError) as exc:  # OSError: mfusepy found no libfuse
         return f"the FUSE library is missing ({exc}; apt-get install libfuse3-3, pip install mfusepy)"
     return None
 

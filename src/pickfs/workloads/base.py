@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import Any, ClassVar
@@ -86,6 +87,15 @@ class Workload(ABC):
     def notes_from(raw: str) -> list[str]:
         """Findings in a run's raw output worth a note beside its figures (pure)."""
         return []
+
+
+def json_doc(raw: str) -> dict[str, Any]:
+    """A raw output that should be one JSON object; {} when it is not (for notes, never for figures)."""
+    try:
+        doc = json.loads(raw)
+    except ValueError:
+        return {}
+    return doc if isinstance(doc, dict) else {}
 
     @abstractmethod
     def prepare(self, spec: WorkloadSpec, datadir: Path, endpoint: Endpoint | None = None) -> RawOutput:

@@ -18,7 +18,7 @@ from pickfs.proc import run as run_program
 from pickfs.services.base import Endpoint
 from pickfs.units import parse_size
 from pickfs.workloads import treedata
-from pickfs.workloads.base import Workload
+from pickfs.workloads.base import Workload, json_doc
 
 CLIENT = "pickfs.clients.filetree"
 
@@ -74,11 +74,7 @@ class FileTreeWorkload(Workload):
 
     @staticmethod
     def notes_from(raw: str) -> list[str]:
-        try:
-            doc = json.loads(raw)
-        except ValueError:
-            return []
-        if doc.get("caches_dropped") is False:
+        if json_doc(raw).get("caches_dropped") is False:
             return ["the page cache was not dropped between phases (needs root): later phases may read from memory"]
         return []
 

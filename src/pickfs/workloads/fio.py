@@ -18,7 +18,7 @@ from pickfs.proc import run as run_program
 from pickfs.services.base import Endpoint
 from pickfs.stack.filesystems import which
 from pickfs.units import parse_duration, parse_size
-from pickfs.workloads.base import Workload
+from pickfs.workloads.base import Workload, json_doc
 
 TOOL = "pickfs-fio"
 FILE_PREFIX = "pickfs-fileio"
@@ -409,12 +409,8 @@ class Wal(Workload):
 
     @staticmethod
     def notes_from(raw: str) -> list[str]:
-        try:
-            doc = json.loads(raw)
-        except ValueError:
-            return []
         notes = []
-        for entry in doc.get("results", []):
+        for entry in json_doc(raw).get("results", []):
             job = ((entry.get("fio") or {}).get("jobs") or [{}])[0]
             if entry.get("error") or job.get("error"):
                 why = entry.get("error") or f"fio error {job.get('error')}"
