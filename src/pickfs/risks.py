@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pickfs.model import FsConfig, WorkloadSpec
+from pickfs.workloads import REGISTRY
 
 _MOUNT_RISKS = {
     "nobarrier": "nobarrier: the disk's volatile cache is not flushed at commit; a power cut can lose "
@@ -52,18 +53,18 @@ def _innodb_risks(spec: WorkloadSpec) -> list[str]:
 
 def workload_risks(spec: WorkloadSpec) -> list[str]:
     out = []
-    backend = spec.get("backend") if spec.name in ("tpcc", "firebird-tpcb") else \
-        spec.get("server") if spec.name == "command" else None
+    cls = REGISTRY.get(spec.name)
+    backend = cls.database_for(spec) if cls else None
     if backend == "firebird" and str(spec.get("forced_writes", "on")) == "off":
         out.append("forced_writes=off: Firebird leaves writes to the operating system's cache; a power cut can "
                    "lose acknowledged commits and corrupt the database")
-    if spec.name == "sysbench-oltp" or backend == "mariadb":
+    if backend == "mariadb":
         out += _innodb_risks(spec)
-    if spec.name == "pgbench" or backend == "postgresql":
+    if backend == "postgresql":
         for (key, bad), risk in _POSTGRES_RISKS.items():
             if str(spec.get(key, "")).lower() == bad:
                 out.append(risk)
-    if spec.name.startswith("sqlite") or backend == "sqlite":
+    if backend == "sqlite":
         sync, mode = spec.get("synchronous"), spec.get("journal_mode")
         if sync == "OFF":
             out.append("synchronous=OFF: SQLite acknowledges commits before they reach the disk; "

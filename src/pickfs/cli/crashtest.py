@@ -24,7 +24,8 @@ DEFAULT_FS = "ext4,ext4-nobarrier,xfs,btrfs"
 @click.option("--plan", "plan_file", type=click.Path(path_type=Path), help="a TOML plan file: crash-test its cells")
 @click.option("--fs", default=None, help=f"comma-separated presets or filesystem types [{DEFAULT_FS}]")
 @click.option("--workload", "workloads", multiple=True,
-              help="the database, as a workload: sqlite-tpcb (default), pgbench, sysbench-oltp, tpcc; repeatable")
+              help="the database, as a workload: sqlite-tpcb (default), pgbench, sysbench-oltp, tpcc, "
+                   "firebird-tpcb, or command with a server; repeatable")
 @click.option("--set", "sets", multiple=True, metavar="KEY=VALUE",
               help="a durability setting, e.g. synchronous=OFF or fsync=off")
 @click.option("--states", type=int, default=12, show_default=True, help="power-cut states to build and check")

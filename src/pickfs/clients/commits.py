@@ -19,7 +19,7 @@ import random
 import sys
 import time
 
-from pickfs.clients.tpcc import DIALECTS, Tx, connect
+from pickfs.clients.tpcc import DIALECTS, Tx, add_connection_options, connect
 
 ACCOUNTS = 100
 FILLER = "x" * 200
@@ -110,11 +110,7 @@ def check(args: argparse.Namespace) -> dict:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="pickfs.clients.commits")
     p.add_argument("step", choices=("load", "run", "check"))
-    p.add_argument("--backend", choices=tuple(DIALECTS), required=True)
-    p.add_argument("--db"), p.add_argument("--host"), p.add_argument("--port", type=int, default=5432)
-    p.add_argument("--socket"), p.add_argument("--user", default="postgres"), p.add_argument("--database")
-    p.add_argument("--fb-client")
-    p.add_argument("--journal-mode", default="WAL"), p.add_argument("--synchronous", default="FULL")
+    add_connection_options(p)
     p.add_argument("--acks", help="run: the acknowledgement log")
     p.add_argument("--transactions", type=int, default=10**9)
     p.add_argument("--duration", type=float, default=3.0)

@@ -517,16 +517,21 @@ def run(args: argparse.Namespace) -> dict:
             "failures": failures, "io": own_io()}
 
 
-def main(argv: list[str] | None = None) -> int:
-    name_process("pickfs-tpcc")
-    p = argparse.ArgumentParser(prog="pickfs.clients.tpcc")
-    p.add_argument("step", choices=("load", "run"))
+def add_connection_options(p: argparse.ArgumentParser) -> None:
+    """The options `connect` reads: which database, and how to reach it."""
     p.add_argument("--backend", choices=tuple(DIALECTS), required=True)
     p.add_argument("--db", help="database file (sqlite, firebird)")
     p.add_argument("--host"), p.add_argument("--port", type=int, default=5432)
     p.add_argument("--socket"), p.add_argument("--user", default="postgres"), p.add_argument("--database")
     p.add_argument("--fb-client", help="path of libfbclient (firebird)")
     p.add_argument("--journal-mode", default="WAL"), p.add_argument("--synchronous", default="FULL")
+
+
+def main(argv: list[str] | None = None) -> int:
+    name_process("pickfs-tpcc")
+    p = argparse.ArgumentParser(prog="pickfs.clients.tpcc")
+    p.add_argument("step", choices=("load", "run"))
+    add_connection_options(p)
     p.add_argument("--mix", choices=("tpcc", "tpcb"), default="tpcc")
     p.add_argument("--warehouses", type=int, default=1)
     p.add_argument("--scale-down", type=int, default=10, help="tpcc: divide the data set by this; tpcb: the scale")

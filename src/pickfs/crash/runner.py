@@ -18,8 +18,8 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Callable, Iterator
-from contextlib import ExitStack, contextmanager, nullcontext
+from collections.abc import Callable
+from contextlib import ExitStack, nullcontext
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -27,46 +27,29 @@ from typing import Any
 from pickfs.crash import log as wlog
 from pickfs.crash.session import fuse_unavailable, recording
 from pickfs.crash.states import CrashState, generate, losses, parse_acks, window
-from pickfs.errors import CommandFailed, PickfsError
+from pickfs.errors import PickfsError
 from pickfs.model import FsConfig, Target, WorkloadSpec
 from pickfs.proc import run as run_program
 from pickfs.services import service_class
 from pickfs.services.base import Endpoint
-from pickfs.stack import blockdev
 from pickfs.stack.cleanup import holding
-from pickfs.stack.filesystems import RAW, unavailable_reason
+from pickfs.stack.filesystems import RAW, SBIN_PATH, unavailable_reason
 from pickfs.stack.ledger import Ledger
-from pickfs.stack.provision import provision
-from pickfs.workloads.tpcc import fbclient, firebird_env, firebird_unavailable
+from pickfs.stack.provision import attached, mount, provision
+from pickfs.workloads import workload_class
+from pickfs.workloads.tpcc import connection_args, firebird_env, firebird_unavailable, set_forced_writes
 
 CLIENT = "pickfs.clients.commits"
-DB_FILE = "commits.db"
-FB_FILE = "commits.fdb"
+DB_STEM = "commits"
+FB_FILE = f"{DB_STEM}.fdb"
 MODEL = ("worst-case disk: a power cut drops any write not yet flushed, in any order (the volatile write "
          "cache of a drive without power-loss protection; one with it would do better); the state when the "
          "workload began is taken as on disk")
 BACKENDS = ("sqlite", "postgresql", "mariadb", "firebird")
 
 
-def crash_backend(spec: WorkloadSpec) -> str | None:
-    """The database a workload stands for, as the crash test's client drives it."""
-    if spec.name == "sqlite-tpcb":
-        return "sqlite"
-    if spec.name == "pgbench":
-        return "postgresql"
-    if spec.name == "sysbench-oltp":
-        return "mariadb"
-    if spec.name == "tpcc":
-        return spec.get("backend")
-    if spec.name == "command":
-        return spec.get("server") or None
-    if spec.name == "firebird-tpcb":
-        return "firebird"
-    return None
-
-
 def crash_unavailable(config: FsConfig, spec: WorkloadSpec) -> str | None:
-    backend = crash_backend(spec)
+    backend = workload_class(spec.name).database_for(spec)
     if config.fstype in (RAW, "tmpfs"):
         return f"a crash test needs a filesystem on a block device, not {config.fstype}"
     if backend is None:
@@ -130,25 +113,12 @@ class CrashResult:
 
 def _client(step: str, backend: str, datadir: Path, endpoint: Endpoint | None, settings: dict[str, Any],
             extra: list[str] = ()) -> dict:
-    argv = [sys.executable, "-m", CLIENT, step, "--backend", backend]
-    if backend == "sqlite":
-        argv += ["--db", str(datadir / DB_FILE), "--journal-mode", str(settings.get("journal_mode", "WAL")),
-                 "--synchronous", str(settings.get("synchronous", "FULL"))]
-    elif backend == "postgresql":
-        assert endpoint is not None
-        argv += ["--host", endpoint.socket_dir, "--port", str(endpoint.port), "--user", endpoint.user,
-                 "--database", endpoint.database]
-    elif backend == "mariadb":
-        assert endpoint is not None
-        argv += ["--socket", endpoint.env["MYSQL_UNIX_PORT"], "--user", endpoint.user, "--database", endpoint.database]
-    env = None
-    if backend == "firebird":
-        argv += ["--db", str(datadir / FB_FILE), "--fb-client", fbclient() or "libfbclient.so.2"]
-        env = firebird_env(datadir)
+    argv = [sys.executable, "-m", CLIENT, step, "--backend", backend,
+            *connection_args(backend, datadir, endpoint, settings, DB_STEM)]
+    env = firebird_env(datadir) if backend == "firebird" else None
     out = run_program([*argv, *extra], timeout=3600, env=env).text
     if step == "load" and backend == "firebird":
-        mode = "sync" if str(settings.get("forced_writes", "on")) == "on" else "async"
-        run_program(["gfix", "-write", mode, str(datadir / FB_FILE)], package="firebird3.0-utils", env=env)
+        set_forced_writes(datadir / FB_FILE, str(settings.get("forced_writes", "on")) == "on", env or {})
     doc = json.loads(out.strip().splitlines()[-1])
     if step == "check" and backend == "firebird" and "own_check" in doc:
         # Firebird's own validation, read-only (-n): it names every page and record it finds broken
@@ -192,21 +162,13 @@ def fsck(fstype: str, device: str) -> tuple[bool | None, str]:
     argv = FSCK.get(fstype, [f"fsck.{fstype}", "-n"])
     try:
         proc = subprocess.run([*argv, device], capture_output=True, text=True, timeout=600,
-                              env={**os.environ, "PATH": os.environ.get("PATH", "") + ":/usr/sbin:/sbin"})
+                              env={**os.environ, "PATH": SBIN_PATH})
     except FileNotFoundError:
         return None, f"{argv[0]} is not installed"
     lines = [x.strip() for x in (proc.stdout + proc.stderr).splitlines() if x.strip()]
     if lines and lines[0].startswith(("e2fsck 1.", "Phase 1")):
         lines = lines[1:]
     return proc.returncode == 0, " | ".join(lines)[:300]
-
-
-@contextmanager
-def _attached(image: Path, ledger: Ledger) -> Iterator[str]:
-    with holding(ledger, "loop", image=str(image)) as box:
-        device = blockdev.attach_loop(image)
-        box[0] = ledger.update(box[0], device=device)
-        yield device
 
 
 def check_state(config: FsConfig, image: Path, work: Path, ledger: Ledger, backend: str,
@@ -216,20 +178,17 @@ def check_state(config: FsConfig, image: Path, work: Path, ledger: Ledger, backe
     acked = sum(1 for t in acks.values() if t < state.t_ns)
     common = dict(index=state.index, mode=state.mode, cut=state.cut, dropped=state.dropped, acked_before=acked)
     mnt = work / f"mnt-{state.index}"
-    with _attached(image, ledger) as device:
+    with attached(image, ledger) as device:
         mounted, opened, consistent, problem = False, False, None, ""
         present: set[int] = set()
         with ExitStack() as stack:
             stack.enter_context(holding(ledger, "dir", path=str(mnt)))
             mnt.mkdir()
-            stack.enter_context(holding(ledger, "mount", mountpoint=str(mnt)))
-            argv = ["mount", "-t", config.fstype, *(["-o", ",".join(config.mount_options)] if config.mount_options
-                                                     else []), device, str(mnt)]
             try:
-                run_program(argv, timeout=600)
+                mount(ledger, stack, device, mnt, config.fstype, config.mount_options)
                 mounted = True
-            except CommandFailed as exc:
-                problem = f"would not mount: {exc.one_line()}"
+            except PickfsError as exc:
+                problem = f"would not mount: {exc.message}"
             if mounted:
                 datadir = mnt / "pickfs-data"
                 try:
@@ -259,7 +218,7 @@ def check_state(config: FsConfig, image: Path, work: Path, ledger: Ledger, backe
 def crash_test(config: FsConfig, spec: WorkloadSpec, workdir: Path, ledger: Ledger, n_states: int = 12,
                size: int = 512 * 1024**2, duration: float = 3.0, seed: int = 1,
                progress: Callable[[str], None] = lambda s: None) -> CrashResult:
-    backend = crash_backend(spec)
+    backend = workload_class(spec.name).database_for(spec)
     reason = crash_unavailable(config, spec)
     if reason or backend is None:
         raise PickfsError(f"unavailable: {reason}", "pick another configuration or workload for the crash test")

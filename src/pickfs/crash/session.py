@@ -11,9 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pickfs.errors import ConfigUnavailable
-from pickfs.stack.cleanup import holding
+from pickfs.stack.cleanup import holding, is_mounted
 from pickfs.stack.ledger import Ledger
-from pickfs.stack.mountinfo import find_mount, parse_mountinfo
 
 MODULE = "pickfs.crash.recorder"
 
@@ -34,10 +33,6 @@ class Recording:
     image: Path  # the image file, seen through the recorder
     backing: Path  # the same file, underneath
     log: Path
-
-
-def _mounted(mountpoint: Path) -> bool:
-    return find_mount(parse_mountinfo(Path("/proc/self/mountinfo").read_text()), str(mountpoint)) is not None
 
 
 @contextmanager
@@ -61,7 +56,7 @@ def recording(base: Path, size: int, ledger: Ledger) -> Iterator[Recording]:
         box[0] = ledger.update(box[0], child_pid=proc.pid)
         stack.enter_context(holding(ledger, "mount", mountpoint=str(mountpoint)))
         deadline = time.monotonic() + 30
-        while not _mounted(mountpoint):
+        while not is_mounted(str(mountpoint)):
             if proc.poll() is not None or time.monotonic() > deadline:
                 raise ConfigUnavailable(f"the write recorder did not start: {errors.read_text()[-300:].strip()}",
                                         "check that FUSE works here (modprobe fuse)")

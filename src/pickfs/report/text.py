@@ -122,7 +122,7 @@ def crash_cells(view: WorkloadView) -> list[tuple[str, list[str], bool]]:
         out.append((r.cell.config.name, [
             n("crash_states"), n("crash_states_lost"), n("crash_max_lost"), f"{m.get('crash_max_lost_s', 0):.2f} s",
             n("crash_unmountable"), n("crash_fsck_failed"), n("crash_db_failed"), n("crash_inconsistent"),
-            "lost acknowledged commits" if c.lost_any else c.verdict()], c.lost_any))
+            c.short()], c.lost_any))
     return out
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import statistics
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
@@ -45,6 +46,12 @@ class CrashView:
         m = self.metrics
         return any(m.get(k, 0) > 0 for k in ("crash_states_lost", "crash_db_failed", "crash_inconsistent",
                                               "crash_unmountable"))
+
+    def short(self) -> str:
+        """The verdict in a few words, for a table cell."""
+        if self.error or not self.lost_any:
+            return self.verdict()
+        return "lost acknowledged commits" if self.metrics.get("crash_states_lost") else "did not recover cleanly"
 
     def verdict(self) -> str:
         """'none lost in N states', never 'safe'."""
@@ -141,13 +148,13 @@ def _space(trials: list) -> dict[str, float]:
     """Median space used after mkfs and with the workload's data in place, over the prepared slots."""
     out: dict[str, float] = {}
     for key, name in (("space_mkfs_bytes", "after mkfs"), ("space_prepared_bytes", "data in place")):
-        vals = sorted(t.metrics[key] for t in trials if t.phase == "prepare" and t.ok and key in t.metrics)
+        vals = [t.metrics[key] for t in trials if t.phase == "prepare" and t.ok and key in t.metrics]
         if vals:
-            out[name] = vals[len(vals) // 2]
-    peaks = sorted(t.metrics["space_peak_bytes"] for t in trials
-                   if t.phase == "measured" and t.ok and "space_peak_bytes" in t.metrics)
+            out[name] = statistics.median_high(vals)
+    peaks = [t.metrics["space_peak_bytes"] for t in trials
+             if t.phase == "measured" and t.ok and "space_peak_bytes" in t.metrics]
     if peaks:
-        out["peak in the run"] = peaks[len(peaks) // 2]
+        out["peak in the run"] = statistics.median_high(peaks)
     return out
 
 

@@ -41,7 +41,7 @@ def _kernel_log_tail(lines: int = 3) -> str:
     return " | ".join(out[-lines:])
 
 
-def _mount(ledger: Ledger, stack: ExitStack, source: str, mountpoint: Path, fstype: str,
+def mount(ledger: Ledger, stack: ExitStack, source: str, mountpoint: Path, fstype: str,
            options: tuple[str, ...]) -> None:
     argv = ["mount", "-t", fstype]
     if options:
@@ -54,6 +54,15 @@ def _mount(ledger: Ledger, stack: ExitStack, source: str, mountpoint: Path, fsty
             f"mount -t {fstype} -o {','.join(options) or 'defaults'} refused: {_kernel_log_tail(2) or exc.one_line()}",
             "drop or change the refused option in this configuration",
         ) from None
+
+
+@contextmanager
+def attached(image: Path, ledger: Ledger) -> Iterator[str]:
+    """A loop device on an image file (ledger-tracked), detached on exit."""
+    with holding(ledger, "loop", image=str(image)) as box:
+        device = blockdev.attach_loop(image)
+        box[0] = ledger.update(box[0], device=device)
+        yield device
 
 
 def _mountdir(ledger: Ledger, stack: ExitStack, workdir: Path) -> Path:
@@ -113,7 +122,7 @@ def provision(config: FsConfig, target: Target, ledger: Ledger, quiet_s: float =
         mountpoint = _mountdir(ledger, stack, workdir) if config.fstype != RAW else None
         if config.fstype == "tmpfs":
             assert mountpoint is not None
-            _mount(ledger, stack, "pickfs-tmpfs", mountpoint, "tmpfs",
+            mount(ledger, stack, "pickfs-tmpfs", mountpoint, "tmpfs",
                    (f"size={target.size_bytes}", *config.mount_options))
             info = _read_back(config, mountpoint, None, None)
             yield Provisioned(info, _datadir(mountpoint), None)
@@ -126,9 +135,7 @@ def provision(config: FsConfig, target: Target, ledger: Ledger, quiet_s: float =
                 stack.enter_context(holding(ledger, "image", path=str(image)))
                 with open(image, "wb") as fh:
                     fh.truncate(target.size_bytes)
-            box = stack.enter_context(holding(ledger, "loop", image=str(image)))
-            device = blockdev.attach_loop(image)
-            box[0] = ledger.update(box[0], device=device)
+            device = stack.enter_context(attached(image, ledger))
         else:
             device = target.device or ""
         # Loop devices keep whatever scheduler was last set on them: always set one, so a
@@ -150,7 +157,7 @@ def provision(config: FsConfig, target: Target, ledger: Ledger, quiet_s: float =
         ft = fs_type(config.fstype)
         run([*ft.mkfs, *ft.steady, *config.mkfs_options, device], package=ft.package, timeout=1800,
             hint=f"check the mkfs options of configuration {config.name}")
-        _mount(ledger, stack, device, mountpoint, config.fstype, config.mount_options)
+        mount(ledger, stack, device, mountpoint, config.fstype, config.mount_options)
         info = _read_back(config, mountpoint, device, scheduler)
         idle, waited = wait_idle(disk, quiet_s, quiesce_timeout)
         if not idle:

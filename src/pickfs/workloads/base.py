@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from pickfs.errors import PlanError
-from pickfs.model import MetricDef, RawOutput, WorkloadSpec
+from pickfs.model import MetricDef, RawOutput, Target, WorkloadSpec
 from pickfs.services.base import Endpoint
 
 
@@ -18,13 +18,14 @@ class Workload(ABC):
     metrics: ClassVar[tuple[MetricDef, ...]]  # the first is the primary metric
     defaults: ClassVar[dict[str, Any]]
     service: ClassVar[str | None] = None  # a database server to start on the filesystem under test
+    database: ClassVar[str | None] = None  # the database it drives: sqlite, postgresql, mariadb, firebird
     supports_raw: ClassVar[bool] = False  # can run straight on a block device (the raw baseline)
     # metrics shown per configuration in a breakdown table (phases, sync methods), besides the primary
     breakdown: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, cache: Path | None = None) -> None:
         # Where generated input data is kept between configurations: never on the filesystem under test.
-        self.cache = cache or Path("/var/tmp/pickfs/data")
+        self.cache = cache or Path(Target().workdir) / "data"
 
     @classmethod
     def normalize(cls, settings: dict[str, Any]) -> dict[str, Any]:
@@ -67,6 +68,11 @@ class Workload(ABC):
     def service_for(cls, spec: WorkloadSpec) -> str | None:
         """The database server this workload needs started on the filesystem under test."""
         return cls.service
+
+    @classmethod
+    def database_for(cls, spec: WorkloadSpec) -> str | None:
+        """The database this workload drives with these settings (what a crash test checks; risks name)."""
+        return cls.database
 
     @classmethod
     def service_settings(cls, spec: WorkloadSpec) -> dict[str, Any]:

@@ -89,6 +89,10 @@ class Command(Workload):
         return 30.0  # unknown until it has run once
 
     @classmethod
+    def database_for(cls, spec: WorkloadSpec) -> str | None:
+        return spec.get("server") or None
+
+    @classmethod
     def service_for(cls, spec: WorkloadSpec) -> str | None:
         return spec.get("server") or None
 

@@ -55,6 +55,7 @@ class Pgbench(Workload):
     name = "pgbench"
     description = "pgbench (TPC-B-like, select-only or simple-update) on a private PostgreSQL server"
     service = "postgresql"
+    database = "postgresql"
     metrics = (
         MetricDef("tps", "tx/s", True, "transactions per second (without initial connection time)"),
         *LATENCY_METRICS,

@@ -23,6 +23,7 @@ class SysbenchOltp(Workload):
     name = "sysbench-oltp"
     description = "sysbench OLTP (read-only, read-write, write-only) on a private MariaDB/MySQL server"
     service = "mariadb"
+    database = "mariadb"
     metrics = (
         MetricDef("tps", "tx/s", True, "transactions per second"),
         MetricDef("qps", "q/s", True, "queries per second"),

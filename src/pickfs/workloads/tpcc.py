@@ -40,6 +40,29 @@ def firebird_unavailable() -> str | None:
     return None
 
 
+DB_STEM = "pickfs"  # the embedded databases' file name, .db (SQLite) or .fdb (Firebird)
+
+
+def connection_args(backend: str, datadir: Path, endpoint: Endpoint | None, settings: dict[str, Any],
+                    stem: str) -> list[str]:
+    """How a client of clients/ reaches the database: its file for the embedded ones, else the server's socket."""
+    if backend == "firebird":
+        return ["--db", str(datadir / f"{stem}.fdb"), "--fb-client", fbclient() or "libfbclient.so.2"]
+    if backend == "sqlite":
+        return ["--db", str(datadir / f"{stem}.db"), "--journal-mode", str(settings.get("journal_mode", "WAL")),
+                "--synchronous", str(settings.get("synchronous", "FULL"))]
+    assert endpoint is not None, f"{backend} needs its server started"
+    if backend == "postgresql":
+        return ["--host", endpoint.socket_dir, "--port", str(endpoint.port), "--user", endpoint.user,
+                "--database", endpoint.database]
+    return ["--socket", endpoint.env["MYSQL_UNIX_PORT"], "--user", endpoint.user, "--database", endpoint.database]
+
+
+def set_forced_writes(db: Path, on: bool, env: dict[str, str]) -> None:
+    """Firebird's durability switch, set on the database file (gfix -write sync|async)."""
+    run_program(["gfix", "-write", "sync" if on else "async", str(db)], package="firebird3.0-utils", env=env)
+
+
 def firebird_env(datadir: Path) -> dict[str, str]:
     """The embedded engine, with its lock files private to this run."""
     lock = datadir / "fblock"
@@ -105,6 +128,10 @@ class Tpcc(Workload):
         return out
 
     @classmethod
+    def database_for(cls, spec: WorkloadSpec) -> str | None:
+        return spec.get("backend")
+
+    @classmethod
     def service_for(cls, spec: WorkloadSpec) -> str | None:
         return BACKENDS[spec.get("backend")]
 
@@ -127,18 +154,8 @@ class Tpcc(Workload):
     def _argv(self, step: str, spec: WorkloadSpec, datadir: Path, endpoint: Endpoint | None) -> list[str]:
         backend = spec.get("backend")
         argv = [sys.executable, "-m", CLIENT, step, "--mix", self.mix, "--backend", backend,
-                "--warehouses", str(spec.get("warehouses", 1)), "--scale-down", str(spec.get("scale_down"))]
-        if backend == "firebird":
-            argv += ["--db", str(datadir / "pickfs.fdb"), "--fb-client", fbclient() or "libfbclient.so.2"]
-        elif backend == "sqlite":
-            argv += ["--db", str(datadir / "tpcc.db"), "--journal-mode", spec.get("journal_mode"),
-                     "--synchronous", spec.get("synchronous")]
-        elif backend == "postgresql":
-            argv += ["--host", endpoint.socket_dir, "--port", str(endpoint.port), "--user", endpoint.user,
-                     "--database", endpoint.database]
-        elif backend == "mariadb":
-            argv += ["--socket", endpoint.env["MYSQL_UNIX_PORT"], "--user", endpoint.user, "--database",
-                     endpoint.database]
+                "--warehouses", str(spec.get("warehouses", 1)), "--scale-down", str(spec.get("scale_down")),
+                *connection_args(backend, datadir, endpoint, dict(spec.settings), DB_STEM)]
         if step == "run":
             argv += ["--clients", str(spec.get("clients")), "--duration", str(spec.get("duration"))]
         return argv
@@ -150,8 +167,7 @@ class Tpcc(Workload):
         env = self._env(spec, datadir)
         out = run_program(self._argv("load", spec, datadir, endpoint), timeout=3600, env=env)
         if spec.get("backend") == "firebird":
-            mode = "sync" if spec.get("forced_writes") == "on" else "async"
-            run_program(["gfix", "-write", mode, str(datadir / "pickfs.fdb")], package="firebird3.0-utils", env=env)
+            set_forced_writes(datadir / f"{DB_STEM}.fdb", spec.get("forced_writes") == "on", env)
         return out
 
     def run(self, spec: WorkloadSpec, datadir: Path, endpoint: Endpoint | None = None) -> RawOutput:
