@@ -76,6 +76,17 @@ class Method:
     crash_states: int = 0  # > 0: also crash-test each cell, over this many power-cut states
     crash_duration: float = 3.0  # seconds of commits recorded for a crash test
     crash_size: int = 512 * 1024**2  # the crash test's image (small: every write is logged)
+    # Side by side (the default): all configurations built at once, measured in short slices that
+    # take turns in rounds, each round in a fresh random order; `blocks` repetitions on fresh
+    # filesystems. Workloads that cannot be sliced alternate whole runs in the same rounds.
+    side_by_side: bool = True
+    blocks: int = 3
+    # side by side: rounds per block. None: at least SIDE_BY_SIDE_MIN_ROUNDS, then until every
+    # interval is within target_ci (5%) or the time budget (max_seconds, 8 min) is spent; a number:
+    # exactly that many, unless target_ci or max_seconds is given too (then it is the fewest).
+    rounds: int | None = None
+    slice_seconds: float | None = None  # None: the workload's own default
+    seed: int | None = None  # of the rounds' random order (None: from the run id)
 
 
 @dataclass(frozen=True)
@@ -167,6 +178,10 @@ class Trial:
     notes: tuple[str, ...] = ()
     error: str = ""
     monitor: dict[str, Any] = field(default_factory=dict)
+    # Side by side: the block (filesystems made afresh for each) and the round the trial ran in;
+    # round None: not part of a round (the one-at-a-time method, and runs stored before rounds).
+    block: int = 0
+    round: int | None = None
 
 
 @dataclass(frozen=True)
@@ -218,5 +233,7 @@ def plan_from_dict(d: dict[str, Any]) -> Plan:
     )
     workloads = tuple(WorkloadSpec(w["name"], w["label"], tuple(sorted(w["settings"].items())))
                       for w in d["workloads"])
-    return Plan(Target(**d["target"]), configs, workloads, Method(**d["method"]), d.get("baseline"),
+    method = dict(d["method"])
+    method.setdefault("side_by_side", False)  # runs stored before the side-by-side method
+    return Plan(Target(**d["target"]), configs, workloads, Method(**method), d.get("baseline"),
                 tuple(d.get("warnings", ())))

@@ -169,6 +169,16 @@ def build_plan(target: Target, configs: list[FsConfig], workloads: list[Workload
                         "use an image target (the default) for crash tests")
     if method.warmup < 0:
         raise PlanError("warmup cannot be negative", "e.g. --warmup 1")
+    if method.blocks < 1:
+        raise PlanError("blocks must be at least 1", "e.g. --blocks 3")
+    if method.rounds is not None and method.rounds < 2:
+        raise PlanError("rounds must be at least 2 (a paired interval needs two slices)", "e.g. --rounds 5")
+    if method.slice_seconds is not None and not 0.1 <= method.slice_seconds <= 3600:
+        raise PlanError(f"slice length {method.slice_seconds} s is out of range", "e.g. --slice 1s (0.1 s to 1 h)")
+    if method.max_seconds is not None and method.max_seconds <= 0:
+        raise PlanError("the time budget must be positive", "e.g. --max-time 8m")
+    if method.target_ci is not None and not 0 < method.target_ci < 1:
+        raise PlanError("target_ci must be a share between 0 and 1", "e.g. target_ci = 0.05 (or --target-ci 5%)")
     if method.target_ci is not None and method.max_runs < method.runs:
         raise PlanError(f"max_runs {method.max_runs} is below runs {method.runs}", "raise --max-runs or lower --runs")
     if baseline is not None and baseline not in names:
@@ -194,10 +204,25 @@ def _method_from_table(t: dict[str, Any]) -> Method:
     unknown = sorted(set(t) - allowed)
     if unknown:
         raise PlanError(f"[method] has unknown key(s) {', '.join(unknown)}", f"valid keys: {', '.join(sorted(allowed))}")
-    try:
-        return Method(**t)
-    except TypeError as exc:
-        raise PlanError(f"[method] is invalid: {exc}", "see examples/ for a valid plan") from None
+    for key, value in t.items():
+        check_method_value(key, value)
+    return Method(**t)
+
+
+_METHOD_OPTIONAL = {"target_ci": float, "max_seconds": float, "slice_seconds": float, "seed": int, "rounds": int}
+
+
+def check_method_value(key: str, value: Any) -> None:
+    """One [method] value of the type its default has (None allowed where the default is None)."""
+    default = Method.__dataclass_fields__[key].default
+    want = _METHOD_OPTIONAL.get(key, type(default))
+    ok = isinstance(value, want) and not (want is not bool and isinstance(value, bool))
+    if want is float and isinstance(value, int) and not isinstance(value, bool):
+        ok = True
+    if not ok:
+        example = {bool: "true", int: "3", float: "1.5"}.get(want, repr(default))
+        raise PlanError(f"[method] {key} must be {'a whole number' if want is int else want.__name__}, "
+                        f"not {value!r}", f"e.g. {key} = {example}")
 
 
 def _target_from_table(t: dict[str, Any]) -> tuple[Target, list[str]]:
@@ -215,8 +240,10 @@ def _target_from_table(t: dict[str, Any]) -> tuple[Target, list[str]]:
     return target, list(t.get("paths", []))
 
 
-def load_plan_file(path: Path, overrides: dict[str, Any] | None = None, workdir: str | None = None) -> Plan:
-    """A plan from a TOML file; `workdir` (the --workdir option) applies unless the file's [target] names one."""
+def load_plan_file(path: Path, overrides: dict[str, Any] | None = None, workdir: str | None = None,
+                   workdir_given: bool = False) -> Plan:
+    """A plan from a TOML file. `workdir` (the --workdir option) applies unless the file's [target]
+    names one; `workdir_given`: the user gave --workdir explicitly, and it wins over the file's."""
     try:
         data = tomllib.loads(Path(path).read_text())
     except FileNotFoundError:
@@ -227,7 +254,7 @@ def load_plan_file(path: Path, overrides: dict[str, Any] | None = None, workdir:
     if unknown:
         raise PlanError(f"plan file has unknown key(s) {', '.join(unknown)}", f"valid keys: {', '.join(sorted(_TOP_KEYS))}")
     target, paths = _target_from_table(data.get("target", {}))
-    if workdir and "workdir" not in data.get("target", {}):
+    if workdir and (workdir_given or "workdir" not in data.get("target", {})):
         target = replace(target, workdir=workdir)
     configs = [resolve_fs_name(n) for n in data.get("fs", [])]
     configs += [config_from_table(t, i) for i, t in enumerate(data.get("config", []))]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import time
 import tomllib
 from dataclasses import asdict, replace
 from pathlib import Path
@@ -14,7 +16,7 @@ from pickfs import __version__, console, host
 from pickfs.cli.common import clean_orphans, ledger_for, open_store, require_root, results_option, workdir_option
 from pickfs.engine.executor import Executor
 from pickfs.engine.schedule import Slot
-from pickfs.errors import EXIT_INTERRUPTED, PlanError
+from pickfs.errors import EXIT_INTERRUPTED, PickfsError, PlanError
 from pickfs.model import Method, Plan, Target, Trial, WorkloadSpec, plan_from_dict, plan_to_dict
 from pickfs.plan import build_plan, directory_config, load_plan_file, resolve_fs_name
 from pickfs.cli.report import export_targets, with_exports, write_exports
@@ -75,6 +77,8 @@ def plan_from_flags(o: dict[str, Any]) -> Plan:
         configs = [replace(c, scheduler=o["scheduler"]) for c in configs]
     method = replace(Method(), **method_overrides(o), drop_caches=not o["no_drop_caches"],
                      interleave=not o["sequential"])
+    if o["sequential"]:  # "each configuration's repetitions together" is the one-at-a-time method
+        method = replace(method, side_by_side=False)
     return build_plan(target, configs, workload_specs(o["workloads"], o["sets"], o["duration"]), method,
                       o["baseline"])
 
@@ -86,9 +90,15 @@ PLAN_FLAGS = ("fs", "workloads", "sets", "duration", "scheduler", "target", "siz
 def method_overrides(o: dict[str, Any]) -> dict[str, Any]:
     """Method settings given as flags (only those given)."""
     out: dict[str, Any] = {}
-    for key in ("runs", "warmup", "max_runs"):
-        if o[key] is not None:
+    for key in ("runs", "warmup", "max_runs", "blocks", "rounds", "seed"):
+        if o.get(key) is not None:
             out[key] = o[key]
+    if o.get("one_at_a_time"):
+        out["side_by_side"] = False
+    elif o.get("runs") is not None and o.get("rounds") is None:  # side by side, "5 runs" is 5 rounds per block
+        out["rounds"] = o["runs"]
+    if o.get("slice") is not None:
+        out["slice_seconds"] = parse_duration(o["slice"])
     if o["target_ci"] is not None:
         text = str(o["target_ci"]).strip()
         try:
@@ -154,6 +164,21 @@ class CliObserver:
     def note(self, text: str) -> None:
         self.progress.console.print(Text.assemble(("note: ", "yellow"), text), highlight=False)
 
+    def rounds_started(self, label: str, budget_s: float, blocks: int, configs: int) -> None:
+        self.rounds_t0 = time.monotonic()
+        self.task = self.progress.add_task(f"{label}: side by side", total=max(budget_s, 1.0))
+        console.info(f"{label}: {configs} configurations side by side, {blocks} block(s) on fresh filesystems, "
+                     f"at most {budget_s / 60:.0f} min")
+
+    def round_finished(self, label: str, block: int, round_no: int, widest: float | None) -> None:
+        elapsed = time.monotonic() - self.rounds_t0
+        width = "-" if widest is None else f"±{widest:.1%}"
+        self.progress.update(self.task, completed=elapsed,
+                             description=f"{label}: block {block + 1} round {round_no}, widest interval {width}")
+        if not console.interactive():
+            console.info(f"  {label} block {block + 1} round {round_no}: widest interval {width} "
+                         f"({elapsed:.0f} s)")
+
 
 @click.command("run")
 @click.option("--plan", "plan_file", type=click.Path(path_type=Path), help="a TOML plan file (see examples/)")
@@ -161,11 +186,13 @@ class CliObserver:
 @click.option("--workload", "workloads", multiple=True, help=f"workload name (default {DEFAULT_WORKLOAD}); repeatable")
 @click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="a workload setting, e.g. synchronous=NORMAL")
 @click.option("--duration", help="length of each run, e.g. 20s")
-@click.option("--runs", type=int, help="measured runs per configuration [5]")
+@click.option("--runs", type=int, help="measured runs per configuration [5]; side by side, rounds per block")
 @click.option("--warmup", type=int, help="warm-up runs before each measured run, not counted [1]")
-@click.option("--target-ci", help="stopping rule: repeat each cell until its 95% interval is within +/- this, e.g. 2%")
-@click.option("--max-runs", type=int, help="with --target-ci: the most measured runs per cell [20]")
-@click.option("--max-time", help="with --target-ci: start no new repetition after this long, e.g. 30m")
+@click.option("--target-ci", help="stopping rule: repeat until every 95% interval is within +/- this, e.g. 2% "
+                                 "[side by side: 5%]")
+@click.option("--max-runs", type=int, help="with --target-ci: the most measured runs (rounds per block) [20]")
+@click.option("--max-time", help="time budget: side by side, per workload, setup included [8m]; one at a time, "
+                                 "with --target-ci, start no new repetition after this long, e.g. 30m")
 @click.option("--no-monitors", is_flag=True, help="do not sample /proc during measured runs")
 @click.option("--baseline", help="configuration scored as 100 (default: the first)")
 @click.option("--scheduler", type=click.Choice(["none", "mq-deadline", "kyber", "bfq"]), help="I/O scheduler for every configuration")
@@ -175,7 +202,15 @@ class CliObserver:
 @click.option("--confirm-device", help="repeat the device path to confirm it may be erased")
 @click.option("--dir", "dirs", multiple=True, help="an existing directory to compare (directory target); repeatable")
 @click.option("--no-drop-caches", is_flag=True, help="do not drop the page cache before each trial")
-@click.option("--sequential", is_flag=True, help="run each configuration's repetitions together, not interleaved")
+@click.option("--sequential", is_flag=True, help="one at a time, each configuration's repetitions together")
+@click.option("--one-at-a-time", is_flag=True,
+              help="the older method: each run on its own fresh filesystem, configurations one after another, "
+                   "instead of side by side in slices")
+@click.option("--blocks", type=int, help="side by side: repetitions on freshly made filesystems [3]")
+@click.option("--rounds", type=int, help="side by side: rounds per block (--runs means the same) [at least 5, "
+                                       "then until every interval is within --target-ci or --max-time is spent]")
+@click.option("--slice", help="side by side: length of one slice, e.g. 1s [the workload's own: 1-2 s]")
+@click.option("--seed", type=int, help="seed of the rounds' random order [from the run id]")
 @click.option("--crash-states", type=int, help="also crash-test each cell over this many power-cut states")
 @click.option("--resume", help="continue an interrupted run (its id), keeping every finished trial")
 @with_exports
@@ -200,7 +235,9 @@ def command(**o: Any) -> None:
         clash = [f"--{k.replace('_', '-')}" for k in PLAN_FLAGS if o[k]]
         if clash:
             raise PlanError(f"{', '.join(clash)} cannot be combined with --plan", "put them in the plan file instead")
-        plan = load_plan_file(o["plan_file"], method_overrides(o), o["workdir"])
+        source = click.get_current_context().get_parameter_source("workdir")
+        given = (source is not None and source.name == "COMMANDLINE") or bool(os.environ.get("PICKFS_WORKDIR"))
+        plan = load_plan_file(o["plan_file"], method_overrides(o), o["workdir"], workdir_given=given)
     else:
         plan = plan_from_flags(o)
     execute_plan(plan, o, store, run_id, previous)
@@ -228,7 +265,13 @@ def execute_plan(plan: Plan, o: dict[str, Any], store: ResultStore | None = None
     if run_id is None:
         run_id = store_new_run(store, plan)
     m = plan.method
-    what = f"{m.runs} runs each after {m.warmup} warm-up" if m.speed else "no speed runs"
+    if not m.speed:
+        what = "no speed runs"
+    elif m.side_by_side:
+        rounds = f"{m.rounds} rounds" if m.rounds else "rounds"
+        what = f"side by side in {m.blocks} block(s) of {rounds} after {m.warmup} warm-up slice(s)"
+    else:
+        what = f"{m.runs} runs each after {m.warmup} warm-up, one at a time"
     if m.crash_states:
         what += f"; a crash test of {m.crash_states} power-cut states each"
     console.info(f"run {run_id}: {len(plan.configs)} configurations x {len(plan.workloads)} workload(s), "
@@ -237,9 +280,15 @@ def execute_plan(plan: Plan, o: dict[str, Any], store: ResultStore | None = None
         executor = Executor(plan, run_id, store, ledger, CliObserver(bar))
         try:
             executor.execute(previous)
-        except KeyboardInterrupt:
+        except BaseException as exc:
+            if not interrupted(exc):
+                raise
+            # Ctrl-C (or SIGTERM) always ends the run as interrupted, even when undoing what was
+            # built raised on the way out; that error is reported after.
             store.set_status(run_id, "interrupted")
             bar.stop()
+            if not isinstance(exc, KeyboardInterrupt):
+                console.warn(f"while undoing after the interrupt: {one_line(exc)}")
             kept = sum(1 for t in store.load(run_id).trials if t.phase == "measured" and t.ok)
             console.error(f"interrupted: {kept} measured runs kept; continue with: pickfs run --resume {run_id}")
             raise SystemExit(EXIT_INTERRUPTED) from None
@@ -248,6 +297,21 @@ def execute_plan(plan: Plan, o: dict[str, Any], store: ResultStore | None = None
     console.show(render_run(record))
     write_exports(record, export_targets(o))
     console.info(f"saved as run {run_id} in {store.path}; re-render with: pickfs report {run_id}")
+
+
+def interrupted(exc: BaseException | None) -> bool:
+    """A KeyboardInterrupt, or an error raised while handling one (a teardown step that failed)."""
+    seen = 0
+    while exc is not None and seen < 20:
+        if isinstance(exc, KeyboardInterrupt):
+            return True
+        exc = exc.__context__
+        seen += 1
+    return False
+
+
+def one_line(exc: BaseException) -> str:
+    return exc.one_line() if isinstance(exc, PickfsError) else f"{type(exc).__name__}: {exc}"
 
 
 def store_new_run(store: ResultStore, plan: Plan) -> str:

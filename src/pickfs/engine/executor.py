@@ -11,7 +11,8 @@ from typing import Protocol
 from pickfs.crash.runner import crash_test, crash_unavailable
 from pickfs.errors import PickfsError
 from pickfs.model import Cell, Plan, Trial
-from pickfs.engine.schedule import Slot, estimate_seconds, fixed_slots, next_slot
+from pickfs.engine.schedule import Slot, estimate_seconds, fixed_slots, needs, next_slot, round_order, run_seed
+from pickfs.engine.sidebyside import SideBySide
 from pickfs.stack.filesystems import RAW, unavailable_reason
 from pickfs.stack.ledger import Ledger
 from pickfs.stack.provision import Provisioned, provision, space_used
@@ -29,6 +30,8 @@ class Observer(Protocol):
     def slot_finished(self, slot: Slot, estimate_s: float) -> None: ...
     def extend(self, estimate_s: float) -> None: ...
     def note(self, text: str) -> None: ...
+    def rounds_started(self, label: str, budget_s: float, blocks: int, configs: int) -> None: ...
+    def round_finished(self, label: str, block: int, round_no: int, widest: float | None) -> None: ...
 
 
 def cell_unavailable(cell: Cell, plan: Plan) -> str | None:
@@ -58,9 +61,12 @@ class Executor:
         self.observer = observer
 
     def _fail(self, slot: Slot, message: str, raw: str = "") -> None:
-        self.store.save_trial(Trial(self.run_id, slot.cell.index, slot.repetition, "measured", time.time(), 0.0,
-                                    False, raw_output=raw, error=message))
-        self.observer.note(f"{slot.cell.key}: {message}")
+        self._fail_cell(slot.cell, message, raw, repetition=slot.repetition)
+
+    def _fail_cell(self, cell: Cell, message: str, raw: str = "", block: int = 0, repetition: int = 0) -> None:
+        self.store.save_trial(Trial(self.run_id, cell.index, repetition, "measured", time.time(), 0.0,
+                                    False, raw_output=raw, error=message, block=block))
+        self.observer.note(f"{cell.key}: {message}")
 
     def _settle(self, prov: Provisioned, cold: bool) -> list[str]:
         m = self.plan.method
@@ -74,7 +80,7 @@ class Executor:
                 return [f"device still busy after {waited:.0f}s of waiting; run started anyway"]
         return []
 
-    def _run_slot(self, slot: Slot) -> float | None:
+    def _run_slot(self, slot: Slot, round_no: int | None = None) -> float | None:
         """Build, prepare, warm up and measure one slot; return the measured primary value."""
         cell, m = slot.cell, self.plan.method
         cls = workload_class(cell.workload.name)
@@ -116,16 +122,17 @@ class Executor:
                     observed["totals"]["space_used_bytes"] = space_used(prov.info.mountpoint)
                 trial = Trial(self.run_id, cell.index, slot.repetition, phase, started, raw.elapsed_s, True,
                               metrics, raw.text, mount, (*prov.info.notes, *notes, *wl.notes_from(raw.text)),
-                              monitor=observed)
+                              monitor=observed, round=round_no if phase == "measured" else None)
                 self.store.save_trial(trial)
                 self.observer.trial_saved(slot, trial)
         return metrics.get(cls.primary().name)
 
-    def _one(self, slot: Slot, values: dict[int, list[float]], failed_cells: set[int]) -> None:
+    def _one(self, slot: Slot, values: dict[int, list[float]], failed_cells: set[int],
+             round_no: int | None = None) -> None:
         est = estimate_seconds(slot, self.plan.method)
         self.observer.slot_started(slot)
         try:
-            value = self._run_slot(slot)
+            value = self._run_slot(slot, round_no)
             if value is not None:
                 values[slot.cell.index].append(value)
         except _CellFailed:
@@ -171,20 +178,67 @@ class Executor:
     def _speed(self, previous: tuple[Trial, ...]) -> set[int]:
         m = self.plan.method
         cells = self.plan.cells()
-        done = {(t.cell_index, t.repetition) for t in previous if t.phase == "measured" and t.ok}
         failed_cells = {t.cell_index for t in previous if not t.ok and t.phase != "crash"}
-        values: dict[int, list[float]] = {c.index: [] for c in cells}
-        for t in sorted(previous, key=lambda t: t.started):
-            name = workload_class(cells[t.cell_index].workload.name).primary().name
-            if t.phase == "measured" and t.ok and name in t.metrics:
-                values[t.cell_index].append(t.metrics[name])
         for cell in cells:
             if cell.index in failed_cells:
                 continue
             reason = cell_unavailable(cell, self.plan)
             if reason:
                 failed_cells.add(cell.index)
-                self._fail(Slot(cell, -1), f"unavailable: {reason}")
+                self._fail(Slot(cell, 0), f"unavailable: {reason}")
+        if not m.side_by_side:
+            return self._one_at_a_time(cells, previous, failed_cells)
+        for wl in self.plan.workloads:
+            group = [c for c in cells if c.workload.label == wl.label]
+            if workload_class(wl.name).sliceable:
+                SideBySide(self.plan, self.run_id, self.store, self.ledger, self.observer,
+                           self._fail_cell).run(group, previous, failed_cells)
+            else:
+                self._whole_runs(group, previous, failed_cells)
+        return failed_cells
+
+    def _whole_runs(self, cells: list[Cell], previous: tuple[Trial, ...], failed_cells: set[int]) -> None:
+        """A workload that cannot be sliced: whole runs (each on a fresh filesystem), every
+        configuration once per round in a fresh random order, analysed pair by pair in time."""
+        m = self.plan.method
+        seed = m.seed if m.seed is not None else run_seed(self.run_id)
+        indexes = {c.index for c in cells}
+        done = {(t.cell_index, t.repetition) for t in previous
+                if t.cell_index in indexes and t.phase == "measured" and t.ok}
+        values: dict[int, list[float]] = {c.index: [] for c in cells}
+        for t in sorted(previous, key=lambda t: t.started):
+            if t.cell_index in indexes and t.phase == "measured" and t.ok:
+                name = workload_class(t_cell(cells, t).workload.name).primary().name
+                if name in t.metrics:
+                    values[t.cell_index].append(t.metrics[name])
+        first = fixed_slots(cells, m, done, failed_cells)
+        self.observer.started(first, sum(estimate_seconds(s, m) for s in first))
+        t0 = time.monotonic()
+        limit = m.max_runs if m.target_ci is not None else m.runs
+        for r in range(limit):
+            out_of_time = m.max_seconds is not None and time.monotonic() - t0 > m.max_seconds
+            todo = [c for c in round_order(cells, seed, 0, r)
+                    if needs(c, r, m, done, values, failed_cells, out_of_time)]
+            if not todo:
+                if r >= m.runs:
+                    break
+                continue
+            for cell in todo:
+                slot = Slot(cell, r)
+                if r >= m.runs:
+                    self.observer.extend(estimate_seconds(slot, m))
+                done.add((cell.index, r))
+                self._one(slot, values, failed_cells, round_no=r)
+
+    def _one_at_a_time(self, cells: tuple[Cell, ...], previous: tuple[Trial, ...], failed_cells: set[int]) -> set[int]:
+        """The older method: every configuration on its own fresh filesystem, one after another."""
+        m = self.plan.method
+        done = {(t.cell_index, t.repetition) for t in previous if t.phase == "measured" and t.ok}
+        values: dict[int, list[float]] = {c.index: [] for c in cells}
+        for t in sorted(previous, key=lambda t: t.started):
+            name = workload_class(cells[t.cell_index].workload.name).primary().name
+            if t.phase == "measured" and t.ok and name in t.metrics:
+                values[t.cell_index].append(t.metrics[name])
         first = fixed_slots(cells, m, done, failed_cells)
         self.observer.started(first, sum(estimate_seconds(s, m) for s in first))
         t0 = time.monotonic()
@@ -198,6 +252,10 @@ class Executor:
             done.add((slot.cell.index, slot.repetition))
             self._one(slot, values, failed_cells)
         return failed_cells
+
+
+def t_cell(cells: list[Cell], t: Trial) -> Cell:
+    return next(c for c in cells if c.index == t.cell_index)
 
 
 class _CellFailed(Exception):

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import hashlib
+import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 from pickfs.model import Cell, Method
 from pickfs.stats.stopping import settled
 from pickfs.workloads import workload_class
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -50,3 +55,54 @@ def estimate_seconds(slot: Slot, method: Method, setup_s: float = 2.5) -> float:
     """A rough wall-time estimate of one slot, for the progress bar."""
     duration = workload_class(slot.cell.workload.name).run_seconds(slot.cell.workload)
     return setup_s + (method.warmup + 1) * (duration + method.quiesce_seconds + 0.3)
+
+
+# -- side by side: rounds ---------------------------------------------------------------------
+SIDE_BY_SIDE_TARGET = 0.05  # stop once every comparison's 95% interval is within +/- 5% ...
+SIDE_BY_SIDE_BUDGET = 480.0  # ... or after this many seconds per workload, setup included
+SIDE_BY_SIDE_MIN_ROUNDS = 5
+
+
+def round_order(items: Sequence[T], seed: int, block: int, round_no: int) -> list[T]:
+    """Every item once, in a fresh random order for each round, reproducible from the seed."""
+    order = list(items)
+    random.Random(f"{seed}/{block}/{round_no}").shuffle(order)
+    return order
+
+
+def run_seed(run_id: str) -> int:
+    """A seed derived from the run id, so a resumed run keeps its order."""
+    return int(hashlib.sha256(run_id.encode()).hexdigest()[:8], 16)
+
+
+def round_budget(method: Method, blocks: int) -> "RoundBudget":
+    """The stopping rule of `blocks` blocks of a side-by-side comparison, from the plan's method."""
+    adaptive = method.rounds is None or method.target_ci is not None or method.max_seconds is not None
+    budget = method.max_seconds if method.max_seconds is not None else SIDE_BY_SIDE_BUDGET
+    return RoundBudget(blocks, method.rounds or SIDE_BY_SIDE_MIN_ROUNDS, budget * blocks / method.blocks,
+                       method.target_ci if method.target_ci is not None else SIDE_BY_SIDE_TARGET,
+                       fixed=not adaptive)
+
+
+@dataclass(frozen=True)
+class RoundBudget:
+    """When a block stops taking rounds (pure): never before `min_rounds`; then as soon as every
+    comparison has settled, or the block's share of the time budget would be overrun by another round."""
+
+    blocks: int
+    min_rounds: int
+    budget_s: float
+    target: float
+    fixed: bool = False  # exactly min_rounds per block: no stopping rule
+
+    def deadline(self, started: float, block_no: int) -> float:
+        """The end of block `block_no`'s (0-based, of this run's blocks) share of the budget."""
+        return started + self.budget_s * (block_no + 1) / self.blocks
+
+    def another_round(self, rounds_done: int, settled: bool, now: float, deadline: float,
+                      round_s: float, max_rounds: int) -> bool:
+        if rounds_done < self.min_rounds:
+            return True
+        if self.fixed or settled or rounds_done >= max_rounds:
+            return False
+        return now + round_s <= deadline

@@ -1,59 +1,140 @@
-"""The recommendation (pure): the fastest configuration with no setting that can lose
-acknowledged commits, and what the faster unsafe ones would gain and risk."""
+"""The recommendation (pure).
+
+A configuration is named faster only when it is significantly faster. Among the configurations
+with no setting that can lose acknowledged commits, the leader is the fastest by its estimate
+against the baseline; every safe configuration not significantly different from the leader is
+tied with it. Among tied ones pickfs recommends by safety (a crash test that lost nothing), then
+by being the distribution's default (plain ext4, as Debian and most distributions install), then
+by the fewest settings changed, and says why.
+"""
 
 from __future__ import annotations
 
+from pickfs.model import FsConfig
 from pickfs.report.text import fmt_with_unit
-from pickfs.stack.filesystems import RAW
-from pickfs.report.views import Row, WorkloadView
-from pickfs.stats.compare import compare
+from pickfs.report.views import Row, WorkloadView, pair
+from pickfs.stats.compare import ALPHA, Comparison
+
+RAW = "raw"  # the raw block device: a yardstick, not somewhere a database can live
+DISTRIBUTION_DEFAULT = "ext4"
 
 
-def _better(a: Row, b: Row) -> bool:
-    m = a.primary.metric
-    return (a.primary.summary.median > b.primary.summary.median) == m.higher_is_better
+def is_distribution_default(config: FsConfig) -> bool:
+    return (config.fstype == DISTRIBUTION_DEFAULT and not config.mkfs_options and not config.mount_options
+            and config.scheduler in (None, "none", "mq-deadline"))
+
+
+def _score(row: Row, view: WorkloadView) -> float:
+    """Speed against the baseline, as a ratio where higher is better."""
+    higher = row.primary.metric.higher_is_better
+    if row.cell.config.name == view.baseline:
+        return 1.0
+    if row.comparison is not None:
+        r = row.comparison.ratio
+    elif row.relative is not None:
+        r = row.relative / 100
+    else:
+        return 0.0
+    return r if higher else (1 / r if r > 0 else 0.0)
+
+
+def _speedup(c: Comparison, higher: bool) -> tuple[float, float, float]:
+    """A comparison as 'times faster' (inverted for time metrics, where lower is better)."""
+    if higher:
+        return c.ratio, c.ci_low, c.ci_high
+    return 1 / c.ratio, 1 / c.ci_high, 1 / c.ci_low
+
+
+def _x(c: Comparison, higher: bool) -> str:
+    r, lo, hi = _speedup(c, higher)
+    return f"{r:.2f}x [{lo:.2f}-{hi:.2f}]"
 
 
 def _fmt(row: Row) -> str:
-    return fmt_with_unit(row.primary.summary.median, row.primary.metric)
+    s = row.primary.summary
+    what = "median of" if not row.observations or row.method.startswith("whole") else "median over"
+    unit = "slices" if "side by side" in row.method else "runs"
+    return f"{fmt_with_unit(s.median, row.primary.metric)}, {what} {s.n} {unit}" if s else "no figures"
+
+
+def tie_break(tied: list[Row], view: WorkloadView) -> tuple[Row, str]:
+    """Among configurations that cannot be told apart: the safest, then the distribution's default,
+    then the one that changes the fewest settings, then the fastest estimate; with the reason."""
+    def crash_clean(r: Row) -> bool:
+        return r.crash is not None and not r.crash.error and not r.crash.lost_any
+
+    def settings_changed(r: Row) -> int:
+        c = r.cell.config
+        return len(c.mkfs_options) + len(c.mount_options) + (c.scheduler not in (None, "none"))
+
+    ranked = sorted(tied, key=lambda r: (not crash_clean(r), not is_distribution_default(r.cell.config),
+                                         settings_changed(r), -_score(r, view)))
+    best, runner = ranked[0], ranked[1]
+    if crash_clean(best) and not crash_clean(runner):
+        why = f"it is the safest of them ({best.crash.verdict()} of a crash test)"
+    elif is_distribution_default(best.cell.config) and not is_distribution_default(runner.cell.config):
+        why = "it is the distribution's default (plain ext4): nothing to tune or to explain"
+    elif settings_changed(best) < settings_changed(runner):
+        why = "it changes the fewest settings from the filesystem's defaults"
+    else:
+        why = "its estimate is the highest, though not significantly"
+    return best, why
 
 
 def recommend(view: WorkloadView) -> list[str]:
     """Two or three plain sentences."""
-    # The raw device is a yardstick, not somewhere a database can live.
     rows = [r for r in view.rows if r.primary.summary and r.cell.config.fstype != RAW]
     if not rows:
         return [f"{view.label}: nothing was measured, so there is nothing to recommend."]
     safe = [r for r in rows if not r.unsafe]
-    ranked = sorted(rows, key=lambda r: r.primary.summary.median, reverse=rows[0].primary.metric.higher_is_better)
-    out = []
     if not safe:
-        out.append(f"{view.label}: every configuration measured has a setting that can lose acknowledged "
-                   "commits on a power cut; add one with safe settings (such as plain ext4 or xfs) to compare.")
-        return out
-    best = next(r for r in ranked if not r.unsafe)
-    ties = []
+        return [f"{view.label}: every configuration measured has a setting that can lose acknowledged "
+                "commits on a power cut; add one with safe settings (such as plain ext4 or xfs) to compare."]
+    higher = rows[0].primary.metric.higher_is_better
+    leader = max(safe, key=lambda r: _score(r, view))
+    tied = [leader]
     for r in safe:
-        if r is best:
+        if r is leader:
             continue
-        c = compare(r.primary.values, best.primary.values)
-        if c is not None and c.p >= 0.05:
-            ties.append(r.cell.config.name)
-    tested = f", {best.crash.verdict()} of a crash test" if best.crash and not best.crash.error else ""
-    text = (f"{view.label}: use {best.cell.config.name}, the fastest configuration with no setting known to lose "
-            f"acknowledged commits ({_fmt(best)}, median of {best.primary.summary.n} "
-            f"run{'' if best.primary.summary.n == 1 else 's'}{tested})")
-    if ties:
-        text += f"; {', '.join(ties)} {'is' if len(ties) == 1 else 'are'} not significantly different from it"
-    out.append(text + ".")
-    faster_unsafe = [r for r in ranked if r.unsafe and _better(r, best)]
-    if faster_unsafe:
-        r = faster_unsafe[0]
-        c = compare(r.primary.values, best.primary.values)
-        gain = r.primary.summary.median / best.primary.summary.median
-        sig = "" if c is None or c.p < 0.05 else " (not a significant difference)"
+        c = pair(view, r.cell.config.name, leader.cell.config.name)
+        if c is None or c.p >= ALPHA:
+            tied.append(r)
+    out = []
+    tested = f", {leader.crash.verdict()} of a crash test" if leader.crash and not leader.crash.error else ""
+    if len(tied) == 1:
+        others = [r for r in safe if r is not leader]
+        text = f"{view.label}: use {leader.cell.config.name} ({_fmt(leader)}{tested})"
+        if others:
+            runner = max(others, key=lambda r: _score(r, view))
+            c = pair(view, leader.cell.config.name, runner.cell.config.name)
+            text += (f": significantly faster than every other configuration with no setting known to lose "
+                     f"acknowledged commits, {_x(c, higher)} the next best, {runner.cell.config.name}"
+                     if c is not None else ": the only safe configuration with figures")
+        else:
+            text += ": the only configuration measured with no setting known to lose acknowledged commits"
+        out.append(text + ".")
+    else:
+        best, why = tie_break(tied, view)
+        names = ", ".join(r.cell.config.name for r in sorted(tied, key=lambda r: -_score(r, view)))
+        res = (f" (differences under {view.resolution[0]:.0%} cannot be told apart in this run)"
+               if view.resolution else "")
+        text = (f"{view.label}: {names} are tied for the fastest with no setting known to lose acknowledged "
+                f"commits{res}; use {best.cell.config.name}, because {why} ({_fmt(best)}")
+        if best.crash and not best.crash.error:
+            text += f", {best.crash.verdict()} of a crash test"
+        out.append(text + ").")
+    chosen = leader if len(tied) == 1 else tie_break(tied, view)[0]
+    unsafe = sorted((r for r in rows if r.unsafe and _score(r, view) > _score(chosen, view)),
+                    key=lambda r: -_score(r, view))
+    if unsafe:
+        r = unsafe[0]
+        c = pair(view, r.cell.config.name, chosen.cell.config.name)
         risks = "; ".join([*r.risks, *([f"crash test: {r.crash.verdict()}"] if r.crash_lost else [])])
-        out.append(f"{r.cell.config.name} would give {gain:.2f}x{sig}, at a price: {risks}.")
+        if c is not None and c.p < ALPHA:
+            out.append(f"{r.cell.config.name} would be {_x(c, higher)} as fast, at a price: {risks}.")
+        else:
+            gain = f" ({_x(c, higher)}, not a significant difference)" if c is not None else ""
+            out.append(f"{r.cell.config.name} is not significantly faster{gain}, and has a price: {risks}.")
     else:
         out.append("No configuration that trades safety for speed measured faster.")
     return out

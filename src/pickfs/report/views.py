@@ -12,7 +12,8 @@ from pickfs.report.explain import explain, monitor_summary
 from pickfs.risks import config_risks, short_flag, workload_risks
 from pickfs.stats import relative, summarize
 from pickfs.stats.anomalies import outliers
-from pickfs.stats.compare import Comparison, compare_all
+from pickfs.stats.compare import Comparison, compare, compare_all
+from pickfs.stats.paired import Obs, paired_compare, paired_compare_all, primary_value, resolution
 from pickfs.stats.stopping import relative_half_width
 from pickfs.stats.summary import drift, trend
 
@@ -100,6 +101,8 @@ class Row:
     monitors: dict[str, Any] = field(default_factory=dict)
     space: dict[str, float] = field(default_factory=dict)  # bytes used: after mkfs, with the data in place
     crash: CrashView | None = None
+    method: str = ""  # how it was measured: side by side, whole runs in rounds, one at a time
+    observations: tuple[Obs, ...] = ()  # the primary figure per slice or run in a round, with block and time
 
     @property
     def crash_lost(self) -> bool:
@@ -129,6 +132,8 @@ class WorkloadView:
     baseline: str | None
     rows: tuple[Row, ...]
     breakdown: tuple[MetricDef, ...] = ()  # metrics shown per configuration besides the primary (phases, methods)
+    # the smallest difference this run could tell apart: median, lowest and highest interval half-width
+    resolution: tuple[float, float, float] | None = None
 
     @property
     def measured(self) -> bool:
@@ -172,11 +177,22 @@ def _row(record: RunRecord, cell: Cell, defs: tuple[MetricDef, ...], method: Met
         if e not in notes:
             notes.append(e)
     mvs = []
-    for d in defs:
-        vals = tuple(t.metrics[d.name] for t in measured if d.name in t.metrics)
+    for i, d in enumerate(defs):
+        if i == 0:  # a slice's rate includes the syncfs that ended it
+            vals = tuple(v for v in (primary_value(t.metrics, d.name) for t in measured) if v is not None)
+        else:
+            vals = tuple(t.metrics[d.name] for t in measured if d.name in t.metrics)
         mvs.append(MetricValues(d, vals, summarize(vals) if vals else None))
     primary = mvs[0] if mvs else MetricValues(MetricDef("value", "", True), (), None)
-    if primary.summary and primary.summary.n > 1:
+    how = method_text(measured)
+    neighbours = [t.metrics["idle_neighbours_wrote_bytes"] for t in measured
+                  if "idle_neighbours_wrote_bytes" in t.metrics]
+    if neighbours and max(neighbours) > 1024**2:
+        notes.append(f"the idle configurations wrote up to {max(neighbours) / 1024**2:.1f} MiB during one of its "
+                     "slices: they were not quite idle")
+    # Slices take turns with the other configurations and are judged in pairs: their spread over
+    # the run is the machine's weather, not the configuration's noise.
+    if primary.summary and primary.summary.n > 1 and not t_sliced(measured):
         if primary.summary.cv > NOISY_CV:
             notes.append(f"noisy (CV {primary.summary.cv:.0%})")
         d = drift(primary.values)
@@ -204,7 +220,27 @@ def _row(record: RunRecord, cell: Cell, defs: tuple[MetricDef, ...], method: Met
     risks = tuple(config_risks(cell.config) + workload_risks(cell.workload))
     return Row(cell, status, primary, tuple(mvs[1:]), None, risks, tuple(notes),
                explanation=tuple(explain(measured)), monitors=monitor_summary(measured), space=_space(trials),
-               crash=_crash(every))
+               crash=_crash(every), method=how, observations=tuple(
+                   Obs(t.block, t.started + t.elapsed_s / 2, v) for t in measured if t.round is not None
+                   for v in [primary_value(t.metrics, primary.metric.name)] if v is not None))
+
+
+def t_sliced(trials: list) -> bool:
+    return any("slice_s" in t.metrics for t in trials)
+
+
+def method_text(measured: list) -> str:
+    """How a cell was measured, in a few words."""
+    if not measured:
+        return ""
+    if t_sliced(measured):
+        blocks = len({t.block for t in measured})
+        slice_s = statistics.median(t.metrics["slice_s"] for t in measured)
+        return (f"side by side: {len(measured)} slices of {slice_s:g} s in {blocks} block"
+                f"{'s' if blocks != 1 else ''}")
+    if any(t.round is not None for t in measured):
+        return f"whole runs alternated in rounds: {len(measured)} runs"
+    return f"one at a time: {len(measured)} runs"
 
 
 def build_views(record: RunRecord) -> list[WorkloadView]:
@@ -220,8 +256,7 @@ def build_views(record: RunRecord) -> list[WorkloadView]:
         base = base or next((r for r in rows if r.primary.summary), None)
         base_name = base.cell.config.name if base else None
         if base is not None:
-            comparisons = compare_all({r.cell.config.name: r.primary.values for r in rows if r.primary.values},
-                                      base.cell.config.name)
+            comparisons = comparisons_for(rows, base.cell.config.name)
             rows = [
                 replace(r, relative=relative(r.primary.summary.median, base.primary.summary.median)
                         if r.primary.summary else None, comparison=comparisons.get(r.cell.config.name))
@@ -230,9 +265,29 @@ def build_views(record: RunRecord) -> list[WorkloadView]:
         wanted = _workload_entry(record, wl.label).get("breakdown", [])
         breakdown = tuple(d for d in defs if d.name in wanted
                           and any(r.metric(d.name) and r.metric(d.name).summary for r in rows))
+        comps = {r.cell.config.name: r.comparison for r in rows if r.comparison is not None}
         views.append(WorkloadView(wl.label, wl.name, dict(wl.settings), base_name if base else None, tuple(rows),
-                                  breakdown))
+                                  breakdown, resolution(comps)))
     return views
+
+
+def comparisons_for(rows: list[Row], baseline: str) -> dict[str, Comparison]:
+    """Paired in time where the cells were measured in rounds; otherwise the older unpaired test."""
+    if all(r.observations for r in rows if r.primary.values):
+        return dict(paired_compare_all({r.cell.config.name: r.observations for r in rows if r.observations},
+                                       baseline))
+    return compare_all({r.cell.config.name: r.primary.values for r in rows if r.primary.values}, baseline)
+
+
+def pair(view: "WorkloadView", a: str, b: str) -> Comparison | None:
+    """a against b (not Holm-corrected): paired in time when both were measured in rounds."""
+    ra = next((r for r in view.rows if r.cell.config.name == a), None)
+    rb = next((r for r in view.rows if r.cell.config.name == b), None)
+    if ra is None or rb is None:
+        return None
+    if ra.observations and rb.observations:
+        return paired_compare(ra.observations, rb.observations)
+    return compare(ra.primary.values, rb.primary.values)
 
 
 def summary_dict(s: Summary | None) -> dict[str, float] | None:

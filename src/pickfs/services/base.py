@@ -32,6 +32,7 @@ class Endpoint:
     env: dict[str, str] = field(default_factory=dict)  # PGHOST, MYSQL_UNIX_PORT, DATABASE_URL, ...
     log: str = ""
     version: str = ""
+    pidfile: str = ""  # the server's main pid, so it can be held still while others are measured
 
 
 class Service(ABC):

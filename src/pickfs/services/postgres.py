@@ -78,4 +78,4 @@ class PostgreSQL(Service):
                 service=cls.name, socket_dir=str(sockdir), port=PORT, user="postgres", database="postgres",
                 env={"PGHOST": str(sockdir), "PGPORT": str(PORT), "PGUSER": "postgres", "PGDATABASE": "postgres",
                      "DATABASE_URL": f"postgresql://postgres@/postgres?host={sockdir}&port={PORT}"},
-                log=str(log), version=version)
+                log=str(log), version=version, pidfile=str(pgdata / "postmaster.pid"))

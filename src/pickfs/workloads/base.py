@@ -22,6 +22,10 @@ class Workload(ABC):
     supports_raw: ClassVar[bool] = False  # can run straight on a block device (the raw baseline)
     # metrics shown per configuration in a breakdown table (phases, sync methods), besides the primary
     breakdown: ClassVar[tuple[str, ...]] = ()
+    # Side by side: can the run be cut into short slices that take turns with other configurations
+    # on filesystems prepared once per block? (Its primary metric must then be a rate per second.)
+    sliceable: ClassVar[bool] = False
+    slice_seconds: ClassVar[float] = 1.0  # the default slice length
 
     def __init__(self, cache: Path | None = None) -> None:
         # Where generated input data is kept between configurations: never on the filesystem under test.
@@ -83,6 +87,15 @@ class Workload(ABC):
     def run_seconds(cls, spec: WorkloadSpec) -> float:
         """About how long one run takes, for the time-left estimate."""
         return float(spec.get("duration", 5.0) or 5.0)
+
+    @classmethod
+    def slice_spec(cls, spec: WorkloadSpec, seconds: float) -> WorkloadSpec:
+        """The settings of one slice of `seconds` (the run's length replaced)."""
+        settings = dict(spec.settings)
+        settings["duration"] = seconds
+        if "transactions" in settings:
+            settings["transactions"] = 0
+        return WorkloadSpec(spec.name, spec.label, tuple(sorted(settings.items())))
 
     @classmethod
     def space_needed(cls, spec: WorkloadSpec) -> int | None:

@@ -84,6 +84,7 @@ def fio_unavailable() -> str | None:
 
 
 class Fileio(Workload):
+    sliceable = True
     name = "fileio"
     description = ("sysbench-fileio style random read/write over a set of fully written files (fio): "
                    "IOPS, MB/s, and read, write and sync latency apart")
@@ -295,6 +296,8 @@ class Wal(Workload):
         MetricDef("methods_refused", "methods", False, "sync methods the filesystem or device refused"),
     )
     breakdown = tuple(f"{m}_{_kib(bs)}_per_s" for bs in WAL_BLOCK_SIZES for m in SYNC_METHODS)
+    sliceable = True
+    slice_seconds = 2.0  # shared among the methods and block sizes
     defaults: dict[str, Any] = {
         "methods": list(SYNC_METHODS),
         "block_sizes": ["8K", "16K"],
@@ -333,6 +336,12 @@ class Wal(Workload):
     @classmethod
     def run_seconds(cls, spec: WorkloadSpec) -> float:
         return spec.get("duration") * len(spec.get("methods")) * len(spec.get("block_sizes"))
+
+    @classmethod
+    def slice_spec(cls, spec: WorkloadSpec, seconds: float) -> WorkloadSpec:
+        """A slice gives each method and block size its share of the slice (at least 0.1 s)."""
+        share = max(0.1, seconds / (len(spec.get("methods")) * len(spec.get("block_sizes"))))
+        return super().slice_spec(spec, share)
 
     @staticmethod
     def _target(spec: WorkloadSpec, datadir: Path) -> str:

@@ -16,6 +16,7 @@ class FirebirdTpcb(Tpcc):
     name = "firebird-tpcb"
     description = "pgbench's TPC-B-like transaction on Firebird 3 (embedded engine, one client)"
     mix = "tpcb"
+    slice_seconds = 1.0
     metrics = (
         MetricDef("tps", "tx/s", True, "committed transactions per second"),
         *LATENCY_METRICS,

@@ -23,6 +23,7 @@ CLIENT = "pickfs.clients.sqlite_tpcb"
 class SqliteTpcb(Workload):
     name = "sqlite-tpcb"
     database = "sqlite"
+    sliceable = True
     description = "pgbench's TPC-B-like transaction in embedded SQLite (Python sqlite3, one client)"
     metrics = (
         MetricDef("tps", "tx/s", True, "committed transactions per second"),

@@ -23,6 +23,8 @@ class SysbenchOltp(Workload):
     name = "sysbench-oltp"
     description = "sysbench OLTP (read-only, read-write, write-only) on a private MariaDB/MySQL server"
     service = "mariadb"
+    sliceable = True
+    slice_seconds = 2.0  # sysbench --time counts whole seconds
     database = "mariadb"
     metrics = (
         MetricDef("tps", "tx/s", True, "transactions per second"),

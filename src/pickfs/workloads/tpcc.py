@@ -80,6 +80,8 @@ def on_off(value: Any, key: str) -> str:
 
 
 class Tpcc(Workload):
+    sliceable = True
+    slice_seconds = 2.0
     name = "tpcc"
     description = "TPC-C-style mix (45/43/4/4/4) over each database's Python driver, data scaled down"
     metrics = (

@@ -1,0 +1,264 @@
+"""Side by side: every configuration of a comparison built at once, measured in short slices
+that take turns, so that each is compared with the baseline measured seconds, not minutes, away.
+
+Per block (filesystems made afresh for each): provision every configuration, start its server,
+prepare its data and warm it up (never counted); servers are held still (SIGSTOP) except during
+their own slice. Then rounds: every configuration once, in a fresh random order; a slice is one
+short run of the workload followed by syncfs() of that filesystem, timed as part of the slice, so
+nothing it left dirty is written back during another configuration's slice. Every slice is saved
+the moment it ends. A block stops taking rounds when every comparison's interval is narrow
+enough or its share of the time budget is spent.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import time
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pickfs.engine.schedule import RoundBudget, round_budget, round_order, run_seed
+from pickfs.errors import PickfsError
+from pickfs.model import Cell, Plan, Trial, WorkloadSpec
+from pickfs.monitors.sampler import RunMonitor, read_disk
+from pickfs.services import service_class
+from pickfs.services.base import Endpoint
+from pickfs.services.freeze import Freezer
+from pickfs.stack.ledger import Ledger
+from pickfs.stack.provision import Provisioned, provision, space_used
+from pickfs.stats.paired import Obs, paired_compare_all, primary_value, settled
+from pickfs.store import ResultStore
+from pickfs.workloads import workload_class
+from pickfs.workloads.base import Workload
+
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+def syncfs(path: Path) -> float:
+    """Make everything written to the filesystem holding `path` durable; return the seconds it took."""
+    t0 = time.perf_counter()
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        if _libc.syncfs(fd) != 0:
+            err = ctypes.get_errno()
+            raise OSError(err, f"syncfs failed: {os.strerror(err)}")
+    finally:
+        os.close(fd)
+    return time.perf_counter() - t0
+
+
+@dataclass
+class Member:
+    """One configuration standing in a block: its filesystem, server and workload."""
+
+    cell: Cell
+    prov: Provisioned
+    endpoint: Endpoint | None
+    workload: Workload
+    freezer: Freezer | None
+    slices: int = 0
+    mount: dict[str, Any] = field(default_factory=dict)
+
+
+class SideBySide:
+    def __init__(self, plan: Plan, run_id: str, store: ResultStore, ledger: Ledger, observer: Any,
+                 fail: Any) -> None:
+        self.plan = plan
+        self.run_id = run_id
+        self.store = store
+        self.ledger = ledger
+        self.observer = observer
+        self.fail = fail  # fail(cell, message, raw="", block=0): record a failed trial and say so
+        m = plan.method
+        self.seed = m.seed if m.seed is not None else run_seed(run_id)
+
+    # -- the comparison's state so far ----------------------------------------------------
+    def _series(self, cells: list[Cell], trials: list[Trial]) -> dict[str, list[Obs]]:
+        by_index = {c.index: c for c in cells}
+        out: dict[str, list[Obs]] = {c.config.name: [] for c in cells}
+        for t in trials:
+            cell = by_index.get(t.cell_index)
+            if cell is None or t.phase != "measured" or not t.ok or t.round is None:
+                continue
+            value = primary_value(t.metrics, workload_class(cell.workload.name).primary().name)
+            if value is not None:
+                out[cell.config.name].append(Obs(t.block, t.started + t.elapsed_s / 2, value))
+        return out
+
+    def _baseline(self, cells: list[Cell], series: dict[str, list[Obs]]) -> str | None:
+        names = [c.config.name for c in cells if series.get(c.config.name)]
+        if self.plan.baseline in names:
+            return self.plan.baseline
+        return names[0] if names else None
+
+    def settled(self, cells: list[Cell], trials: list[Trial], standing: list[Cell],
+                target: float) -> tuple[bool, float | None]:
+        """(every comparison narrow enough, the widest half-width so far). References (tmpfs, the
+        raw device) are left out: their ratio to a disk moves with the disk's speed by nature."""
+        series = self._series(cells, trials)
+        base = self._baseline(cells, series)
+        if base is None:
+            return False, None
+        candidates = {c.config.name for c in standing if not is_reference(c)} | {base}
+        comps = paired_compare_all({k: v for k, v in series.items() if k in candidates}, base)
+        widest = max((c.half_width for c in comps.values()), default=None)
+        return settled(comps, len(candidates) - 1, target), widest
+
+    # -- one block --------------------------------------------------------------------------
+    def _stand_up(self, stack: ExitStack, cell: Cell, block: int) -> Member:
+        """Build one configuration, start its server, prepare and warm it up; leave its server frozen."""
+        m = self.plan.method
+        cls = workload_class(cell.workload.name)
+        wl = cls(Path(self.plan.target.workdir) / "data")
+        prov = stack.enter_context(provision(cell.config, self.plan.target, self.ledger, m.quiesce_seconds,
+                                             m.quiesce_timeout))
+        endpoint = None
+        service_name = cls.service_for(cell.workload)
+        if service_name:
+            endpoint = stack.enter_context(service_class(service_name).start(
+                prov.datadir, cls.service_settings(cell.workload), self.ledger,
+                Path(self.plan.target.workdir) / "run"))
+        started = time.time()
+        prep = wl.prepare(cell.workload, prov.datadir, endpoint)
+        prep_metrics = {"prepare_s": time.time() - started}
+        if prov.info.mountpoint:
+            os.sync()
+            prep_metrics["space_mkfs_bytes"] = float(prov.info.space_used_bytes or 0)
+            prep_metrics["space_prepared_bytes"] = float(space_used(prov.info.mountpoint))
+        mount = prov.info.as_dict()
+        self.store.save_trial(Trial(self.run_id, cell.index, 0, "prepare", started, prep_metrics["prepare_s"], True,
+                                    prep_metrics, prep.text, mount, prov.info.notes, block=block))
+        freezer = Freezer(endpoint.pidfile) if endpoint and endpoint.pidfile else None
+        if freezer is not None:
+            stack.callback(freezer.thaw)  # never leave a server stopped, whatever happens
+        member = Member(cell, prov, endpoint, wl, freezer, mount=mount)
+        for _ in range(m.warmup):
+            self._slice(member, block, None, [])
+        if freezer is not None:
+            freezer.freeze()
+        return member
+
+    def slice_spec(self, cell: Cell) -> WorkloadSpec:
+        cls = workload_class(cell.workload.name)
+        return cls.slice_spec(cell.workload, self.plan.method.slice_seconds or cls.slice_seconds)
+
+    def _slice(self, member: Member, block: int, round_no: int | None, others: list[Member]) -> Trial:
+        """One slice: thaw, run, syncfs (counted), freeze; saved at once. round None: a warm-up."""
+        m, cell = self.plan.method, member.cell
+        spec = self.slice_spec(cell)
+        cls = workload_class(cell.workload.name)
+        neighbours = [o.prov.disk for o in others if o is not member and o.prov.disk]
+        before = {d: read_disk(d) for d in neighbours}
+        measured = round_no is not None
+        monitor = RunMonitor(member.prov.disk, m.monitor_interval) if m.monitors and measured else None
+        if member.freezer is not None:
+            member.freezer.thaw()
+        try:
+            started = time.time()
+            if monitor is not None:
+                monitor.__enter__()
+            try:
+                raw = member.workload.run(spec, member.prov.datadir, member.endpoint)
+                sync_s = syncfs(member.prov.datadir) if member.prov.info.mountpoint else 0.0
+            finally:
+                if monitor is not None:
+                    monitor.__exit__(None, None, None)
+            elapsed = time.time() - started
+        finally:
+            if member.freezer is not None and measured:
+                member.freezer.freeze()
+        try:
+            metrics = member.workload.parse(raw.text)
+        except (ValueError, KeyError) as exc:
+            raise SliceFailed(f"could not parse {cell.workload.name} output: {exc}", raw.text) from None
+        metrics["slice_s"] = cls.run_seconds(spec)
+        metrics["syncfs_s"] = sync_s
+        wrote = 0
+        for d, b in before.items():
+            a = read_disk(d)
+            if a is not None and b is not None:
+                wrote += a.bytes_written - b.bytes_written
+        if neighbours:
+            metrics["idle_neighbours_wrote_bytes"] = float(wrote)
+        observed = monitor.result() if monitor else {}
+        member.slices += 1
+        trial = Trial(self.run_id, cell.index, member.slices if measured else 0,
+                      "measured" if measured else "warmup", started, elapsed, True, metrics, raw.text, member.mount,
+                      (*member.prov.info.notes, *member.workload.notes_from(raw.text)), monitor=observed,
+                      block=block, round=round_no)
+        self.store.save_trial(trial)
+        return trial
+
+    def run_block(self, cells: list[Cell], block: int, deadline: float, budget: RoundBudget,
+                  history: list[Trial], failed: set[int]) -> None:
+        m = self.plan.method
+        with ExitStack() as stack:
+            members: list[Member] = []
+            for cell in cells:
+                if cell.index in failed:
+                    continue
+                try:
+                    members.append(self._stand_up(stack, cell, block))
+                except (PickfsError, SliceFailed, OSError) as exc:
+                    failed.add(cell.index)
+                    self.fail(cell, _why(exc), getattr(exc, "raw", ""), block=block)
+            round_no, round_s = 0, 0.0
+            while members:
+                t0 = time.monotonic()
+                for member in round_order(members, self.seed, block, round_no):
+                    if member.cell.index in failed:
+                        continue
+                    try:
+                        trial = self._slice(member, block, round_no, members)
+                        history.append(trial)
+                    except (PickfsError, SliceFailed, OSError) as exc:
+                        failed.add(member.cell.index)
+                        self.fail(member.cell, _why(exc), getattr(exc, "raw", ""), block=block)
+                members = [x for x in members if x.cell.index not in failed]
+                round_no += 1
+                round_s = time.monotonic() - t0
+                done, widest = self.settled(cells, history, [x.cell for x in members], budget.target)
+                self.observer.round_finished(cells[0].workload.label, block, round_no, widest)
+                if not budget.another_round(round_no, done, time.monotonic(), deadline, round_s,
+                                            m.max_runs if m.target_ci is not None else 10_000):
+                    break
+
+    def run(self, cells: list[Cell], previous: tuple[Trial, ...], failed: set[int]) -> None:
+        """Every block not already measured in `previous` (a resumed run keeps its blocks)."""
+        m = self.plan.method
+        indexes = {c.index for c in cells}
+        history = [t for t in previous if t.cell_index in indexes and t.phase == "measured" and t.ok]
+        done_blocks = {t.block for t in history if t.round is not None}
+        first = max(done_blocks) + 1 if done_blocks else 0
+        todo = max(0, m.blocks - len(done_blocks))
+        if todo == 0:
+            return
+        budget = round_budget(m, todo)
+        started = time.monotonic()
+        self.observer.rounds_started(cells[0].workload.label, budget.budget_s, todo, len(cells))
+        for i in range(todo):
+            if all(c.index in failed for c in cells):
+                return
+            self.run_block(cells, first + i, budget.deadline(started, i), budget, history, failed)
+
+
+def is_reference(cell: Cell) -> bool:
+    """An upper bound or yardstick, not a candidate: in memory, or the raw device."""
+    return cell.config.fstype in ("tmpfs", "raw")
+
+
+class SliceFailed(Exception):
+    """A slice ran but its output could not be read; the output is kept with the failure."""
+
+    def __init__(self, message: str, raw: str) -> None:
+        super().__init__(message)
+        self.raw = raw
+
+
+def _why(exc: BaseException) -> str:
+    if isinstance(exc, PickfsError):
+        return exc.one_line()
+    return str(exc)

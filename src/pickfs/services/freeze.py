@@ -1,0 +1,80 @@
+"""Hold a server still while other configurations are measured: SIGSTOP its whole process tree,
+SIGCONT it for its own slice. A stopped server does no background work (checkpoints, flushing,
+purge threads), so it cannot disturb the configuration being measured next to it."""
+
+from __future__ import annotations
+
+import os
+import signal
+from pathlib import Path
+
+
+def _ppids() -> dict[int, int]:
+    """pid -> parent pid for every process (one pass over /proc)."""
+    out: dict[int, int] = {}
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = Path(entry.path, "stat").read_text()
+        except OSError:
+            continue
+        # the command name (field 2) may hold spaces and parentheses: parse after the last ')'
+        fields = stat[stat.rfind(")") + 2:].split()
+        out[int(entry.name)] = int(fields[1])
+    return out
+
+
+def descendants(root: int, ppids: dict[int, int]) -> list[int]:
+    """root and every process below it, parents before children (pure)."""
+    children: dict[int, list[int]] = {}
+    for pid, ppid in ppids.items():
+        children.setdefault(ppid, []).append(pid)
+    out, todo = [], [root]
+    while todo:
+        pid = todo.pop(0)
+        if pid in ppids or pid == root:
+            out.append(pid)
+            todo.extend(sorted(children.get(pid, [])))
+    return out
+
+
+def main_pid(pidfile: str) -> int | None:
+    """The server's main pid from its pid file (first line), if that process still exists."""
+    try:
+        pid = int(Path(pidfile).read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+    return pid if Path(f"/proc/{pid}").exists() else None
+
+
+class Freezer:
+    """Stops and continues one server's process tree, found through its pid file."""
+
+    def __init__(self, pidfile: str) -> None:
+        self.pidfile = pidfile
+        self.stopped: list[int] = []
+
+    def freeze(self) -> None:
+        root = main_pid(self.pidfile)
+        if root is None:
+            return
+        # Stop the parent first so it forks nothing new, then its tree until no new process shows up.
+        for _ in range(5):
+            new = [p for p in descendants(root, _ppids()) if p not in self.stopped]
+            if not new:
+                return
+            for pid in new:
+                try:
+                    os.kill(pid, signal.SIGSTOP)
+                    self.stopped.append(pid)
+                except ProcessLookupError:
+                    pass
+
+    def thaw(self) -> None:
+        for pid in reversed(self.stopped):
+            try:
+                os.kill(pid, signal.SIGCONT)
+            except ProcessLookupError:
+                pass
+        self.stopped = []

@@ -1,0 +1,131 @@
+"""The paired estimator and the round scheduler on synthetic series whose level drifts."""
+
+import math
+import random
+
+import pytest
+
+from pickfs.engine.schedule import RoundBudget, round_budget, round_order, run_seed
+from pickfs.model import Method
+from pickfs.stats.compare import compare
+from pickfs.stats.paired import (Obs, paired_compare, paired_compare_all, paired_diffs, primary_value, resolution,
+                                 settled, slice_rate, split_variance)
+
+
+def weather(t: float) -> float:
+    """A disk whose speed moves 3x in regimes of tens of seconds (log scale)."""
+    return math.log(3000) + 0.55 * math.sin(t / 9.0) + 0.35 * math.sin(t / 23.0 + 1.0)
+
+
+def side_by_side(effects: dict[str, float], rounds: int = 12, blocks: int = 3, noise: float = 0.08,
+                 block_sd: float = 0.0, seed: int = 1) -> dict[str, list[Obs]]:
+    """Slices of 1 s taking turns in a fresh random order per round, as the engine runs them."""
+    rng = random.Random(seed)
+    out: dict[str, list[Obs]] = {name: [] for name in effects}
+    t = 0.0
+    for b in range(blocks):
+        mkfs = {name: rng.gauss(0, block_sd) for name in effects}
+        t += 40  # a block's setup
+        for r in range(rounds):
+            for name in round_order(list(effects), seed, b, r):
+                t += 1.1
+                level = weather(t) + math.log(effects[name]) + mkfs[name] + rng.gauss(0, noise)
+                out[name].append(Obs(b, t, math.exp(level)))
+    return out
+
+
+def test_a_real_difference_is_found_despite_the_drift():
+    series = side_by_side({"ext4": 1.0, "nobarrier": 1.8, "btrfs": 0.35, "ext4-again": 1.0})
+    comps = paired_compare_all(series, "ext4")
+    assert comps["nobarrier"].significant and 1.65 < comps["nobarrier"].ratio < 1.95
+    assert comps["btrfs"].significant and 0.31 < comps["btrfs"].ratio < 0.39
+    assert comps["nobarrier"].ci_low < 1.8 < comps["nobarrier"].ci_high
+    assert not comps["ext4-again"].significant
+    assert comps["ext4-again"].ci_low < 1 < comps["ext4-again"].ci_high
+
+
+def test_pairing_in_time_narrows_the_interval_over_the_same_values_unpaired():
+    """What pairing buys: the weather blurs a 1.2x difference between values taken unpaired."""
+    series = side_by_side({"a": 1.0, "b": 1.2}, rounds=6)
+    unpaired = compare([o.value for o in series["b"]], [o.value for o in series["a"]])
+    paired = paired_compare(series["b"], series["a"])
+    assert unpaired is not None and paired is not None
+    assert paired.p < 0.01
+    assert paired.half_width < (unpaired.ci_high / unpaired.ratio - 1) / 2
+
+
+def test_no_difference_raises_few_false_alarms():
+    alarms = 0
+    for seed in range(200):
+        series = side_by_side({"a": 1.0, "b": 1.0}, rounds=6, noise=0.1, block_sd=0.0, seed=seed)
+        c = paired_compare(series["b"], series["a"])
+        alarms += c.p < 0.05
+    assert alarms <= 16  # 5% of 200 is 10; allow for chance
+
+
+def test_a_mkfs_to_mkfs_difference_widens_the_interval_and_is_reported():
+    calm = paired_compare(*[side_by_side({"a": 1.0, "b": 1.0}, block_sd=0.0, blocks=4, seed=3)[k] for k in "ba"])
+    lumpy = paired_compare(*[side_by_side({"a": 1.0, "b": 1.0}, block_sd=0.25, blocks=4, seed=3)[k] for k in "ba"])
+    assert lumpy.block_share > 0.3 and calm.block_share < 0.3
+    assert lumpy.half_width > 2 * calm.half_width
+
+
+def test_interpolation_pairs_each_slice_with_the_baseline_at_its_moment():
+    base = [Obs(0, 0.0, math.e ** 1), Obs(0, 10.0, math.e ** 3)]
+    x = [Obs(0, 5.0, math.e ** 2.5), Obs(0, 20.0, math.e ** 3.5), Obs(1, 5.0, 9.0)]  # block 1 has no baseline
+    d = paired_diffs(x, base)
+    assert d.by_block == {0: [pytest.approx(0.5), pytest.approx(0.5)]}
+
+
+def test_too_few_slices_give_no_estimate():
+    assert split_variance(paired_diffs([Obs(0, 1, 5.0)], [Obs(0, 0, 5.0)])) is None
+    assert paired_compare([Obs(0, 1, 5.0)], [Obs(0, 0, 5.0), Obs(0, 2, 5.0)]) is None
+
+
+def test_the_stopping_rule_and_the_resolution():
+    series = side_by_side({"ext4": 1.0, "xfs": 1.1, "btrfs": 0.4}, rounds=20)
+    comps = paired_compare_all(series, "ext4")
+    widest = max(c.half_width for c in comps.values())
+    assert settled(comps, 2, widest + 0.001) and not settled(comps, 2, widest - 0.001)
+    assert not settled(comps, 3, 1.0)  # a comparison is missing (a failed configuration counts as unsettled)
+    med, lo, hi = resolution(comps)
+    assert lo <= med <= hi == widest
+
+
+def test_a_slice_rate_includes_its_syncfs():
+    assert slice_rate(1000.0, 1.0, 0.25) == pytest.approx(800.0)
+    assert primary_value({"tps": 1000.0, "slice_s": 1.0, "syncfs_s": 0.25}, "tps") == pytest.approx(800.0)
+    assert primary_value({"tps": 1000.0}, "tps") == 1000.0  # a whole run: as measured
+    assert primary_value({}, "tps") is None
+
+
+def test_round_order_is_a_fresh_permutation_each_round_and_reproducible():
+    items = list(range(12))
+    orders = [round_order(items, 7, 0, r) for r in range(10)]
+    assert all(sorted(o) == items for o in orders)
+    assert len({tuple(o) for o in orders}) == 10
+    assert round_order(items, 7, 0, 3) == orders[3]
+    assert round_order(items, 8, 0, 3) != orders[3]
+    assert run_seed("20261122-1") == run_seed("20261122-1") != run_seed("20261122-2")
+
+
+def test_round_budget():
+    b = RoundBudget(blocks=3, min_rounds=5, budget_s=300, target=0.05)
+    assert b.deadline(1000, 0) == 1100 and b.deadline(1000, 2) == 1300
+    # never fewer than the minimum, even past the deadline
+    assert b.another_round(4, settled=True, now=2000, deadline=1100, round_s=15, max_rounds=100)
+    assert not b.another_round(5, settled=True, now=1000, deadline=1100, round_s=15, max_rounds=100)
+    assert b.another_round(5, settled=False, now=1000, deadline=1100, round_s=15, max_rounds=100)
+    assert not b.another_round(5, settled=False, now=1090, deadline=1100, round_s=15, max_rounds=100)
+    assert not b.another_round(9, settled=False, now=1000, deadline=1100, round_s=15, max_rounds=9)
+
+
+def test_round_budget_from_the_method():
+    default = round_budget(Method(), 3)
+    assert (default.min_rounds, default.budget_s, default.target, default.fixed) == (5, 480.0, 0.05, False)
+    fixed = round_budget(Method(rounds=2, blocks=2), 2)
+    assert fixed.fixed and fixed.min_rounds == 2
+    assert not fixed.another_round(2, settled=False, now=0, deadline=1e9, round_s=1, max_rounds=100)
+    # a resumed run with one block of three left gets a third of the budget
+    assert round_budget(Method(max_seconds=300.0, rounds=4), 1).budget_s == 100.0
+    assert not round_budget(Method(rounds=4, target_ci=0.02), 3).fixed
