@@ -57,3 +57,13 @@ class ConfigUnavailable(PickfsError):
 
 class NotFound(PickfsError):
     """A run or resource named by the user does not exist."""
+
+
+class ResultsUnusable(PickfsError):
+    """The results database is not one pickfs can use (not SQLite, damaged, another program's, newer)."""
+
+    exit_code = EXIT_USAGE
+
+
+class ResultsWriteFailed(PickfsError):
+    """The results database could not be written (disk full, I/O error, read-only filesystem)."""

@@ -1,51 +1,121 @@
-"""The `pickfs` command group and its error handling."""
+"""The `pickfs` command group and its error handling.
+
+Ctrl-C while Python is still importing exits quietly (the handler below is installed before any
+heavy import), and each command's module is imported only when that command runs: `pickfs --help`
+and `pickfs results` never pay for scipy, plotly or the workload registry.
+"""
 
 from __future__ import annotations
 
 import os
+import signal
 import sys
-import traceback
 
-import click
-
-from pickfs import __version__, console
-from pickfs.errors import EXIT_FAILED, EXIT_INTERRUPTED, PickfsError
-from pickfs.stack.signals import install_sigterm
+from pickfs.errors import EXIT_INTERRUPTED
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+def _quiet_interrupt(signum: int, frame: object) -> None:  # noqa: ARG001
+    """SIGINT before any resource exists: nothing to undo, so exit at once, without a traceback."""
+    os.write(2, b"error: interrupted\n")
+    os._exit(EXIT_INTERRUPTED)
+
+
+def _started_as_pickfs(argv0: str) -> bool:
+    """Whether this process is the pickfs command (its script, or python -m pickfs), not a test importing it."""
+    return os.path.basename(argv0) == "pickfs" or argv0.endswith(os.path.join("pickfs", "__main__.py"))
+
+
+if _started_as_pickfs(sys.argv[0] if sys.argv else ""):
+    signal.signal(signal.SIGINT, _quiet_interrupt)
+
+import traceback  # noqa: E402 - after the SIGINT handler on purpose
+
+import click  # noqa: E402
+
+from pickfs import __version__  # noqa: E402
+from pickfs.errors import EXIT_FAILED, PickfsError  # noqa: E402
+from pickfs.stack.signals import install_sigterm  # noqa: E402
+
+# name -> (module that defines `command`, one-line summary shown by --help without importing it)
+COMMANDS: dict[str, tuple[str, str]] = {
+    "run": ("pickfs.cli.run", "Build each configuration for real and run the workloads on it."),
+    "crashtest": ("pickfs.cli.crashtest", "Record every write and flush of each configuration while a database "
+                                          "commits, then rebuild the disk as a power cut could have left it."),
+    "results": ("pickfs.cli.results", "List the saved runs."),
+    "report": ("pickfs.cli.report", "Show a saved run (an id, a unique prefix, or 'latest')."),
+    "compare": ("pickfs.cli.compare", "Matching cells of two runs side by side, with ratios and significance."),
+    "env": ("pickfs.cli.env", "Fingerprint the storage stack under PATH (default /), or: env diff A B."),
+    "cleanup": ("pickfs.cli.cleanup", "Unmount, detach and remove every resource left in the ledger by a pickfs "
+                                      "that is gone."),
+    "presets": ("pickfs.cli.presets", "List filesystem presets, their options, and what this machine lacks."),
+}
+
+
+def load_command(name: str) -> click.Command:
+    """Import one command's module and return its click command."""
+    import importlib
+
+    module = importlib.import_module(COMMANDS[name][0])
+    return module.command
+
+
+class LazyGroup(click.Group):
+    """A group whose commands are imported on demand; --help lists them from COMMANDS."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*COMMANDS, *self.commands})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands and cmd_name in COMMANDS:
+            self.add_command(load_command(cmd_name), cmd_name)
+        # Imported: from here on Ctrl-C raises KeyboardInterrupt, so a command can undo what it built.
+        # (Not before: a KeyboardInterrupt inside an extension module's import makes Python exit
+        # through SIGINT, -2, even when it is caught.)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        return self.commands.get(cmd_name)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        names = self.list_commands(ctx)
+        if not names:
+            return
+        limit = formatter.width - 6 - max(len(n) for n in names)
+        rows = [(n, click.utils.make_default_short_help(COMMANDS[n][1], limit) if n in COMMANDS
+                 else self.commands[n].get_short_help_str(limit)) for n in names]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="pickfs")
 def cli() -> None:
     """Which storage setup should my database stand on? pickfs builds each candidate
     filesystem for real, runs database workloads on it, and compares them."""
 
 
-def _register() -> None:
-    from pickfs.cli import cleanup, compare, crashtest, env, presets, report, results, run
+def _error(text: str) -> None:
+    from pickfs import console  # Rich: only when there is something to print
 
-    for module in (run, crashtest, results, report, compare, env, cleanup, presets):
-        cli.add_command(module.command)
+    console.error(text)
 
 
 def main(argv: list[str] | None = None) -> None:
-    _register()
     install_sigterm()
     try:
         cli.main(args=argv, prog_name="pickfs", standalone_mode=False)
     except click.exceptions.Abort:
-        console.error("interrupted")
+        _error("interrupted")
         sys.exit(EXIT_INTERRUPTED)
     except click.ClickException as exc:
-        console.error(exc.format_message() + " (see pickfs --help)")
+        _error(exc.format_message() + " (see pickfs --help)")
         sys.exit(exc.exit_code)
     except PickfsError as exc:
-        console.error(exc.one_line())
+        _error(exc.one_line())
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
-        console.error("interrupted")
+        _error("interrupted")
         sys.exit(EXIT_INTERRUPTED)
     except Exception as exc:  # noqa: BLE001 - a bug: one line, the traceback on request
         if os.environ.get("PICKFS_DEBUG"):
             traceback.print_exc()
-        console.error(f"internal error: {type(exc).__name__}: {exc} (rerun with PICKFS_DEBUG=1 for the traceback)")
+        _error(f"internal error: {type(exc).__name__}: {exc} (rerun with PICKFS_DEBUG=1 for the traceback)")
         sys.exit(EXIT_FAILED)

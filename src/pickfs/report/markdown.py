@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import html
+import re
 import time
 
 from pickfs.model import RunRecord
@@ -10,24 +12,44 @@ from pickfs.report.text import CRASH_COLUMNS, breakdown_cells, crash_cells, cras
 from pickfs.report.views import build_views, risk_legend
 
 
+# Characters that Markdown (CommonMark, GitHub's tables) would read as markup, escaped with a backslash.
+_MARKUP = re.compile(r"([\\`*_\[\]#|~!{}])")
+
+
+def md_text(text: object) -> str:
+    """Text from a run (labels, names, notes) as inert Markdown: no headings, links, tables or HTML (pure)."""
+    one_line = " ".join(str(text).splitlines())
+    return _MARKUP.sub(r"\\\1", html.escape(one_line, quote=False))
+
+
+def md_code(text: object) -> str:
+    """Text as one inline code span, whatever backticks it holds (pure)."""
+    one_line = " ".join(str(text).splitlines())
+    longest = max((len(run) for run in re.findall(r"`+", one_line)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if one_line.startswith("`") or one_line.endswith("`") else ""
+    return f"{fence}{pad}{one_line}{pad}{fence}"
+
+
 def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+    return md_text(text)
 
 
 def render_markdown(record: RunRecord) -> str:
     views = build_views(record)
     host = record.host
-    lines = [f"# pickfs run {record.id}", "",
-             f"{time.strftime('%Y-%m-%d %H:%M', time.localtime(record.created))}, {host.get('hostname', '?')}: "
-             f"{host.get('os', '?')}, kernel {host.get('kernel', '?')}, {host.get('cpus', '?')} CPUs; "
-             f"status {record.status}.", ""]
+    lines = [f"# pickfs run {md_text(record.id)}", "",
+             md_text(f"{time.strftime('%Y-%m-%d %H:%M', time.localtime(record.created))}, "
+                     f"{host.get('hostname', '?')}: {host.get('os', '?')}, kernel {host.get('kernel', '?')}, "
+                     f"{host.get('cpus', '?')} CPUs; status {record.status}."), ""]
     for view in views:
         metric = view.rows[0].primary.metric if view.rows else None
         unit = metric.unit if metric else ""
         settings = ", ".join(f"{k}={v}" for k, v in sorted(view.settings.items()))
-        lines += [f"## {view.label}", "", f"`{settings}`", ""]
+        lines += [f"## {md_text(view.label)}", "", md_code(settings), ""]
         if view.measured:
-            lines += [f"| configuration | median {unit} | mean ± 95% CI | vs {view.baseline or 'baseline'} | "
+            base = md_text(view.baseline or "baseline")
+            lines += [f"| configuration | median {md_text(unit)} | mean ± 95% CI | vs {base} | "
                       "significance | runs | notes |", "|---|---:|---:|---:|---|---:|---|"]
         for r in view.rows if view.measured else ():
             s = r.primary.summary
@@ -39,21 +61,21 @@ def render_markdown(record: RunRecord) -> str:
                          f"| {interval(r)} | {rel} | {_cell(sig)} | {s.n if s else 0} | {_cell(notes)} |")
         configs, details = breakdown_cells(view)
         if details and configs:
-            note = f" ((n): {view.baseline} = 100)" if view.baseline else ""
+            note = f" ((n): {md_text(view.baseline)} = 100)" if view.baseline else ""
             lines += ["", f"Medians per configuration{note}:", "",
                       "| | " + " | ".join(_cell(c) for c in configs) + " |", "|---|" + "---:|" * len(configs)]
-            lines += [f"| {_cell(label)} | " + " | ".join(cells) + " |" for label, cells in details]
+            lines += [f"| {_cell(label)} | " + " | ".join(_cell(c) for c in cells) + " |" for label, cells in details]
         crash = crash_cells(view)
         if crash:
             lines += ["", "Crash test (acknowledged commits after a simulated power cut):", "",
                       "| configuration | " + " | ".join(CRASH_COLUMNS) + " |", "|---|" + "---:|" * (len(CRASH_COLUMNS) - 1)
                       + "---|"]
             lines += [f"| {_cell(name)} | " + " | ".join(_cell(c) for c in cells) + " |" for name, cells, _ in crash]
-            lines += ["", f"Model: {crash_model(view)}."]
+            lines += ["", f"Model: {md_text(crash_model(view))}."]
         if view.measured:
-            lines += ["", "**Recommendation.** " + " ".join(recommend(view))]
+            lines += ["", "**Recommendation.** " + md_text(" ".join(recommend(view)))]
         lines += [""]
     legend = risk_legend(views)
     if legend:
-        lines += ["### Settings that trade safety for speed", ""] + [f"- {x}" for x in legend] + [""]
+        lines += ["### Settings that trade safety for speed", ""] + [f"- {md_text(x)}" for x in legend] + [""]
     return "\n".join(lines)

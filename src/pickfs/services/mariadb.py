@@ -3,6 +3,8 @@ socket, networking off."""
 
 from __future__ import annotations
 
+import os
+import pwd
 import subprocess
 import time
 from collections.abc import Iterator
@@ -44,6 +46,16 @@ def client_binary() -> str | None:
     return _first("mariadb", "mysql")
 
 
+def private_tmpdir(sockdir: Path, user: str) -> Path:
+    """The server's temporary files (sorts, ALTER TABLE copies) in its private, ledger-tracked socket
+    directory, not the shared /tmp: removed with it, and after a kill -9 by `pickfs cleanup`."""
+    owner = pwd.getpwnam(user)
+    tmpdir = sockdir / "tmp"
+    tmpdir.mkdir(mode=0o700)
+    os.chown(tmpdir, owner.pw_uid, owner.pw_gid)
+    return tmpdir
+
+
 class MariaDB(Service):
     name = "mariadb"
     package = "mariadb-server"
@@ -63,15 +75,18 @@ class MariaDB(Service):
         with ExitStack() as stack:
             sockdir = private_dirs(stack, ledger, rundir, "my", OS_USER, datadir, data)
             socket, pidfile = sockdir / "mysqld.sock", sockdir / "mysqld.pid"
+            tmpdir = private_tmpdir(sockdir, OS_USER)
             if fresh:
                 try:
                     run([install_binary() or "mariadb-install-db", "--no-defaults", f"--datadir={data}",
-                         f"--user={OS_USER}", "--auth-root-authentication-method=normal", "--skip-test-db"],
+                         f"--tmpdir={tmpdir}", f"--user={OS_USER}", "--auth-root-authentication-method=normal",
+                         "--skip-test-db"],
                         package="mariadb-server", timeout=600)
                 except CommandFailed as exc:
                     raise ServiceFailed(f"mariadb-install-db failed: {exc.one_line()}", "is the filesystem writable?")
             argv = [server_binary() or "mariadbd", "--no-defaults", f"--datadir={data}", f"--socket={socket}",
-                    f"--pid-file={pidfile}", "--skip-networking", f"--user={OS_USER}", f"--log-error={log}"]
+                    f"--pid-file={pidfile}", f"--tmpdir={tmpdir}", "--skip-networking", f"--user={OS_USER}",
+                    f"--log-error={log}"]
             for key in SETTINGS:
                 value = settings.get(key)
                 if value not in (None, ""):

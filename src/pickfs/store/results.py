@@ -11,8 +11,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pickfs.errors import NotFound, PickfsError
+from pickfs.errors import NotFound, ResultsUnusable, ResultsWriteFailed
 from pickfs.model import RunRecord, Trial
+from pickfs.store.sqlitefile import OTHER_FILE, create_private, existing_version, remove_created, write_failure
 
 SCHEMA_VERSION = 2
 
@@ -71,62 +72,103 @@ def new_run_id(now: float | None = None) -> str:
 class ResultStore:
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.conn: sqlite3.Connection | None = None
+        self._failed: ResultsWriteFailed | None = None  # once a write failed, every later write fails too
+        version = existing_version(self.path, SCHEMA_VERSION)  # read-only: a refused file is never changed
+        created = False
         try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            created = create_private(self.path)
             self.conn = sqlite3.connect(self.path, isolation_level=None, timeout=30)
-        except sqlite3.Error as exc:
-            raise PickfsError(f"cannot open results database {self.path}: {exc}",
-                              "pass --results PATH to a writable file") from None
-        self.conn.execute("PRAGMA journal_mode=WAL")
-        self.conn.execute("PRAGMA synchronous=FULL")
-        self._migrate()
+            self.conn.execute("PRAGMA journal_mode=WAL")
+            self.conn.execute("PRAGMA synchronous=FULL")
+            self._migrate(version)
+        except (sqlite3.Error, OSError) as exc:
+            if self.conn is not None:
+                self.conn.close()
+            if created:
+                remove_created(self.path)
+            if isinstance(exc, sqlite3.DatabaseError) and getattr(exc, "sqlite_errorname", "") in (
+                    "SQLITE_CORRUPT", "SQLITE_NOTADB"):
+                raise ResultsUnusable(f"results database {self.path} is damaged ({exc})", OTHER_FILE) from None
+            raise write_failure(self.path, exc) from None
 
-    def _migrate(self) -> None:
-        self.conn.executescript(_SCHEMA)
-        row = self.conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
-        if row is None:
-            self.conn.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
-            return
-        version = int(row[0])
-        if version > SCHEMA_VERSION:
-            raise PickfsError(f"{self.path} was written by a newer pickfs (schema {version})",
-                              "upgrade pickfs, or pass --results to another file")
-        for step in range(version, SCHEMA_VERSION):
-            for stmt in _MIGRATIONS[step]:
-                self.conn.execute(stmt)
-        self.conn.execute("UPDATE meta SET value=? WHERE key='schema_version'", (str(SCHEMA_VERSION),))
+    def _migrate(self, version: int | None) -> None:
+        """Create the tables of a new database, or take an older schema to this one, in one transaction."""
+        if version is None:
+            self.conn.executescript(_SCHEMA)
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            row = self.conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+            if row is None:
+                self.conn.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+            elif int(row[0]) > SCHEMA_VERSION:  # a newer pickfs upgraded it meanwhile
+                raise ResultsUnusable(f"results database {self.path} was written by a newer pickfs (schema "
+                                      f"{row[0]})", "upgrade pickfs, or pass --results PATH to use another file")
+            elif int(row[0]) < SCHEMA_VERSION:
+                for step in range(int(row[0]), SCHEMA_VERSION):
+                    for stmt in _MIGRATIONS[step]:
+                        self.conn.execute(stmt)
+                self.conn.execute("UPDATE meta SET value=? WHERE key='schema_version'", (str(SCHEMA_VERSION),))
+            self.conn.execute("COMMIT")
+        except BaseException:
+            if self.conn.in_transaction:
+                self.conn.execute("ROLLBACK")
+            raise
+
+    def _write(self, run_id: str, sql: str, params: tuple[Any, ...]) -> None:
+        """One statement; a failure (disk full, I/O error) names the file and the fix, and sticks."""
+        if self._failed is not None:
+            raise self._failed
+        try:
+            self.conn.execute(sql, params)
+        except sqlite3.Error as exc:
+            self._failed = write_failure(self.path, exc, run_id)
+            self._mark_failed(run_id)
+            raise self._failed from None
+
+    def _mark_failed(self, run_id: str) -> None:
+        """Best effort: a run whose trial could not be saved is not left 'running'."""
+        try:
+            self.conn.execute("UPDATE runs SET status='failed', updated=? WHERE id=? AND status='running'",
+                              (time.time(), run_id))
+        except sqlite3.Error:
+            pass
 
     def close(self) -> None:
-        self.conn.close()
+        if self.conn is not None:
+            self.conn.close()
 
     # -- writing -----------------------------------------------------------------------
     def create_run(self, run_id: str, version: str, plan: dict[str, Any], host: dict[str, Any]) -> None:
         now = time.time()
-        self.conn.execute(
+        self._write(
+            run_id,
             "INSERT INTO runs (id, created, updated, status, pickfs_version, plan_json, host_json)"
             " VALUES (?, ?, ?, 'running', ?, ?, ?)",
             (run_id, now, now, version, json.dumps(plan), json.dumps(host)),
         )
 
     def set_status(self, run_id: str, status: str) -> None:
-        self.conn.execute("UPDATE runs SET status=?, updated=? WHERE id=?", (status, time.time(), run_id))
+        self._write(run_id, "UPDATE runs SET status=?, updated=? WHERE id=?", (status, time.time(), run_id))
 
     def add_note(self, run_id: str, note: str) -> None:
         notes = list(self._row(run_id)["notes"])
         if note not in notes:
             notes.append(note)
-            self.conn.execute("UPDATE runs SET notes_json=? WHERE id=?", (json.dumps(notes), run_id))
+            self._write(run_id, "UPDATE runs SET notes_json=? WHERE id=?", (json.dumps(notes), run_id))
 
     def save_trial(self, t: Trial) -> None:
         """One transaction per trial, durable before the next trial starts."""
-        self.conn.execute(
+        self._write(
+            t.run_id,
             "INSERT INTO trials (run_id, cell_index, repetition, phase, started, elapsed_s, ok, metrics_json,"
             " raw_output, mount_json, notes_json, error, monitor_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (t.run_id, t.cell_index, t.repetition, t.phase, t.started, t.elapsed_s, int(t.ok),
              json.dumps(t.metrics), t.raw_output, json.dumps(t.mount), json.dumps(list(t.notes)), t.error,
              json.dumps(t.monitor)),
         )
-        self.conn.execute("UPDATE runs SET updated=? WHERE id=?", (time.time(), t.run_id))
+        self._write(t.run_id, "UPDATE runs SET updated=? WHERE id=?", (time.time(), t.run_id))
 
     # -- reading -----------------------------------------------------------------------
     def _row(self, run_id: str) -> dict[str, Any]:

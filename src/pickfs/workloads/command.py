@@ -4,16 +4,25 @@ It runs with its working directory on that filesystem and, with `server` set, ag
 server pickfs started there, reachable through the usual variables (PGHOST, PGPORT, PGDATABASE,
 PGUSER, MYSQL_UNIX_PORT, DATABASE_URL). A command that fails is reported with its output's tail,
 never timed.
+
+It runs in a session of its own: whatever it leaves running in the background (a server, a
+watcher, `sleep &`) is ended when it exits, on timeout and on Ctrl-C (SIGTERM, then SIGKILL after
+a grace period), so nothing keeps the filesystem under test busy; the run's notes say what was
+ended. It runs as root unless `run_as` names another user, and its notes say so.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import pwd
 import resource
 import shlex
+import signal
 import subprocess
+import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -23,16 +32,101 @@ from pickfs.services import REGISTRY as SERVICES
 from pickfs.services.base import Endpoint
 from pickfs.services.mariadb import SETTINGS as MARIADB_SETTINGS
 from pickfs.services.postgres import SETTINGS as POSTGRES_SETTINGS
+from pickfs.stack.signals import shielded
 from pickfs.units import parse_duration
-from pickfs.workloads.base import Workload
+from pickfs.workloads.base import Workload, json_doc
 
 SERVER_SETTINGS = {"postgresql": POSTGRES_SETTINGS, "mariadb": MARIADB_SETTINGS}
 OUTPUT_TAIL = 4000
+KILL_GRACE_S = 5.0  # between SIGTERM and SIGKILL for what the command leaves running
+ROOT_NOTE = "the command ran as root (set run_as=USER to run it as another user)"
 
 
 def argv_of(command: str | list[str]) -> list[str]:
     """A list runs as given; a string runs through the shell, as the user would type it (pure)."""
     return list(command) if isinstance(command, list) else ["/bin/sh", "-c", command]
+
+
+@dataclass(frozen=True)
+class RunAs:
+    """The user a command runs as, with what its environment should say."""
+
+    name: str
+    uid: int
+    gid: int
+    home: str
+
+
+def run_as_user(name: str) -> RunAs:
+    """The account `name` (a user name or numeric uid); PlanError naming the fix when there is none."""
+    try:
+        entry = pwd.getpwuid(int(name)) if name.isdigit() else pwd.getpwnam(name)
+    except KeyError:
+        raise PlanError(f"command run_as: there is no user {name!r} on this machine",
+                        f"create it (useradd --system {name}) or name an existing user, e.g. run_as = \"nobody\"") \
+            from None
+    return RunAs(entry.pw_name, entry.pw_uid, entry.pw_gid, entry.pw_dir)
+
+
+def session_members(stats: dict[int, str], session: int) -> list[int]:
+    """Live processes in `session` or in process group `session`, from /proc/PID/stat texts (pure)."""
+    out = []
+    for pid, text in stats.items():
+        try:
+            state, _ppid, pgrp, sid = text.rsplit(")", 1)[1].split()[:4]
+            if state not in ("Z", "X") and session in (int(pgrp), int(sid)):
+                out.append(pid)
+        except (IndexError, ValueError):
+            continue
+    return sorted(out)
+
+
+def _proc_stats() -> dict[int, str]:
+    out = {}
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            try:
+                out[int(entry.name)] = Path(entry.path, "stat").read_text()
+            except OSError:
+                continue
+    return out
+
+
+def _describe(pid: int) -> str:
+    try:
+        args = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return str(pid)
+    return " ".join(a.decode(errors="replace") for a in args if a)[:80] or str(pid)
+
+
+def end_session(session: int, grace_s: float = KILL_GRACE_S) -> list[str]:
+    """End every process left in `session` (SIGTERM, then SIGKILL after `grace_s`); what was ended."""
+    ended: dict[int, str] = {}
+    deadline = time.monotonic() + grace_s
+    sig = signal.SIGTERM
+    while True:
+        alive = [p for p in session_members(_proc_stats(), session) if p != os.getpid()]
+        if not alive:
+            return list(ended.values())
+        if time.monotonic() > deadline + 30:
+            return [*ended.values(), f"{len(alive)} still running after SIGKILL"]
+        if time.monotonic() > deadline:
+            sig = signal.SIGKILL
+        for pid in alive:
+            if pid not in ended or sig == signal.SIGKILL:
+                ended.setdefault(pid, _describe(pid))
+                try:
+                    os.kill(pid, sig)
+                except ProcessLookupError:
+                    pass
+        time.sleep(0.05)
+
+
+def ended_note(ended: list[str]) -> str:
+    """The note on a run after which processes had to be ended (pure)."""
+    return (f"ended {len(ended)} process{'es' if len(ended) != 1 else ''} the command left running: "
+            f"{'; '.join(ended)}")
 
 
 class Command(Workload):
@@ -48,6 +142,7 @@ class Command(Workload):
         "server": "",  # postgresql or mariadb: started on the filesystem under test
         "env": {},  # more environment variables for the command
         "timeout": "1h",
+        "run_as": "",  # a user to run the command and its setup as (default: root, as pickfs)
     }
 
     @classmethod
@@ -82,7 +177,20 @@ class Command(Workload):
             raise PlanError("command env must be a table of names and values", 'e.g. env = { RAILS_ENV = "test" }')
         out["env"] = {str(k): str(v) for k, v in out["env"].items()}
         out["timeout"] = parse_duration(out["timeout"])
+        out["run_as"] = str(out["run_as"] or "")
+        if out["run_as"]:
+            run_as_user(out["run_as"])
+            if out["server"]:
+                raise PlanError("command run_as cannot be combined with server yet: the server's socket is "
+                                "private to root", "leave run_as out, or start your own server in the command")
         return out
+
+    @classmethod
+    def root_warning(cls, spec: WorkloadSpec) -> str | None:
+        """The warning to print when a plan with this workload is executed: the command runs as root."""
+        if spec.name != cls.name or spec.get("run_as"):
+            return None
+        return f"workload {spec.label}: {ROOT_NOTE}"
 
     @classmethod
     def run_seconds(cls, spec: WorkloadSpec) -> float:
@@ -107,44 +215,76 @@ class Command(Workload):
         return None
 
     @staticmethod
-    def environment(spec: WorkloadSpec, workdir: Path, endpoint: Endpoint | None) -> dict[str, str]:
+    def environment(spec: WorkloadSpec, workdir: Path, endpoint: Endpoint | None,
+                    user: RunAs | None = None) -> dict[str, str]:
         env = {"PICKFS_DIR": str(workdir), "TMPDIR": str(workdir / "tmp")}
+        if user is not None:
+            env.update(HOME=user.home, USER=user.name, LOGNAME=user.name)
         if endpoint is not None:
             env.update(endpoint.env)
         env.update(spec.get("env") or {})
         return env
 
-    def _execute(self, what: str, command: str | list[str], spec: WorkloadSpec, datadir: Path,
-                 endpoint: Endpoint | None) -> dict[str, Any]:
+    @staticmethod
+    def _workdir(datadir: Path, user: RunAs | None) -> Path:
+        """The command's directory on the filesystem under test, its own user's when run_as is set."""
         work = datadir / "work"
         (work / "tmp").mkdir(parents=True, exist_ok=True)
+        if user is not None:  # the data directory pickfs made on the filesystem under test becomes theirs
+            for path in (datadir, work, work / "tmp"):
+                os.chown(path, user.uid, user.gid, follow_symlinks=False)
+        return work
+
+    def _execute(self, what: str, command: str | list[str], spec: WorkloadSpec, datadir: Path,
+                 endpoint: Endpoint | None) -> dict[str, Any]:
+        user = run_as_user(spec.get("run_as")) if spec.get("run_as") else None
+        work = self._workdir(datadir, user)
         argv = argv_of(command)
+        ids: dict[str, Any] = {} if user is None else {
+            "user": user.uid, "group": user.gid, "extra_groups": os.getgrouplist(user.name, user.gid)}
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        t0 = time.perf_counter()
-        try:
-            proc = subprocess.run(argv, cwd=work, capture_output=True, text=True, errors="replace",
-                                  timeout=spec.get("timeout"),
-                                  env={**os.environ, **self.environment(spec, work, endpoint)})
-        except subprocess.TimeoutExpired:
+        # Output to an unlinked file, not a pipe: a background process holding a pipe open would
+        # keep pickfs waiting after the command itself has exited.
+        with tempfile.TemporaryFile() as out:
+            t0 = time.perf_counter()
+            try:
+                proc = subprocess.Popen(argv, cwd=work, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+                                        env={**os.environ, **self.environment(spec, work, endpoint, user)},
+                                        start_new_session=True, **ids)
+            except OSError as exc:
+                raise CommandFailed([what], -1, f"could not start {argv[0]}: {exc.strerror}",
+                                    "check the command's path") from None
+            timed_out = False
+            try:
+                try:
+                    returncode = proc.wait(timeout=spec.get("timeout"))
+                except subprocess.TimeoutExpired:
+                    timed_out = True
+                elapsed = time.perf_counter() - t0
+            finally:
+                with shielded():
+                    ended = end_session(proc.pid)
+                    returncode = proc.wait()
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            out.seek(0, os.SEEK_END)
+            out.seek(max(0, out.tell() - OUTPUT_TAIL * 4))
+            output = out.read().decode(errors="replace")[-OUTPUT_TAIL:]
+        left = f"; {ended_note(ended)}" if ended else ""
+        if timed_out:
             raise CommandFailed([what], -1, f"did not finish within {spec.get('timeout'):.0f}s",
-                                "raise timeout, or check that the command does not wait for input") from None
-        except OSError as exc:
-            raise CommandFailed([what], -1, f"could not start {argv[0]}: {exc.strerror}",
-                                "check the command's path") from None
-        elapsed = time.perf_counter() - t0
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        output = (proc.stdout + proc.stderr)[-OUTPUT_TAIL:]
-        if proc.returncode != 0:
+                                f"raise timeout, or check that the command does not wait for input{left}")
+        if returncode != 0:
             shown = command if isinstance(command, str) else shlex.join(command)
-            raise CommandFailed([f"{what} `{shown}`"], proc.returncode, output,
-                                "the command failed on this configuration; not timed")
-        return {"client": "pickfs-command", "step": what, "exit": proc.returncode, "elapsed_s": elapsed,
+            raise CommandFailed([f"{what} `{shown}`"], returncode, output,
+                                f"the command failed on this configuration; not timed{left}")
+        return {"client": "pickfs-command", "step": what, "exit": returncode, "elapsed_s": elapsed,
                 "cpu_s": (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime),
-                "server": endpoint.version if endpoint else None, "output_tail": output}
+                "server": endpoint.version if endpoint else None, "output_tail": output,
+                "user": user.name if user else pwd.getpwuid(os.geteuid()).pw_name, "ended": ended}
 
     def prepare(self, spec: WorkloadSpec, datadir: Path, endpoint: Endpoint | None = None) -> RawOutput:
         if not spec.get("setup"):
-            (datadir / "work" / "tmp").mkdir(parents=True, exist_ok=True)
+            self._workdir(datadir, run_as_user(spec.get("run_as")) if spec.get("run_as") else None)
             return RawOutput(json.dumps({"client": "pickfs-command", "step": "setup", "note": "no setup"}), 0.0)
         doc = self._execute("setup", spec.get("setup"), spec, datadir, endpoint)
         return RawOutput(json.dumps(doc), doc["elapsed_s"])
@@ -152,6 +292,15 @@ class Command(Workload):
     def run(self, spec: WorkloadSpec, datadir: Path, endpoint: Endpoint | None = None) -> RawOutput:
         doc = self._execute("command", spec.get("command"), spec, datadir, endpoint)
         return RawOutput(json.dumps(doc), doc["elapsed_s"])
+
+    @staticmethod
+    def notes_from(raw: str) -> list[str]:
+        """Who the command ran as (when root), and what it left running that had to be ended (pure)."""
+        doc = json_doc(raw)
+        notes = [ROOT_NOTE] if doc.get("user") == "root" else []
+        if doc.get("ended"):
+            notes.append(ended_note(list(doc["ended"])))
+        return notes
 
     @staticmethod
     def parse(raw: str) -> dict[str, float]:

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import tempfile
 import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +19,8 @@ from pickfs.model import MetricDef, RawOutput, WorkloadSpec
 from pickfs.proc import run as run_program
 from pickfs.services.base import Endpoint
 from pickfs.services.postgres import SETTINGS, bindir
+from pickfs.stack.cleanup import holding
+from pickfs.stack.ledger import Ledger
 from pickfs.units import parse_duration
 from pickfs.workloads.base import Workload
 from pickfs.workloads.latency import LATENCY_METRICS, latency_metrics
@@ -25,6 +31,20 @@ MODES = {"tpcb-like": "tpcb-like", "select-only": "select-only", "simple-update"
 def _tool(name: str) -> str:
     b = bindir()
     return str(b / name) if b and (b / name).exists() else name
+
+
+@contextmanager
+def log_directory(ledger: Ledger) -> Iterator[Path]:
+    """A private directory for pgbench's per-transaction log, written to the ledger before it exists.
+
+    In memory when it can be: on /tmp it would compete for the same physical disk as the filesystem
+    under test. Removed on exit, and by `pickfs cleanup` after a kill -9.
+    """
+    base = Path("/dev/shm") if Path("/dev/shm").is_dir() else Path(tempfile.gettempdir())
+    path = base / f"pickfs-pgbench-{os.getpid()}-{uuid.uuid4().hex[:12]}"
+    with holding(ledger, "dir", path=str(path), recursive=True):
+        path.mkdir(mode=0o700)
+        yield path
 
 
 def fold_logs(paths: list[Path]) -> tuple[dict[str, int], list[int], int]:
@@ -118,11 +138,9 @@ class Pgbench(Workload):
         return RawOutput(out.text, time.perf_counter() - t0)
 
     def run(self, spec: WorkloadSpec, datadir: Path, endpoint: Endpoint | None = None) -> RawOutput:
-        # The per-transaction log goes to memory when it can: on /tmp it would compete for the
-        # same physical disk as the filesystem under test.
-        shm = "/dev/shm" if Path("/dev/shm").is_dir() else None
-        with tempfile.TemporaryDirectory(prefix="pickfs-pgbench-", dir=shm) as logdir:
-            prefix = Path(logdir) / "pgbench_log"
+        # The ledger of the work directory whose data/ cache this workload was given.
+        with log_directory(Ledger(self.cache.parent / "ledger")) as logdir:
+            prefix = logdir / "pgbench_log"
             argv = [_tool("pgbench"), "-b", MODES[spec.get("mode")], "-c", str(spec.get("clients")),
                     "-j", str(spec.get("threads")), "-T", str(max(1, round(spec.get("duration")))), "-P", "1",
                     "-l", f"--log-prefix={prefix}", f"--sampling-rate={spec.get('log_sampling')}",
@@ -130,7 +148,7 @@ class Pgbench(Workload):
             t0 = time.perf_counter()
             out = run_program(argv, package="postgresql-client", timeout=spec.get("duration") * 5 + 300)
             elapsed = time.perf_counter() - t0
-            hist, sampled, failed = fold_logs(sorted(Path(logdir).glob("pgbench_log*")))
+            hist, sampled, failed = fold_logs(sorted(logdir.glob("pgbench_log*")))
         rate = spec.get("log_sampling")
         doc = {"client": "pgbench", "argv": argv, "stdout": out.text, "latency_us": hist, "log_sampling": rate,
                "per_second": [round(n / rate) for n in sampled], "failed": failed, "server": endpoint.version}

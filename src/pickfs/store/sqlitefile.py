@@ -1,0 +1,142 @@
+"""The results file itself: checked read-only before pickfs writes a byte to it, created private.
+
+A file pickfs refuses (not SQLite, truncated, another program's database, a newer schema) is
+never changed: it is inspected through a read-only connection only.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import sqlite3
+from pathlib import Path
+
+from pickfs.errors import ResultsUnusable, ResultsWriteFailed
+
+MAGIC = b"SQLite format 3\x00"
+HEADER_SIZE = 100
+OTHER_FILE = "move it aside, or pass --results PATH (or set $PICKFS_RESULTS) to use another file"
+
+
+def header_problem(header: bytes, size: int, wal_size: int = 0) -> str | None:
+    """What is wrong with an SQLite file, judged from its first 100 bytes and its size (pure).
+
+    None for an empty file (a new database) or a header that agrees with the size. With a
+    write-ahead log beside it (`wal_size` > 0) the log may hold pages the file does not have yet.
+    """
+    if size == 0:
+        return None
+    if not header.startswith(MAGIC):
+        if MAGIC.startswith(header):
+            return f"is truncated ({size} bytes, less than an SQLite header)"
+        return "is not an SQLite database"
+    if len(header) < HEADER_SIZE:
+        return f"is truncated ({size} bytes, less than an SQLite header)"
+    page_size = int.from_bytes(header[16:18], "big")
+    page_size = 65536 if page_size == 1 else page_size
+    if page_size < 512 or page_size & (page_size - 1):
+        return "is not an SQLite database (bad page size in its header)"
+    if wal_size > 0:
+        return None
+    if size % page_size:
+        return f"is truncated ({size} bytes, not a whole number of {page_size}-byte pages)"
+    pages = int.from_bytes(header[28:32], "big")
+    pages_valid = header[24:28] == header[92:96]  # the page count is valid only when these agree
+    if pages_valid and pages and size < pages * page_size:
+        return f"is truncated ({size} bytes where its header says {pages * page_size})"
+    return None
+
+
+def schema_problem(tables: set[str], version: str | None, supported: int) -> str | None:
+    """Whether a database's tables and stored schema version are a results database pickfs can use (pure)."""
+    if not tables:
+        return None
+    if not {"meta", "runs", "trials"} <= tables:
+        shown = ", ".join(sorted(tables)[:5])
+        return f"is not a pickfs results database (its tables: {shown})"
+    if version is None or not version.isdigit():
+        return f"is not a pickfs results database (schema version {version!r})"
+    if int(version) > supported:
+        return f"was written by a newer pickfs (schema {version}; this pickfs reads up to {supported})"
+    return None
+
+
+def existing_version(path: Path, supported: int) -> int | None:
+    """The schema version of an existing results database, read-only; None when there is none yet.
+
+    Raises ResultsUnusable, naming the file and the fix, for anything pickfs must not write to.
+    """
+    try:
+        if not path.exists():
+            return None
+        if not path.is_file():
+            raise ResultsUnusable(f"results database {path} is not a regular file", OTHER_FILE)
+        size = path.stat().st_size
+        wal = Path(f"{path}-wal")
+        wal_size = wal.stat().st_size if wal.is_file() else 0
+        with open(path, "rb") as fh:
+            header = fh.read(HEADER_SIZE)
+    except OSError as exc:
+        raise ResultsUnusable(f"cannot read results database {path}: {exc.strerror}", OTHER_FILE) from None
+    problem = header_problem(header, size, wal_size)
+    if problem:
+        raise ResultsUnusable(f"results database {path} {problem}", OTHER_FILE)
+    if size == 0:
+        return None
+    try:
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=30)
+        try:
+            tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+            row = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone() \
+                if "meta" in tables else None
+        finally:
+            conn.close()
+    except sqlite3.DatabaseError as exc:
+        raise ResultsUnusable(f"results database {path} is damaged or not an SQLite database ({exc})",
+                              OTHER_FILE) from None
+    version = None if row is None else str(row[0])
+    problem = schema_problem(tables, version, supported)
+    if problem:
+        hint = "upgrade pickfs, or pass --results PATH to use another file" if "newer" in problem else OTHER_FILE
+        raise ResultsUnusable(f"results database {path} {problem}", hint)
+    return int(version) if version is not None else None
+
+
+def create_private(path: Path) -> bool:
+    """Create an empty results file readable by its owner only (0600); False when it already exists."""
+    try:
+        fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+    except FileExistsError:
+        return False
+    try:
+        os.fchmod(fd, 0o600)
+    finally:
+        os.close(fd)
+    return True
+
+
+def remove_created(path: Path) -> None:
+    """Remove a results file this pickfs created and could not finish, with SQLite's side files."""
+    for p in (path, Path(f"{path}-wal"), Path(f"{path}-shm"), Path(f"{path}-journal")):
+        try:
+            p.unlink()
+        except FileNotFoundError:
+            pass
+
+
+def write_failure(path: Path, exc: BaseException, run_id: str | None = None) -> ResultsWriteFailed:
+    """A failed write to the results database as one line naming the file and the fix (pure)."""
+    name = getattr(exc, "sqlite_errorname", "") or ""
+    code = getattr(exc, "errno", None)
+    if name == "SQLITE_FULL" or code in (errno.ENOSPC, errno.EDQUOT):
+        what, fix = "the disk is full", "free space there, or pass --results PATH on another filesystem"
+    elif name.startswith("SQLITE_READONLY") or code in (errno.EROFS, errno.EACCES, errno.EPERM):
+        what, fix = "it is read-only", "pass --results PATH to a writable file"
+    elif name.startswith("SQLITE_BUSY") or name.startswith("SQLITE_LOCKED"):
+        what, fix = "another process holds it locked", "wait for the other pickfs, or pass --results PATH"
+    else:
+        reason = getattr(exc, "strerror", None) or str(exc)
+        what, fix = reason, "check the disk it is on, or pass --results PATH to another file"
+    if run_id:
+        fix += f"; the trials saved so far are kept: continue with pickfs run --resume {run_id}"
+    return ResultsWriteFailed(f"cannot write the results database {path}: {what}", fix)
