@@ -1,87 +1,106 @@
-"""A/A calibration: how often does pickfs call a difference where there is none?
+"""A/A calibration of the side-by-side method: how often does pickfs call a difference where there is none?
 
-Runs one plan in which the same configuration is entered N times under different names
-(real mkfs, mount and SQLite runs), then:
-  1. counts the configurations pickfs declared significantly different from the first
-     (Holm-corrected; the family-wise rate should stay at or under 5%);
-  2. pools every measured value (all from the same configuration) and draws many random
-     A/A pairs of `runs` values each, counting how often pickfs's test says p < 0.05
-     (the per-comparison false-positive rate; nominal 5%). For contrast it does the same
-     with a percentile bootstrap interval of the ratio of means, the test pickfs did not pick.
+Runs, several times, a plan in which the same configuration is entered N times under different
+names (real mkfs, mount and SQLite slices, side by side, the default method), then compares
+every copy with every other copy by the paired estimator pickfs uses (each copy against the other
+measured nearest in time, blocks on fresh filesystems): N(N-1)/2 A/A comparisons per run. The
+share declared different at p < 0.05 (per comparison, no multiplicity correction: the strictest
+reading) should stay at or under 5%. It also prints how many copies each run's report declared
+different from its baseline (Holm-corrected, as the report does).
 
-    sudo .venv/bin/python benchmarks/aa_calibration.py [--copies 12] [--runs 5] [--duration 1s] [--fs ext4]
+    sudo .venv/bin/python benchmarks/aa_calibration.py [--copies 12] [--repeats 4] [--max-time 4m] [--fs ext4]
+    .venv/bin/python benchmarks/aa_calibration.py --results R.db RUN_ID ...   # re-analyse stored runs
 """
 
 from __future__ import annotations
 
 import argparse
-import json
+import itertools
 import os
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-import numpy as np
+from pickfs.report.views import build_views
+from pickfs.stats.compare import ALPHA
+from pickfs.stats.paired import paired_compare
+from pickfs.store import ResultStore
 
-from pickfs.stats.compare import ALPHA, compare
+
+def plan_text(fs: str, copies: int) -> str:
+    out = []
+    for i in range(copies):
+        out += ["[[config]]", f'name = "{fs}-{chr(ord("a") + i)}"', f'preset = "{fs}"', ""]
+    return "\n".join(out)
 
 
-def bootstrap_says_different(a: np.ndarray, b: np.ndarray, rng: np.random.Generator, draws: int = 400) -> bool:
-    ia = rng.integers(0, len(a), (draws, len(a)))
-    ib = rng.integers(0, len(b), (draws, len(b)))
-    ratios = a[ia].mean(axis=1) / b[ib].mean(axis=1)
-    lo, hi = np.quantile(ratios, [ALPHA / 2, 1 - ALPHA / 2])
-    return lo > 1 or hi < 1
+def analyse(store: ResultStore, run_id: str) -> tuple[int, int, int, list[float]]:
+    """(A/A pairs, declared different, Holm-significant against the baseline, half-widths)."""
+    [view] = [v for v in build_views(store.load(run_id)) if v.measured]
+    rows = [r for r in view.rows if r.observations]
+    pairs = different = 0
+    widths = []
+    for a, b in itertools.combinations(rows, 2):
+        c = paired_compare(a.observations, b.observations)
+        if c is None:
+            continue
+        pairs += 1
+        different += c.p < ALPHA
+        widths.append(c.half_width)
+    holm = sum(1 for r in rows if r.comparison is not None and r.comparison.significant)
+    return pairs, different, holm, widths
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--fs", default="ext4")
     ap.add_argument("--copies", type=int, default=12)
-    ap.add_argument("--runs", type=int, default=5)
-    ap.add_argument("--duration", default="1s")
-    ap.add_argument("--pairs", type=int, default=20000)
-    ap.add_argument("--json", help="reuse a finished run's JSON instead of running")
+    ap.add_argument("--repeats", type=int, default=4)
+    ap.add_argument("--max-time", default="4m", help="each run's time budget")
+    ap.add_argument("--workdir", default="/var/tmp/pickfs-aa")
+    ap.add_argument("--results", help="a results database holding runs to re-analyse")
+    ap.add_argument("runs", nargs="*", help="run ids to re-analyse instead of running")
     args = ap.parse_args()
-    if args.json:
-        doc = json.loads(Path(args.json).read_text())
+    if args.runs:
+        store = ResultStore(Path(args.results or Path(args.workdir) / "results.db"))
+        run_ids = args.runs
     else:
         if os.geteuid() != 0:
-            print("error: needs root (or --json of a finished A/A run)", file=sys.stderr)
-            return 1
-        with tempfile.TemporaryDirectory(prefix="pickfs-aa-") as tmp:
-            plan = Path(tmp) / "aa.toml"
-            plan.write_text("".join(f'[[config]]\nname = "{args.fs}-{i}"\nfs = "{args.fs}"\n\n'
-                                    for i in range(args.copies))
-                            + f'[[workload]]\nname = "sqlite-tpcb"\nduration = "{args.duration}"\n')
-            out = Path(tmp) / "aa.json"
-            subprocess.run([sys.executable, "-m", "pickfs", "run", "--plan", str(plan), "--runs", str(args.runs),
-                            "--warmup", "0", "--size", "1G", "--no-monitors", "--json", str(out)], check=True,
-                           stdout=subprocess.DEVNULL)
-            doc = json.loads(out.read_text())
-    cells = [c for c in doc["cells"] if c["values"]]
-    flagged = [c["config"] for c in cells if c.get("comparison") and c["comparison"]["significant"]]
-    print(f"{len(cells)} identical configurations ({cells[0]['config_settings']['fstype']}), "
-          f"{len(cells[0]['values'])} runs each, run {doc['run_id']}")
-    print(f"  declared different from the first (Holm): {len(flagged)} of {len(cells) - 1}"
-          + (f" ({', '.join(flagged)})" if flagged else ""))
-    pool = np.array([v for c in cells for v in c["values"]])
-    n = len(cells[0]["values"])
-    rng = np.random.default_rng(1)
-    ours = boot = 0
-    for _ in range(args.pairs):
-        pick = rng.choice(len(pool), size=2 * n, replace=False)
-        a, b = pool[pick[:n]], pool[pick[n:]]
-        c = compare(a, b)
-        ours += c is not None and c.p < ALPHA
-        boot += bootstrap_says_different(a, b, rng)
-    cv = pool.std(ddof=1) / pool.mean()
-    print(f"  pooled {len(pool)} values, CV {cv:.0%}; {args.pairs} random A/A pairs of {n} vs {n}:")
-    print(f"  pickfs (log-t, conservative df): false positives {ours / args.pairs:.1%} (nominal 5.0%)")
-    print(f"  percentile bootstrap of the ratio: false positives {boot / args.pairs:.1%}")
+            print("needs root (loop devices, mkfs, mount)", file=sys.stderr)
+            return 2
+        store_path = Path(args.workdir) / "results.db"
+        run_ids = []
+        with tempfile.NamedTemporaryFile("w", suffix=".toml", delete=False) as fh:
+            fh.write(plan_text(args.fs, args.copies))
+        for i in range(args.repeats):
+            before = set()
+            if store_path.exists():
+                before = {r.id for r in ResultStore(store_path).list_runs()}
+            r = subprocess.run([sys.executable, "-m", "pickfs", "run", "--plan", fh.name, "--max-time", args.max_time,
+                                "--workdir", args.workdir], capture_output=True, text=True)
+            if r.returncode != 0:
+                print(r.stderr, file=sys.stderr)
+                return 1
+            new = [x.id for x in ResultStore(store_path).list_runs() if x.id not in before]
+            run_ids += new
+            print(f"run {i + 1}/{args.repeats}: {new[0]}", flush=True)
+        store = ResultStore(store_path)
+    total = alarms = holm = 0
+    widths: list[float] = []
+    for run_id in run_ids:
+        pairs, different, h, w = analyse(store, run_id)
+        total, alarms, holm, widths = total + pairs, alarms + different, holm + h, widths + w
+        print(f"{run_id}: {different} of {pairs} A/A pairs declared different at p < {ALPHA}; "
+              f"{h} of {args.copies - 1} copies significant against the baseline (Holm)")
+    widths.sort()
+    print(f"\nall: {alarms} of {total} A/A comparisons declared different ({alarms / max(total, 1):.1%}; "
+          f"nominal {ALPHA:.0%}); Holm against the baseline: {holm} of {len(run_ids) * (args.copies - 1)}")
+    if widths:
+        print(f"interval half-widths: median ±{widths[len(widths) // 2]:.1%}, "
+              f"range ±{widths[0]:.1%} to ±{widths[-1]:.1%}")
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    raise SystemExit(main())

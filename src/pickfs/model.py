@@ -86,6 +86,7 @@ class Method:
     # exactly that many, unless target_ci or max_seconds is given too (then it is the fewest).
     rounds: int | None = None
     slice_seconds: float | None = None  # None: the workload's own default
+    freeze_idle: bool = True  # side by side: hold servers still (SIGSTOP) outside their own slices
     seed: int | None = None  # of the rounds' random order (None: from the run id)
 
 

@@ -171,8 +171,8 @@ def build_plan(target: Target, configs: list[FsConfig], workloads: list[Workload
         raise PlanError("warmup cannot be negative", "e.g. --warmup 1")
     if method.blocks < 1:
         raise PlanError("blocks must be at least 1", "e.g. --blocks 3")
-    if method.rounds is not None and method.rounds < 2:
-        raise PlanError("rounds must be at least 2 (a paired interval needs two slices)", "e.g. --rounds 5")
+    if method.rounds is not None and method.rounds < 1:
+        raise PlanError("rounds must be at least 1", "e.g. --rounds 5")
     if method.slice_seconds is not None and not 0.1 <= method.slice_seconds <= 3600:
         raise PlanError(f"slice length {method.slice_seconds} s is out of range", "e.g. --slice 1s (0.1 s to 1 h)")
     if method.max_seconds is not None and method.max_seconds <= 0:

@@ -28,6 +28,7 @@ from pickfs.store import ResultStore
 from pickfs.store.results import new_run_id
 from pickfs.units import parse_duration, parse_size
 from pickfs.workloads import DEFAULT_WORKLOAD, REGISTRY, workload_class
+from pickfs.workloads.command import Command
 
 
 def _parse_value(text: str) -> Any:
@@ -172,7 +173,7 @@ class CliObserver:
 
     def round_finished(self, label: str, block: int, round_no: int, widest: float | None) -> None:
         elapsed = time.monotonic() - self.rounds_t0
-        width = "-" if widest is None else f"±{widest:.1%}"
+        width = "not yet known" if widest is None or widest > 1 else f"±{widest:.1%}"
         self.progress.update(self.task, completed=elapsed,
                              description=f"{label}: block {block + 1} round {round_no}, widest interval {width}")
         if not console.interactive():
@@ -262,6 +263,10 @@ def execute_plan(plan: Plan, o: dict[str, Any], store: ResultStore | None = None
         console.warn(f"could not undo: {p}")
     for w in plan.warnings:
         console.warn(w)
+    for spec in plan.workloads:
+        warning = Command.root_warning(spec)
+        if warning:
+            console.warn(warning)
     if run_id is None:
         run_id = store_new_run(store, plan)
     m = plan.method

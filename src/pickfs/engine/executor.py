@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Protocol
 
 from pickfs.crash.runner import crash_test, crash_unavailable
-from pickfs.errors import PickfsError
+from pickfs.errors import PickfsError, ResultsWriteFailed
 from pickfs.model import Cell, Plan, Trial
 from pickfs.engine.schedule import Slot, estimate_seconds, fixed_slots, needs, next_slot, round_order, run_seed
 from pickfs.engine.sidebyside import SideBySide
@@ -137,6 +137,8 @@ class Executor:
                 values[slot.cell.index].append(value)
         except _CellFailed:
             failed_cells.add(slot.cell.index)
+        except ResultsWriteFailed:
+            raise  # nothing more can be kept: stop the run
         except PickfsError as exc:
             failed_cells.add(slot.cell.index)
             self._fail(slot, exc.one_line())

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from pickfs.engine.schedule import RoundBudget, round_budget, round_order, run_seed
-from pickfs.errors import PickfsError
+from pickfs.errors import PickfsError, ResultsWriteFailed
 from pickfs.model import Cell, Plan, Trial, WorkloadSpec
 from pickfs.monitors.sampler import RunMonitor, read_disk
 from pickfs.services import service_class
@@ -131,7 +131,7 @@ class SideBySide:
         mount = prov.info.as_dict()
         self.store.save_trial(Trial(self.run_id, cell.index, 0, "prepare", started, prep_metrics["prepare_s"], True,
                                     prep_metrics, prep.text, mount, prov.info.notes, block=block))
-        freezer = Freezer(endpoint.pidfile) if endpoint and endpoint.pidfile else None
+        freezer = Freezer(endpoint.pidfile) if endpoint and endpoint.pidfile and m.freeze_idle else None
         if freezer is not None:
             stack.callback(freezer.thaw)  # never leave a server stopped, whatever happens
         member = Member(cell, prov, endpoint, wl, freezer, mount=mount)
@@ -202,6 +202,8 @@ class SideBySide:
                     continue
                 try:
                     members.append(self._stand_up(stack, cell, block))
+                except ResultsWriteFailed:
+                    raise
                 except (PickfsError, SliceFailed, OSError) as exc:
                     failed.add(cell.index)
                     self.fail(cell, _why(exc), getattr(exc, "raw", ""), block=block)
@@ -214,6 +216,8 @@ class SideBySide:
                     try:
                         trial = self._slice(member, block, round_no, members)
                         history.append(trial)
+                    except ResultsWriteFailed:
+                        raise
                     except (PickfsError, SliceFailed, OSError) as exc:
                         failed.add(member.cell.index)
                         self.fail(member.cell, _why(exc), getattr(exc, "raw", ""), block=block)

@@ -14,7 +14,8 @@ from plotly.subplots import make_subplots
 
 from pickfs.model import RunRecord, Trial
 from pickfs.report.recommend import recommend
-from pickfs.report.text import CRASH_COLUMNS, breakdown_cells, crash_cells, crash_model, fmt_value, interval, status_detail, verdict
+from pickfs.report.text import (CRASH_COLUMNS, breakdown_cells, crash_cells, crash_model, fmt_value, interval,
+                                method_lines, status_detail, verdict)
 from pickfs.report.views import Row, WorkloadView, build_views, risk_legend
 
 SAFE, UNSAFE, FAILED = "#2b8a3e", "#e8590c", "#868e96"
@@ -287,6 +288,7 @@ def render_html(record: RunRecord) -> str:
         parts.append(f"<h2>{_e(view.label)}</h2><p class=dim>{_e(settings)}</p>")
         if view.measured:
             parts.append(f'<p class="rec">{_e(" ".join(recommend(view)))}</p>')
+            parts.append("".join(f"<p class=dim>{_e(line)}</p>" for line in method_lines(view)))
             parts.append(_summary_table(view))
         parts.append(_breakdown_table(view))
         parts.append(_crash_table(view))

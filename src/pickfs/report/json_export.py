@@ -36,6 +36,11 @@ def run_to_dict(record: RunRecord) -> dict[str, Any]:
                     for mv in (row.primary, *row.others)
                 },
                 "comparison": asdict(row.comparison) if row.comparison else None,
+                "method": row.method,
+                "slice_s": row.slice_s,
+                "idle_neighbours_wrote_bytes": list(row.neighbour_writes),
+                "resolution": None if view.resolution is None else dict(zip(("median", "lowest", "highest"),
+                                                                             view.resolution)),
                 "risks": list(row.risks),
                 "notes": list(row.notes),
                 "explanation": list(row.explanation),

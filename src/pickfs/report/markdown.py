@@ -8,7 +8,8 @@ import time
 
 from pickfs.model import RunRecord
 from pickfs.report.recommend import recommend
-from pickfs.report.text import CRASH_COLUMNS, breakdown_cells, crash_cells, crash_model, fmt_value, interval, status_detail, verdict
+from pickfs.report.text import (CRASH_COLUMNS, breakdown_cells, crash_cells, crash_model, fmt_value, interval,
+                                method_lines, status_detail, verdict)
 from pickfs.report.views import build_views, risk_legend
 
 
@@ -73,6 +74,7 @@ def render_markdown(record: RunRecord) -> str:
             lines += [f"| {_cell(name)} | " + " | ".join(_cell(c) for c in cells) + " |" for name, cells, _ in crash]
             lines += ["", f"Model: {md_text(crash_model(view))}."]
         if view.measured:
+            lines += ["", *(f"- {md_text(line)}" for line in method_lines(view))]
             lines += ["", "**Recommendation.** " + md_text(" ".join(recommend(view)))]
         lines += [""]
     legend = risk_legend(views)

@@ -57,6 +57,11 @@ def _fmt(row: Row) -> str:
     return f"{fmt_with_unit(s.median, row.primary.metric)}, {what} {s.n} {unit}" if s else "no figures"
 
 
+def _significantly_faster(view: WorkloadView, a: Row, b: Row, higher: bool) -> bool:
+    c = pair(view, a.cell.config.name, b.cell.config.name)
+    return c is not None and c.p < ALPHA and _speedup(c, higher)[0] > 1
+
+
 def tie_break(tied: list[Row], view: WorkloadView) -> tuple[Row, str]:
     """Among configurations that cannot be told apart: the safest, then the distribution's default,
     then the one that changes the fewest settings, then the fastest estimate; with the reason."""
@@ -91,14 +96,10 @@ def recommend(view: WorkloadView) -> list[str]:
         return [f"{view.label}: every configuration measured has a setting that can lose acknowledged "
                 "commits on a power cut; add one with safe settings (such as plain ext4 or xfs) to compare."]
     higher = rows[0].primary.metric.higher_is_better
-    leader = max(safe, key=lambda r: _score(r, view))
-    tied = [leader]
-    for r in safe:
-        if r is leader:
-            continue
-        c = pair(view, r.cell.config.name, leader.cell.config.name)
-        if c is None or c.p >= ALPHA:
-            tied.append(r)
+    # The leaders: every safe configuration that no other safe one is significantly faster than.
+    tied = [r for r in safe if not any(_significantly_faster(view, o, r, higher) for o in safe if o is not r)]
+    tied = sorted(tied or safe, key=lambda r: -_score(r, view))
+    leader = tied[0]
     out = []
     tested = f", {leader.crash.verdict()} of a crash test" if leader.crash and not leader.crash.error else ""
     if len(tied) == 1:

@@ -11,7 +11,7 @@ from rich.text import Text
 from pickfs.model import MetricDef, RunRecord
 from pickfs.report.recommend import recommend
 from pickfs.report.text import (CRASH_COLUMNS, breakdown_cells, crash_cells, crash_model, fmt_seconds, fmt_value,
-                                interval, status_detail, verdict)
+                                interval, method_lines, status_detail, verdict)
 from pickfs.report.views import Row, WorkloadView, build_views, risk_legend
 
 
@@ -130,6 +130,7 @@ def render_run(record: RunRecord, explain: bool = True) -> Group:
         if measured:
             if explain:
                 parts.extend(explanation_block(view))
+            parts.extend(Text(line, style="dim") for line in method_lines(view))
             parts.append(Text("recommendation: " + " ".join(recommend(view)), style="bold"))
     model = next((crash_model(v) for v in views if crash_model(v)), "")
     if model:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 from pickfs.model import MetricDef
+from pickfs.stats.paired import PairedComparison
 from pickfs.report.views import Row, WorkloadView
 
 
@@ -61,11 +62,46 @@ def verdict(row: Row, baseline: str | None) -> tuple[str, str]:
     if c is None:
         return "-", "neutral"
     if not c.significant:
+        if isinstance(c, PairedComparison):
+            return f"no significant difference ×{c.ratio:.2f} [{c.ci_low:.2f}-{c.ci_high:.2f}]", "neutral"
         return f"no significant difference (p={c.p_adjusted:.2f})", "neutral"
     better = (c.ratio > 1) == m.higher_is_better
     word = ("faster" if better else "slower") if m.higher_is_better else ("better" if better else "worse")
     return f"{word} ×{c.ratio:.2f} [{c.ci_low:.2f}-{c.ci_high:.2f}] p={c.p_adjusted:.3f}", \
         "good" if better else "bad"
+
+
+def method_lines(view: WorkloadView) -> list[str]:
+    """How the view's cells were measured, what this run can resolve, and where its variance came from."""
+    methods = sorted({r.method.split(":")[0] for r in view.rows if r.method})
+    out = []
+    for how in methods:
+        rows = [r for r in view.rows if r.method.startswith(how)]
+        counts = sorted(len(r.primary.values) for r in rows)
+        count = f"{counts[0]}" if counts[0] == counts[-1] else f"{counts[0]}-{counts[-1]}"
+        if how == "side by side":
+            blocks = max(len({o.block for o in r.observations}) for r in rows)
+            slices = sorted({f"{r.slice_s:g} s" for r in rows if r.slice_s})
+            out.append(f"measured side by side: every configuration built at once, {'/'.join(slices)} slices taking "
+                       f"turns in random order, {blocks} block{'s' if blocks != 1 else ''} on fresh filesystems, "
+                       f"{count} slices per configuration; each compared with {view.baseline} "
+                       "measured nearest in time")
+        elif how == "whole runs alternated in rounds":
+            out.append(f"measured in rounds: whole runs alternated in a fresh random order, {count} "
+                       f"per configuration, each compared with {view.baseline} run nearest in time")
+        else:
+            out.append(f"measured one at a time: {count} runs per configuration, each on a fresh "
+                       "filesystem")
+    if view.resolution:
+        med, lo, hi = view.resolution
+        out.append(f"resolution: differences under {med:.0%} cannot be told apart on this machine in this run "
+                   f"({lo:.0%}-{hi:.0%} by configuration)")
+    shares = [r.comparison.block_share for r in view.rows if isinstance(r.comparison, PairedComparison)
+              and r.comparison.blocks > 1]
+    if shares:
+        share = sum(shares) / len(shares)
+        out.append(f"variance: {share:.0%} between blocks (one mkfs against the next), {1 - share:.0%} slice to slice")
+    return out
 
 
 def status_detail(row: Row) -> str:

@@ -13,7 +13,8 @@ from pickfs.risks import config_risks, short_flag, workload_risks
 from pickfs.stats import relative, summarize
 from pickfs.stats.anomalies import outliers
 from pickfs.stats.compare import Comparison, compare, compare_all
-from pickfs.stats.paired import Obs, paired_compare, paired_compare_all, primary_value, resolution
+from pickfs.stats.paired import (Obs, PairedComparison, paired_compare, paired_compare_all, primary_value,
+                                 resolution)
 from pickfs.stats.stopping import relative_half_width
 from pickfs.stats.summary import drift, trend
 
@@ -103,6 +104,8 @@ class Row:
     crash: CrashView | None = None
     method: str = ""  # how it was measured: side by side, whole runs in rounds, one at a time
     observations: tuple[Obs, ...] = ()  # the primary figure per slice or run in a round, with block and time
+    slice_s: float | None = None  # side by side: the slice length
+    neighbour_writes: tuple[float, ...] = ()  # side by side: bytes the idle configurations wrote during each slice
 
     @property
     def crash_lost(self) -> bool:
@@ -220,7 +223,8 @@ def _row(record: RunRecord, cell: Cell, defs: tuple[MetricDef, ...], method: Met
     risks = tuple(config_risks(cell.config) + workload_risks(cell.workload))
     return Row(cell, status, primary, tuple(mvs[1:]), None, risks, tuple(notes),
                explanation=tuple(explain(measured)), monitors=monitor_summary(measured), space=_space(trials),
-               crash=_crash(every), method=how, observations=tuple(
+               crash=_crash(every), method=how, neighbour_writes=tuple(neighbours), slice_s=statistics.median(t.metrics["slice_s"] for t in measured)
+               if t_sliced(measured) else None, observations=tuple(
                    Obs(t.block, t.started + t.elapsed_s / 2, v) for t in measured if t.round is not None
                    for v in [primary_value(t.metrics, primary.metric.name)] if v is not None))
 
@@ -257,11 +261,8 @@ def build_views(record: RunRecord) -> list[WorkloadView]:
         base_name = base.cell.config.name if base else None
         if base is not None:
             comparisons = comparisons_for(rows, base.cell.config.name)
-            rows = [
-                replace(r, relative=relative(r.primary.summary.median, base.primary.summary.median)
-                        if r.primary.summary else None, comparison=comparisons.get(r.cell.config.name))
-                for r in rows
-            ]
+            rows = [replace(r, relative=_relative(r, base, comparisons.get(r.cell.config.name)),
+                            comparison=comparisons.get(r.cell.config.name)) for r in rows]
         wanted = _workload_entry(record, wl.label).get("breakdown", [])
         breakdown = tuple(d for d in defs if d.name in wanted
                           and any(r.metric(d.name) and r.metric(d.name).summary for r in rows))
@@ -269,6 +270,17 @@ def build_views(record: RunRecord) -> list[WorkloadView]:
         views.append(WorkloadView(wl.label, wl.name, dict(wl.settings), base_name if base else None, tuple(rows),
                                   breakdown, resolution(comps)))
     return views
+
+
+def _relative(row: Row, base: Row, comparison: Comparison | None) -> float | None:
+    """Score against the baseline = 100: the paired ratio where there is one, else the ratio of medians."""
+    if row is base:
+        return 100.0
+    if isinstance(comparison, PairedComparison):
+        return 100.0 * comparison.ratio
+    if row.primary.summary is None or base.primary.summary is None:
+        return None
+    return relative(row.primary.summary.median, base.primary.summary.median)
 
 
 def comparisons_for(rows: list[Row], baseline: str) -> dict[str, Comparison]:

@@ -117,4 +117,4 @@ class MariaDB(Service):
                 service=cls.name, socket_dir=str(sockdir), port=0, user="root", database=DATABASE,
                 env={"MYSQL_UNIX_PORT": str(socket), "MARIADB_HOME": str(sockdir), "MYSQL_HOME": str(sockdir),
                      "DATABASE_URL": f"mysql://root@localhost/{DATABASE}?unix_socket={socket}"},
-                log=str(log), version=version)
+                log=str(log), version=version, pidfile=str(pidfile))

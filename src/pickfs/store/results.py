@@ -15,7 +15,7 @@ from pickfs.errors import NotFound, ResultsUnusable, ResultsWriteFailed
 from pickfs.model import RunRecord, Trial
 from pickfs.store.sqlitefile import OTHER_FILE, create_private, existing_version, remove_created, write_failure
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -43,7 +43,9 @@ CREATE TABLE IF NOT EXISTS trials (
     mount_json TEXT NOT NULL,
     notes_json TEXT NOT NULL,
     error TEXT NOT NULL,
-    monitor_json TEXT NOT NULL DEFAULT '{}'
+    monitor_json TEXT NOT NULL DEFAULT '{}',
+    block INTEGER NOT NULL DEFAULT 0,
+    round INTEGER
 );
 CREATE INDEX IF NOT EXISTS trials_run ON trials(run_id, cell_index);
 """
@@ -51,6 +53,7 @@ CREATE INDEX IF NOT EXISTS trials_run ON trials(run_id, cell_index);
 # _MIGRATIONS[v]: statements that take schema v to v + 1
 _MIGRATIONS: dict[int, tuple[str, ...]] = {
     1: ("ALTER TABLE trials ADD COLUMN monitor_json TEXT NOT NULL DEFAULT '{}'",),
+    2: ("ALTER TABLE trials ADD COLUMN block INTEGER NOT NULL DEFAULT 0", "ALTER TABLE trials ADD COLUMN round INTEGER"),
 }
 
 
@@ -163,10 +166,11 @@ class ResultStore:
         self._write(
             t.run_id,
             "INSERT INTO trials (run_id, cell_index, repetition, phase, started, elapsed_s, ok, metrics_json,"
-            " raw_output, mount_json, notes_json, error, monitor_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " raw_output, mount_json, notes_json, error, monitor_json, block, round)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (t.run_id, t.cell_index, t.repetition, t.phase, t.started, t.elapsed_s, int(t.ok),
              json.dumps(t.metrics), t.raw_output, json.dumps(t.mount), json.dumps(list(t.notes)), t.error,
-             json.dumps(t.monitor)),
+             json.dumps(t.monitor), t.block, t.round),
         )
         self._write(t.run_id, "UPDATE runs SET updated=? WHERE id=?", (time.time(), t.run_id))
 
@@ -201,10 +205,11 @@ class ResultStore:
             Trial(run_id=run_id, cell_index=row[0], repetition=row[1], phase=row[2], started=row[3],
                   elapsed_s=row[4], ok=bool(row[5]), metrics=json.loads(row[6]), raw_output=row[7],
                   mount=json.loads(row[8]), notes=tuple(json.loads(row[9])), error=row[10],
-                  monitor=json.loads(row[11]))
+                  monitor=json.loads(row[11]), block=row[12], round=row[13])
             for row in self.conn.execute(
                 "SELECT cell_index, repetition, phase, started, elapsed_s, ok, metrics_json, raw_output,"
-                " mount_json, notes_json, error, monitor_json FROM trials WHERE run_id=? ORDER BY id", (run_id,))
+                " mount_json, notes_json, error, monitor_json, block, round FROM trials WHERE run_id=? ORDER BY id",
+                (run_id,))
         )
         return RunRecord(run_id, r["created"], r["updated"], r["status"], r["version"], r["plan"], r["host"],
                          tuple(r["notes"]), trials)

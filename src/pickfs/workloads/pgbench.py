@@ -75,6 +75,8 @@ class Pgbench(Workload):
     name = "pgbench"
     description = "pgbench (TPC-B-like, select-only or simple-update) on a private PostgreSQL server"
     service = "postgresql"
+    sliceable = True
+    slice_seconds = 2.0  # pgbench -T counts whole seconds
     database = "postgresql"
     metrics = (
         MetricDef("tps", "tx/s", True, "transactions per second (without initial connection time)"),

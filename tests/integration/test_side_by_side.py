@@ -1,0 +1,151 @@
+"""Side by side on real filesystems: every workload sliced on two of them at once, servers held
+still between their slices, whole runs alternated in rounds, and nothing left after Ctrl-C."""
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from pickfs.services.postgres import PostgreSQL
+from pickfs.stack.ledger import Ledger
+from tests.conftest import ledger_entries, loops_under, mounts_under, needs_root, pickfs, start_pickfs
+
+pytestmark = needs_root
+
+ONE_BLOCK = ("--blocks", "1", "--rounds", "2", "--warmup", "0", "--size", "1G")
+SLICED = {
+    "sqlite-tpcb": (),
+    "fileio": ("--set", "size=64M", "--set", "files=4"),
+    "wal": ("--set", 'methods=["fdatasync", "o_dsync"]', "--set", 'block_sizes=["8K"]'),
+    "pgbench": ("--set", "scale=1", "--set", "clients=2", "--set", "threads=1"),
+    "sysbench-oltp": ("--set", "tables=2", "--set", "table_size=2000", "--set", "threads=2"),
+    "tpcc": ("--set", "backend=postgresql", "--set", "scale_down=20"),
+    "firebird-tpcb": (),
+}
+
+
+def processes_under(workdir: Path) -> list[str]:
+    out = subprocess.run(["ps", "-eo", "pid,stat,args"], capture_output=True, text=True).stdout
+    return [line for line in out.splitlines() if str(workdir) in line and "pytest" not in line
+            and "-m pickfs" not in line]
+
+
+def trials(workdir: Path) -> list[tuple]:
+    conn = sqlite3.connect(workdir / "results.db")
+    try:
+        return conn.execute("SELECT cell_index, phase, block, round, metrics_json, started FROM trials"
+                            " WHERE ok=1 ORDER BY id").fetchall()
+    finally:
+        conn.close()
+
+
+@pytest.mark.parametrize("workload", list(SLICED))
+def test_each_sliceable_workload_runs_side_by_side_on_two_filesystems(workdir, workload):
+    out = workdir / "run.json"
+    r = pickfs(workdir, "run", "--fs", "ext4,xfs", "--workload", workload, *SLICED[workload], *ONE_BLOCK,
+               "--json", str(out))
+    assert r.returncode == 0, r.stderr
+    cells = {c["config"]: c for c in json.loads(out.read_text())["cells"]}
+    for fs in ("ext4", "xfs"):
+        assert cells[fs]["status"] == "ok", cells[fs]["notes"]
+        assert cells[fs]["method"].startswith("side by side: 2 slices"), cells[fs]["method"]
+        assert len(cells[fs]["values"]) == 2 and min(cells[fs]["values"]) > 0
+    assert cells["xfs"]["comparison"]["n"] == 2 and cells["xfs"]["comparison"]["ci_low"] > 0
+    rows = trials(workdir)
+    measured = [t for t in rows if t[1] == "measured"]
+    # both filesystems stood at once: every slice of a round falls between the first and last prepare
+    assert {t[3] for t in measured} == {0, 1} and {t[2] for t in measured} == {0}
+    prepares = [t for t in rows if t[1] == "prepare"]
+    assert len(prepares) == 2 and max(p[5] for p in prepares) < min(t[5] for t in measured)
+    for t in measured:
+        metrics = json.loads(t[4])
+        assert metrics["syncfs_s"] >= 0 and metrics["slice_s"] > 0
+        assert "idle_neighbours_wrote_bytes" in metrics
+    assert "measured side by side" in r.stdout and "resolution: differences under" in r.stdout
+    assert processes_under(workdir) == [] and ledger_entries(workdir) == []
+
+
+def test_whole_runs_alternate_in_rounds_when_a_workload_cannot_be_sliced(workdir):
+    out = workdir / "run.json"
+    r = pickfs(workdir, "run", "--fs", "ext4,xfs", "--workload", "command", "--set",
+               'command="dd if=/dev/zero of=f bs=64k count=64 oflag=dsync"', "--runs", "3", "--warmup", "0",
+               "--size", "1G", "--json", str(out))
+    assert r.returncode == 0, r.stderr
+    cells = {c["config"]: c for c in json.loads(out.read_text())["cells"]}
+    assert cells["xfs"]["method"] == "whole runs alternated in rounds: 3 runs"
+    measured = [t for t in trials(workdir) if t[1] == "measured"]
+    assert sorted(t[3] for t in measured) == [0, 0, 1, 1, 2, 2]
+    assert cells["xfs"]["comparison"]["n"] == 3
+
+
+def test_one_at_a_time_is_still_there(workdir):
+    out = workdir / "run.json"
+    r = pickfs(workdir, "run", "--fs", "ext4,xfs", "--one-at-a-time", "--runs", "2", "--warmup", "0",
+               "--duration", "1s", "--size", "1G", "--json", str(out))
+    assert r.returncode == 0, r.stderr
+    cells = {c["config"]: c for c in json.loads(out.read_text())["cells"]}
+    assert cells["xfs"]["method"] == "one at a time: 2 runs"
+    assert all(t[3] is None for t in trials(workdir) if t[1] == "measured")
+
+
+@pytest.mark.skipif(PostgreSQL.unavailable_reason() is not None and not os.environ.get("CI"),
+                    reason=str(PostgreSQL.unavailable_reason()))
+def test_a_server_is_held_still_outside_its_slices(tmp_path):
+    from pickfs.services.freeze import Freezer, descendants, main_pid, _ppids
+
+    datadir = tmp_path / "data"
+    datadir.mkdir()
+    os.chmod(tmp_path, 0o755)
+    with PostgreSQL.start(datadir, {}, Ledger(tmp_path / "ledger"), tmp_path / "run") as endpoint:
+        freezer = Freezer(endpoint.pidfile)
+        tree = descendants(main_pid(endpoint.pidfile), _ppids())
+        assert len(tree) >= 4  # postmaster, checkpointer, background writer, walwriter, ...
+
+        def states() -> set[str]:
+            return {Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()[0] for p in tree
+                    if Path(f"/proc/{p}").exists()}
+        freezer.freeze()
+        try:
+            assert states() == {"T"}
+        finally:
+            freezer.thaw()
+        assert "T" not in states()
+    assert not Path(endpoint.pidfile).exists()
+
+
+@pytest.mark.parametrize("workload", ["sqlite-tpcb", "pgbench"])
+def test_ctrl_c_in_the_middle_of_a_round_leaves_nothing(workdir, workload):
+    proc = start_pickfs(workdir, "run", "--fs", "ext4,xfs,btrfs", "--workload", workload, *SLICED[workload],
+                        "--blocks", "2", "--rounds", "50", "--warmup", "0", "--size", "1G")
+    try:
+        t0 = time.monotonic()
+        while time.monotonic() - t0 < 240:
+            if (workdir / "results.db").exists() and \
+                    len([t for t in trials(workdir) if t[1] == "measured" and t[3] is not None]) >= 4:
+                break
+            time.sleep(0.2)
+        else:
+            pytest.fail("no slices measured in 4 minutes")
+        time.sleep(0.4)  # somewhere inside the next slice, or between two
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=180)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err and "continue with: pickfs run --resume" in err
+    assert mounts_under(workdir) == [] and loops_under(workdir) == [] and ledger_entries(workdir) == []
+    assert processes_under(workdir) == []
+    # nothing measured is lost: the run is marked interrupted and keeps its slices
+    conn = sqlite3.connect(workdir / "results.db")
+    try:
+        [(status,)] = conn.execute("SELECT status FROM runs").fetchall()
+    finally:
+        conn.close()
+    assert status == "interrupted"
+    assert len([t for t in trials(workdir) if t[1] == "measured"]) >= 4
