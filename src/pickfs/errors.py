@@ -67,3 +67,21 @@ class ResultsUnusable(PickfsError):
 
 class ResultsWriteFailed(PickfsError):
     """The results database could not be written (disk full, I/O error, read-only filesystem)."""
+
+
+class UntrustedWorkdir(PickfsError):
+    """The work directory (or its ledger) is not pickfs's own: pickfs will not trust or use it."""
+
+    exit_code = EXIT_USAGE
+
+
+class NotUndone(PickfsError):
+    """A ledger entry names something pickfs cannot prove it made; it is left alone."""
+
+    exit_code = EXIT_USAGE
+
+
+class NoRoom(PickfsError):
+    """The host filesystem under the work directory cannot hold the images the plan needs."""
+
+    exit_code = EXIT_USAGE

@@ -11,6 +11,7 @@ from pickfs.errors import NeedsRoot
 from pickfs.model import Target
 from pickfs.stack.cleanup import undo_all
 from pickfs.stack.ledger import Ledger
+from pickfs.stack.workdir import prepare
 from pickfs.store import ResultStore
 from pickfs.store.results import default_results_path
 
@@ -23,11 +24,20 @@ results_option = click.option("--results", "results_path", type=click.Path(path_
 
 
 def open_store(workdir: str, results_path: Path | None) -> ResultStore:
-    return ResultStore(results_path or default_results_path(workdir))
+    """The results database; as root, the work directory holding it is made or proven pickfs's own first."""
+    path = results_path or default_results_path(workdir)
+    if os.geteuid() == 0 and Path(path).parent == Path(workdir):
+        prepare(workdir)
+    return ResultStore(path)
 
 
 def ledger_for(workdir: str) -> Ledger:
-    return Ledger(Path(workdir) / "ledger")
+    """The ledger of a work directory that pickfs made (root-owned, 0711, ledger 0700) or proved its own.
+
+    UntrustedWorkdir (exit 2) for a relative path or one with control characters, and for a work
+    directory or ledger that is a symbolic link, owned by another user, or group/world-writable.
+    """
+    return Ledger(prepare(workdir) / "ledger")
 
 
 def require_root(why: str, alternative: str) -> None:

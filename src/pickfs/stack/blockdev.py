@@ -18,12 +18,31 @@ def attach_loop(image: Path, direct_io: bool = True) -> str:
     return out.text.strip()
 
 
+def loop_backing_files(sys_block: Path = Path("/sys/block")) -> dict[str, str]:
+    """Every attached loop device and the file behind it, from sysfs (a path may hold any character)."""
+    out = {}
+    for d in sys_block.glob("loop*"):
+        try:
+            raw = (d / "loop" / "backing_file").read_bytes()
+        except OSError:
+            continue  # not attached
+        out[f"/dev/{d.name}"] = os.fsdecode(raw[:-1] if raw.endswith(b"\n") else raw)
+    return out
+
+
+def devices_backed_by(backing: dict[str, str], image: str, real: str) -> list[str]:
+    """The devices whose backing file is the image (by the path given or its resolved form), in order (pure)."""
+    found = [dev for dev, path in backing.items() if path in (image, real) and is_loop(dev)]
+    return sorted(found, key=lambda dev: int(dev.removeprefix("/dev/loop")))
+
+
 def loops_backed_by(image: Path) -> list[str]:
-    out = run(["losetup", "-j", str(image)], package="util-linux").text
-    return [line.split(":", 1)[0] for line in out.splitlines() if line.strip()]
+    return devices_backed_by(loop_backing_files(), str(image), os.path.realpath(image))
 
 
 def detach_loop(device: str) -> None:
+    if not is_loop(device):
+        raise ConfigUnavailable(f"{device!r} is not a loop device", "pickfs detaches only /dev/loopN devices")
     run(["losetup", "-d", device], package="util-linux")
 
 

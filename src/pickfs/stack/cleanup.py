@@ -1,4 +1,10 @@
-"""Undo ledger entries: idempotent, so teardown and `pickfs cleanup` share one path."""
+"""Undo ledger entries: idempotent, so teardown and `pickfs cleanup` share one path.
+
+pickfs undoes only what it can prove it made (`refusal`): paths inside its work directory (or a
+directory target's `pickfs-*` data directory), loop devices backed by its own images, processes
+that are still the very ones it started, schedulers of real block devices. Anything else is left
+alone and reported, with its ledger entry kept for the user to check.
+"""
 
 from __future__ import annotations
 
@@ -8,15 +14,22 @@ import signal
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pickfs.errors import PickfsError
+from pickfs.errors import NotUndone, PickfsError
 from pickfs.proc import run
 from pickfs.stack import blockdev
-from pickfs.stack.ledger import Entry, Ledger
+from pickfs.stack.ledger import Entry, Ledger, start_ticks
 from pickfs.stack.mountinfo import find_mount, parse_mountinfo
 from pickfs.stack.signals import shielded
+from pickfs.stack.workdir import inside
+
+# I/O schedulers a scheduler entry may restore (blk-mq, and the legacy single-queue ones).
+KNOWN_SCHEDULERS = frozenset({"none", "mq-deadline", "kyber", "bfq", "noop", "deadline", "cfq"})
+# A process started after its ledger entry was written; boot time is known to the second.
+CLOCK_SLACK_S = 2.0
 
 
 def is_mounted(mountpoint: str) -> bool:
@@ -70,10 +83,13 @@ def _pid_of(e: Entry) -> int:
     """The process an entry names: a pid, or the first line of a pid file (a server's own)."""
     if e.get("pidfile"):
         try:
-            return int(Path(e.get("pidfile")).read_text().split()[0])
+            fd = os.open(e.get("pidfile"), os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+            with os.fdopen(fd) as fh:
+                return int(fh.read(64).split()[0])
         except (OSError, ValueError, IndexError):
             return 0
-    return int(e.get("child_pid", 0) or 0)
+    pid = e.get("child_pid", 0)
+    return pid if isinstance(pid, int) else 0
 
 
 def _gone(pid: int) -> bool:
@@ -91,16 +107,34 @@ def _gone(pid: int) -> bool:
     return False
 
 
+def _boot_time() -> float:
+    for line in Path("/proc/stat").read_text().splitlines():
+        if line.startswith("btime "):
+            return float(line.split()[1])
+    return 0.0
+
+
+def same_process(e: Entry, pid: int) -> bool:
+    """`pid` is still the process the entry recorded: same start time, or started after the entry was written."""
+    ticks = start_ticks(pid)
+    if ticks is None:
+        return False
+    if e.get("start_pid") == pid and isinstance(e.get("start_ticks"), int):
+        return ticks == e.get("start_ticks")
+    started = _boot_time() + ticks / os.sysconf("SC_CLK_TCK")
+    return started >= e.created - CLOCK_SLACK_S
+
+
 def _undo_process(e: Entry) -> None:
     pid = _pid_of(e)
-    if pid <= 0:
+    if pid <= 1 or pid == os.getpid():
         return
     try:
         cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
     except OSError:
         return
-    if e.get("match", "") not in cmdline:
-        return  # the pid was reused by something else
+    if e.get("match") not in cmdline or not same_process(e, pid):
+        return  # the pid was reused by something else: pickfs's process is gone
     os.kill(pid, getattr(signal, e.get("stop_signal", "SIGTERM")))
     for _ in range(600):
         if _gone(pid):
@@ -111,6 +145,60 @@ def _undo_process(e: Entry) -> None:
         if _gone(pid):
             return
         time.sleep(0.1)
+
+
+def _path_refusal(path: Any, workdir: Path, datadir_ok: bool = False) -> str | None:
+    """Why a path is not pickfs's: not inside its work directory (nor, if allowed, a `pickfs-*` data directory)."""
+    if not isinstance(path, str) or not os.path.isabs(path):
+        return f"{path!r} is not an absolute path"
+    if inside(path, workdir):
+        return None
+    if datadir_ok and is_pickfs_datadir(path):
+        return None
+    return f"{path} is outside pickfs's work directory {workdir}"
+
+
+def is_pickfs_datadir(path: str) -> bool:
+    """A directory target's data directory: its last component starts with pickfs- and is no symbolic link."""
+    return (Path(path).name.startswith("pickfs-") and not os.path.islink(path)
+            and Path(os.path.realpath(path)).name == Path(path).name)
+
+
+def _scheduler_refusal(e: Entry) -> str | None:
+    device, original = e.get("device"), e.get("original")
+    if not isinstance(device, str) or not device.startswith("/dev/"):
+        return f"device {device!r} is not under /dev"
+    if not Path(f"/sys/block/{blockdev.disk_name(device)}").is_dir():
+        return f"device {device} is no block device under /sys/block"
+    if original is not None and original not in KNOWN_SCHEDULERS:
+        return f"scheduler {original!r} is not one of {', '.join(sorted(KNOWN_SCHEDULERS))}"
+    return None
+
+
+def _process_refusal(e: Entry) -> str | None:
+    match = e.get("match")
+    if not isinstance(match, str) or not match.strip():
+        return "names no command to match, so the process cannot be told from another"
+    if not e.get("pidfile") and not isinstance(e.get("child_pid", 0), int):
+        return "names no pid"
+    return None
+
+
+def refusal(e: Entry, workdir: Path) -> str | None:
+    """Why pickfs cannot prove it made what the entry names; None when it may undo it."""
+    if e.kind == "mount":
+        return _path_refusal(e.get("mountpoint"), workdir)
+    if e.kind == "image":
+        return _path_refusal(e.get("path"), workdir)
+    if e.kind == "loop":
+        return _path_refusal(e.get("image"), workdir)
+    if e.kind == "dir":
+        return _path_refusal(e.get("path"), workdir, datadir_ok=True)
+    if e.kind == "scheduler":
+        return _scheduler_refusal(e)
+    if e.kind == "process":
+        return _process_refusal(e)
+    return f"kind {e.kind!r} is unknown (known: {', '.join(sorted(UNDO))})"
 
 
 UNDO: dict[str, Callable[[Entry], None]] = {
@@ -124,20 +212,40 @@ UNDO: dict[str, Callable[[Entry], None]] = {
 
 
 def undo(ledger: Ledger, entry: Entry) -> None:
+    """Undo one entry and release it; NotUndone (entry kept) when pickfs cannot prove it made the resource."""
+    reason = refusal(entry, ledger.workdir)
+    if reason:
+        raise NotUndone(f"{entry.kind} left alone: {reason}",
+                        f"check it, then delete {ledger.directory / (entry.id + '.json')}")
     UNDO[entry.kind](entry)
     ledger.release(entry)
 
 
-def undo_all(ledger: Ledger, entries: list[Entry]) -> list[str]:
-    """Undo entries newest first; return one line per entry that could not be undone."""
-    problems = []
+@dataclass(frozen=True)
+class UndoReport:
+    undone: int
+    refused: tuple[str, ...]  # entries naming what pickfs cannot prove it made: left alone, kept
+    failed: tuple[str, ...]  # entries whose undo went wrong
+
+
+def undo_entries(ledger: Ledger, entries: list[Entry]) -> UndoReport:
+    """Undo entries newest first; one line per entry refused or failed."""
+    refused, failed = [], []
     for entry in reversed(entries):
         try:
             undo(ledger, entry)
+        except NotUndone as exc:
+            refused.append(exc.one_line())
         except (PickfsError, OSError) as exc:
             msg = exc.one_line() if isinstance(exc, PickfsError) else str(exc)
-            problems.append(f"{entry.kind} {entry.fields}: {msg}")
-    return problems
+            failed.append(f"{entry.kind} {entry.fields}: {msg}")
+    return UndoReport(len(entries) - len(refused) - len(failed), tuple(refused), tuple(failed))
+
+
+def undo_all(ledger: Ledger, entries: list[Entry]) -> list[str]:
+    """Undo entries newest first; return one line per entry that was left alone or could not be undone."""
+    report = undo_entries(ledger, entries)
+    return [*report.refused, *report.failed]
 
 
 @contextmanager

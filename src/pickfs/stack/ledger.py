@@ -2,6 +2,9 @@
 
 One JSON file per resource in <workdir>/ledger/, written atomically, removed once the resource
 is gone. After a crash or kill -9, `pickfs cleanup` undoes what is left, newest first.
+
+The ledger is trusted only in a directory that is pickfs's own (stack/workdir.py): entries are
+neither written to nor read from a ledger or work directory another user could have planted.
 """
 
 from __future__ import annotations
@@ -13,6 +16,8 @@ import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
+
+from pickfs.stack.workdir import PRIVATE_MODE, private_dir, verify_private
 
 _counter = itertools.count()
 
@@ -32,16 +37,31 @@ class Entry:
 class Ledger:
     def __init__(self, directory: Path) -> None:
         self.directory = Path(directory)
+        self._ready = False
+
+    @property
+    def workdir(self) -> Path:
+        """The work directory this ledger belongs to: what it names must lie inside it."""
+        return self.directory.parent
 
     def _path(self, entry_id: str) -> Path:
         return self.directory / f"{entry_id}.json"
 
+    def _ensure(self) -> None:
+        """Create the ledger directory (0700), or prove it and the work directory are pickfs's own."""
+        if not self._ready:
+            self.workdir.mkdir(parents=True, exist_ok=True)
+            verify_private(self.workdir)
+            private_dir(self.directory, PRIVATE_MODE)
+            self._ready = True
+
     def _write(self, entry: Entry) -> None:
-        self.directory.mkdir(parents=True, exist_ok=True)
+        self._ensure()
         tmp = self.directory / f".{entry.id}.tmp"
         data = {"id": entry.id, "kind": entry.kind, "pid": entry.pid, "created": entry.created,
                 "fields": entry.fields}
-        with open(tmp, "w") as fh:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        with os.fdopen(fd, "w") as fh:
             json.dump(data, fh)
             fh.flush()
             os.fsync(fh.fileno())
@@ -49,12 +69,12 @@ class Ledger:
 
     def record(self, kind: str, **fields: Any) -> Entry:
         entry_id = f"{time.time_ns():020d}-{os.getpid()}-{next(_counter):06d}"
-        entry = Entry(entry_id, kind, os.getpid(), time.time(), dict(fields))
+        entry = Entry(entry_id, kind, os.getpid(), time.time(), with_identity(kind, dict(fields)))
         self._write(entry)
         return entry
 
     def update(self, entry: Entry, **fields: Any) -> Entry:
-        new = replace(entry, fields={**entry.fields, **fields})
+        new = replace(entry, fields=with_identity(entry.kind, {**entry.fields, **fields}))
         self._write(new)
         return new
 
@@ -65,21 +85,54 @@ class Ledger:
             pass
 
     def entries(self) -> list[Entry]:
-        """All entries, oldest first."""
-        if not self.directory.is_dir():
+        """All entries, oldest first; UntrustedWorkdir when the ledger is not pickfs's own."""
+        if not os.path.lexists(self.directory):
             return []
+        verify_private(self.workdir)
+        verify_private(self.directory)
         out = []
         for path in sorted(self.directory.glob("*.json")):
-            try:
-                data = json.loads(path.read_text())
-            except (OSError, json.JSONDecodeError):
-                continue
-            out.append(Entry(data["id"], data["kind"], data["pid"], data["created"], data.get("fields", {})))
+            entry = _read_entry(path)
+            if entry is not None:
+                out.append(entry)
         return out
 
     def orphans(self) -> list[Entry]:
         """Entries whose pickfs process is gone."""
         return [e for e in self.entries() if not pid_alive(e.pid)]
+
+
+def _read_entry(path: Path) -> Entry | None:
+    """One entry file, never read through a symbolic link; None when unreadable or malformed."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        with os.fdopen(fd) as fh:
+            data = json.load(fh)
+        fields = data.get("fields", {})
+        if not isinstance(fields, dict):
+            return None
+        # The id is the file's own name: release() must never unlink anything but this file.
+        return Entry(path.name.removesuffix(".json"), str(data["kind"]), int(data["pid"]), float(data["created"]),
+                     fields)
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+
+
+def start_ticks(pid: int) -> int | None:
+    """When a process started, in clock ticks after boot (/proc/<pid>/stat field 22); None if gone."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+        return int(text.rsplit(")", 1)[1].split()[19])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def with_identity(kind: str, fields: dict[str, Any]) -> dict[str, Any]:
+    """A process entry naming a pid also records that process's start time, so a reused pid is not taken for it."""
+    pid = fields.get("child_pid")
+    if kind != "process" or not isinstance(pid, int) or pid <= 0 or fields.get("start_pid") == pid:
+        return fields
+    return {**fields, "start_pid": pid, "start_ticks": start_ticks(pid)}
 
 
 def pid_alive(pid: int) -> bool:

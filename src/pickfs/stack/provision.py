@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import os
+import stat
 import uuid
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from pickfs.errors import CommandFailed, ConfigUnavailable
+from pickfs.errors import CommandFailed, ConfigUnavailable, NoRoom
 from pickfs.model import FsConfig, MountInfo, Target
 from pickfs.proc import run
 from pickfs.stack import blockdev
@@ -19,6 +20,10 @@ from pickfs.stack.ledger import Ledger
 from pickfs.stack.mountinfo import compare_options, find_mount, mount_containing, parse_mountinfo
 from pickfs.stack.quiesce import wait_idle
 from pickfs.stack.safety import check_device
+from pickfs.stack.workdir import PRIVATE_MODE, WORKDIR_MODE, private_dir
+
+# Room the host filesystem keeps beyond the images, for results, logs and the workloads' caches.
+HOST_RESERVE_BYTES = 256 * 1024**2
 
 
 @dataclass(frozen=True)
@@ -31,6 +36,60 @@ class Provisioned:
 def space_used(path: str) -> int:
     st = os.statvfs(path)
     return (st.f_blocks - st.f_bfree) * st.f_frsize
+
+
+def room_problem(avail_bytes: int, image_bytes: int, growing_bytes: int) -> str | None:
+    """Why the host filesystem cannot take a new image (pure); None when it can.
+
+    The rule: a workload may fill the filesystem under test, so a sparse image may grow to its
+    whole size (a share of 1.0, not an estimate of the workload). The host must have free, as
+    statvfs counts it for users (f_bavail), the new image's size, plus what the images already
+    in the work directory may still grow (their size less what is already written), plus
+    HOST_RESERVE_BYTES. Otherwise the host fills up mid-run and the filesystem under test sees
+    write errors (ext4 aborts its journal) instead of this one clear refusal before mkfs.
+    """
+    needed = image_bytes + growing_bytes + HOST_RESERVE_BYTES
+    if avail_bytes >= needed:
+        return None
+    mib = 1024**2
+    others = f" + {growing_bytes // mib} MiB the other images may still grow" if growing_bytes else ""
+    return (f"the host filesystem has {avail_bytes // mib} MiB free but an image of {image_bytes // mib} MiB"
+            f"{others} + {HOST_RESERVE_BYTES // mib} MiB reserve needs {needed // mib} MiB")
+
+
+def growing_bytes(images: Path) -> int:
+    """What the sparse images in `images` may still grow by: size less the blocks already allocated."""
+    total = 0
+    for path in images.glob("*.img"):
+        try:
+            st = os.lstat(path)
+        except OSError:
+            continue
+        if stat.S_ISREG(st.st_mode):
+            total += max(0, st.st_size - st.st_blocks * 512)
+    return total
+
+
+def check_room(images: Path, image_bytes: int) -> None:
+    """NoRoom, naming the fix, when the host filesystem under `images` cannot hold one more image."""
+    st = os.statvfs(images)
+    problem = room_problem(st.f_bavail * st.f_frsize, image_bytes, growing_bytes(images))
+    if problem:
+        raise NoRoom(problem, "pass a smaller --size, free space on the host, or choose a --workdir elsewhere")
+
+
+def new_image(ledger: Ledger, stack: ExitStack, workdir: Path, size: int) -> Path:
+    """A sparse image file of `size` bytes (0600, ledger-tracked), after checking the host has room."""
+    images = private_dir(workdir / "images", PRIVATE_MODE)
+    check_room(images, size)
+    image = images / f"{uuid.uuid4().hex[:12]}.img"
+    stack.enter_context(holding(ledger, "image", path=str(image)))
+    fd = os.open(image, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    try:
+        os.ftruncate(fd, size)
+    finally:
+        os.close(fd)
+    return image
 
 
 def _kernel_log_tail(lines: int = 3) -> str:
@@ -66,9 +125,11 @@ def attached(image: Path, ledger: Ledger) -> Iterator[str]:
 
 
 def _mountdir(ledger: Ledger, stack: ExitStack, workdir: Path) -> Path:
-    mountpoint = workdir / "mnt" / uuid.uuid4().hex[:12]
+    """A fresh 0700 mount point; its parent lets database servers' users pass through (0711)."""
+    parent = private_dir(workdir / "mnt", WORKDIR_MODE)
+    mountpoint = parent / uuid.uuid4().hex[:12]
     stack.enter_context(holding(ledger, "dir", path=str(mountpoint)))
-    mountpoint.mkdir(parents=True)
+    mountpoint.mkdir(mode=PRIVATE_MODE)
     return mountpoint
 
 
@@ -109,7 +170,7 @@ def provision(config: FsConfig, target: Target, ledger: Ledger, quiet_s: float =
             base = Path(config.path or "")
             datadir = base / f"pickfs-{uuid.uuid4().hex[:12]}"
             stack.enter_context(holding(ledger, "dir", path=str(datadir), recursive=True))
-            datadir.mkdir()
+            datadir.mkdir(mode=PRIVATE_MODE)
             entry = mount_containing(parse_mountinfo(Path("/proc/self/mountinfo").read_text()), str(base))
             info = MountInfo(None, entry.mountpoint if entry else str(base), entry.fstype if entry else "unknown",
                              (), entry.options if entry else (), None, None, space_used(str(base)))
@@ -130,11 +191,7 @@ def provision(config: FsConfig, target: Target, ledger: Ledger, quiet_s: float =
 
         if target.kind == "image":
             if image is None:
-                image = workdir / "images" / f"{uuid.uuid4().hex[:12]}.img"
-                image.parent.mkdir(parents=True, exist_ok=True)
-                stack.enter_context(holding(ledger, "image", path=str(image)))
-                with open(image, "wb") as fh:
-                    fh.truncate(target.size_bytes)
+                image = new_image(ledger, stack, workdir, target.size_bytes)
             device = stack.enter_context(attached(image, ledger))
         else:
             device = target.device or ""
@@ -167,7 +224,7 @@ def provision(config: FsConfig, target: Target, ledger: Ledger, quiet_s: float =
 
 def _datadir(mountpoint: Path) -> Path:
     d = mountpoint / "pickfs-data"
-    d.mkdir()
+    d.mkdir(mode=PRIVATE_MODE)
     return d
 
 
