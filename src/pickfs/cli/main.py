@@ -48,6 +48,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "cleanup": ("pickfs.cli.cleanup", "Unmount, detach and remove every resource left in the ledger by a pickfs "
                                       "that is gone."),
     "presets": ("pickfs.cli.presets", "List filesystem presets, their options, and what this machine lacks."),
+    "plan": ("pickfs.cli.plan_check", "Check a plan file without running it: the matrix, what this machine lacks, "
+                                      "and the time."),
 }
 
 

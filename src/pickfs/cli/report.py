@@ -31,6 +31,37 @@ def html(record: RunRecord) -> str:
 FORMATS["html"] = html
 
 
+def check_export_targets(targets: dict[str, Path | None]) -> None:
+    """Before anything runs: every export path can be written (its directory exists and is writable,
+    the path itself is not a directory), so a long run never ends on a path that cannot take its report."""
+    import os
+
+    from pickfs.errors import PlanError
+
+    seen: dict[str, str] = {}
+    for fmt, path in targets.items():
+        if path is None or str(path) == "-":
+            continue
+        text = str(path)
+        flag = f"--{fmt}"
+        if not text or any(ord(c) < 32 or ord(c) == 127 for c in text):
+            raise PlanError(f"{flag} {text!r} is not a file name", f"e.g. {flag} report.{fmt[:4]} ('-' for stdout)")
+        p = Path(path)
+        if p.is_dir():
+            raise PlanError(f"{flag} {path} is a directory", f"name a file in it, e.g. {flag} {p / ('report.' + fmt[:4])}")
+        parent = p.parent
+        if not parent.is_dir():
+            raise PlanError(f"{flag} {path}: the directory {parent} does not exist",
+                            f"create it first (mkdir -p {parent}), or name a file in an existing directory")
+        if not os.access(parent, os.W_OK | os.X_OK) or (p.exists() and not os.access(p, os.W_OK)):
+            raise PlanError(f"{flag} {path} cannot be written (permission denied)",
+                            "name a file in a directory you can write to")
+        key = os.path.realpath(p)
+        if key in seen:
+            raise PlanError(f"--{seen[key]} and {flag} name the same file {path}", "give each format its own file")
+        seen[key] = fmt
+
+
 def write_exports(record: RunRecord, targets: dict[str, Path | None]) -> None:
     """Write each requested format to its path ('-' for standard output)."""
     for fmt, path in targets.items():
@@ -69,8 +100,9 @@ def export_targets(o: dict) -> dict[str, Path | None]:
 @results_option
 def command(run: str, workdir: str, results_path, **o) -> None:
     """Show a saved run (an id, a unique prefix, or 'latest')."""
-    record = open_store(workdir, results_path).load(run)
     targets = export_targets(o)
+    check_export_targets(targets)
+    record = open_store(workdir, results_path).load(run)
     if not any(str(p) == "-" for p in targets.values() if p):
         console.show(render_run(record))
     write_exports(record, targets)

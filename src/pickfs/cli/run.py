@@ -18,8 +18,8 @@ from pickfs.engine.executor import Executor
 from pickfs.engine.schedule import Slot
 from pickfs.errors import EXIT_INTERRUPTED, PickfsError, PlanError
 from pickfs.model import Method, Plan, Target, Trial, WorkloadSpec, plan_from_dict, plan_to_dict
-from pickfs.plan import build_plan, directory_config, load_plan_file, resolve_fs_name
-from pickfs.cli.report import export_targets, with_exports, write_exports
+from pickfs.plan import build_plan, check_setting_types, directory_config, load_plan_file, resolve_fs_name
+from pickfs.cli.report import check_export_targets, export_targets, with_exports, write_exports
 from pickfs.report.terminal import render_run
 from pickfs.report.text import fmt_with_unit
 from pickfs.stack.presets import PRESETS
@@ -54,15 +54,37 @@ def workload_specs(names: tuple[str, ...], sets: tuple[str, ...], duration: str 
     specs = []
     for cls in classes:
         own = {k: v for k, v in settings.items() if k in cls.setting_names()}
+        check_setting_types(cls, own, f"--set for {cls.name}:")
         if duration is not None and "duration" in cls.defaults:
             own["duration"] = parse_duration(duration)
         specs.append(WorkloadSpec(cls.name, cls.name, tuple(sorted(cls.normalize(own).items()))))
     return specs
 
 
+# Flags whose value cannot be empty: an empty value is a mistake (a shell variable that was not set), not a default.
+NOT_EMPTY = ("fs", "size", "device", "confirm_device", "baseline", "duration", "slice", "max_time", "target_ci",
+             "workdir", "resume")
+
+
+def check_flags(o: dict[str, Any]) -> None:
+    """Flag values no click type checks: none empty, every --dir and --workload named."""
+    for key in NOT_EMPTY:
+        if o.get(key) is not None and not str(o[key]).strip():
+            flag = {"confirm_device": "confirm-device", "max_time": "max-time", "target_ci": "target-ci"}.get(key, key)
+            raise PlanError(f"--{flag} is empty", f"give it a value, or leave --{flag} out for its default")
+    for key, flag in (("dirs", "dir"), ("workloads", "workload"), ("sets", "set")):
+        if any(not str(v).strip() for v in o.get(key) or ()):
+            raise PlanError(f"--{flag} is empty", f"give it a value, or leave --{flag} out")
+    results = o.get("results_path")
+    if results is not None and (not str(results).strip() or Path(results).is_dir()):
+        raise PlanError(f"--results {str(results)!r} is not a file", "name the results database, e.g. --results runs.db")
+
+
 def plan_from_flags(o: dict[str, Any]) -> Plan:
+    check_flags(o)
     kind = o["target"] or ("directory" if o["dirs"] else "device" if o["device"] else "image")
-    target = Target(kind=kind, workdir=o["workdir"], size_bytes=parse_size(o["size"] or Target().size_bytes),
+    size = Target().size_bytes if o["size"] is None else parse_size(o["size"])
+    target = Target(kind=kind, workdir=o["workdir"], size_bytes=size,
                     device=o["device"], confirm=o["confirm_device"])
     if kind == "directory":
         configs = [directory_config(d) for d in o["dirs"]]
@@ -214,6 +236,9 @@ class CliObserver:
 @click.option("--seed", type=int, help="seed of the rounds' random order [from the run id]")
 @click.option("--crash-states", type=int, help="also crash-test each cell over this many power-cut states")
 @click.option("--resume", help="continue an interrupted run (its id), keeping every finished trial")
+@click.option("--dry-run", is_flag=True,
+              help="validate the plan and show the matrix, what this machine lacks and the time it would take; "
+                   "create nothing")
 @with_exports
 @workdir_option
 @results_option
@@ -226,6 +251,11 @@ def command(**o: Any) -> None:
     previous: tuple[Trial, ...] = ()
     store: ResultStore | None = None
     run_id: str | None = None
+    check_flags(o)
+    check_export_targets(export_targets(o))  # before anything is built: never a finished run with nowhere to go
+    if o["dry_run"] and o["resume"]:
+        raise PlanError("--dry-run checks a new plan; a resumed run's plan was checked when it started",
+                        "drop --dry-run, or look at the saved run with: pickfs report RUN")
     if o["resume"]:
         store = open_store(o["workdir"], o["results_path"])
         record = store.load(o["resume"])
@@ -241,12 +271,18 @@ def command(**o: Any) -> None:
         plan = load_plan_file(o["plan_file"], method_overrides(o), o["workdir"], workdir_given=given)
     else:
         plan = plan_from_flags(o)
+    if o["dry_run"]:
+        from pickfs.cli.plan_check import show_plan
+
+        show_plan(plan)
+        return
     execute_plan(plan, o, store, run_id, previous)
 
 
 def execute_plan(plan: Plan, o: dict[str, Any], store: ResultStore | None = None, run_id: str | None = None,
                  previous: tuple[Trial, ...] = ()) -> None:
     """Run a plan (or the rest of a resumed one), then show and export the result."""
+    check_export_targets(export_targets(o))
     if plan.target.kind != "directory":
         require_root(f"building filesystems on {plan.target.kind} targets (losetup, mkfs, mount)",
                      "run as root (sudo), or compare existing directories with --dir PATH")

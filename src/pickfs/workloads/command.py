@@ -168,7 +168,8 @@ class Command(Workload):
     def check(cls, settings: dict[str, Any]) -> dict[str, Any]:
         out = dict(settings)
         cmd = out["command"]
-        if not cmd or (isinstance(cmd, list) and not all(isinstance(a, str) for a in cmd)):
+        if not cmd or not isinstance(cmd, (str, list)) or \
+                (isinstance(cmd, list) and not all(isinstance(a, str) for a in cmd)):
             raise PlanError("the command workload needs the command to run",
                             "e.g. --set command='\"pytest -x tests\"' or command = \"make test\" in the plan")
         if out["server"] and out["server"] not in SERVICES:
@@ -178,6 +179,8 @@ class Command(Workload):
         out["env"] = {str(k): str(v) for k, v in out["env"].items()}
         out["timeout"] = parse_duration(out["timeout"])
         out["run_as"] = str(out["run_as"] or "")
+        if any(ord(c) < 32 or ord(c) == 127 for c in out["run_as"]):
+            raise PlanError("command run_as holds a control character", 'name a user, e.g. run_as = "nobody"')
         if out["run_as"]:
             run_as_user(out["run_as"])
             if out["server"]:

@@ -99,7 +99,10 @@ class Tree(FileTreeWorkload):
         out = dict(settings)
         cls.check_counts(out, "files")
         cls.check_reflink(out)
-        out["seed"] = int(out["seed"])
+        try:
+            out["seed"] = int(out["seed"])
+        except (TypeError, ValueError, OverflowError):
+            raise PlanError(f"{cls.name} seed must be a whole number", "e.g. seed = 1") from None
         src = str(out["source"])
         if src not in ("auto", "generated") and not Path(src).is_file():
             raise PlanError(f"tree source {src!r} is not a file", 'use "auto", "generated" or a tarball\'s path')
@@ -157,7 +160,10 @@ class SmallFiles(FileTreeWorkload):
     def check(cls, settings: dict[str, Any]) -> dict[str, Any]:
         out = dict(settings)
         cls.check_counts(out, "packages", "queries")
-        out["seed"] = int(out["seed"])
+        try:
+            out["seed"] = int(out["seed"])
+        except (TypeError, ValueError, OverflowError):
+            raise PlanError(f"{cls.name} seed must be a whole number", "e.g. seed = 1") from None
         return out
 
     def prepare(self, spec: WorkloadSpec, datadir: Path, endpoint: Endpoint | None = None) -> RawOutput:
@@ -200,7 +206,10 @@ class MediumFiles(_CopyFiles):
     def check(cls, settings: dict[str, Any]) -> dict[str, Any]:
         out = dict(settings)
         out["total"] = parse_size(out["total"])
-        out["seed"] = int(out["seed"])
+        try:
+            out["seed"] = int(out["seed"])
+        except (TypeError, ValueError, OverflowError):
+            raise PlanError(f"{cls.name} seed must be a whole number", "e.g. seed = 1") from None
         if out["total"] < cls.FILE_HIGH:
             raise PlanError("mediumfiles total is below one file (~4 MB)", 'e.g. total = "2G"')
         return out
@@ -238,7 +247,10 @@ class BigFiles(_CopyFiles):
         cls.check_counts(out, "files")
         cls.check_reflink(out)
         out["file_size"] = parse_size(out["file_size"])
-        out["seed"] = int(out["seed"])
+        try:
+            out["seed"] = int(out["seed"])
+        except (TypeError, ValueError, OverflowError):
+            raise PlanError(f"{cls.name} seed must be a whole number", "e.g. seed = 1") from None
         if out["file_size"] < 1024**2:
             raise PlanError("bigfiles file_size must be at least 1M", 'e.g. file_size = "2.2G"')
         return out

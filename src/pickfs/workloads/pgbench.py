@@ -112,7 +112,10 @@ class Pgbench(Workload):
         if out["threads"] > out["clients"]:
             raise PlanError("pgbench threads cannot exceed clients", "e.g. clients = 4, threads = 2")
         out["duration"] = parse_duration(out["duration"])
-        out["log_sampling"] = float(out["log_sampling"])
+        try:
+            out["log_sampling"] = float(out["log_sampling"])
+        except (TypeError, ValueError):
+            raise PlanError("pgbench log_sampling must be a number within (0, 1]", "e.g. log_sampling = 0.1") from None
         if not 0 < out["log_sampling"] <= 1:
             raise PlanError("pgbench log_sampling must be within (0, 1]", "e.g. log_sampling = 0.1")
         for key in SETTINGS:
