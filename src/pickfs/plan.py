@@ -288,7 +288,7 @@ def build_plan(target: Target, configs: list[FsConfig], workloads: list[Workload
                         "use an image target (the default) for crash tests")
     if method.warmup < 0:
         raise PlanError("warmup cannot be negative", "e.g. --warmup 1")
-    if method.blocks < 1:
+    if method.blocks is not None and method.blocks < 1:
         raise PlanError("blocks must be at least 1", "e.g. --blocks 3")
     if method.rounds is not None and method.rounds < 1:
         raise PlanError("rounds must be at least 1", "e.g. --rounds 5")
@@ -326,10 +326,13 @@ def _method_from_table(t: dict[str, Any]) -> Method:
         raise PlanError(f"[method] has unknown key(s) {', '.join(unknown)}", f"valid keys: {', '.join(sorted(allowed))}")
     for key, value in t.items():
         check_method_value(key, value)
+    if "runs" in t and "rounds" not in t:  # side by side, a plan's "3 runs" is 3 rounds (as --runs)
+        t = {**t, "rounds": t["runs"]}
     return Method(**t)
 
 
-_METHOD_OPTIONAL = {"target_ci": float, "max_seconds": float, "slice_seconds": float, "seed": int, "rounds": int}
+_METHOD_OPTIONAL = {"target_ci": float, "max_seconds": float, "slice_seconds": float, "seed": int, "rounds": int,
+                    "blocks": int}
 
 # The range of every number in [method] (both ends included; None: no bound), and how to fix it.
 METHOD_RANGES: dict[str, tuple[float | None, float | None, str]] = {
@@ -340,7 +343,7 @@ METHOD_RANGES: dict[str, tuple[float | None, float | None, str]] = {
     "monitor_interval": (0.05, 3600, "monitor_interval = 1.0"),
     "target_ci": (None, None, "target_ci = 0.05"),  # (0, 1): checked in build_plan, with its own hint
     "max_runs": (1, 1000, "max_runs = 20"),
-    "max_seconds": (None, 30 * 24 * 3600, "max_seconds = 480"),
+    "max_seconds": (None, 30 * 24 * 3600, "max_seconds = 540"),
     "crash_states": (0, 10000, "crash_states = 12"),
     "crash_duration": (None, 3600, "crash_duration = 3.0"),
     "crash_size": (64 * 1024**2, 1024**5, "crash_size = 536870912 (512 MiB)"),

@@ -96,14 +96,15 @@ def test_one_at_a_time_is_still_there(workdir):
 @pytest.mark.skipif(PostgreSQL.unavailable_reason() is not None and not os.environ.get("CI"),
                     reason=str(PostgreSQL.unavailable_reason()))
 def test_a_server_is_held_still_outside_its_slices(tmp_path):
-    from pickfs.services.freeze import Freezer, descendants, main_pid, _ppids
+    from pickfs.services.freeze import Freezer, main_pid
+    from pickfs.stack.processes import descendants, parent_pids
 
     datadir = tmp_path / "data"
     datadir.mkdir()
     os.chmod(tmp_path, 0o755)
     with PostgreSQL.start(datadir, {}, Ledger(tmp_path / "ledger"), tmp_path / "run") as endpoint:
         freezer = Freezer(endpoint.pidfile)
-        tree = descendants(main_pid(endpoint.pidfile), _ppids())
+        tree = descendants(main_pid(endpoint.pidfile), parent_pids())
         assert len(tree) >= 4  # postmaster, checkpointer, background writer, walwriter, ...
 
         def states() -> set[str]:
@@ -149,3 +150,28 @@ def test_ctrl_c_in_the_middle_of_a_round_leaves_nothing(workdir, workload):
         conn.close()
     assert status == "interrupted"
     assert len([t for t in trials(workdir) if t[1] == "measured"]) >= 4
+
+
+def test_kill_9_with_servers_held_still_then_cleanup_leaves_nothing(workdir):
+    proc = start_pickfs(workdir, "run", "--fs", "ext4,xfs", "--workload", "pgbench", *SLICED["pgbench"],
+                        "--blocks", "1", "--rounds", "50", "--warmup", "0", "--size", "1G")
+    try:
+        t0 = time.monotonic()
+        while time.monotonic() - t0 < 240:
+            if (workdir / "results.db").exists() and \
+                    len([t for t in trials(workdir) if t[1] == "measured" and t[3] is not None]) >= 3:
+                break
+            time.sleep(0.2)
+        else:
+            pytest.fail("no slices measured in 4 minutes")
+        # at least one server is held still right now (the other one, or both between slices)
+        assert any(line.split(None, 2)[1].startswith("T") for line in processes_under(workdir) if "postgres" in line)
+        proc.kill()
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    r = pickfs(workdir, "cleanup")
+    assert r.returncode == 0, r.stderr
+    assert processes_under(workdir) == []
+    assert mounts_under(workdir) == [] and loops_under(workdir) == [] and ledger_entries(workdir) == []

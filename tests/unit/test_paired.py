@@ -5,7 +5,7 @@ import random
 
 import pytest
 
-from pickfs.engine.schedule import RoundBudget, round_budget, round_order, run_seed
+from pickfs.engine.schedule import RoundBudget, auto_blocks, round_budget, round_order, run_seed
 from pickfs.model import Method
 from pickfs.stats.compare import compare
 from pickfs.stats.paired import (Obs, paired_compare, paired_compare_all, paired_diffs, primary_value, resolution,
@@ -110,8 +110,7 @@ def test_round_order_is_a_fresh_permutation_each_round_and_reproducible():
 
 
 def test_round_budget():
-    b = RoundBudget(blocks=3, min_rounds=5, budget_s=300, target=0.05)
-    assert b.deadline(1000, 0) == 1100 and b.deadline(1000, 2) == 1300
+    b = RoundBudget(min_rounds=5, budget_s=300, target=0.05)
     # never fewer than the minimum, even past the deadline
     assert b.another_round(4, settled=True, now=2000, deadline=1100, round_s=15, max_rounds=100)
     assert not b.another_round(5, settled=True, now=1000, deadline=1100, round_s=15, max_rounds=100)
@@ -121,11 +120,18 @@ def test_round_budget():
 
 
 def test_round_budget_from_the_method():
-    default = round_budget(Method(), 3)
-    assert (default.min_rounds, default.budget_s, default.target, default.fixed) == (5, 480.0, 0.05, False)
-    fixed = round_budget(Method(rounds=2, blocks=2), 2)
+    default = round_budget(Method())
+    assert (default.min_rounds, default.budget_s, default.target, default.fixed) == (3, 540.0, 0.05, False)
+    fixed = round_budget(Method(rounds=2, blocks=2))
     assert fixed.fixed and fixed.min_rounds == 2
     assert not fixed.another_round(2, settled=False, now=0, deadline=1e9, round_s=1, max_rounds=100)
     # a resumed run with one block of three left gets a third of the budget
-    assert round_budget(Method(max_seconds=300.0, rounds=4), 1).budget_s == 100.0
-    assert not round_budget(Method(rounds=4, target_ci=0.02), 3).fixed
+    assert round_budget(Method(max_seconds=300.0, rounds=4), 1 / 3).budget_s == pytest.approx(100.0)
+    assert not round_budget(Method(rounds=4, target_ci=0.02)).fixed
+
+
+def test_automatic_blocks_fit_a_third_of_the_budget():
+    assert auto_blocks(setup_s=28, budget_s=540) == 6  # the default job: 12 SQLite configurations
+    assert auto_blocks(setup_s=60, budget_s=540) == 3  # four PostgreSQL servers with data to load
+    assert auto_blocks(setup_s=400, budget_s=540) == 2  # never fewer than two: mkfs-to-mkfs spread needs two
+    assert auto_blocks(setup_s=0.0, budget_s=540) == 6

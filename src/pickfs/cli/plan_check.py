@@ -52,17 +52,18 @@ def estimate(plan: Plan, unavailable: dict[int, str] | None = None) -> list[Work
             continue
         n = len(cells)
         if m.side_by_side and cls.sliceable:
-            budget = round_budget(m, m.blocks)
+            budget = round_budget(m)
+            blocks = m.blocks or 3  # automatic: 2-6, from the first block's setup; 3 for the estimate
             slice_s = cls.run_seconds(cls.slice_spec(wl, m.slice_seconds or cls.slice_seconds))
             if budget.fixed:
                 per_block = n * SETUP_S + m.warmup * n * slice_s + budget.min_rounds * n * (slice_s + SLICE_OVERHEAD_S)
                 out.append(WorkloadEstimate(
-                    wl.label, m.blocks * per_block,
-                    f"{m.blocks} block(s) x {budget.min_rounds} rounds x {n} configurations, {slice_s:g} s slices"))
+                    wl.label, blocks * per_block,
+                    f"{budget.min_rounds} rounds x {blocks} block(s) x {n} configurations, {slice_s:g} s slices"))
             else:
                 out.append(WorkloadEstimate(
                     wl.label, budget.budget_s,
-                    f"its time budget: at least {budget.min_rounds} rounds per block, then until every interval "
+                    f"its time budget: at least {budget.min_rounds} rounds, then until every interval "
                     f"is within ±{budget.target:.0%} or {budget.budget_s / 60:g} min are spent"))
         else:
             seconds = sum(estimate_seconds(Slot(c, r), m) for r in range(m.runs) for c in cells)
@@ -130,13 +131,14 @@ def method_lines(plan: Plan) -> list[str]:
     if not m.speed:
         lines.append("no speed runs")
     elif m.side_by_side:
-        budget = round_budget(m, m.blocks)
+        budget = round_budget(m)
         rounds = f"exactly {m.rounds} rounds" if budget.fixed else \
             f"at least {budget.min_rounds} rounds, then until every interval is within ±{budget.target:.0%}" + \
             (f" (at most {m.max_runs})" if m.target_ci is not None else "")
         slices = f"{m.slice_seconds:g} s" if m.slice_seconds else "the workload's own length"
-        lines.append(f"side by side: {m.blocks} block(s) on freshly made filesystems")
-        lines.append(f"  rounds: {rounds} per block")
+        times = "as many times as fit a third of the budget (2-6)" if m.blocks is None else f"{m.blocks} time(s)"
+        lines.append(f"side by side: every configuration built {times} (each a fresh mkfs), all standing at once")
+        lines.append(f"  rounds: {rounds}; each round visits every configuration of every block once")
         lines.append(f"  slices: {slices}, {m.warmup} warm-up slice(s) per configuration")
         lines.append(f"  budget: {budget.budget_s / 60:g} min per workload; seed "
                      f"{m.seed if m.seed is not None else 'from the run id'}")

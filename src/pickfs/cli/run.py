@@ -118,7 +118,7 @@ def method_overrides(o: dict[str, Any]) -> dict[str, Any]:
             out[key] = o[key]
     if o.get("one_at_a_time"):
         out["side_by_side"] = False
-    elif o.get("runs") is not None and o.get("rounds") is None:  # side by side, "5 runs" is 5 rounds per block
+    elif o.get("runs") is not None and o.get("rounds") is None:  # side by side, "5 runs" is 5 rounds
         out["rounds"] = o["runs"]
     if o.get("slice") is not None:
         out["slice_seconds"] = parse_duration(o["slice"])
@@ -187,20 +187,20 @@ class CliObserver:
     def note(self, text: str) -> None:
         self.progress.console.print(Text.assemble(("note: ", "yellow"), text), highlight=False)
 
-    def rounds_started(self, label: str, budget_s: float, blocks: int, configs: int) -> None:
+    def rounds_started(self, label: str, budget_s: float, blocks: int | None, configs: int) -> None:
         self.rounds_t0 = time.monotonic()
         self.task = self.progress.add_task(f"{label}: side by side", total=max(budget_s, 1.0))
-        console.info(f"{label}: {configs} configurations side by side, {blocks} block(s) on fresh filesystems, "
-                     f"at most {budget_s / 60:.0f} min")
+        times = "as many times as fit a third of the time" if blocks is None else f"{blocks} time(s)"
+        console.info(f"{label}: {configs} configurations side by side, each built {times} on fresh "
+                     f"filesystems, at most {budget_s / 60:.0f} min")
 
     def round_finished(self, label: str, block: int, round_no: int, widest: float | None) -> None:
         elapsed = time.monotonic() - self.rounds_t0
         width = "not yet known" if widest is None or widest > 1 else f"±{widest:.1%}"
         self.progress.update(self.task, completed=elapsed,
-                             description=f"{label}: block {block + 1} round {round_no}, widest interval {width}")
+                             description=f"{label}: round {round_no}, widest interval {width}")
         if not console.interactive():
-            console.info(f"  {label} block {block + 1} round {round_no}: widest interval {width} "
-                         f"({elapsed:.0f} s)")
+            console.info(f"  {label} round {round_no}: widest interval {width} ({elapsed:.0f} s)")
 
 
 @click.command("run")
@@ -209,12 +209,12 @@ class CliObserver:
 @click.option("--workload", "workloads", multiple=True, help=f"workload name (default {DEFAULT_WORKLOAD}); repeatable")
 @click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="a workload setting, e.g. synchronous=NORMAL")
 @click.option("--duration", help="length of each run, e.g. 20s")
-@click.option("--runs", type=int, help="measured runs per configuration [5]; side by side, rounds per block")
+@click.option("--runs", type=int, help="measured runs per configuration [5]; side by side, rounds")
 @click.option("--warmup", type=int, help="warm-up runs before each measured run, not counted [1]")
 @click.option("--target-ci", help="stopping rule: repeat until every 95% interval is within +/- this, e.g. 2% "
                                  "[side by side: 5%]")
-@click.option("--max-runs", type=int, help="with --target-ci: the most measured runs (rounds per block) [20]")
-@click.option("--max-time", help="time budget: side by side, per workload, setup included [8m]; one at a time, "
+@click.option("--max-runs", type=int, help="with --target-ci: the most measured runs (side by side: rounds) [20]")
+@click.option("--max-time", help="time budget: side by side, per workload, setup included [9m]; one at a time, "
                                  "with --target-ci, start no new repetition after this long, e.g. 30m")
 @click.option("--no-monitors", is_flag=True, help="do not sample /proc during measured runs")
 @click.option("--baseline", help="configuration scored as 100 (default: the first)")
@@ -229,8 +229,9 @@ class CliObserver:
 @click.option("--one-at-a-time", is_flag=True,
               help="the older method: each run on its own fresh filesystem, configurations one after another, "
                    "instead of side by side in slices")
-@click.option("--blocks", type=int, help="side by side: repetitions on freshly made filesystems [3]")
-@click.option("--rounds", type=int, help="side by side: rounds per block (--runs means the same) [at least 5, "
+@click.option("--blocks", type=int, help="side by side: how many times every configuration is built (each a fresh "
+                                       "mkfs, all standing at once) [as many as fit a third of the budget, 2-6]")
+@click.option("--rounds", type=int, help="side by side: rounds, each visiting every configuration of every block (--runs means the same) [at least 5, "
                                        "then until every interval is within --target-ci or --max-time is spent]")
 @click.option("--slice", help="side by side: length of one slice, e.g. 1s [the workload's own: 1-2 s]")
 @click.option("--seed", type=int, help="seed of the rounds' random order [from the run id]")
@@ -309,8 +310,9 @@ def execute_plan(plan: Plan, o: dict[str, Any], store: ResultStore | None = None
     if not m.speed:
         what = "no speed runs"
     elif m.side_by_side:
-        rounds = f"{m.rounds} rounds" if m.rounds else "rounds"
-        what = f"side by side in {m.blocks} block(s) of {rounds} after {m.warmup} warm-up slice(s)"
+        rounds = f"{m.rounds} rounds" if m.rounds else "rounds until the intervals settle"
+        blocks = "automatic blocks" if m.blocks is None else f"{m.blocks} block(s)"
+        what = f"side by side, {blocks}, {rounds}, after {m.warmup} warm-up slice(s)"
     else:
         what = f"{m.runs} runs each after {m.warmup} warm-up, one at a time"
     if m.crash_states:

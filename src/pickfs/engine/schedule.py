@@ -59,8 +59,18 @@ def estimate_seconds(slot: Slot, method: Method, setup_s: float = 2.5) -> float:
 
 # -- side by side: rounds ---------------------------------------------------------------------
 SIDE_BY_SIDE_TARGET = 0.05  # stop once every comparison's 95% interval is within +/- 5% ...
-SIDE_BY_SIDE_BUDGET = 480.0  # ... or after this many seconds per workload, setup included
-SIDE_BY_SIDE_MIN_ROUNDS = 5
+SIDE_BY_SIDE_BUDGET = 540.0  # ... or after this many seconds per workload, setup included
+SIDE_BY_SIDE_MIN_ROUNDS = 3
+SETUP_SHARE = 0.35  # of the budget, what standing up the blocks may take when their number is automatic
+AUTO_BLOCKS = (2, 6)
+
+
+def auto_blocks(setup_s: float, budget_s: float) -> int:
+    """How many blocks to stand up, from what standing up one took (pure): as many as fit
+    SETUP_SHARE of the budget, within AUTO_BLOCKS. More blocks average over more mkfs; each
+    costs its setup, while the slices a configuration gets in the budget stay about the same."""
+    lo, hi = AUTO_BLOCKS
+    return max(lo, min(hi, int(SETUP_SHARE * budget_s // max(setup_s, 1e-3))))
 
 
 def round_order(items: Sequence[T], seed: int, block: int, round_no: int) -> list[T]:
@@ -75,29 +85,25 @@ def run_seed(run_id: str) -> int:
     return int(hashlib.sha256(run_id.encode()).hexdigest()[:8], 16)
 
 
-def round_budget(method: Method, blocks: int) -> "RoundBudget":
-    """The stopping rule of `blocks` blocks of a side-by-side comparison, from the plan's method."""
+def round_budget(method: Method, share: float = 1.0) -> "RoundBudget":
+    """The stopping rule of a side-by-side comparison (a resumed run gets the `share` of the time
+    budget its missing blocks had)."""
     adaptive = method.rounds is None or method.target_ci is not None or method.max_seconds is not None
     budget = method.max_seconds if method.max_seconds is not None else SIDE_BY_SIDE_BUDGET
-    return RoundBudget(blocks, method.rounds or SIDE_BY_SIDE_MIN_ROUNDS, budget * blocks / method.blocks,
+    return RoundBudget(method.rounds or SIDE_BY_SIDE_MIN_ROUNDS, budget * share,
                        method.target_ci if method.target_ci is not None else SIDE_BY_SIDE_TARGET,
                        fixed=not adaptive)
 
 
 @dataclass(frozen=True)
 class RoundBudget:
-    """When a block stops taking rounds (pure): never before `min_rounds`; then as soon as every
-    comparison has settled, or the block's share of the time budget would be overrun by another round."""
+    """When rounds stop (pure): never before `min_rounds`; then as soon as every comparison has
+    settled, or another round would overrun the time budget (setup included)."""
 
-    blocks: int
     min_rounds: int
     budget_s: float
     target: float
-    fixed: bool = False  # exactly min_rounds per block: no stopping rule
-
-    def deadline(self, started: float, block_no: int) -> float:
-        """The end of block `block_no`'s (0-based, of this run's blocks) share of the budget."""
-        return started + self.budget_s * (block_no + 1) / self.blocks
+    fixed: bool = False  # exactly min_rounds: no stopping rule
 
     def another_round(self, rounds_done: int, settled: bool, now: float, deadline: float,
                       round_s: float, max_rounds: int) -> bool:

@@ -1,13 +1,15 @@
 """Side by side: every configuration of a comparison built at once, measured in short slices
 that take turns, so that each is compared with the baseline measured seconds, not minutes, away.
 
-Per block (filesystems made afresh for each): provision every configuration, start its server,
-prepare its data and warm it up (never counted); servers are held still (SIGSTOP) except during
-their own slice. Then rounds: every configuration once, in a fresh random order; a slice is one
-short run of the workload followed by syncfs() of that filesystem, timed as part of the slice, so
-nothing it left dirty is written back during another configuration's slice. Every slice is saved
-the moment it ends. A block stops taking rounds when every comparison's interval is narrow
-enough or its share of the time budget is spent.
+Every configuration is built `blocks` times (each block a fresh mkfs, image and loop device of
+every configuration), all standing at once: each gets its server, its data and its warm-up
+(never counted); servers are held still (SIGSTOP) except during their own slice. Then rounds:
+every configuration of every block once, in a fresh random order. A slice is one short run of
+the workload followed by syncfs() of that filesystem, timed as part of the slice, so nothing it
+left dirty is written back during another's slice. Every slice is saved the moment it ends.
+Because the blocks stand side by side too, they see the same weather: what differs between
+them is the mkfs, not the minute they were measured in. Rounds stop when every comparison's
+interval is narrow enough, or when the time budget is spent.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pickfs.engine.schedule import RoundBudget, round_budget, round_order, run_seed
+from pickfs.engine.schedule import auto_blocks, round_budget, round_order, run_seed
 from pickfs.errors import PickfsError, ResultsWriteFailed
 from pickfs.model import Cell, Plan, Trial, WorkloadSpec
 from pickfs.monitors.sampler import RunMonitor, read_disk
@@ -59,7 +61,7 @@ class Member:
     endpoint: Endpoint | None
     workload: Workload
     freezer: Freezer | None
-    slices: int = 0
+    block: int = 0  # which copy: every block is a fresh mkfs of every configuration
     mount: dict[str, Any] = field(default_factory=dict)
 
 
@@ -113,8 +115,9 @@ class SideBySide:
         m = self.plan.method
         cls = workload_class(cell.workload.name)
         wl = cls(Path(self.plan.target.workdir) / "data")
+        growth = cls.image_growth(cell.workload, self.plan.target.size_bytes)
         prov = stack.enter_context(provision(cell.config, self.plan.target, self.ledger, m.quiesce_seconds,
-                                             m.quiesce_timeout))
+                                             m.quiesce_timeout, expect_bytes=growth))
         endpoint = None
         service_name = cls.service_for(cell.workload)
         if service_name:
@@ -134,7 +137,7 @@ class SideBySide:
         freezer = Freezer(endpoint.pidfile) if endpoint and endpoint.pidfile and m.freeze_idle else None
         if freezer is not None:
             stack.callback(freezer.thaw)  # never leave a server stopped, whatever happens
-        member = Member(cell, prov, endpoint, wl, freezer, mount=mount)
+        member = Member(cell, prov, endpoint, wl, freezer, block, mount=mount)
         for _ in range(m.warmup):
             self._slice(member, block, None, [])
         if freezer is not None:
@@ -184,69 +187,74 @@ class SideBySide:
         if neighbours:
             metrics["idle_neighbours_wrote_bytes"] = float(wrote)
         observed = monitor.result() if monitor else {}
-        member.slices += 1
-        trial = Trial(self.run_id, cell.index, member.slices if measured else 0,
+        trial = Trial(self.run_id, cell.index, round_no if measured else 0,
                       "measured" if measured else "warmup", started, elapsed, True, metrics, raw.text, member.mount,
                       (*member.prov.info.notes, *member.workload.notes_from(raw.text)), monitor=observed,
                       block=block, round=round_no)
         self.store.save_trial(trial)
         return trial
 
-    def run_block(self, cells: list[Cell], block: int, deadline: float, budget: RoundBudget,
-                  history: list[Trial], failed: set[int]) -> None:
-        m = self.plan.method
-        with ExitStack() as stack:
-            members: list[Member] = []
-            for cell in cells:
-                if cell.index in failed:
-                    continue
-                try:
-                    members.append(self._stand_up(stack, cell, block))
-                except ResultsWriteFailed:
-                    raise
-                except (PickfsError, SliceFailed, OSError) as exc:
-                    failed.add(cell.index)
-                    self.fail(cell, _why(exc), getattr(exc, "raw", ""), block=block)
-            round_no, round_s = 0, 0.0
-            while members:
-                t0 = time.monotonic()
-                for member in round_order(members, self.seed, block, round_no):
-                    if member.cell.index in failed:
-                        continue
-                    try:
-                        trial = self._slice(member, block, round_no, members)
-                        history.append(trial)
-                    except ResultsWriteFailed:
-                        raise
-                    except (PickfsError, SliceFailed, OSError) as exc:
-                        failed.add(member.cell.index)
-                        self.fail(member.cell, _why(exc), getattr(exc, "raw", ""), block=block)
-                members = [x for x in members if x.cell.index not in failed]
-                round_no += 1
-                round_s = time.monotonic() - t0
-                done, widest = self.settled(cells, history, [x.cell for x in members], budget.target)
-                self.observer.round_finished(cells[0].workload.label, block, round_no, widest)
-                if not budget.another_round(round_no, done, time.monotonic(), deadline, round_s,
-                                            m.max_runs if m.target_ci is not None else 10_000):
-                    break
-
     def run(self, cells: list[Cell], previous: tuple[Trial, ...], failed: set[int]) -> None:
-        """Every block not already measured in `previous` (a resumed run keeps its blocks)."""
+        """Stand up every configuration `blocks` times at once (each copy a fresh mkfs), then rounds
+        over all of them until every comparison is narrow enough or the budget is spent. A resumed
+        run keeps the blocks it has and stands up the ones it lacks."""
         m = self.plan.method
         indexes = {c.index for c in cells}
         history = [t for t in previous if t.cell_index in indexes and t.phase == "measured" and t.ok]
         done_blocks = {t.block for t in history if t.round is not None}
         first = max(done_blocks) + 1 if done_blocks else 0
-        todo = max(0, m.blocks - len(done_blocks))
-        if todo == 0:
+        todo = None if m.blocks is None else max(0, m.blocks - len(done_blocks))
+        if todo == 0 or all(c.index in failed for c in cells):
             return
-        budget = round_budget(m, todo)
+        share = 1.0 if m.blocks is None or not done_blocks else todo / m.blocks
+        budget = round_budget(m, share)
         started = time.monotonic()
-        self.observer.rounds_started(cells[0].workload.label, budget.budget_s, todo, len(cells))
-        for i in range(todo):
-            if all(c.index in failed for c in cells):
-                return
-            self.run_block(cells, first + i, budget.deadline(started, i), budget, history, failed)
+        label = cells[0].workload.label
+        self.observer.rounds_started(label, budget.budget_s, todo, len(cells))
+        with ExitStack() as stack:
+            members: list[Member] = []
+            block = first
+            while todo is None or block < first + todo:
+                for cell in cells:
+                    if cell.index in failed:
+                        continue
+                    try:
+                        members.append(self._stand_up(stack, cell, block))
+                    except ResultsWriteFailed:
+                        raise
+                    except (PickfsError, SliceFailed, OSError) as exc:
+                        failed.add(cell.index)
+                        self.fail(cell, _why(exc), getattr(exc, "raw", ""), block=block)
+                if todo is None:  # as many blocks as fit a share of the budget, judged by the first one
+                    wanted = auto_blocks(time.monotonic() - started, budget.budget_s)
+                    todo = max(1, wanted - len(done_blocks))
+                    self.observer.note(f"{label}: standing up {todo} block(s) of {len(cells)} configurations "
+                                       f"(the first took {time.monotonic() - started:.0f} s)")
+                block += 1
+                if all(c.index in failed for c in cells):
+                    break
+            members = [x for x in members if x.cell.index not in failed]
+            round_no = 0
+            while members:
+                t0 = time.monotonic()
+                for member in round_order(members, self.seed, first, round_no):
+                    if member.cell.index in failed:
+                        continue
+                    try:
+                        history.append(self._slice(member, member.block, round_no, members))
+                    except ResultsWriteFailed:
+                        raise
+                    except (PickfsError, SliceFailed, OSError) as exc:
+                        failed.add(member.cell.index)
+                        self.fail(member.cell, _why(exc), getattr(exc, "raw", ""), block=member.block)
+                members = [x for x in members if x.cell.index not in failed]
+                round_no += 1
+                standing = list({x.cell.index: x.cell for x in members}.values())
+                done, widest = self.settled(cells, history, standing, budget.target)
+                self.observer.round_finished(label, first, round_no, widest)
+                if not budget.another_round(round_no, done, time.monotonic(), started + budget.budget_s,
+                                            time.monotonic() - t0, m.max_runs if m.target_ci is not None else 10_000):
+                    break
 
 
 def is_reference(cell: Cell) -> bool:

@@ -13,10 +13,12 @@ from __future__ import annotations
 from pickfs.model import FsConfig
 from pickfs.report.text import fmt_with_unit
 from pickfs.report.views import Row, WorkloadView, pair
-from pickfs.stats.compare import ALPHA, Comparison
+from pickfs.stats.compare import ALPHA, Comparison, holm
 
 RAW = "raw"  # the raw block device: a yardstick, not somewhere a database can live
+REFERENCES = ("tmpfs", RAW)  # upper bounds and yardsticks, not candidates
 DISTRIBUTION_DEFAULT = "ext4"
+LEGACY = ("ext2", "ext3")  # older on-disk formats, kept for compatibility (the ext4 driver runs them)
 
 
 def is_distribution_default(config: FsConfig) -> bool:
@@ -57,9 +59,20 @@ def _fmt(row: Row) -> str:
     return f"{fmt_with_unit(s.median, row.primary.metric)}, {what} {s.n} {unit}" if s else "no figures"
 
 
-def _significantly_faster(view: WorkloadView, a: Row, b: Row, higher: bool) -> bool:
-    c = pair(view, a.cell.config.name, b.cell.config.name)
-    return c is not None and c.p < ALPHA and _speedup(c, higher)[0] > 1
+def _beaten(view: WorkloadView, rows: list[Row], higher: bool) -> set[str]:
+    """Configurations some other one is significantly faster than: every pair compared, Holm-corrected
+    over all the pairs (as the table corrects over its comparisons with the baseline)."""
+    tests = []
+    for i, a in enumerate(rows):
+        for b in rows[i + 1:]:
+            c = pair(view, a.cell.config.name, b.cell.config.name)
+            if c is not None:
+                tests.append((a.cell.config.name, b.cell.config.name, c))
+    out = set()
+    for (a, b, c), p in zip(tests, holm([c.p for _, _, c in tests])):
+        if p < ALPHA:
+            out.add(b if _speedup(c, higher)[0] > 1 else a)
+    return out
 
 
 def tie_break(tied: list[Row], view: WorkloadView) -> tuple[Row, str]:
@@ -72,13 +85,18 @@ def tie_break(tied: list[Row], view: WorkloadView) -> tuple[Row, str]:
         c = r.cell.config
         return len(c.mkfs_options) + len(c.mount_options) + (c.scheduler not in (None, "none"))
 
+    def legacy(r: Row) -> bool:
+        return r.cell.config.fstype in LEGACY
+
     ranked = sorted(tied, key=lambda r: (not crash_clean(r), not is_distribution_default(r.cell.config),
-                                         settings_changed(r), -_score(r, view)))
+                                         legacy(r), settings_changed(r), -_score(r, view)))
     best, runner = ranked[0], ranked[1]
     if crash_clean(best) and not crash_clean(runner):
         why = f"it is the safest of them ({best.crash.verdict()} of a crash test)"
     elif is_distribution_default(best.cell.config) and not is_distribution_default(runner.cell.config):
         why = "it is the distribution's default (plain ext4): nothing to tune or to explain"
+    elif not legacy(best) and legacy(runner):
+        why = f"it is a current filesystem, where {runner.cell.config.fstype} is a legacy format"
     elif settings_changed(best) < settings_changed(runner):
         why = "it changes the fewest settings from the filesystem's defaults"
     else:
@@ -97,8 +115,8 @@ def recommend(view: WorkloadView) -> list[str]:
                 "commits on a power cut; add one with safe settings (such as plain ext4 or xfs) to compare."]
     higher = rows[0].primary.metric.higher_is_better
     # The leaders: every safe configuration that no other safe one is significantly faster than.
-    tied = [r for r in safe if not any(_significantly_faster(view, o, r, higher) for o in safe if o is not r)]
-    tied = sorted(tied or safe, key=lambda r: -_score(r, view))
+    beaten = _beaten(view, safe, higher)
+    tied = sorted([r for r in safe if r.cell.config.name not in beaten] or safe, key=lambda r: -_score(r, view))
     leader = tied[0]
     out = []
     tested = f", {leader.crash.verdict()} of a crash test" if leader.crash and not leader.crash.error else ""
@@ -125,8 +143,9 @@ def recommend(view: WorkloadView) -> list[str]:
             text += f", {best.crash.verdict()} of a crash test"
         out.append(text + ").")
     chosen = leader if len(tied) == 1 else tie_break(tied, view)[0]
+    # the fastest unsafe candidate; an in-memory upper bound only when no disk configuration is faster
     unsafe = sorted((r for r in rows if r.unsafe and _score(r, view) > _score(chosen, view)),
-                    key=lambda r: -_score(r, view))
+                    key=lambda r: (r.cell.config.fstype in REFERENCES, -_score(r, view)))
     if unsafe:
         r = unsafe[0]
         c = pair(view, r.cell.config.name, chosen.cell.config.name)

@@ -8,35 +8,7 @@ import os
 import signal
 from pathlib import Path
 
-
-def _ppids() -> dict[int, int]:
-    """pid -> parent pid for every process (one pass over /proc)."""
-    out: dict[int, int] = {}
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = Path(entry.path, "stat").read_text()
-        except OSError:
-            continue
-        # the command name (field 2) may hold spaces and parentheses: parse after the last ')'
-        fields = stat[stat.rfind(")") + 2:].split()
-        out[int(entry.name)] = int(fields[1])
-    return out
-
-
-def descendants(root: int, ppids: dict[int, int]) -> list[int]:
-    """root and every process below it, parents before children (pure)."""
-    children: dict[int, list[int]] = {}
-    for pid, ppid in ppids.items():
-        children.setdefault(ppid, []).append(pid)
-    out, todo = [], [root]
-    while todo:
-        pid = todo.pop(0)
-        if pid in ppids or pid == root:
-            out.append(pid)
-            todo.extend(sorted(children.get(pid, [])))
-    return out
+from pickfs.stack.processes import descendants, parent_pids
 
 
 def main_pid(pidfile: str) -> int | None:
@@ -61,7 +33,7 @@ class Freezer:
             return
         # Stop the parent first so it forks nothing new, then its tree until no new process shows up.
         for _ in range(5):
-            new = [p for p in descendants(root, _ppids()) if p not in self.stopped]
+            new = [p for p in descendants(root, parent_pids()) if p not in self.stopped]
             if not new:
                 return
             for pid in new:

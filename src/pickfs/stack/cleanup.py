@@ -23,6 +23,7 @@ from pickfs.proc import run
 from pickfs.stack import blockdev
 from pickfs.stack.ledger import Entry, Ledger, start_ticks
 from pickfs.stack.mountinfo import find_mount, parse_mountinfo
+from pickfs.stack.processes import descendants, parent_pids
 from pickfs.stack.signals import shielded
 from pickfs.stack.workdir import inside
 
@@ -135,6 +136,13 @@ def _undo_process(e: Entry) -> None:
         return
     if e.get("match") not in cmdline or not same_process(e, pid):
         return  # the pid was reused by something else: pickfs's process is gone
+    # A server held still for a side-by-side comparison (SIGSTOP) must run again to stop cleanly:
+    # after a kill -9 of pickfs nothing else would ever continue it.
+    for member in descendants(pid, parent_pids()):
+        try:
+            os.kill(member, signal.SIGCONT)
+        except ProcessLookupError:
+            pass
     os.kill(pid, getattr(signal, e.get("stop_signal", "SIGTERM")))
     for _ in range(600):
         if _gone(pid):

@@ -57,8 +57,9 @@ def room_problem(avail_bytes: int, image_bytes: int, growing_bytes: int) -> str 
             f"{others} + {HOST_RESERVE_BYTES // mib} MiB reserve needs {needed // mib} MiB")
 
 
-def growing_bytes(images: Path) -> int:
-    """What the sparse images in `images` may still grow by: size less the blocks already allocated."""
+def growing_bytes(images: Path, expected: dict[str, int] | None = None) -> int:
+    """What the sparse images in `images` may still grow by: what each may come to (its size, or
+    the growth recorded for it in `expected` by path) less the blocks already allocated."""
     total = 0
     for path in images.glob("*.img"):
         try:
@@ -66,24 +67,34 @@ def growing_bytes(images: Path) -> int:
         except OSError:
             continue
         if stat.S_ISREG(st.st_mode):
-            total += max(0, st.st_size - st.st_blocks * 512)
+            limit = min(st.st_size, (expected or {}).get(str(path), st.st_size))
+            total += max(0, limit - st.st_blocks * 512)
     return total
 
 
-def check_room(images: Path, image_bytes: int) -> None:
-    """NoRoom, naming the fix, when the host filesystem under `images` cannot hold one more image."""
+def check_room(images: Path, image_bytes: int, expected: dict[str, int] | None = None) -> None:
+    """NoRoom, naming the fix, when the host filesystem under `images` cannot hold one more image
+    that may grow to `image_bytes`."""
     st = os.statvfs(images)
-    problem = room_problem(st.f_bavail * st.f_frsize, image_bytes, growing_bytes(images))
+    problem = room_problem(st.f_bavail * st.f_frsize, image_bytes, growing_bytes(images, expected))
     if problem:
         raise NoRoom(problem, "pass a smaller --size, free space on the host, or choose a --workdir elsewhere")
 
 
-def new_image(ledger: Ledger, stack: ExitStack, workdir: Path, size: int) -> Path:
-    """A sparse image file of `size` bytes (0600, ledger-tracked), after checking the host has room."""
+def new_image(ledger: Ledger, stack: ExitStack, workdir: Path, size: int, expect: int | None = None) -> Path:
+    """A sparse image file of `size` bytes (0600, ledger-tracked), after checking the host has room.
+
+    expect: how far the image is expected to grow (filesystem metadata plus the workload's data,
+    when known); the room check counts that instead of the whole size, for this image and for
+    the others standing (side by side, dozens of images stand at once), from their ledger entries.
+    """
     images = private_dir(workdir / "images", PRIVATE_MODE)
-    check_room(images, size)
+    grows = min(size, expect) if expect else size
+    recorded = {e.get("path"): int(e.get("expect")) for e in ledger.entries()
+                if e.kind == "image" and e.get("expect")}
+    check_room(images, grows, recorded)
     image = images / f"{uuid.uuid4().hex[:12]}.img"
-    stack.enter_context(holding(ledger, "image", path=str(image)))
+    stack.enter_context(holding(ledger, "image", path=str(image), expect=grows))
     fd = os.open(image, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
     try:
         os.ftruncate(fd, size)
@@ -159,10 +170,12 @@ def _read_back(config: FsConfig, mountpoint: Path, device: str | None, scheduler
 
 @contextmanager
 def provision(config: FsConfig, target: Target, ledger: Ledger, quiet_s: float = 1.0,
-              quiesce_timeout: float = 60.0, image: Path | None = None) -> Iterator[Provisioned]:
+              quiesce_timeout: float = 60.0, image: Path | None = None,
+              expect_bytes: int | None = None) -> Iterator[Provisioned]:
     """A fresh filesystem for `config`, mounted and idle; everything undone on exit.
 
     `image`: an image file that already exists (the crash recorder's) to build on, instead of a new one.
+    `expect_bytes`: how far a new image is expected to grow (see new_image); None: its whole size.
     """
     workdir = Path(target.workdir)
     with ExitStack() as stack:
@@ -191,7 +204,7 @@ def provision(config: FsConfig, target: Target, ledger: Ledger, quiet_s: float =
 
         if target.kind == "image":
             if image is None:
-                image = new_image(ledger, stack, workdir, target.size_bytes)
+                image = new_image(ledger, stack, workdir, target.size_bytes, expect_bytes)
             device = stack.enter_context(attached(image, ledger))
         else:
             device = target.device or ""

@@ -85,18 +85,24 @@ def _interpolate(times: Sequence[float], logs: Sequence[float], t: float) -> flo
 
 
 def paired_diffs(x: Sequence[Obs], baseline: Sequence[Obs]) -> PairedDiffs:
-    """Each positive slice of x against the baseline interpolated at its moment, in its own block."""
-    base: dict[int, list[tuple[float, float]]] = defaultdict(list)
+    """Each positive slice of x against the baseline's level at its moment, in its own block.
+
+    The baseline's level at time t in block k is its block-k mean plus the machine's weather at t;
+    the weather is read from every block's baseline slices (each centred on its own block's mean)
+    interpolated at t. Blocks that stand side by side thus give the baseline a slice every few
+    seconds instead of one per round, and each block keeps its own mkfs."""
+    by_block: dict[int, list[tuple[float, float]]] = defaultdict(list)
     for o in baseline:
         if o.value > 0:
-            base[o.block].append((o.t, math.log(o.value)))
+            by_block[o.block].append((o.t, math.log(o.value)))
+    level = {k: statistics.fmean(v for _, v in pts) for k, pts in by_block.items()}
+    weather = sorted((t, v - level[k]) for k, pts in by_block.items() for t, v in pts)
+    times, logs = [p[0] for p in weather], [p[1] for p in weather]
     out: dict[int, list[float]] = defaultdict(list)
     for o in sorted(x, key=lambda o: (o.block, o.t)):
-        points = sorted(base.get(o.block, ()))
-        if o.value <= 0 or not points:
+        if o.value <= 0 or o.block not in level:
             continue
-        times, logs = [p[0] for p in points], [p[1] for p in points]
-        out[o.block].append(math.log(o.value) - _interpolate(times, logs, o.t))
+        out[o.block].append(math.log(o.value) - level[o.block] - _interpolate(times, logs, o.t))
     return PairedDiffs(dict(out))
 
 

@@ -23,7 +23,7 @@ class Workload(ABC):
     # metrics shown per configuration in a breakdown table (phases, sync methods), besides the primary
     breakdown: ClassVar[tuple[str, ...]] = ()
     # Side by side: can the run be cut into short slices that take turns with other configurations
-    # on filesystems prepared once per block? (Its primary metric must then be a rate per second.)
+    # on filesystems prepared once? (Its primary metric must then be a rate per second.)
     sliceable: ClassVar[bool] = False
     slice_seconds: ClassVar[float] = 1.0  # the default slice length
 
@@ -101,6 +101,13 @@ class Workload(ABC):
     def space_needed(cls, spec: WorkloadSpec) -> int | None:
         """Bytes of data the workload puts on the filesystem at its peak, when known beforehand."""
         return None
+
+    @classmethod
+    def image_growth(cls, spec: WorkloadSpec, image_bytes: int) -> int:
+        """How far a sparse image under this workload is expected to grow: the filesystem's own
+        metadata (a journal, inode tables: up to 5% of the image and 128 MiB) and the workload's
+        data (1 GiB when it does not say)."""
+        return min(image_bytes, (cls.space_needed(spec) or 1024**3) + image_bytes // 20 + 128 * 1024**2)
 
     @staticmethod
     def notes_from(raw: str) -> list[str]:

@@ -63,6 +63,11 @@ class SqliteTpcb(Workload):
             raise PlanError("sqlite-tpcb needs a duration or a transaction count", "e.g. --duration 20s")
         return out
 
+    @classmethod
+    def space_needed(cls, spec: WorkloadSpec) -> int | None:
+        """About 20 MiB per scale step laid out, the WAL, and the history rows a run adds."""
+        return spec.get("scale") * 64 * 1024**2 + 256 * 1024**2
+
     def _argv(self, step: str, spec: WorkloadSpec, datadir: Path) -> list[str]:
         argv = [sys.executable, "-m", CLIENT, step, "--db", str(datadir / "tpcb.db"),
                 "--scale", str(spec.get("scale")), "--journal-mode", spec.get("journal_mode"),
