@@ -13,7 +13,7 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 @needs_root
 def test_every_preset_short_run_with_json(workdir):
     out = workdir / "run.json"
-    r = pickfs(workdir, "run", "--fs", "all,jfs", "--runs", "2", "--warmup", "0", "--duration", "1s",
+    r = pickfs(workdir, "run", "--fs", "all,jfs", "--blocks", "1", "--runs", "2", "--warmup", "0", "--duration", "1s",
                "--size", "1G", "--json", str(out))
     assert r.returncode == 0, r.stderr
     doc = json.loads(out.read_text())
@@ -46,7 +46,7 @@ def test_every_preset_short_run_with_json(workdir):
 def test_first_and_last_runs_agree_without_warmup(workdir):
     """Steady state: with no warm-up, the first measured run is not an outlier."""
     out = workdir / "run.json"
-    r = pickfs(workdir, "run", "--fs", "ext4", "--runs", "3", "--warmup", "0", "--duration", "2s",
+    r = pickfs(workdir, "run", "--fs", "ext4", "--blocks", "1", "--runs", "3", "--warmup", "0", "--duration", "2s",
                "--size", "4G", "--json", str(out))
     assert r.returncode == 0, r.stderr
     values = json.loads(out.read_text())["cells"][0]["values"]
@@ -61,7 +61,7 @@ def test_directory_target_compares_existing_directories(workdir):
     a.mkdir()
     b.mkdir()
     out = workdir / "dir.json"
-    r = pickfs(workdir, "run", "--dir", str(a), "--dir", str(b), "--runs", "1", "--warmup", "0",
+    r = pickfs(workdir, "run", "--dir", str(a), "--dir", str(b), "--blocks", "1", "--runs", "1", "--warmup", "0",
                "--duration", "1s", "--json", str(out))
     assert r.returncode == 0, r.stderr
     cells = json.loads(out.read_text())["cells"]
@@ -77,10 +77,10 @@ def test_directory_target_compares_existing_directories(workdir):
     (["run", "--fs", "ext4", "--workload", "pgbnech"], "unknown workload"),
     (["run", "--fs", "ext4", "--baseline", "xfs"], "baseline 'xfs'"),
     (["report", "nope"], "no run 'nope'"),
-    (["run", "--runs", "many"], "many"),
+    (["run", "--blocks", "1", "--runs", "many"], "many"),
     (["run", "--fs", "ext4", "--target-ci", "lots"], "--target-ci 'lots' is not a share"),
     (["run", "--plan", str(EXAMPLES / "r4-tuned-xfs.toml"), "--fs", "ext4"], "--fs cannot be combined with --plan"),
-    (["run", "--fs", "ext4", "--target-ci", "2%", "--runs", "9", "--max-runs", "4"], "max_runs 4 is below runs 9"),
+    (["run", "--fs", "ext4", "--target-ci", "2%", "--blocks", "1", "--runs", "9", "--max-runs", "4"], "max_runs 4 is below runs 9"),
 ])
 def test_bad_input_is_one_line_without_traceback(workdir, args, fragment):
     r = pickfs(workdir, *args)

@@ -119,7 +119,7 @@ def test_mariadb_and_firebird(workdir):
 
 def test_a_run_joins_speed_and_a_crash_test(workdir):
     out = workdir / "run.json"
-    r = pickfs(workdir, "run", "--fs", "ext4,ext4-nobarrier", "--runs", "1", "--warmup", "0", "--duration", "1s",
+    r = pickfs(workdir, "run", "--fs", "ext4,ext4-nobarrier", "--blocks", "1", "--runs", "1", "--warmup", "0", "--duration", "1s",
                "--size", "1G", "--crash-states", "3", "--json", str(out), "--html", str(workdir / "r.html"))
     assert r.returncode == 0, r.stderr
     cells = {c["config"]: c for c in json.loads(out.read_text())["cells"]}

@@ -36,7 +36,7 @@ def test_device_with_a_filesystem_is_refused_and_unchanged(workdir, spare):
     subprocess.run(["mkfs.ext4", "-q", "-F", "-L", "precious", dev], check=True)
     subprocess.run(["sync"])
     before = digest(image)
-    r = pickfs(workdir, "run", "--target", "device", "--device", dev, "--fs", "ext4", "--runs", "1")
+    r = pickfs(workdir, "run", "--target", "device", "--device", dev, "--fs", "ext4", "--blocks", "1", "--runs", "1")
     assert r.returncode != 0
     assert "ext4 signature (label precious)" in r.stderr
     assert f"--confirm-device {dev}" in r.stderr and "Traceback" not in r.stderr
@@ -78,7 +78,7 @@ def test_root_device_is_refused():
 def test_confirmed_spare_device_is_used(workdir, spare):
     dev, _ = spare
     r = pickfs(workdir, "run", "--device", dev, "--confirm-device", dev, "--fs", "ext4,xfs",
-               "--runs", "1", "--warmup", "0", "--duration", "1s")
+               "--blocks", "1", "--runs", "1", "--warmup", "0", "--duration", "1s")
     assert r.returncode == 0, r.stderr
     assert "ext4" in r.stdout and "xfs" in r.stdout
     # pickfs unmounted it: the spare is free again

@@ -35,7 +35,7 @@ def test_fingerprints_of_two_real_mounts_differ_where_it_matters(workdir):
 
 def test_runs_store_their_fingerprint_and_env_diff_reads_it(workdir):
     for _ in range(2):
-        r = pickfs(workdir, "run", "--fs", "tmpfs", "--runs", "1", "--warmup", "0", "--duration", "1s")
+        r = pickfs(workdir, "run", "--fs", "tmpfs", "--blocks", "1", "--runs", "1", "--warmup", "0", "--duration", "1s")
         assert r.returncode == 0, r.stderr
     runs = [line.split()[1] for line in pickfs(workdir, "results").stdout.splitlines() if "complete" in line]
     assert len(runs) == 2

@@ -18,7 +18,7 @@ from pickfs.workloads.fio import Fileio, FileioFirstTouch, fio_unavailable
 from tests.conftest import ledger_entries, needs_root, pickfs
 
 pytestmark = [needs_root, pytest.mark.skipif(fio_unavailable() is not None, reason=str(fio_unavailable()))]
-ONE = ("--runs", "1", "--warmup", "0", "--size", "1G")
+ONE = ("--blocks", "1", "--runs", "1", "--warmup", "0", "--size", "1G")
 
 
 def cells_of(path: Path) -> dict[tuple[str, str], dict]:
@@ -41,7 +41,7 @@ def test_wal_scored_against_the_raw_device(workdir):
     out = workdir / "run.json"
     r = pickfs(workdir, "run", "--fs", "raw,ext4", "--workload", "wal", "--workload", "sqlite-tpcb",
                "--set", 'methods=["fdatasync", "o_dsync", "o_direct_dsync"]', "--duration", "0.4s",
-               "--baseline", "raw", "--runs", "2", "--warmup", "0", "--size", "1G", "--json", str(out))
+               "--baseline", "raw", "--blocks", "1", "--runs", "2", "--warmup", "0", "--size", "1G", "--json", str(out))
     assert r.returncode == 0, r.stderr
     cells = cells_of(out)
     raw, ext4 = cells["raw", "wal"], cells["ext4", "wal"]

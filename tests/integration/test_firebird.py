@@ -36,7 +36,7 @@ def test_forced_writes_on_and_off(workdir):
         duration = "2s"
     """))
     out = workdir / "run.json"
-    r = pickfs(workdir, "run", "--plan", str(plan), "--runs", "1", "--warmup", "0", "--json", str(out))
+    r = pickfs(workdir, "run", "--plan", str(plan), "--blocks", "1", "--runs", "1", "--warmup", "0", "--json", str(out))
     assert r.returncode == 0, r.stderr
     cells = {c["workload"]: c for c in json.loads(out.read_text())["cells"]}
     on, off, tpcc = cells["fw-on"], cells["fw-off"], cells["fb-tpcc"]

@@ -21,7 +21,7 @@ from pickfs.store import ResultStore
 from pickfs.workloads.pgbench import log_directory
 from tests.conftest import IS_ROOT, ledger_entries, loops_under, mounts_under, pickfs
 
-ONE = ("--runs", "1", "--warmup", "0")
+ONE = ("--blocks", "1", "--runs", "1", "--warmup", "0")
 
 
 def require(ok: bool, reason: str) -> None:

@@ -9,7 +9,7 @@ import pytest
 from tests.conftest import ledger_entries, loops_under, measured_trials, mounts_under, needs_root, pickfs, start_pickfs
 
 pytestmark = needs_root
-RUN = ("run", "--fs", "ext4,xfs", "--runs", "2", "--warmup", "1", "--duration", "2s", "--size", "1G")
+RUN = ("run", "--fs", "ext4,xfs", "--one-at-a-time", "--runs", "2", "--warmup", "1", "--duration", "2s", "--size", "1G")
 
 
 def wait_for(predicate, timeout=60.0):

@@ -28,7 +28,7 @@ def assert_clean(workdir):
 
 def test_sysbench_on_a_private_server(workdir):
     out = workdir / "run.json"
-    r = pickfs(workdir, "run", "--fs", "ext4,ext4-nobarrier", *SMALL, "--duration", "2s", "--runs", "1",
+    r = pickfs(workdir, "run", "--fs", "ext4,ext4-nobarrier", *SMALL, "--duration", "2s", "--blocks", "1", "--runs", "1",
                "--warmup", "0", "--size", "1G", "--json", str(out))
     assert r.returncode == 0, r.stderr
     cells = {c["config"]: c for c in json.loads(out.read_text())["cells"]}
@@ -44,7 +44,7 @@ def test_sysbench_on_a_private_server(workdir):
 def test_a_server_that_cannot_start_says_why_and_leaves_nothing(workdir):
     out = workdir / "run.json"
     r = pickfs(workdir, "run", "--fs", "ext4", *SMALL, "--set", "innodb_flush_method=bogus", "--duration", "2s",
-               "--runs", "1", "--warmup", "0", "--size", "1G", "--json", str(out))
+               "--blocks", "1", "--runs", "1", "--warmup", "0", "--size", "1G", "--json", str(out))
     assert r.returncode == 0, r.stderr
     [cell] = json.loads(out.read_text())["cells"]
     assert cell["status"] == "failed" and "MariaDB did not start" in cell["notes"][0], cell["notes"]
@@ -52,7 +52,7 @@ def test_a_server_that_cannot_start_says_why_and_leaves_nothing(workdir):
 
 
 def test_ctrl_c_stops_the_server(workdir):
-    proc = start_pickfs(workdir, "run", "--fs", "ext4", *SMALL, "--duration", "20s", "--runs", "1", "--warmup",
+    proc = start_pickfs(workdir, "run", "--fs", "ext4", *SMALL, "--duration", "20s", "--blocks", "1", "--runs", "1", "--warmup",
                         "0", "--size", "1G")
     t0 = time.monotonic()
     while not servers_under(workdir) and time.monotonic() - t0 < 60:

@@ -9,7 +9,7 @@ pytestmark = needs_root
 
 def test_flushes_and_attribution_on_real_runs(workdir):
     out = workdir / "run.json"
-    r = pickfs(workdir, "run", "--fs", "ext4,ext4-nobarrier", "--set", "journal_mode=DELETE", "--runs", "1",
+    r = pickfs(workdir, "run", "--fs", "ext4,ext4-nobarrier", "--set", "journal_mode=DELETE", "--blocks", "1", "--runs", "1",
                "--warmup", "0", "--duration", "2s", "--size", "1G", "--json", str(out))
     assert r.returncode == 0, r.stderr
     cells = {c["config"]: c for c in json.loads(out.read_text())["cells"]}
@@ -30,7 +30,7 @@ def test_flushes_and_attribution_on_real_runs(workdir):
 
 def test_no_monitors_flag(workdir):
     out = workdir / "run.json"
-    r = pickfs(workdir, "run", "--fs", "tmpfs", "--runs", "1", "--warmup", "0", "--duration", "1s",
+    r = pickfs(workdir, "run", "--fs", "tmpfs", "--blocks", "1", "--runs", "1", "--warmup", "0", "--duration", "1s",
                "--no-monitors", "--json", str(out))
     assert r.returncode == 0, r.stderr
     cell = json.loads(out.read_text())["cells"][0]
@@ -40,7 +40,7 @@ def test_no_monitors_flag(workdir):
 def test_stopping_rule_on_real_runs(workdir):
     """tmpfs is quiet: it settles within 5% at the minimum; a 0.1% target cannot be met and stops at max."""
     out = workdir / "run.json"
-    r = pickfs(workdir, "run", "--fs", "tmpfs", "--runs", "3", "--warmup", "0", "--duration", "1s",
+    r = pickfs(workdir, "run", "--fs", "tmpfs", "--one-at-a-time", "--runs", "3", "--warmup", "0", "--duration", "1s",
                "--target-ci", "0.1%", "--max-runs", "5", "--json", str(out))
     assert r.returncode == 0, r.stderr
     cell = json.loads(out.read_text())["cells"][0]

@@ -29,7 +29,7 @@ def assert_clean(workdir):
 def test_pgbench_on_a_private_server(workdir):
     out = workdir / "run.json"
     r = pickfs(workdir, "run", "--fs", "ext4,ext4-nobarrier", "--workload", "pgbench", *SMALL, "--duration", "3s",
-               "--runs", "1", "--warmup", "0", "--size", "1G", "--json", str(out))
+               "--blocks", "1", "--runs", "1", "--warmup", "0", "--size", "1G", "--json", str(out))
     assert r.returncode == 0, r.stderr
     cells = {c["config"]: c for c in json.loads(out.read_text())["cells"]}
     for cell in cells.values():
@@ -45,7 +45,7 @@ def test_pgbench_on_a_private_server(workdir):
 def test_a_server_that_cannot_start_says_why_and_leaves_nothing(workdir):
     out = workdir / "run.json"
     r = pickfs(workdir, "run", "--fs", "ext4", "--workload", "pgbench", *SMALL, "--set", "shared_buffers=1",
-               "--duration", "2s", "--runs", "1", "--warmup", "0", "--size", "1G", "--json", str(out))
+               "--duration", "2s", "--blocks", "1", "--runs", "1", "--warmup", "0", "--size", "1G", "--json", str(out))
     assert r.returncode == 0, r.stderr  # the cell fails; the run goes on
     [cell] = json.loads(out.read_text())["cells"]
     assert cell["status"] == "failed"
@@ -56,7 +56,7 @@ def test_a_server_that_cannot_start_says_why_and_leaves_nothing(workdir):
 @pytest.mark.parametrize("how", ["ctrl-c", "kill -9"])
 def test_interrupted_runs_stop_the_server(workdir, how):
     proc = start_pickfs(workdir, "run", "--fs", "ext4", "--workload", "pgbench", *SMALL, "--duration", "20s",
-                        "--runs", "1", "--warmup", "0", "--size", "1G")
+                        "--blocks", "1", "--runs", "1", "--warmup", "0", "--size", "1G")
     t0 = time.monotonic()
     while not postgres_under(workdir) and time.monotonic() - t0 < 60:
         time.sleep(0.2)

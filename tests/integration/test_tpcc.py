@@ -19,7 +19,7 @@ def test_tpcc_backend(workdir, backend):
     out = workdir / "run.json"
     clients = "1" if backend == "firebird" else "2"  # Firebird's embedded engine: one client
     r = pickfs(workdir, "run", "--fs", "ext4", "--workload", "tpcc", "--set", f"backend={backend}",
-               "--set", f"clients={clients}", "--set", "scale_down=20", "--duration", "2s", "--runs", "1", "--warmup", "0", "--size", "1G",
+               "--set", f"clients={clients}", "--set", "scale_down=20", "--duration", "2s", "--blocks", "1", "--runs", "1", "--warmup", "0", "--size", "1G",
                "--json", str(out))
     assert r.returncode == 0, r.stderr
     [cell] = json.loads(out.read_text())["cells"]

@@ -188,7 +188,11 @@ class Executor:
             if reason:
                 failed_cells.add(cell.index)
                 self._fail(Slot(cell, 0), f"unavailable: {reason}")
-        if not m.side_by_side:
+        if m.side_by_side and self.plan.target.kind == "device":
+            # one spare device holds one filesystem at a time: its configurations cannot stand side by side
+            self.observer.note("a device target holds one filesystem at a time: measuring one configuration "
+                               "at a time (--one-at-a-time); images or directories can stand side by side")
+        if not m.side_by_side or self.plan.target.kind == "device":
             return self._one_at_a_time(cells, previous, failed_cells)
         for wl in self.plan.workloads:
             group = [c for c in cells if c.workload.label == wl.label]

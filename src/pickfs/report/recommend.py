@@ -60,16 +60,19 @@ def _fmt(row: Row) -> str:
 
 
 def _beaten(view: WorkloadView, rows: list[Row], higher: bool) -> set[str]:
-    """Configurations some other one is significantly faster than: every pair compared, Holm-corrected
-    over all the pairs (as the table corrects over its comparisons with the baseline)."""
+    """Configurations some other one is significantly faster than: every pair compared both ways
+    (each against the other's level at the same moments; the larger p counts, and both ways must
+    agree on which is faster), Holm-corrected over all the pairs."""
     tests = []
     for i, a in enumerate(rows):
         for b in rows[i + 1:]:
-            c = pair(view, a.cell.config.name, b.cell.config.name)
-            if c is not None:
-                tests.append((a.cell.config.name, b.cell.config.name, c))
+            ab = pair(view, a.cell.config.name, b.cell.config.name)
+            ba = pair(view, b.cell.config.name, a.cell.config.name)
+            if ab is not None and ba is not None:
+                agree = (ab.ratio > 1) == (ba.ratio < 1)
+                tests.append((a.cell.config.name, b.cell.config.name, ab, max(ab.p, ba.p) if agree else 1.0))
     out = set()
-    for (a, b, c), p in zip(tests, holm([c.p for _, _, c in tests])):
+    for (a, b, c, _), p in zip(tests, holm([p for *_, p in tests])):
         if p < ALPHA:
             out.add(b if _speedup(c, higher)[0] > 1 else a)
     return out
