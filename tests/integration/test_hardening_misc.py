@@ -88,7 +88,7 @@ def test_run_as_runs_the_command_and_its_setup_as_that_user(workdir):
 
 
 def test_run_as_an_unknown_user_is_one_line_exit_2(workdir):
-    r = pickfs(workdir, "run", "--fs", "ext4", "--workload", "command", "--set", "command=true",
+    r = pickfs(workdir, "run", "--fs", "ext4", "--workload", "command", "--set", "command='true'",
                "--set", "run_as=no-such-user-pickfs")
     assert r.returncode == 2 and "Traceback" not in r.stderr
     [line] = [x for x in r.stderr.splitlines() if x.strip()]

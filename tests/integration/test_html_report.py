@@ -66,7 +66,7 @@ def test_report_renders_in_chromium_without_errors(tmp_path):
     assert errors == ""
     console_errors = [line for line in r.stderr.splitlines() if "CONSOLE" in line and "rror" in line]
     assert console_errors == []
-    assert "use ext4, the fastest configuration" in dom
+    assert "sqlite-tpcb: use ext4 (" in dom and "significantly faster than every other configuration" in dom
 
     ARTIFACTS.mkdir(exist_ok=True)
     shot = ARTIFACTS / "report.png"

@@ -95,14 +95,14 @@ def test_one_at_a_time_is_still_there(workdir):
 
 @pytest.mark.skipif(PostgreSQL.unavailable_reason() is not None and not os.environ.get("CI"),
                     reason=str(PostgreSQL.unavailable_reason()))
-def test_a_server_is_held_still_outside_its_slices(tmp_path):
+def test_a_server_is_held_still_outside_its_slices(workdir):
     from pickfs.services.freeze import Freezer, main_pid
     from pickfs.stack.processes import descendants, parent_pids
 
-    datadir = tmp_path / "data"
+    datadir = workdir / "data"
     datadir.mkdir()
-    os.chmod(tmp_path, 0o755)
-    with PostgreSQL.start(datadir, {}, Ledger(tmp_path / "ledger"), tmp_path / "run") as endpoint:
+    os.chmod(workdir, 0o711)
+    with PostgreSQL.start(datadir, {}, Ledger(workdir / "ledger"), workdir / "run") as endpoint:
         freezer = Freezer(endpoint.pidfile)
         tree = descendants(main_pid(endpoint.pidfile), parent_pids())
         assert len(tree) >= 4  # postmaster, checkpointer, background writer, walwriter, ...

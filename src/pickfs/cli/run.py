@@ -102,8 +102,14 @@ def plan_from_flags(o: dict[str, Any]) -> Plan:
                      interleave=not o["sequential"])
     if o["sequential"]:  # "each configuration's repetitions together" is the one-at-a-time method
         method = replace(method, side_by_side=False)
-    return build_plan(target, configs, workload_specs(o["workloads"], o["sets"], o["duration"]), method,
+    plan = build_plan(target, configs, workload_specs(o["workloads"], o["sets"], o["duration"]), method,
                       o["baseline"])
+    sliced = [w.name for w in plan.workloads if REGISTRY[w.name].sliceable]
+    if o["duration"] and method.side_by_side and kind != "device" and sliced:
+        plan = replace(plan, warnings=(*plan.warnings, f"--duration does not change {', '.join(sliced)} side by side: "
+                                       "they run in slices (--slice sets their length, --max-time the whole "
+                                       "measurement); --one-at-a-time for runs of --duration each"))
+    return plan
 
 
 # Flags that describe the matrix itself; with --plan, the plan file says these.

@@ -187,6 +187,8 @@ class SideBySide:
         if neighbours:
             metrics["idle_neighbours_wrote_bytes"] = float(wrote)
         observed = monitor.result() if monitor else {}
+        if observed and member.prov.info.mountpoint:
+            observed["totals"]["space_used_bytes"] = space_used(member.prov.info.mountpoint)
         trial = Trial(self.run_id, cell.index, round_no if measured else 0,
                       "measured" if measured else "warmup", started, elapsed, True, metrics, raw.text, member.mount,
                       (*member.prov.info.notes, *member.workload.notes_from(raw.text)), monitor=observed,

@@ -55,7 +55,7 @@ def workload_table(view: WorkloadView) -> Table:
     table.add_column(f"vs {view.baseline or 'baseline'}", justify="right")
     table.add_column("significance (Holm)")
     table.add_column("p99 latency", justify="right")
-    table.add_column("runs", justify="right")
+    table.add_column("slices" if any(r.slice_s for r in view.rows) else "runs", justify="right")
     table.add_column("notes", overflow="fold")
     ok_rows = [r for r in view.rows if r.primary.summary]
     best = None
