@@ -19,18 +19,18 @@ def weather(t: float) -> float:
 
 def side_by_side(effects: dict[str, float], rounds: int = 12, blocks: int = 3, noise: float = 0.08,
                  block_sd: float = 0.0, seed: int = 1) -> dict[str, list[Obs]]:
-    """Slices of 1 s taking turns in a fresh random order per round, as the engine runs them."""
+    """Slices of 1 s taking turns as the engine runs them: every configuration built `blocks`
+    times, all standing at once, each round visiting every one of them in a fresh random order."""
     rng = random.Random(seed)
     out: dict[str, list[Obs]] = {name: [] for name in effects}
-    t = 0.0
-    for b in range(blocks):
-        mkfs = {name: rng.gauss(0, block_sd) for name in effects}
-        t += 40  # a block's setup
-        for r in range(rounds):
-            for name in round_order(list(effects), seed, b, r):
-                t += 1.1
-                level = weather(t) + math.log(effects[name]) + mkfs[name] + rng.gauss(0, noise)
-                out[name].append(Obs(b, t, math.exp(level)))
+    mkfs = {(name, b): rng.gauss(0, block_sd) for name in effects for b in range(blocks)}
+    members = [(name, b) for b in range(blocks) for name in effects]
+    t = 40.0 * blocks  # the blocks' setup
+    for r in range(rounds):
+        for name, b in round_order(members, seed, 0, r):
+            t += 1.1
+            level = weather(t) + math.log(effects[name]) + mkfs[name, b] + rng.gauss(0, noise)
+            out[name].append(Obs(b, t, math.exp(level), r))
     return out
 
 
@@ -46,7 +46,7 @@ def test_a_real_difference_is_found_despite_the_drift():
 
 def test_pairing_in_time_narrows_the_interval_over_the_same_values_unpaired():
     """What pairing buys: the weather blurs a 1.2x difference between values taken unpaired."""
-    series = side_by_side({"a": 1.0, "b": 1.2}, rounds=6)
+    series = side_by_side({"a": 1.0, "b": 1.2}, rounds=6, blocks=6)
     unpaired = compare([o.value for o in series["b"]], [o.value for o in series["a"]])
     paired = paired_compare(series["b"], series["a"])
     assert unpaired is not None and paired is not None
@@ -66,20 +66,54 @@ def test_no_difference_raises_few_false_alarms():
 def test_a_mkfs_to_mkfs_difference_widens_the_interval_and_is_reported():
     calm = paired_compare(*[side_by_side({"a": 1.0, "b": 1.0}, block_sd=0.0, blocks=4, seed=3)[k] for k in "ba"])
     lumpy = paired_compare(*[side_by_side({"a": 1.0, "b": 1.0}, block_sd=0.25, blocks=4, seed=3)[k] for k in "ba"])
-    assert lumpy.block_share > 0.3 and calm.block_share < 0.3
+    assert lumpy.block_share > 0.3 and calm.block_share < 0.1
     assert lumpy.half_width > 2 * calm.half_width
 
 
 def test_interpolation_pairs_each_slice_with_the_baseline_at_its_moment():
-    base = [Obs(0, 0.0, math.e ** 1), Obs(0, 10.0, math.e ** 3)]
-    x = [Obs(0, 5.0, math.e ** 2.5), Obs(0, 20.0, math.e ** 3.5), Obs(1, 5.0, 9.0)]  # block 1 has no baseline
+    # the baseline's block 0 sits at log level 2, its block 1 at 4 (level 3 over both); the weather
+    # rises by 2 from t=0 to t=10
+    base = [Obs(0, 0.0, math.e ** 1), Obs(0, 10.0, math.e ** 3), Obs(1, 2.0, math.e ** 3.4), Obs(1, 8.0, math.e ** 4.6)]
+    x = [Obs(0, 5.0, math.e ** 3.5), Obs(1, 5.0, math.e ** 3.5), Obs(0, 7.5, math.e ** 4.0)]
     d = paired_diffs(x, base)
-    assert d.by_block == {0: [pytest.approx(0.5), pytest.approx(0.5)]}
+    # weather at t=5 from both blocks' centred slices (-1 at 0, -0.6 at 2, +0.6 at 8, +1 at 10) is 0;
+    # at 7.5 it is 0.5
+    assert d.by_block == {0: [pytest.approx(0.5), pytest.approx(0.5)], 1: [pytest.approx(0.5)]}
+    # the baseline's two blocks differ by 2 on the log scale: the level's variance is their spread / 2
+    assert d.base_var == pytest.approx(2.0 / 2) and d.base_df == 1
 
 
-def test_too_few_slices_give_no_estimate():
+def test_a_stalled_slice_is_counted_not_hidden():
+    base = [Obs(0, float(t), 100.0, t) for t in range(6)]
+    x = [Obs(0, t + 0.5, 0.0 if t == 2 else 110.0, t) for t in range(6)]
+    assert paired_diffs(x, base).dropped == 1
+    c = paired_compare(x, base)
+    assert c is None or c.stalled == 1
+
+
+def test_too_few_slices_or_no_spread_give_no_estimate():
     assert split_variance(paired_diffs([Obs(0, 1, 5.0)], [Obs(0, 0, 5.0)])) is None
     assert paired_compare([Obs(0, 1, 5.0)], [Obs(0, 0, 5.0), Obs(0, 2, 5.0)]) is None
+    # identical slices: no spread, so no interval (never a zero-width "significant" one)
+    same = [Obs(0, float(t), 5.0, t) for t in range(4)]
+    assert paired_compare([Obs(0, t + 0.5, 6.0, t) for t in range(4)], same) is None
+
+
+def test_two_way_table_counts_a_moment_shared_by_all_blocks():
+    """A round whose baseline weather was misread shifts every block's slice in that round alike:
+    the two-way model sees it as a round effect and widens the interval; no mkfs spread is invented."""
+    rng = random.Random(5)
+    x, base = [], []
+    for r in range(8):
+        shift = rng.gauss(0, 0.2)  # the same for every block in round r
+        for b in range(4):
+            t = r * 10.0 + b
+            base.append(Obs(b, t, 100.0, r))
+            x.append(Obs(b, t + 0.5, 100.0 * math.exp(0.1 + shift + rng.gauss(0, 0.02)), r))
+    split = split_variance(paired_diffs(x, base))
+    assert split.blocks == 4 and split.n == 32
+    assert split.round_share > 0.8 and split.block_share < 0.1
+    assert 6 <= split.df <= 8  # about the rounds' 7 degrees of freedom
 
 
 def test_the_stopping_rule_and_the_resolution():
@@ -130,8 +164,8 @@ def test_round_budget_from_the_method():
     assert not round_budget(Method(rounds=4, target_ci=0.02)).fixed
 
 
-def test_automatic_blocks_fit_a_third_of_the_budget():
-    assert auto_blocks(setup_s=28, budget_s=540) == 6  # the default job: 12 SQLite configurations
-    assert auto_blocks(setup_s=60, budget_s=540) == 3  # four PostgreSQL servers with data to load
+def test_automatic_blocks_fit_a_fifth_of_the_budget():
+    assert auto_blocks(setup_s=28, budget_s=540) == 3  # the default job: 12 SQLite configurations
+    assert auto_blocks(setup_s=60, budget_s=540) == 2  # four PostgreSQL servers with data to load
     assert auto_blocks(setup_s=400, budget_s=540) == 2  # never fewer than two: mkfs-to-mkfs spread needs two
-    assert auto_blocks(setup_s=0.0, budget_s=540) == 6
+    assert auto_blocks(setup_s=10, budget_s=540) == 6

@@ -136,7 +136,7 @@ def method_lines(plan: Plan) -> list[str]:
             f"at least {budget.min_rounds} rounds, then until every interval is within ±{budget.target:.0%}" + \
             (f" (at most {m.max_runs})" if m.target_ci is not None else "")
         slices = f"{m.slice_seconds:g} s" if m.slice_seconds else "the workload's own length"
-        times = "as many times as fit a third of the budget (2-6)" if m.blocks is None else f"{m.blocks} time(s)"
+        times = "as many times as fit a fifth of the budget (2-6)" if m.blocks is None else f"{m.blocks} time(s)"
         lines.append(f"side by side: every configuration built {times} (each a fresh mkfs), all standing at once")
         lines.append(f"  rounds: {rounds}; each round visits every configuration of every block once")
         lines.append(f"  slices: {slices}, {m.warmup} warm-up slice(s) per configuration")

@@ -196,7 +196,7 @@ class CliObserver:
     def rounds_started(self, label: str, budget_s: float, blocks: int | None, configs: int) -> None:
         self.rounds_t0 = time.monotonic()
         self.task = self.progress.add_task(f"{label}: side by side", total=max(budget_s, 1.0))
-        times = "as many times as fit a third of the time" if blocks is None else f"{blocks} time(s)"
+        times = "as many times as fit a fifth of the time" if blocks is None else f"{blocks} time(s)"
         console.info(f"{label}: {configs} configurations side by side, each built {times} on fresh "
                      f"filesystems, at most {budget_s / 60:.0f} min")
 
@@ -236,7 +236,7 @@ class CliObserver:
               help="the older method: each run on its own fresh filesystem, configurations one after another, "
                    "instead of side by side in slices")
 @click.option("--blocks", type=int, help="side by side: how many times every configuration is built (each a fresh "
-                                       "mkfs, all standing at once) [as many as fit a third of the budget, 2-6]")
+                                       "mkfs, all standing at once) [as many as fit a fifth of the budget, 2-6]")
 @click.option("--rounds", type=int, help="side by side: rounds, each visiting every configuration of every block (--runs means the same) [at least 5, "
                                        "then until every interval is within --target-ci or --max-time is spent]")
 @click.option("--slice", help="side by side: length of one slice, e.g. 1s [the workload's own: 1-2 s]")

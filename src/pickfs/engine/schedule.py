@@ -61,7 +61,7 @@ def estimate_seconds(slot: Slot, method: Method, setup_s: float = 2.5) -> float:
 SIDE_BY_SIDE_TARGET = 0.05  # stop once every comparison's 95% interval is within +/- 5% ...
 SIDE_BY_SIDE_BUDGET = 540.0  # ... or after this many seconds per workload, setup included
 SIDE_BY_SIDE_MIN_ROUNDS = 3
-SETUP_SHARE = 0.35  # of the budget, what standing up the blocks may take when their number is automatic
+SETUP_SHARE = 0.2  # of the budget, what standing up the blocks may take when their number is automatic
 AUTO_BLOCKS = (2, 6)
 
 

@@ -87,7 +87,7 @@ class SideBySide:
                 continue
             value = primary_value(t.metrics, workload_class(cell.workload.name).primary().name)
             if value is not None:
-                out[cell.config.name].append(Obs(t.block, t.started + t.elapsed_s / 2, value))
+                out[cell.config.name].append(Obs(t.block, t.started + t.elapsed_s / 2, value, t.round))
         return out
 
     def _baseline(self, cells: list[Cell], series: dict[str, list[Obs]]) -> str | None:

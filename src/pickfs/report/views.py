@@ -225,7 +225,7 @@ def _row(record: RunRecord, cell: Cell, defs: tuple[MetricDef, ...], method: Met
                explanation=tuple(explain(measured)), monitors=monitor_summary(measured), space=_space(trials),
                crash=_crash(every), method=how, neighbour_writes=tuple(neighbours), slice_s=statistics.median(t.metrics["slice_s"] for t in measured)
                if t_sliced(measured) else None, observations=tuple(
-                   Obs(t.block, t.started + t.elapsed_s / 2, v) for t in measured if t.round is not None
+                   Obs(t.block, t.started + t.elapsed_s / 2, v, t.round) for t in measured if t.round is not None
                    for v in [primary_value(t.metrics, primary.metric.name)] if v is not None))
 
 
