@@ -82,7 +82,7 @@ class Method:
     side_by_side: bool = True
     blocks: int | None = None  # None: as many as fit a fifth of the time budget (2 to 6), from the first one's setup
     # side by side: rounds (each visits every block). None: at least SIDE_BY_SIDE_MIN_ROUNDS, then until every
-    # interval is within target_ci (5%) or the time budget (max_seconds, 8 min) is spent; a number:
+    # interval is within target_ci (5%) or the time budget (max_seconds, 9 min) is spent; a number:
     # exactly that many, unless target_ci or max_seconds is given too (then it is the fewest).
     rounds: int | None = None
     slice_seconds: float | None = None  # None: the workload's own default

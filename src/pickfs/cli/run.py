@@ -237,8 +237,9 @@ class CliObserver:
                    "instead of side by side in slices")
 @click.option("--blocks", type=int, help="side by side: how many times every configuration is built (each a fresh "
                                        "mkfs, all standing at once) [as many as fit a fifth of the budget, 2-6]")
-@click.option("--rounds", type=int, help="side by side: rounds, each visiting every configuration of every block (--runs means the same) [at least 5, "
-                                       "then until every interval is within --target-ci or --max-time is spent]")
+@click.option("--rounds", type=int, help="side by side: rounds, each visiting every configuration of every block "
+                                       "(--runs means the same) [at least 3, then until every interval is within "
+                                       "--target-ci or --max-time is spent]")
 @click.option("--slice", help="side by side: length of one slice, e.g. 1s [the workload's own: 1-2 s]")
 @click.option("--seed", type=int, help="seed of the rounds' random order [from the run id]")
 @click.option("--crash-states", type=int, help="also crash-test each cell over this many power-cut states")

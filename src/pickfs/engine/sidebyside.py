@@ -203,10 +203,19 @@ class SideBySide:
         m = self.plan.method
         indexes = {c.index for c in cells}
         history = [t for t in previous if t.cell_index in indexes and t.phase == "measured" and t.ok]
-        done_blocks = {t.block for t in history if t.round is not None}
-        first = max(done_blocks) + 1 if done_blocks else 0
-        todo = None if m.blocks is None else max(0, m.blocks - len(done_blocks))
-        if todo == 0 or all(c.index in failed for c in cells):
+        rounds_in: dict[int, set[int]] = {}
+        for t in history:
+            if t.round is not None:
+                rounds_in.setdefault(t.block, set()).add(t.round)
+        first = max(rounds_in) + 1 if rounds_in else 0
+        minimum = round_budget(m).min_rounds
+        # a block counts as done once it had the fewest rounds; a resumed run whose blocks all had
+        # them has finished this comparison (it was interrupted later, in another workload)
+        done_blocks = {b for b, rounds in rounds_in.items() if len(rounds) >= minimum}
+        if done_blocks and len(done_blocks) == len(rounds_in) and (m.blocks is None or len(done_blocks) >= m.blocks):
+            return
+        todo = None if m.blocks is None else max(1, m.blocks - len(done_blocks))
+        if all(c.index in failed for c in cells):
             return
         share = 1.0 if m.blocks is None or not done_blocks else todo / m.blocks
         budget = round_budget(m, share)
@@ -221,7 +230,11 @@ class SideBySide:
                     if cell.index in failed:
                         continue
                     try:
-                        members.append(self._stand_up(stack, cell, block))
+                        # a configuration that fails to stand up is undone at once (its server must not
+                        # run on, unfrozen, through everyone else's rounds)
+                        with ExitStack() as own:
+                            members.append(self._stand_up(own, cell, block))
+                            stack.enter_context(own.pop_all())
                     except ResultsWriteFailed:
                         raise
                     except (PickfsError, SliceFailed, OSError) as exc:
@@ -236,7 +249,8 @@ class SideBySide:
                 if all(c.index in failed for c in cells):
                     break
             members = [x for x in members if x.cell.index not in failed]
-            round_no = 0
+            # a resumed run numbers its rounds on: its new blocks did not stand in the old rounds
+            round_no = first_round = max((t.round for t in history if t.round is not None), default=-1) + 1
             while members:
                 t0 = time.monotonic()
                 for member in round_order(members, self.seed, first, round_no):
@@ -251,10 +265,11 @@ class SideBySide:
                         self.fail(member.cell, _why(exc), getattr(exc, "raw", ""), block=member.block)
                 members = [x for x in members if x.cell.index not in failed]
                 round_no += 1
+                rounds_done = round_no - first_round
                 standing = list({x.cell.index: x.cell for x in members}.values())
                 done, widest = self.settled(cells, history, standing, budget.target)
-                self.observer.round_finished(label, first, round_no, widest)
-                if not budget.another_round(round_no, done, time.monotonic(), started + budget.budget_s,
+                self.observer.round_finished(label, first, rounds_done, widest)
+                if not budget.another_round(rounds_done, done, time.monotonic(), started + budget.budget_s,
                                             time.monotonic() - t0, m.max_runs if m.target_ci is not None else 10_000):
                     break
 

@@ -1,11 +1,11 @@
 """The recommendation (pure).
 
 A configuration is named faster only when it is significantly faster. Among the configurations
-with no setting that can lose acknowledged commits, the leader is the fastest by its estimate
-against the baseline; every safe configuration not significantly different from the leader is
-tied with it. Among tied ones pickfs recommends by safety (a crash test that lost nothing), then
-by being the distribution's default (plain ext4, as Debian and most distributions install), then
-by the fewest settings changed, and says why.
+with no setting that can lose acknowledged commits, the leaders are those no other is
+significantly faster than (every pair compared both ways, Holm-corrected over the pairs).
+Among tied ones pickfs recommends by safety (a crash test that lost nothing), then by being the
+distribution's default (plain ext4, as Debian and most distributions install), then a current
+filesystem over a legacy format (ext2, ext3), then the fewest settings changed, and says why.
 """
 
 from __future__ import annotations
@@ -80,13 +80,14 @@ def _beaten(view: WorkloadView, rows: list[Row], higher: bool) -> set[str]:
 
 def tie_break(tied: list[Row], view: WorkloadView) -> tuple[Row, str]:
     """Among configurations that cannot be told apart: the safest, then the distribution's default,
-    then the one that changes the fewest settings, then the fastest estimate; with the reason."""
+    then a current filesystem over a legacy format, then the one that changes the fewest settings,
+    then the fastest estimate; with the reason."""
     def crash_clean(r: Row) -> bool:
         return r.crash is not None and not r.crash.error and not r.crash.lost_any
 
     def settings_changed(r: Row) -> int:
         c = r.cell.config
-        return len(c.mkfs_options) + len(c.mount_options) + (c.scheduler not in (None, "none"))
+        return len(c.mkfs_options) + len(c.mount_options) + (c.scheduler not in (None, "none", "mq-deadline"))
 
     def legacy(r: Row) -> bool:
         return r.cell.config.fstype in LEGACY
@@ -122,6 +123,7 @@ def recommend(view: WorkloadView) -> list[str]:
     tied = sorted([r for r in safe if r.cell.config.name not in beaten] or safe, key=lambda r: -_score(r, view))
     leader = tied[0]
     out = []
+    chosen = leader
     tested = f", {leader.crash.verdict()} of a crash test" if leader.crash and not leader.crash.error else ""
     if len(tied) == 1:
         others = [r for r in safe if r is not leader]
@@ -137,6 +139,7 @@ def recommend(view: WorkloadView) -> list[str]:
         out.append(text + ".")
     else:
         best, why = tie_break(tied, view)
+        chosen = best
         names = ", ".join(r.cell.config.name for r in sorted(tied, key=lambda r: -_score(r, view)))
         res = (f" (differences under {view.resolution[0]:.0%} cannot be told apart in this run)"
                if view.resolution else "")
@@ -145,7 +148,6 @@ def recommend(view: WorkloadView) -> list[str]:
         if best.crash and not best.crash.error:
             text += f", {best.crash.verdict()} of a crash test"
         out.append(text + ").")
-    chosen = leader if len(tied) == 1 else tie_break(tied, view)[0]
     # the fastest unsafe candidate; an in-memory upper bound only when no disk configuration is faster
     unsafe = sorted((r for r in rows if r.unsafe and _score(r, view) > _score(chosen, view)),
                     key=lambda r: (r.cell.config.fstype in REFERENCES, -_score(r, view)))

@@ -96,11 +96,15 @@ def method_lines(view: WorkloadView) -> list[str]:
         med, lo, hi = view.resolution
         out.append(f"resolution: differences under {med:.0%} cannot be told apart on this machine in this run "
                    f"({lo:.0%}-{hi:.0%} by configuration)")
-    shares = [r.comparison.block_share for r in view.rows if isinstance(r.comparison, PairedComparison)
-              and r.comparison.blocks > 1]
-    if shares:
-        share = sum(shares) / len(shares)
-        out.append(f"variance: {share:.0%} between blocks (one mkfs against the next), {1 - share:.0%} slice to slice")
+    comps = [r.comparison for r in view.rows if isinstance(r.comparison, PairedComparison) and r.comparison.blocks > 1]
+    if comps:
+        blocks = sum(c.block_share for c in comps) / len(comps)
+        rounds = sum(c.round_share for c in comps) / len(comps)
+        out.append(f"variance of the ratios: {blocks:.0%} between blocks (one mkfs against the next), {rounds:.0%} "
+                   f"between rounds (one moment against the next), {1 - blocks - rounds:.0%} slice to slice")
+    stalled = sum(r.comparison.stalled for r in view.rows if isinstance(r.comparison, PairedComparison))
+    if stalled:
+        out.append(f"{stalled} slice(s) measured nothing at all (a stall) and are left out of the ratios")
     return out
 
 

@@ -40,13 +40,13 @@ class Freezer:
                 try:
                     os.kill(pid, signal.SIGSTOP)
                     self.stopped.append(pid)
-                except ProcessLookupError:
+                except OSError:  # gone meanwhile
                     pass
 
     def thaw(self) -> None:
         for pid in reversed(self.stopped):
             try:
                 os.kill(pid, signal.SIGCONT)
-            except ProcessLookupError:
+            except OSError:  # gone meanwhile: nothing to continue; carry on with the others
                 pass
         self.stopped = []
