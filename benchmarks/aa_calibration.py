@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import json
 import os
 import subprocess
 import sys
@@ -73,18 +74,15 @@ def main() -> int:
         run_ids = []
         with tempfile.NamedTemporaryFile("w", suffix=".toml", delete=False) as fh:
             fh.write(plan_text(args.fs, args.copies))
+        out = Path(tempfile.mkdtemp()) / "run.json"
         for i in range(args.repeats):
-            before = set()
-            if store_path.exists():
-                before = {r.id for r in ResultStore(store_path).list_runs()}
             r = subprocess.run([sys.executable, "-m", "pickfs", "run", "--plan", fh.name, "--max-time", args.max_time,
-                                "--workdir", args.workdir], capture_output=True, text=True)
+                                "--workdir", args.workdir, "--json", str(out)], capture_output=True, text=True)
             if r.returncode != 0:
                 print(r.stderr, file=sys.stderr)
                 return 1
-            new = [x.id for x in ResultStore(store_path).list_runs() if x.id not in before]
-            run_ids += new
-            print(f"run {i + 1}/{args.repeats}: {new[0]}", flush=True)
+            run_ids.append(json.loads(out.read_text())["run_id"])
+            print(f"run {i + 1}/{args.repeats}: {run_ids[-1]}", flush=True)
         store = ResultStore(store_path)
     total = alarms = holm = 0
     widths: list[float] = []
