@@ -13,7 +13,8 @@ from typing import Any
 
 from pickfs.errors import NotFound, ResultsUnusable, ResultsWriteFailed
 from pickfs.model import RunRecord, Trial
-from pickfs.store.sqlitefile import OTHER_FILE, create_private, existing_version, remove_created, write_failure
+from pickfs.store.sqlitefile import (OPEN_HERE, OTHER_FILE, create_private, existing_version, remove_created,
+                                    write_failure)
 
 SCHEMA_VERSION = 3
 
@@ -83,6 +84,7 @@ class ResultStore:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             created = create_private(self.path)
             self.conn = sqlite3.connect(self.path, isolation_level=None, timeout=30)
+            OPEN_HERE.add(str(self.path.resolve()))
             self.conn.execute("PRAGMA journal_mode=WAL")
             self.conn.execute("PRAGMA synchronous=FULL")
             self._migrate(version)

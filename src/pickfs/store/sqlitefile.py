@@ -61,11 +61,20 @@ def schema_problem(tables: set[str], version: str | None, supported: int) -> str
     return None
 
 
+# Results files this process has open through SQLite. Their header is never read again with a
+# plain open()/close(): closing any descriptor of a file drops every POSIX lock this process holds
+# on it, SQLite's included, and another process could then take the database for unused and
+# delete its write-ahead log under our feet (measured: a database corrupted within two rounds).
+OPEN_HERE: set[str] = set()
+
+
 def existing_version(path: Path, supported: int) -> int | None:
     """The schema version of an existing results database, read-only; None when there is none yet.
 
     Raises ResultsUnusable, naming the file and the fix, for anything pickfs must not write to.
     """
+    if str(path.resolve()) in OPEN_HERE:
+        return _version_of(path, supported, wal=True)
     try:
         if not path.exists():
             return None
@@ -83,8 +92,21 @@ def existing_version(path: Path, supported: int) -> int | None:
         raise ResultsUnusable(f"results database {path} {problem}", OTHER_FILE)
     if size == 0:
         return None
+    return _version_of(path, supported, wal=bool(wal_size))
+
+
+def _version_of(path: Path, supported: int, wal: bool) -> int | None:
+    """The stored schema version, read without changing the file; refusals as ResultsUnusable."""
     try:
-        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=30)
+        # Read-only, so a refused file is never changed. But a database another pickfs is writing
+        # right now has its newest pages in its -wal file, which a mode=ro connection may not be able
+        # to use (it cannot map the -shm index): it would read a half-written file as "malformed".
+        # Then open it normally and only read (query_only): that changes nothing either.
+        if wal:
+            conn = sqlite3.connect(path, timeout=30)
+            conn.execute("PRAGMA query_only = ON")
+        else:
+            conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=30)
         try:
             tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
             row = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone() \
