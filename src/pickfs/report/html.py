@@ -241,7 +241,8 @@ def safety_chart(view: WorkloadView) -> go.Figure:
 def _summary_table(view: WorkloadView) -> str:
     metric = view.rows[0].primary.metric if view.rows else None
     head = (f"<tr><th>configuration</th><th>median {_e(metric.unit if metric else '')}</th><th>mean ± 95% CI</th>"
-            f"<th>vs {_e(view.baseline or 'baseline')}</th><th>significance (Holm)</th><th>runs</th><th>notes</th></tr>")
+            f"<th>vs {_e(view.baseline or 'baseline')}</th><th>significance (Holm)</th>"
+            f"<th>{'slices' if any(r.slice_s for r in view.rows) else 'runs'}</th><th>notes</th></tr>")
     body = []
     for r in view.rows:
         s = r.primary.summary
@@ -277,10 +278,13 @@ def _host_table(record: RunRecord) -> str:
 def render_html(record: RunRecord) -> str:
     views = build_views(record)
     method = record.plan.get("method", {})
+    sliced = any(r.slice_s for v in views for r in v.rows)
+    how = ("configurations measured side by side (each workload's method is stated under its recommendation)"
+           if sliced else f"{method.get('runs')} measured runs per configuration after {method.get('warmup')} "
+           "warm-up, each on a freshly made filesystem")
     parts = [f"<h1>pickfs run {_e(record.id)}</h1>",
              f"<p class=dim>{_e(time.strftime('%Y-%m-%d %H:%M', time.localtime(record.created)))}, "
-             f"{_e(record.host.get('hostname', '?'))}, status {_e(record.status)}; {method.get('runs')} measured "
-             f"runs per configuration after {method.get('warmup')} warm-up, each on a freshly made filesystem.</p>"]
+             f"{_e(record.host.get('hostname', '?'))}, status {_e(record.status)}; {_e(how)}.</p>"]
     for w in record.plan.get("warnings", []):
         parts.append(f'<p class="risk">warning: {_e(w)}</p>')
     for view in views:
