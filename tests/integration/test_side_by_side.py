@@ -44,6 +44,17 @@ def trials(workdir: Path) -> list[tuple]:
         conn.close()
 
 
+def wait_for_slices(workdir: Path, count: int, timeout: float = 240) -> None:
+    """Until `count` slices measured in rounds are saved."""
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < timeout:
+        if (workdir / "results.db").exists() and \
+                len([t for t in trials(workdir) if t[1] == "measured" and t[3] is not None]) >= count:
+            return
+        time.sleep(0.2)
+    pytest.fail(f"fewer than {count} slices measured in {timeout:.0f} s")
+
+
 @pytest.mark.parametrize("workload", list(SLICED))
 def test_each_sliceable_workload_runs_side_by_side_on_two_filesystems(workdir, workload):
     out = workdir / "run.json"
@@ -124,14 +135,7 @@ def test_ctrl_c_in_the_middle_of_a_round_leaves_nothing(workdir, workload):
     proc = start_pickfs(workdir, "run", "--fs", "ext4,xfs,btrfs", "--workload", workload, *SLICED[workload],
                         "--blocks", "2", "--max-time", "60s", "--warmup", "0", "--size", "1G")
     try:
-        t0 = time.monotonic()
-        while time.monotonic() - t0 < 240:
-            if (workdir / "results.db").exists() and \
-                    len([t for t in trials(workdir) if t[1] == "measured" and t[3] is not None]) >= 4:
-                break
-            time.sleep(0.2)
-        else:
-            pytest.fail("no slices measured in 4 minutes")
+        wait_for_slices(workdir, 4)
         time.sleep(0.4)  # somewhere inside the next slice, or between two
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=180)
@@ -169,14 +173,7 @@ def test_kill_9_with_servers_held_still_then_cleanup_leaves_nothing(workdir):
     proc = start_pickfs(workdir, "run", "--fs", "ext4,xfs", "--workload", "pgbench", *SLICED["pgbench"],
                         "--blocks", "1", "--rounds", "50", "--warmup", "0", "--size", "1G")
     try:
-        t0 = time.monotonic()
-        while time.monotonic() - t0 < 240:
-            if (workdir / "results.db").exists() and \
-                    len([t for t in trials(workdir) if t[1] == "measured" and t[3] is not None]) >= 3:
-                break
-            time.sleep(0.2)
-        else:
-            pytest.fail("no slices measured in 4 minutes")
+        wait_for_slices(workdir, 3)
         # at least one server is held still right now (the other one, or both between slices)
         assert any(line.split(None, 2)[1].startswith("T") for line in processes_under(workdir) if "postgres" in line)
         proc.kill()
