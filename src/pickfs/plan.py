@@ -15,7 +15,8 @@ from pickfs.errors import PlanError
 from pickfs.model import SCHEDULERS, FsConfig, Method, Plan, Target, WorkloadSpec
 from pickfs.stack.filesystems import KNOWN, RAW, which
 from pickfs.stack.presets import PRESETS, RAW_CONFIG
-from pickfs.units import MAX_SIZE, parse_size
+from pickfs.stack.workdir import path_problem
+from pickfs.units import MAX_SIZE, has_control, parse_size
 from pickfs.workloads import DEFAULT_WORKLOAD, workload_class
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
@@ -27,7 +28,7 @@ def _options(value: Any, what: str) -> tuple[str, ...]:
         return ()
     if isinstance(value, str) or (isinstance(value, list) and all(isinstance(v, str) for v in value)):
         texts = [value] if isinstance(value, str) else value
-        if any(_control(v) for v in texts):
+        if any(has_control(v) for v in texts):
             raise PlanError(f"{what} options hold a control character (a newline, a NUL, ...)",
                             f"write them on one line of plain characters, e.g. {what} = \"{_EXAMPLE[what]}\"")
     if isinstance(value, str):
@@ -46,11 +47,6 @@ def _options(value: Any, what: str) -> tuple[str, ...]:
 
 
 _EXAMPLE = {"mkfs": "-b 4096", "mount": "noatime"}
-
-
-def _control(text: str) -> bool:
-    """Does the text hold a control character (newline, NUL, escape ...)?"""
-    return any(ord(c) < 32 or ord(c) == 127 for c in text)
 
 
 def _kind(value: Any) -> str:
@@ -76,7 +72,7 @@ def _text(value: Any, where: str, example: str, empty: bool = False) -> str:
         raise PlanError(f"{where} must be a string, not {_kind(value)}", f"e.g. {example}")
     if not value and not empty:
         raise PlanError(f"{where} is empty", f"e.g. {example}")
-    if _control(value):
+    if has_control(value):
         raise PlanError(f"{where} holds a control character (a newline, a NUL, ...)", f"e.g. {example}")
     return value
 
@@ -372,8 +368,6 @@ def check_method(method: Method) -> None:
 
 def check_method_value(key: str, value: Any) -> None:
     """One [method] value of the type its default has (None allowed where the default is None)."""
-    if key not in Method.__dataclass_fields__:
-        raise PlanError(f"[method] has no key {key}", f"valid keys: {', '.join(sorted(Method.__dataclass_fields__))}")
     default = Method.__dataclass_fields__[key].default
     want = _METHOD_OPTIONAL.get(key, type(default))
     ok = isinstance(value, want) and not (want is not bool and isinstance(value, bool))
@@ -415,8 +409,7 @@ def _target_from_table(t: dict[str, Any]) -> tuple[Target, list[str]]:
 
 def _check_target(target: Target) -> None:
     """The target's own values: a work directory that is an absolute path of plain characters, a size in range."""
-    if not isinstance(target.workdir, str) or not target.workdir or _control(target.workdir) \
-            or not os.path.isabs(target.workdir):
+    if not isinstance(target.workdir, str) or path_problem(target.workdir):
         raise PlanError(f"work directory {target.workdir!r} is not an absolute path of plain characters",
                         "e.g. --workdir /var/tmp/pickfs (or workdir = \"/var/tmp/pickfs\" under [target])")
     if isinstance(target.size_bytes, bool) or not isinstance(target.size_bytes, int) \

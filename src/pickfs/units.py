@@ -53,3 +53,8 @@ def parse_duration(text: str | int | float) -> float:
     if not 0 <= value <= MAX_DURATION:  # also NaN and infinity
         raise PlanError(f"duration {text!r} is out of range", "give a duration from 0 to 30 days, like 20s, 2m or 500ms")
     return value
+
+
+def has_control(text: str) -> bool:
+    """Does the text hold a control character (newline, NUL, escape ...)?"""
+    return any(ord(c) < 32 or ord(c) == 127 for c in text)

@@ -85,10 +85,10 @@ def test_interpolation_pairs_each_slice_with_the_baseline_at_its_moment():
 
 def test_a_stalled_slice_is_counted_not_hidden():
     base = [Obs(0, float(t), 100.0, t) for t in range(6)]
-    x = [Obs(0, t + 0.5, 0.0 if t == 2 else 110.0, t) for t in range(6)]
+    x = [Obs(0, t + 0.5, 0.0 if t == 2 else 110.0 + 3 * (t % 3), t) for t in range(6)]
     assert paired_diffs(x, base).dropped == 1
     c = paired_compare(x, base)
-    assert c is None or c.stalled == 1
+    assert c is not None and c.stalled == 1 and c.n == 5
 
 
 def test_too_few_slices_or_no_spread_give_no_estimate():

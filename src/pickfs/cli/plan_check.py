@@ -12,11 +12,8 @@ from rich.text import Text
 
 from pickfs import console
 from pickfs.errors import PickfsError
-from pickfs.model import Cell, Plan
+from pickfs.model import Plan
 from pickfs.plan import load_plan_file
-
-SETUP_S = 2.5  # building one configuration (mkfs, mount, server start), as engine/schedule.py assumes
-SLICE_OVERHEAD_S = 0.3  # per slice: syncfs, freeze and thaw, saving the trial
 
 
 @dataclass(frozen=True)
@@ -26,17 +23,13 @@ class WorkloadEstimate:
     how: str  # how the figure was reached, in words
 
 
-def _cells_of(plan: Plan, label: str) -> list[Cell]:
-    return [c for c in plan.cells() if c.workload.label == label]
-
-
 def estimate(plan: Plan, unavailable: dict[int, str] | None = None) -> list[WorkloadEstimate]:
     """The wall time of each workload's speed runs (pure but for the workload registry).
 
     Side by side, a sliceable workload takes its time budget (max_seconds, or SIDE_BY_SIDE_BUDGET)
     unless the rounds are fixed; whole runs (one at a time, or workloads that cannot be sliced) take
     estimate_seconds per run, as the progress bar counts them."""
-    from pickfs.engine.schedule import Slot, estimate_seconds, round_budget
+    from pickfs.engine.schedule import RUN_OVERHEAD_S, SETUP_S, Slot, estimate_seconds, round_budget
     from pickfs.workloads import workload_class
 
     m = plan.method
@@ -44,8 +37,9 @@ def estimate(plan: Plan, unavailable: dict[int, str] | None = None) -> list[Work
     if not m.speed:
         return out
     skip = unavailable or {}
+    all_cells = plan.cells()
     for wl in plan.workloads:
-        cells = [c for c in _cells_of(plan, wl.label) if c.index not in skip]
+        cells = [c for c in all_cells if c.workload.label == wl.label and c.index not in skip]
         cls = workload_class(wl.name)
         if not cells:
             out.append(WorkloadEstimate(wl.label, 0.0, "nothing to run here: every configuration is unavailable"))
@@ -56,7 +50,7 @@ def estimate(plan: Plan, unavailable: dict[int, str] | None = None) -> list[Work
             blocks = m.blocks or 3  # automatic: 2-6, from the first block's setup; 3 for the estimate
             slice_s = cls.run_seconds(cls.slice_spec(wl, m.slice_seconds or cls.slice_seconds))
             if budget.fixed:
-                per_block = n * SETUP_S + m.warmup * n * slice_s + budget.min_rounds * n * (slice_s + SLICE_OVERHEAD_S)
+                per_block = n * SETUP_S + m.warmup * n * slice_s + budget.min_rounds * n * (slice_s + RUN_OVERHEAD_S)
                 out.append(WorkloadEstimate(
                     wl.label, blocks * per_block,
                     f"{budget.min_rounds} rounds x {blocks} block(s) x {n} configurations, {slice_s:g} s slices"))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 from collections.abc import Callable
 from pathlib import Path
 
@@ -14,6 +16,7 @@ from pickfs.report.csv_export import render_csv
 from pickfs.report.json_export import render_json
 from pickfs.report.markdown import render_markdown
 from pickfs.report.terminal import render_run
+from pickfs.units import has_control
 
 FORMATS: dict[str, Callable[[RunRecord], str]] = {
     "json": render_json,
@@ -34,8 +37,6 @@ FORMATS["html"] = html
 def check_export_targets(targets: dict[str, Path | None]) -> None:
     """Before anything runs: every export path can be written (its directory exists and is writable,
     the path itself is not a directory), so a long run never ends on a path that cannot take its report."""
-    import os
-
     from pickfs.errors import PlanError
 
     seen: dict[str, str] = {}
@@ -44,7 +45,7 @@ def check_export_targets(targets: dict[str, Path | None]) -> None:
             continue
         text = str(path)
         flag = f"--{fmt}"
-        if not text or any(ord(c) < 32 or ord(c) == 127 for c in text):
+        if not text or has_control(text):
             raise PlanError(f"{flag} {text!r} is not a file name", f"e.g. {flag} report.{fmt[:4]} ('-' for stdout)")
         p = Path(path)
         if p.is_dir():

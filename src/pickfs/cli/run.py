@@ -216,7 +216,8 @@ class CliObserver:
 @click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="a workload setting, e.g. synchronous=NORMAL")
 @click.option("--duration", help="length of each run, e.g. 20s")
 @click.option("--runs", type=int, help="measured runs per configuration [5]; side by side, rounds")
-@click.option("--warmup", type=int, help="warm-up runs before each measured run, not counted [1]")
+@click.option("--warmup", type=int, help="warm-up runs before each measured run, not counted; side by side, warm-up "
+                                       "slices per configuration [1]")
 @click.option("--target-ci", help="stopping rule: repeat until every 95% interval is within +/- this, e.g. 2% "
                                  "[side by side: 5%]")
 @click.option("--max-runs", type=int, help="with --target-ci: the most measured runs (side by side: rounds) [20]")
@@ -230,7 +231,7 @@ class CliObserver:
 @click.option("--device", help="a spare block device to format (device target)")
 @click.option("--confirm-device", help="repeat the device path to confirm it may be erased")
 @click.option("--dir", "dirs", multiple=True, help="an existing directory to compare (directory target); repeatable")
-@click.option("--no-drop-caches", is_flag=True, help="do not drop the page cache before each trial")
+@click.option("--no-drop-caches", is_flag=True, help="one at a time: do not drop the page cache before each trial")
 @click.option("--sequential", is_flag=True, help="one at a time, each configuration's repetitions together")
 @click.option("--one-at-a-time", is_flag=True,
               help="the older method: each run on its own fresh filesystem, configurations one after another, "

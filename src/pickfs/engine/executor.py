@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import time
 from contextlib import ExitStack, nullcontext
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Protocol
 
@@ -13,12 +14,12 @@ from pickfs.errors import PickfsError, ResultsWriteFailed
 from pickfs.model import Cell, Plan, Trial
 from pickfs.engine.schedule import Slot, estimate_seconds, fixed_slots, needs, next_slot, round_order, run_seed
 from pickfs.engine.sidebyside import SideBySide
+from pickfs.engine.standup import stand_up
 from pickfs.stack.filesystems import RAW, unavailable_reason
 from pickfs.stack.ledger import Ledger
-from pickfs.stack.provision import Provisioned, provision, space_used
+from pickfs.stack.provision import Provisioned, space_used
 from pickfs.stack.quiesce import wait_idle
 from pickfs.monitors.sampler import RunMonitor
-from pickfs.services import service_class
 from pickfs.store import ResultStore
 from pickfs.workloads import REGISTRY, workload_class
 
@@ -84,27 +85,9 @@ class Executor:
         """Build, prepare, warm up and measure one slot; return the measured primary value."""
         cell, m = slot.cell, self.plan.method
         cls = workload_class(cell.workload.name)
-        wl = cls(Path(self.plan.target.workdir) / "data")
         with ExitStack() as stack:
-            prov = stack.enter_context(
-                provision(cell.config, self.plan.target, self.ledger, m.quiesce_seconds, m.quiesce_timeout))
-            endpoint = None
-            service_name = cls.service_for(cell.workload)
-            if service_name:
-                service = service_class(service_name)
-                endpoint = stack.enter_context(service.start(prov.datadir, cls.service_settings(cell.workload),
-                                                             self.ledger, Path(self.plan.target.workdir) / "run"))
-            mount = prov.info.as_dict()
-            started = time.time()
-            prep = wl.prepare(cell.workload, prov.datadir, endpoint)
-            prep_s = time.time() - started
-            prep_metrics = {"prepare_s": prep_s}
-            if prov.info.mountpoint:  # space used: after mkfs, and once the workload's data is in place
-                os.sync()
-                prep_metrics["space_mkfs_bytes"] = float(prov.info.space_used_bytes or 0)
-                prep_metrics["space_prepared_bytes"] = float(space_used(prov.info.mountpoint))
-            self.store.save_trial(Trial(self.run_id, cell.index, slot.repetition, "prepare", started, prep_s,
-                                        True, prep_metrics, prep.text, mount, prov.info.notes))
+            standing = stand_up(stack, self.plan, self.ledger, self.store, self.run_id, cell, slot.repetition)
+            prov, endpoint, wl, mount = standing.prov, standing.endpoint, standing.workload, standing.mount
             for i in range(m.warmup + 1):
                 phase = "warmup" if i < m.warmup else "measured"
                 notes = self._settle(prov, cold=(i == 0))
@@ -207,16 +190,8 @@ class Executor:
         """A workload that cannot be sliced: whole runs (each on a fresh filesystem), every
         configuration once per round in a fresh random order, analysed pair by pair in time."""
         m = self.plan.method
-        seed = m.seed if m.seed is not None else run_seed(self.run_id)
-        indexes = {c.index for c in cells}
-        done = {(t.cell_index, t.repetition) for t in previous
-                if t.cell_index in indexes and t.phase == "measured" and t.ok}
-        values: dict[int, list[float]] = {c.index: [] for c in cells}
-        for t in sorted(previous, key=lambda t: t.started):
-            if t.cell_index in indexes and t.phase == "measured" and t.ok:
-                name = workload_class(t_cell(cells, t).workload.name).primary().name
-                if name in t.metrics:
-                    values[t.cell_index].append(t.metrics[name])
+        seed = run_seed(self.run_id, m.seed)
+        done, values = measured_so_far(cells, previous)
         first = fixed_slots(cells, m, done, failed_cells)
         self.observer.started(first, sum(estimate_seconds(s, m) for s in first))
         t0 = time.monotonic()
@@ -239,12 +214,7 @@ class Executor:
     def _one_at_a_time(self, cells: tuple[Cell, ...], previous: tuple[Trial, ...], failed_cells: set[int]) -> set[int]:
         """The older method: every configuration on its own fresh filesystem, one after another."""
         m = self.plan.method
-        done = {(t.cell_index, t.repetition) for t in previous if t.phase == "measured" and t.ok}
-        values: dict[int, list[float]] = {c.index: [] for c in cells}
-        for t in sorted(previous, key=lambda t: t.started):
-            name = workload_class(cells[t.cell_index].workload.name).primary().name
-            if t.phase == "measured" and t.ok and name in t.metrics:
-                values[t.cell_index].append(t.metrics[name])
+        done, values = measured_so_far(cells, previous)
         first = fixed_slots(cells, m, done, failed_cells)
         self.observer.started(first, sum(estimate_seconds(s, m) for s in first))
         t0 = time.monotonic()
@@ -260,8 +230,20 @@ class Executor:
         return failed_cells
 
 
-def t_cell(cells: list[Cell], t: Trial) -> Cell:
-    return next(c for c in cells if c.index == t.cell_index)
+def measured_so_far(cells: Sequence[Cell], previous: tuple[Trial, ...]) -> tuple[set[tuple[int, int]],
+                                                                                dict[int, list[float]]]:
+    """Of these cells, the (cell, repetition) pairs already measured and their primary values in time order."""
+    by_index = {c.index: c for c in cells}
+    done: set[tuple[int, int]] = set()
+    values: dict[int, list[float]] = {i: [] for i in by_index}
+    for t in sorted(previous, key=lambda t: t.started):
+        if t.cell_index not in by_index or t.phase != "measured" or not t.ok:
+            continue
+        done.add((t.cell_index, t.repetition))
+        name = workload_class(by_index[t.cell_index].workload.name).primary().name
+        if name in t.metrics:
+            values[t.cell_index].append(t.metrics[name])
+    return done, values
 
 
 class _CellFailed(Exception):

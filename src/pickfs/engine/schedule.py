@@ -51,10 +51,14 @@ def fixed_slots(cells: Sequence[Cell], method: Method, done: set[tuple[int, int]
     return [Slot(c, r) for r in range(method.runs) for c in cells if c.index not in failed and (c.index, r) not in done]
 
 
-def estimate_seconds(slot: Slot, method: Method, setup_s: float = 2.5) -> float:
+SETUP_S = 2.5  # building one configuration (mkfs, mount, server start), for estimates
+RUN_OVERHEAD_S = 0.3  # per run or slice: starting the client, syncfs, saving the trial
+
+
+def estimate_seconds(slot: Slot, method: Method, setup_s: float = SETUP_S) -> float:
     """A rough wall-time estimate of one slot, for the progress bar."""
     duration = workload_class(slot.cell.workload.name).run_seconds(slot.cell.workload)
-    return setup_s + (method.warmup + 1) * (duration + method.quiesce_seconds + 0.3)
+    return setup_s + (method.warmup + 1) * (duration + method.quiesce_seconds + RUN_OVERHEAD_S)
 
 
 # -- side by side: rounds ---------------------------------------------------------------------
@@ -80,9 +84,10 @@ def round_order(items: Sequence[T], seed: int, block: int, round_no: int) -> lis
     return order
 
 
-def run_seed(run_id: str) -> int:
-    """A seed derived from the run id, so a resumed run keeps its order."""
-    return int(hashlib.sha256(run_id.encode()).hexdigest()[:8], 16)
+def run_seed(run_id: str, given: int | None = None) -> int:
+    """The seed of the rounds' order: the one given (--seed), else one derived from the run id, so a
+    resumed run keeps its order."""
+    return given if given is not None else int(hashlib.sha256(run_id.encode()).hexdigest()[:8], 16)
 
 
 def round_budget(method: Method, share: float = 1.0) -> "RoundBudget":

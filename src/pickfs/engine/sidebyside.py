@@ -17,7 +17,7 @@ from __future__ import annotations
 import ctypes
 import os
 import time
-from contextlib import ExitStack
+from contextlib import ExitStack, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,12 +25,12 @@ from typing import Any
 from pickfs.engine.schedule import auto_blocks, round_budget, round_order, run_seed
 from pickfs.errors import PickfsError, ResultsWriteFailed
 from pickfs.model import Cell, Plan, Trial, WorkloadSpec
+from pickfs.engine.standup import stand_up
 from pickfs.monitors.sampler import RunMonitor, read_disk
-from pickfs.services import service_class
 from pickfs.services.base import Endpoint
 from pickfs.services.freeze import Freezer
 from pickfs.stack.ledger import Ledger
-from pickfs.stack.provision import Provisioned, provision, space_used
+from pickfs.stack.provision import Provisioned, space_used
 from pickfs.stats.paired import Obs, paired_compare_all, primary_value, settled
 from pickfs.store import ResultStore
 from pickfs.workloads import workload_class
@@ -74,8 +74,7 @@ class SideBySide:
         self.ledger = ledger
         self.observer = observer
         self.fail = fail  # fail(cell, message, raw="", block=0): record a failed trial and say so
-        m = plan.method
-        self.seed = m.seed if m.seed is not None else run_seed(run_id)
+        self.seed = run_seed(run_id, plan.method.seed)
 
     # -- the comparison's state so far ----------------------------------------------------
     def _series(self, cells: list[Cell], trials: list[Trial]) -> dict[str, list[Obs]]:
@@ -113,33 +112,14 @@ class SideBySide:
     def _stand_up(self, stack: ExitStack, cell: Cell, block: int) -> Member:
         """Build one configuration, start its server, prepare and warm it up; leave its server frozen."""
         m = self.plan.method
-        cls = workload_class(cell.workload.name)
-        wl = cls(Path(self.plan.target.workdir) / "data")
-        growth = cls.image_growth(cell.workload, self.plan.target.size_bytes)
-        prov = stack.enter_context(provision(cell.config, self.plan.target, self.ledger, m.quiesce_seconds,
-                                             m.quiesce_timeout, expect_bytes=growth))
-        endpoint = None
-        service_name = cls.service_for(cell.workload)
-        if service_name:
-            endpoint = stack.enter_context(service_class(service_name).start(
-                prov.datadir, cls.service_settings(cell.workload), self.ledger,
-                Path(self.plan.target.workdir) / "run"))
-        started = time.time()
-        prep = wl.prepare(cell.workload, prov.datadir, endpoint)
-        prep_metrics = {"prepare_s": time.time() - started}
-        if prov.info.mountpoint:
-            os.sync()
-            prep_metrics["space_mkfs_bytes"] = float(prov.info.space_used_bytes or 0)
-            prep_metrics["space_prepared_bytes"] = float(space_used(prov.info.mountpoint))
-        mount = prov.info.as_dict()
-        self.store.save_trial(Trial(self.run_id, cell.index, 0, "prepare", started, prep_metrics["prepare_s"], True,
-                                    prep_metrics, prep.text, mount, prov.info.notes, block=block))
-        freezer = Freezer(endpoint.pidfile) if endpoint and endpoint.pidfile and m.freeze_idle else None
+        growth = workload_class(cell.workload.name).image_growth(cell.workload, self.plan.target.size_bytes)
+        s = stand_up(stack, self.plan, self.ledger, self.store, self.run_id, cell, block=block, expect_bytes=growth)
+        freezer = Freezer(s.endpoint.pidfile) if s.endpoint and s.endpoint.pidfile and m.freeze_idle else None
         if freezer is not None:
             stack.callback(freezer.thaw)  # never leave a server stopped, whatever happens
-        member = Member(cell, prov, endpoint, wl, freezer, block, mount=mount)
+        member = Member(cell, s.prov, s.endpoint, s.workload, freezer, block, mount=s.mount)
         for _ in range(m.warmup):
-            self._slice(member, block, None, [])
+            self._slice(member, None, [])
         if freezer is not None:
             freezer.freeze()
         return member
@@ -148,7 +128,7 @@ class SideBySide:
         cls = workload_class(cell.workload.name)
         return cls.slice_spec(cell.workload, self.plan.method.slice_seconds or cls.slice_seconds)
 
-    def _slice(self, member: Member, block: int, round_no: int | None, others: list[Member]) -> Trial:
+    def _slice(self, member: Member, round_no: int | None, others: list[Member]) -> Trial:
         """One slice: thaw, run, syncfs (counted), freeze; saved at once. round None: a warm-up."""
         m, cell = self.plan.method, member.cell
         spec = self.slice_spec(cell)
@@ -161,14 +141,9 @@ class SideBySide:
             member.freezer.thaw()
         try:
             started = time.time()
-            if monitor is not None:
-                monitor.__enter__()
-            try:
+            with monitor or nullcontext():
                 raw = member.workload.run(spec, member.prov.datadir, member.endpoint)
                 sync_s = syncfs(member.prov.datadir) if member.prov.info.mountpoint else 0.0
-            finally:
-                if monitor is not None:
-                    monitor.__exit__(None, None, None)
             elapsed = time.time() - started
         finally:
             if member.freezer is not None and measured:
@@ -192,7 +167,7 @@ class SideBySide:
         trial = Trial(self.run_id, cell.index, round_no if measured else 0,
                       "measured" if measured else "warmup", started, elapsed, True, metrics, raw.text, member.mount,
                       (*member.prov.info.notes, *member.workload.notes_from(raw.text)), monitor=observed,
-                      block=block, round=round_no)
+                      block=member.block, round=round_no)
         self.store.save_trial(trial)
         return trial
 
@@ -257,7 +232,7 @@ class SideBySide:
                     if member.cell.index in failed:
                         continue
                     try:
-                        history.append(self._slice(member, member.block, round_no, members))
+                        history.append(self._slice(member, round_no, members))
                     except ResultsWriteFailed:
                         raise
                     except (PickfsError, SliceFailed, OSError) as exc:

@@ -54,8 +54,8 @@ def _x(c: Comparison, higher: bool) -> str:
 
 def _fmt(row: Row) -> str:
     s = row.primary.summary
-    what = "median of" if not row.observations or row.method.startswith("whole") else "median over"
-    unit = "slices" if "side by side" in row.method else "runs"
+    what = "median over" if row.slice_s else "median of"
+    unit = "slices" if row.slice_s else "runs"
     return f"{fmt_with_unit(s.median, row.primary.metric)}, {what} {s.n} {unit}" if s else "no figures"
 
 

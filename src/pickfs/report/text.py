@@ -6,7 +6,7 @@ import math
 
 from pickfs.model import MetricDef
 from pickfs.stats.paired import PairedComparison
-from pickfs.report.views import Row, WorkloadView
+from pickfs.report.views import SIDE_BY_SIDE, WHOLE_RUNS, Row, WorkloadView
 
 
 def fmt_seconds(value: float) -> str:
@@ -73,20 +73,19 @@ def verdict(row: Row, baseline: str | None) -> tuple[str, str]:
 
 def method_lines(view: WorkloadView) -> list[str]:
     """How the view's cells were measured, what this run can resolve, and where its variance came from."""
-    methods = sorted({r.method.split(":")[0] for r in view.rows if r.method})
     out = []
-    for how in methods:
-        rows = [r for r in view.rows if r.method.startswith(how)]
+    for how in sorted({r.how for r in view.rows if r.how}):
+        rows = [r for r in view.rows if r.how == how]
         counts = sorted(len(r.primary.values) for r in rows)
         count = f"{counts[0]}" if counts[0] == counts[-1] else f"{counts[0]}-{counts[-1]}"
-        if how == "side by side":
+        if how == SIDE_BY_SIDE:
             blocks = max(len({o.block for o in r.observations}) for r in rows)
             slices = sorted({f"{r.slice_s:g} s" for r in rows if r.slice_s})
             out.append(f"measured side by side: every configuration built at once, {'/'.join(slices)} slices taking "
                        f"turns in random order, {blocks} block{'s' if blocks != 1 else ''} on fresh filesystems, "
                        f"{count} slices per configuration; each compared with {view.baseline} "
                        "measured nearest in time")
-        elif how == "whole runs alternated in rounds":
+        elif how == WHOLE_RUNS:
             out.append(f"measured in rounds: whole runs alternated in a fresh random order, {count} "
                        f"per configuration, each compared with {view.baseline} run nearest in time")
         else:

@@ -7,7 +7,7 @@ import statistics
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-from pickfs.model import Cell, Method, MetricDef, RunRecord, Summary, plan_from_dict
+from pickfs.model import Cell, Method, MetricDef, RunRecord, Summary, Trial, plan_from_dict
 from pickfs.report.explain import explain, monitor_summary
 from pickfs.risks import config_risks, short_flag, workload_risks
 from pickfs.stats import relative, summarize
@@ -102,7 +102,8 @@ class Row:
     monitors: dict[str, Any] = field(default_factory=dict)
     space: dict[str, float] = field(default_factory=dict)  # bytes used: after mkfs, with the data in place
     crash: CrashView | None = None
-    method: str = ""  # how it was measured: side by side, whole runs in rounds, one at a time
+    how: str = ""  # SIDE_BY_SIDE, WHOLE_RUNS or ONE_AT_A_TIME ("" when nothing was measured)
+    method: str = ""  # the same in a few words, with the counts
     observations: tuple[Obs, ...] = ()  # the primary figure per slice or run in a round, with block and time
     slice_s: float | None = None  # side by side: the slice length
     neighbour_writes: tuple[float, ...] = ()  # side by side: bytes the idle configurations wrote during each slice
@@ -223,28 +224,46 @@ def _row(record: RunRecord, cell: Cell, defs: tuple[MetricDef, ...], method: Met
     risks = tuple(config_risks(cell.config) + workload_risks(cell.workload))
     return Row(cell, status, primary, tuple(mvs[1:]), None, risks, tuple(notes),
                explanation=tuple(explain(measured)), monitors=monitor_summary(measured), space=_space(trials),
-               crash=_crash(every), method=how, neighbour_writes=tuple(neighbours), slice_s=statistics.median(t.metrics["slice_s"] for t in measured)
-               if t_sliced(measured) else None, observations=tuple(
-                   Obs(t.block, t.started + t.elapsed_s / 2, v, t.round) for t in measured if t.round is not None
-                   for v in [primary_value(t.metrics, primary.metric.name)] if v is not None))
+               crash=_crash(every), how=measured_how(measured), method=how, neighbour_writes=tuple(neighbours),
+               slice_s=statistics.median(t.metrics["slice_s"] for t in measured) if t_sliced(measured) else None,
+               observations=observations(measured, primary.metric.name))
 
 
-def t_sliced(trials: list) -> bool:
+def observations(measured: list[Trial], primary: str) -> tuple[Obs, ...]:
+    """The primary figure of every trial measured in a round, with its block, moment and round."""
+    out = []
+    for t in measured:
+        value = primary_value(t.metrics, primary)
+        if t.round is not None and value is not None:
+            out.append(Obs(t.block, t.started + t.elapsed_s / 2, value, t.round))
+    return tuple(out)
+
+
+def t_sliced(trials: list[Trial]) -> bool:
     return any("slice_s" in t.metrics for t in trials)
 
 
-def method_text(measured: list) -> str:
-    """How a cell was measured, in a few words."""
+SIDE_BY_SIDE, WHOLE_RUNS, ONE_AT_A_TIME = "side by side", "whole runs alternated in rounds", "one at a time"
+
+
+def measured_how(measured: list[Trial]) -> str:
+    """Which method measured these trials."""
     if not measured:
         return ""
     if t_sliced(measured):
+        return SIDE_BY_SIDE
+    return WHOLE_RUNS if any(t.round is not None for t in measured) else ONE_AT_A_TIME
+
+
+def method_text(measured: list[Trial]) -> str:
+    """How a cell was measured, in a few words."""
+    how = measured_how(measured)
+    if how == SIDE_BY_SIDE:
         blocks = len({t.block for t in measured})
         slice_s = statistics.median(t.metrics["slice_s"] for t in measured)
-        return (f"side by side: {len(measured)} slices of {slice_s:g} s in {blocks} block"
+        return (f"{how}: {len(measured)} slices of {slice_s:g} s in {blocks} block"
                 f"{'s' if blocks != 1 else ''}")
-    if any(t.round is not None for t in measured):
-        return f"whole runs alternated in rounds: {len(measured)} runs"
-    return f"one at a time: {len(measured)} runs"
+    return f"{how}: {len(measured)} runs" if how else ""
 
 
 def build_views(record: RunRecord) -> list[WorkloadView]:

@@ -60,6 +60,7 @@ def room_problem(avail_bytes: int, image_bytes: int, growing_bytes: int) -> str 
 def growing_bytes(images: Path, expected: dict[str, int] | None = None) -> int:
     """What the sparse images in `images` may still grow by: what each may come to (its size, or
     the growth recorded for it in `expected` by path) less the blocks already allocated."""
+    expected = expected or {}
     total = 0
     for path in images.glob("*.img"):
         try:
@@ -67,7 +68,7 @@ def growing_bytes(images: Path, expected: dict[str, int] | None = None) -> int:
         except OSError:
             continue
         if stat.S_ISREG(st.st_mode):
-            limit = min(st.st_size, (expected or {}).get(str(path), st.st_size))
+            limit = min(st.st_size, expected.get(str(path), st.st_size))
             total += max(0, limit - st.st_blocks * 512)
     return total
 

@@ -14,6 +14,7 @@ import stat
 from pathlib import Path
 
 from pickfs.errors import UntrustedWorkdir
+from pickfs.units import has_control
 
 # The work directory: only pickfs's user lists or writes it. Others may pass through (x), because
 # database servers run as their own users (postgres, mysql) on filesystems mounted below it.
@@ -26,7 +27,7 @@ def path_problem(path: str) -> str | None:
     """Why `path` cannot be a work directory (pure): empty, relative, or holding control characters."""
     if not path:
         return "is empty"
-    if any(ord(c) < 32 or ord(c) == 127 for c in path):
+    if has_control(path):
         return "holds a newline or another control character"
     if not os.path.isabs(path):
         return "is not an absolute path"

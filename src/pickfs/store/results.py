@@ -121,13 +121,19 @@ class ResultStore:
                 self.conn.execute("ROLLBACK")
             raise
 
-    def _write(self, run_id: str, sql: str, params: tuple[Any, ...]) -> None:
-        """One statement; a failure (disk full, I/O error) names the file and the fix, and sticks."""
+    def _write(self, run_id: str, *statements: tuple[str, tuple[Any, ...]]) -> None:
+        """The statements in one transaction (one commit, one sync); a failure (disk full, I/O error)
+        rolls it back, names the file and the fix, and sticks."""
         if self._failed is not None:
             raise self._failed
         try:
-            self.conn.execute(sql, params)
+            self.conn.execute("BEGIN")
+            for sql, params in statements:
+                self.conn.execute(sql, params)
+            self.conn.execute("COMMIT")
         except sqlite3.Error as exc:
+            if self.conn.in_transaction:
+                self.conn.execute("ROLLBACK")
             self._failed = write_failure(self.path, exc, run_id)
             self._mark_failed(run_id)
             raise self._failed from None
@@ -147,34 +153,30 @@ class ResultStore:
     # -- writing -----------------------------------------------------------------------
     def create_run(self, run_id: str, version: str, plan: dict[str, Any], host: dict[str, Any]) -> None:
         now = time.time()
-        self._write(
-            run_id,
-            "INSERT INTO runs (id, created, updated, status, pickfs_version, plan_json, host_json)"
-            " VALUES (?, ?, ?, 'running', ?, ?, ?)",
-            (run_id, now, now, version, json.dumps(plan), json.dumps(host)),
-        )
+        self._write(run_id, ("INSERT INTO runs (id, created, updated, status, pickfs_version, plan_json, host_json)"
+                             " VALUES (?, ?, ?, 'running', ?, ?, ?)",
+                             (run_id, now, now, version, json.dumps(plan), json.dumps(host))))
 
     def set_status(self, run_id: str, status: str) -> None:
-        self._write(run_id, "UPDATE runs SET status=?, updated=? WHERE id=?", (status, time.time(), run_id))
+        self._write(run_id, ("UPDATE runs SET status=?, updated=? WHERE id=?", (status, time.time(), run_id)))
 
     def add_note(self, run_id: str, note: str) -> None:
         notes = list(self._row(run_id)["notes"])
         if note not in notes:
             notes.append(note)
-            self._write(run_id, "UPDATE runs SET notes_json=? WHERE id=?", (json.dumps(notes), run_id))
+            self._write(run_id, ("UPDATE runs SET notes_json=? WHERE id=?", (json.dumps(notes), run_id)))
 
     def save_trial(self, t: Trial) -> None:
         """One transaction per trial, durable before the next trial starts."""
         self._write(
             t.run_id,
-            "INSERT INTO trials (run_id, cell_index, repetition, phase, started, elapsed_s, ok, metrics_json,"
-            " raw_output, mount_json, notes_json, error, monitor_json, block, round)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (t.run_id, t.cell_index, t.repetition, t.phase, t.started, t.elapsed_s, int(t.ok),
-             json.dumps(t.metrics), t.raw_output, json.dumps(t.mount), json.dumps(list(t.notes)), t.error,
-             json.dumps(t.monitor), t.block, t.round),
-        )
-        self._write(t.run_id, "UPDATE runs SET updated=? WHERE id=?", (time.time(), t.run_id))
+            ("INSERT INTO trials (run_id, cell_index, repetition, phase, started, elapsed_s, ok, metrics_json,"
+             " raw_output, mount_json, notes_json, error, monitor_json, block, round)"
+             " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+             (t.run_id, t.cell_index, t.repetition, t.phase, t.started, t.elapsed_s, int(t.ok),
+              json.dumps(t.metrics), t.raw_output, json.dumps(t.mount), json.dumps(list(t.notes)), t.error,
+              json.dumps(t.monitor), t.block, t.round)),
+            ("UPDATE runs SET updated=? WHERE id=?", (time.time(), t.run_id)))
 
     # -- reading -----------------------------------------------------------------------
     def _row(self, run_id: str) -> dict[str, Any]:

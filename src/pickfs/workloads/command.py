@@ -33,7 +33,7 @@ from pickfs.services.base import Endpoint
 from pickfs.services.mariadb import SETTINGS as MARIADB_SETTINGS
 from pickfs.services.postgres import SETTINGS as POSTGRES_SETTINGS
 from pickfs.stack.signals import shielded
-from pickfs.units import parse_duration
+from pickfs.units import has_control, parse_duration
 from pickfs.workloads.base import Workload, json_doc
 
 SERVER_SETTINGS = {"postgresql": POSTGRES_SETTINGS, "mariadb": MARIADB_SETTINGS}
@@ -179,7 +179,7 @@ class Command(Workload):
         out["env"] = {str(k): str(v) for k, v in out["env"].items()}
         out["timeout"] = parse_duration(out["timeout"])
         out["run_as"] = str(out["run_as"] or "")
-        if any(ord(c) < 32 or ord(c) == 127 for c in out["run_as"]):
+        if has_control(out["run_as"]):
             raise PlanError("command run_as holds a control character", 'name a user, e.g. run_as = "nobody"')
         if out["run_as"]:
             run_as_user(out["run_as"])
