@@ -10,6 +10,9 @@ from pathlib import Path
 import pytest
 
 IS_ROOT = os.geteuid() == 0
+# CI installs every prerequisite (bootstrap.sh), so under CI a skipped test means a broken set-up:
+# it is reported as a failure. A test that may legitimately not apply carries @pytest.mark.may_skip.
+UNDER_CI = bool(os.environ.get("CI"))
 needs_root = pytest.mark.skipif(not IS_ROOT, reason="needs root: loop devices, mkfs and mount (CI runs as root)")
 
 
@@ -77,3 +80,14 @@ def store(tmp_path):
     s = ResultStore(tmp_path / "results.db")
     yield s
     s.close()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """Under CI a skip is a failure (a missing prerequisite), unless the test is marked may_skip."""
+    outcome = yield
+    report = outcome.get_result()
+    if UNDER_CI and report.skipped and not hasattr(report, "wasxfail") and item.get_closest_marker("may_skip") is None:
+        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+        report.outcome = "failed"
+        report.longrepr = f"skipped under CI, which installs every prerequisite: {reason}"

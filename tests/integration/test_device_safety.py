@@ -60,6 +60,7 @@ def test_mounted_device_is_refused_even_when_confirmed(workdir, spare):
         subprocess.run(["umount", str(mnt)], check=True)
 
 
+@pytest.mark.may_skip
 def test_root_device_is_refused():
     from pickfs.errors import UnsafeTarget
     from pickfs.stack.safety import check_device

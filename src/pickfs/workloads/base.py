@@ -109,6 +109,19 @@ class Workload(ABC):
         data (1 GiB when it does not say)."""
         return min(image_bytes, (cls.space_needed(spec) or 1024**3) + image_bytes // 20 + 128 * 1024**2)
 
+    @abstractmethod
+    def prepare(self, spec: WorkloadSpec, datadir: Path, endpoint: Endpoint | None = None) -> RawOutput:
+        """Lay out the data the run needs. Never counted as a run."""
+
+    @abstractmethod
+    def run(self, spec: WorkloadSpec, datadir: Path, endpoint: Endpoint | None = None) -> RawOutput:
+        """One run; the raw output is kept verbatim."""
+
+    @staticmethod
+    @abstractmethod
+    def parse(raw: str) -> dict[str, float]:
+        """Metrics from raw output (pure)."""
+
     @staticmethod
     def notes_from(raw: str) -> list[str]:
         """Findings in a run's raw output worth a note beside its figures (pure)."""
@@ -122,16 +135,3 @@ def json_doc(raw: str) -> dict[str, Any]:
     except ValueError:
         return {}
     return doc if isinstance(doc, dict) else {}
-
-    @abstractmethod
-    def prepare(self, spec: WorkloadSpec, datadir: Path, endpoint: Endpoint | None = None) -> RawOutput:
-        """Lay out the data the run needs. Never counted as a run."""
-
-    @abstractmethod
-    def run(self, spec: WorkloadSpec, datadir: Path, endpoint: Endpoint | None = None) -> RawOutput:
-        """One run; the raw output is kept verbatim."""
-
-    @staticmethod
-    @abstractmethod
-    def parse(raw: str) -> dict[str, float]:
-        """Metrics from raw output (pure)."""
