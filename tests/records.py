@@ -25,10 +25,14 @@ def fill(store, plan, run_id="20260101-000000-abcd", values=None, host=None):
     values = values or {0: [1000, 1100, 900], 1: [2000, 2100, 1900], 2: [500, 500, 500]}
     for rep in range(3):
         for cell, vals in values.items():
-            store.save_trial(Trial(run_id, cell, rep, "warmup", 1.0 + rep, 1.0, True, {"tps": 1.0}, "raw-w"))
-            store.save_trial(Trial(run_id, cell, rep, "measured", 2.0 + rep, 1.0, True,
-                                   {"tps": float(vals[rep]), "lat_p99": 0.001 * (cell + 1)}, "raw-m",
-                                   {"device": "/dev/loop0"}, ("a note",)))
-    store.save_trial(Trial(run_id, 3, -1, "measured", 0.5, 0.0, False, error="unavailable: kernel has no jfs"))
+            store.save_trial(Trial(run_id=run_id, cell_index=cell, repetition=rep, phase="warmup", started=1.0 + rep,
+                                   elapsed_s=1.0, ok=True, metrics={"tps": 1.0}, raw_output="raw-w"))
+            store.save_trial(Trial(run_id=run_id, cell_index=cell, repetition=rep, phase="measured",
+                                   started=2.0 + rep, elapsed_s=1.0, ok=True,
+                                   metrics={"tps": float(vals[rep]), "lat_p99": 0.001 * (cell + 1)},
+                                   raw_output="raw-m",
+                                   mount={"device": "/dev/loop0"}, notes=("a note",)))
+    store.save_trial(Trial(run_id=run_id, cell_index=3, repetition=0, phase="measured", started=0.5, elapsed_s=0.0,
+                           ok=False, error="unavailable: kernel has no jfs"))
     store.set_status(run_id, "complete")
     return run_id

@@ -162,9 +162,9 @@ class RawOutput:
     elapsed_s: float
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Trial:
-    """One execution of a workload in a cell: a warm-up or a measured run."""
+    """One execution of a workload in a cell: a warm-up or a measured run (built with keywords)."""
 
     run_id: str
     cell_index: int

@@ -171,14 +171,17 @@ def test_a_disk_that_fills_during_a_run_is_a_clear_error_and_keeps_what_was_save
     with small_tmpfs(workdir / "full") as full:
         store = ResultStore(full / "results.db")
         store.create_run("R1", "0.1.0", {"workloads": [], "configs": []}, {})
-        store.save_trial(Trial("R1", 0, 0, "measured", 1.0, 1.0, True, {"tps": 1.0}, "kept"))
+        store.save_trial(Trial(run_id="R1", cell_index=0, repetition=0, phase="measured", started=1.0, elapsed_s=1.0,
+                               ok=True, metrics={"tps": 1.0}, raw_output="kept"))
         fill(full)
         with pytest.raises(ResultsWriteFailed) as exc:
-            store.save_trial(Trial("R1", 0, 1, "measured", 2.0, 1.0, True, {"tps": 1.0}, "x" * 300_000))
+            store.save_trial(Trial(run_id="R1", cell_index=0, repetition=1, phase="measured", started=2.0,
+                                   elapsed_s=1.0, ok=True, metrics={"tps": 1.0}, raw_output="x" * 300_000))
         assert "disk is full" in exc.value.message and str(full / "results.db") in exc.value.message
         assert "--resume R1" in exc.value.hint
         with pytest.raises(ResultsWriteFailed):  # later writes fail the same way: the run stops
-            store.save_trial(Trial("R1", 0, 2, "measured", 3.0, 1.0, True, {}, ""))
+            store.save_trial(Trial(run_id="R1", cell_index=0, repetition=2, phase="measured", started=3.0,
+                                   elapsed_s=1.0, ok=True, metrics={}, raw_output=""))
         store.close()
         (full / "filler").unlink()
         again = ResultStore(full / "results.db")

@@ -46,8 +46,9 @@ def record_with_everything(tmp_path):
                    "processes": [], "io_waiting": [{"comm": "jbd2/loop0-8", "share": 0.3}]}
             metrics = {**t.metrics, "lat_p50": 0.0002, "lat_p95": 0.0004, "lat_p99": 0.0009, "lat_max": 0.004,
                        "transactions": t.metrics["tps"] * 3}
-            t = Trial(t.run_id, t.cell_index, t.repetition, t.phase, t.started, 3.0, True, metrics, raw,
-                      t.mount, t.notes, t.error, mon)
+            t = Trial(run_id=t.run_id, cell_index=t.cell_index, repetition=t.repetition, phase=t.phase,
+                      started=t.started, elapsed_s=3.0, ok=True, metrics=metrics, raw_output=raw,
+                      mount=t.mount, notes=t.notes, t.error, mon)
         trials.append(t)
     return type(rec)(**{**rec.__dict__, "trials": tuple(trials)})
 

@@ -4,7 +4,8 @@ from pickfs.stats.anomalies import outliers
 
 
 def trial(monitor, metrics):
-    return Trial("r", 0, 0, "measured", 0.0, 4.0, True, metrics, monitor=monitor)
+    return Trial(run_id="r", cell_index=0, repetition=0, phase="measured", started=0.0, elapsed_s=4.0, ok=True,
+                 metrics=metrics, monitor=monitor)
 
 
 MONITOR = {

@@ -184,8 +184,9 @@ def test_markdown_escapes_labels_and_notes(tmp_path):
     store.create_run("run-1", "0.1.0", record_dict(plan), {"hostname": "<b>box</b>"})
     for rep in range(2):
         for cell in (0, 1):
-            store.save_trial(Trial("run-1", cell, rep, "measured", 1.0 + rep, 1.0, True, {"tps": 100.0 + cell},
-                                   "raw", {}, ("a | b ## c [l](http://x) `t`",)))
+            store.save_trial(Trial(run_id="run-1", cell_index=cell, repetition=rep, phase="measured",
+                                   started=1.0 + rep, elapsed_s=1.0, ok=True, metrics={"tps": 100.0 + cell},
+                                   raw_output="raw", mount={}, notes=("a | b ## c [l](http://x) `t`",)))
     store.set_status("run-1", "complete")
     text = render_markdown(store.load("run-1"))
     store.close()

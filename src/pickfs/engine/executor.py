@@ -65,8 +65,9 @@ class Executor:
         self._fail_cell(slot.cell, message, raw, repetition=slot.repetition)
 
     def _fail_cell(self, cell: Cell, message: str, raw: str = "", block: int = 0, repetition: int = 0) -> None:
-        self.store.save_trial(Trial(self.run_id, cell.index, repetition, "measured", time.time(), 0.0,
-                                    False, raw_output=raw, error=message, block=block))
+        self.store.save_trial(Trial(run_id=self.run_id, cell_index=cell.index, repetition=repetition,
+                                    phase="measured", started=time.time(), elapsed_s=0.0,
+                                    ok=False, raw_output=raw, error=message, block=block))
         self.observer.note(f"{cell.key}: {message}")
 
     def _settle(self, prov: Provisioned, cold: bool) -> list[str]:
@@ -103,8 +104,10 @@ class Executor:
                 observed = monitor.result() if monitor else {}
                 if observed and prov.info.mountpoint:
                     observed["totals"]["space_used_bytes"] = space_used(prov.info.mountpoint)
-                trial = Trial(self.run_id, cell.index, slot.repetition, phase, started, raw.elapsed_s, True,
-                              metrics, raw.text, mount, (*prov.info.notes, *notes, *wl.notes_from(raw.text)),
+                trial = Trial(run_id=self.run_id, cell_index=cell.index, repetition=slot.repetition, phase=phase,
+                              started=started, elapsed_s=raw.elapsed_s, ok=True,
+                              metrics=metrics, raw_output=raw.text, mount=mount,
+                              notes=(*prov.info.notes, *notes, *wl.notes_from(raw.text)),
                               monitor=observed, round=round_no if phase == "measured" else None)
                 self.store.save_trial(trial)
                 self.observer.trial_saved(slot, trial)
@@ -137,12 +140,14 @@ class Executor:
                                 m.crash_states, m.crash_size, m.crash_duration,
                                 progress=lambda text: self.observer.note(f"{cell.key}: {text}"))
         except PickfsError as exc:
-            self.store.save_trial(Trial(self.run_id, cell.index, 0, "crash", started, time.time() - started, False,
+            self.store.save_trial(Trial(run_id=self.run_id, cell_index=cell.index, repetition=0, phase="crash",
+                                        started=started, elapsed_s=time.time() - started, ok=False,
                                         error=f"crash test: {exc.one_line()}"))
             self.observer.note(f"{cell.key}: crash test: {exc.one_line()}")
             return
-        self.store.save_trial(Trial(self.run_id, cell.index, 0, "crash", started, time.time() - started, True,
-                                    result.metrics(), result.as_json()))
+        self.store.save_trial(Trial(run_id=self.run_id, cell_index=cell.index, repetition=0, phase="crash",
+                                    started=started, elapsed_s=time.time() - started, ok=True,
+                                    metrics=result.metrics(), raw_output=result.as_json()))
 
     def execute(self, previous: tuple[Trial, ...] = ()) -> set[int]:
         """Run every slot not already measured in `previous`; return the indexes of failed cells."""
@@ -154,7 +159,8 @@ class Executor:
                     continue
                 reason = crash_unavailable(cell.config, cell.workload)
                 if reason:
-                    self.store.save_trial(Trial(self.run_id, cell.index, 0, "crash", time.time(), 0.0, False,
+                    self.store.save_trial(Trial(run_id=self.run_id, cell_index=cell.index, repetition=0,
+                                                phase="crash", started=time.time(), elapsed_s=0.0, ok=False,
                                                 error=f"crash test unavailable: {reason}"))
                     continue
                 self._crash(cell)

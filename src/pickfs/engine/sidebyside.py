@@ -164,9 +164,10 @@ class SideBySide:
         observed = monitor.result() if monitor else {}
         if observed and member.prov.info.mountpoint:
             observed["totals"]["space_used_bytes"] = space_used(member.prov.info.mountpoint)
-        trial = Trial(self.run_id, cell.index, round_no if measured else 0,
-                      "measured" if measured else "warmup", started, elapsed, True, metrics, raw.text, member.mount,
-                      (*member.prov.info.notes, *member.workload.notes_from(raw.text)), monitor=observed,
+        trial = Trial(run_id=self.run_id, cell_index=cell.index, repetition=round_no if measured else 0,
+                      phase="measured" if measured else "warmup", started=started, elapsed_s=elapsed, ok=True,
+                      metrics=metrics, raw_output=raw.text, mount=member.mount,
+                      notes=(*member.prov.info.notes, *member.workload.notes_from(raw.text)), monitor=observed,
                       block=member.block, round=round_no)
         self.store.save_trial(trial)
         return trial

@@ -50,6 +50,7 @@ def stand_up(stack: ExitStack, plan: Plan, ledger: Ledger, store: ResultStore, r
         os.sync()
         prep_metrics["space_mkfs_bytes"] = float(prov.info.space_used_bytes or 0)
         prep_metrics["space_prepared_bytes"] = float(space_used(prov.info.mountpoint))
-    store.save_trial(Trial(run_id, cell.index, repetition, "prepare", started, prep_s, True, prep_metrics, prep.text,
-                           mount, prov.info.notes, block=block))
+    store.save_trial(Trial(run_id=run_id, cell_index=cell.index, repetition=repetition, phase="prepare",
+                           started=started, elapsed_s=prep_s, ok=True, metrics=prep_metrics, raw_output=prep.text,
+                           mount=mount, notes=prov.info.notes, block=block))
     return Standing(prov, endpoint, wl, mount)
