@@ -261,14 +261,22 @@ def test_every_example_passes_plan_check(path, capsys):
 
 
 # -- the dry run ---------------------------------------------------------------------------------------
-def loop_devices() -> set[str]:
-    return {p for p in glob.glob("/sys/block/loop*/loop/backing_file")}
+def loop_devices(under: Path) -> set[str]:
+    """Loop devices backed by files under `under` (other processes on the machine may attach their own)."""
+    found = set()
+    for p in glob.glob("/sys/block/loop*/loop/backing_file"):
+        try:
+            if Path(p).read_text().strip().startswith(str(under)):
+                found.add(p)
+        except OSError:
+            pass
+    return found
 
 
 def test_dry_run_creates_nothing(tmp_path, capsys):
     workdir = tmp_path / "wd"
     results = tmp_path / "results.db"
-    loops = loop_devices()
+    loops = loop_devices(tmp_path)
     before = set(os.listdir(tmp_path))
     for args in (["run", "--dry-run", "--fs", "ext4,xfs,btrfs,tmpfs", "--workload", "sqlite-tpcb"],
                  ["run", "--dry-run", "--plan", str(EXAMPLES[0]), "--json", str(tmp_path / "out.json")],
@@ -278,7 +286,7 @@ def test_dry_run_creates_nothing(tmp_path, capsys):
         assert "dry run: nothing was created" in err
     assert set(os.listdir(tmp_path)) == before  # no work directory, results database, ledger or export
     assert not workdir.exists() and not results.exists() and not (tmp_path / "out.json").exists()
-    assert loop_devices() == loops
+    assert loop_devices(tmp_path) == loops == set()
 
 
 def test_dry_run_prints_the_matrix_method_and_estimate(tmp_path, capsys):
