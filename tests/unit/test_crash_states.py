@@ -1,11 +1,14 @@
 """Power-cut states from a write log, the log format and its replay, and counting lost commits."""
 
 import os
+import random
 
 import pytest
 
 from pickfs.crash import log as wlog
-from pickfs.crash.states import MODES, crash_moments, generate, losses, parse_acks, window
+from pickfs.crash.log import Piece
+from pickfs.crash.states import (STRATEGIES, Event, choose, crash_moments, exposed_flushes, generate,
+                                   losses, parse_acks, parse_events, recovery_crash, units_of, when, window)
 
 
 def rec(kind, t, offset=0, length=0):
@@ -21,29 +24,103 @@ def test_window_is_the_records_that_arrived_while_the_workload_ran():
     assert window(records, 100, 200) == (5, 5)
 
 
-def test_states_keep_everything_up_to_the_last_flush_and_treat_later_writes_by_mode():
+def test_states_keep_everything_up_to_the_last_flush_and_treat_later_writes_by_strategy():
     # before the workload: 2 writes; then W W F W W W F W W
     kinds = [W, W, W, W, F, W, W, W, F, W, W]
-    records = [rec(k, 100 + i) for i, k in enumerate(kinds)]
-    states = generate(records, t_start=101, t_end=200, n=9, seed=3)
-    assert [s.mode for s in states[:3]] == list(MODES)
+    records = [rec(k, 100 + i, 4096 * i, 4096) for i, k in enumerate(kinds)]
+    states = generate(records, t_start=101, t_end=200, n=12, seed=3)
+    assert {s.mode for s in states} == set(STRATEGIES)
     for s in states:
         assert s.durable <= s.cut
         flushes = [i for i in range(2, s.cut) if records[i].kind == F]
         assert s.durable == (flushes[-1] + 1 if flushes else 2)
         volatile = [i for i in range(s.durable, s.cut) if records[i].kind == W]
-        assert set(s.kept) <= set(volatile) and len(s.kept) + s.dropped == len(volatile)
+        assert {p.record for p in s.kept} <= set(volatile) and len(s.kept) + s.dropped == s.units == len(volatile)
         if s.mode == "unflushed lost":
             assert s.kept == ()
         if s.mode == "unflushed kept":
-            assert list(s.kept) == volatile
-        assert s.applied(2)[: s.durable - 2] == list(range(2, s.durable))
-    assert generate(records, 101, 200, 9, seed=3) == states  # reproducible
+            assert [p.record for p in s.kept] == volatile
+        if s.mode == "newest dropped" and volatile:
+            assert [p.record for p in s.kept] == volatile[:-1]
+        if s.mode == "one write dropped" and volatile:
+            assert len({p.record for p in s.kept}) == len(volatile) - 1
+        assert [p.record for p in s.applied(2)][: s.durable - 2] == list(range(2, s.durable))
+    assert generate(records, 101, 200, 12, seed=3) == states  # reproducible
+
+
+def test_a_write_is_torn_into_units_on_the_image_offsets():
+    records = [rec(W, 1, 6144, 10240)]  # 6 KiB .. 16 KiB: 2 KiB, then 4 KiB and 4 KiB
+    assert units_of(records, 0, 4096) == [Piece(0, 0, 2048), Piece(0, 2048, 4096), Piece(0, 6144, 4096)]
+    assert len(units_of(records, 0, 512)) == 20
+    assert units_of([rec(W, 1, 4096, 4096)], 0, 4096) == [Piece(0)]  # one whole unit: the record itself
+    assert units_of([rec(F, 1)], 0, 4096) == [Piece(0)]
+
+
+def test_torn_write_keeps_some_units_of_one_page_and_random_subsets_reorder():
+    # a 16 KiB page written after the last flush, then a second write: the torn state keeps part of the page
+    records = [rec(W, 1, 0, 4096), rec(F, 2), rec(W, 3, 16384, 16384), rec(W, 4, 65536, 4096)]
+    rng = random.Random(5)
+    kept, dropped, units, torn = choose(records, 2, 4, "torn write", 4096, rng)
+    assert units == 5 and torn == 1 and 1 <= dropped <= 3
+    page = [p for p in kept if p.record == 2]
+    assert 1 <= len(page) <= 3 and all(p.length == 4096 for p in page)
+    assert Piece(3) in kept  # everything else landed
+    # random subsets: over many draws, the later write lands without the earlier one (reordering) and pages tear
+    seen_reordered = seen_torn = False
+    for seed in range(40):
+        kept, _, _, torn = choose(records, 2, 4, "random subset", 4096, random.Random(seed))
+        seen_torn |= torn > 0
+        seen_reordered |= Piece(3) in kept and not any(p.record == 2 for p in kept)
+    assert seen_torn and seen_reordered
+
+
+def test_torn_pieces_replay_half_a_page_old_and_half_new(tmp_path):
+    log = tmp_path / "writes.log"
+    with open(log, "wb") as fh:
+        fh.write(wlog.encode(W, 1, 0, 8192) + b"N" * 8192)
+    records = wlog.read_log(log)
+    image = tmp_path / "img"
+    image.write_bytes(b"o" * 8192)
+    pieces = units_of(records, 0, 4096)
+    assert wlog.apply_pieces(log, records, [pieces[1]], image) == 1
+    assert image.read_bytes() == b"o" * 4096 + b"N" * 4096
+    assert wlog.ranges(records, [pieces[1]]) == [(4096, 4096)]
+
+
+def test_crash_moments_go_before_the_largest_burst_and_after_events():
+    # many small flushed writes, one big burst (a checkpoint) ending at a flush, and an event before it
+    kinds = [(W, 4096), (F, 0)] * 10 + [(W, 131072), (W, 131072), (F, 0)] + [(W, 4096), (F, 0)] * 10
+    records = [rec(k, 10 + i, 0, n) for i, (k, n) in enumerate(kinds)]
+    big_flush = 22
+    moments = crash_moments(records, 0, 10**6, 4, events=[Event(25, "a checkpoint (1)")])
+    whys = {why for _, _, why in moments}
+    assert (big_flush, records[big_flush].t_ns - 1) in [(c, m) for c, m, _ in moments]
+    assert any("after a checkpoint" in w for w in whys) and any("burst" in w for w in whys)
+    assert exposed_flushes(records, 0, len(records))[0] == big_flush
+    assert when(2_500_000_000, 1_000_000_000, [Event(2_000_000_000, "a checkpoint (1)")]) == \
+        "1.50 s into the run, 0.50 s after a checkpoint (1)"
+    assert parse_events("100 a checkpoint (1)\n50 creating pg_wal/x\n7") == \
+        [Event(50, "creating pg_wal/x"), Event(100, "a checkpoint (1)")]
+
+
+def test_a_share_of_states_crash_again_during_recovery_and_the_recovery_cut_keeps_its_flushed_prefix():
+    records = [rec(W, 100 + i, 4096 * i, 4096) for i in range(40)]
+    states = generate(records, 99, 10**6, 8, recovery_share=0.25)
+    assert [s.recovery for s in states] == [False, False, False, True] * 2
+    recovery = [rec(W, 1, 0, 8192), rec(F, 2), rec(W, 3, 8192, 8192), rec(W, 4, 0, 4096)]
+    for seed in range(30):
+        cut, pieces, dropped = recovery_crash(recovery, 4096, random.Random(seed))
+        flushed = cut >= 2
+        assert (Piece(0) in pieces) == flushed  # unflushed, the 8 KiB write lands only unit by unit
+        assert all(p.record < cut for p in pieces)
+        if flushed:
+            assert pieces[:2] == (Piece(0), Piece(1))
+    assert recovery_crash([], 4096, random.Random(1)) == (0, (), 0)
 
 
 def test_the_cut_moment_runs_until_the_next_record():
     records = [rec(W, 10), rec(F, 20), rec(W, 50)]
-    moments = crash_moments(records, t_start=5, t_end=100, n=3)
+    moments = [(c, m) for c, m, _ in crash_moments(records, t_start=5, t_end=100, n=3)]
     assert (3, 100) in moments  # after the last record: the power may fail any time until the end
     for cut, moment in moments:
         if cut < len(records):
@@ -85,3 +162,12 @@ def test_the_log_replayed_gives_the_image_and_a_torn_record_is_dropped(tmp_path)
     data = image.read_bytes()
     assert data[:3] == b"abc" and data[4096:4101] == b"\0\0llo" and len(data) == 8192
     assert os.path.getsize(image) == 8192
+
+
+def test_file_events_name_creations_renames_and_removals():
+    from pickfs.crash.files import changes
+
+    before = {1: "pg_wal/000001", 2: "base/1/123", 3: "tmp"}
+    after = {1: "pg_wal/000003", 2: "base/1/123", 4: "pg_wal/000002"}
+    assert [e.what for e in changes(before, after, 7)] == \
+        ["renaming pg_wal/000001 to pg_wal/000003", "creating pg_wal/000002", "removing tmp"]

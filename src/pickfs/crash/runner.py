@@ -1,11 +1,19 @@
-"""A crash test of one configuration and database: record, rebuild power-cut states, check each.
+"""A crash test of one configuration and database (or the user's own program): record, rebuild power-cut states, check each.
 
 1. Build the configuration on an image that lives on the recorder; start the database there
    (its durability settings as the workload says); create the tables; sync.
-2. Run numbered commits for a while; the client logs each acknowledgement on another filesystem.
+2. Run numbered commits for a while, asking the database every so often to write its pages back
+   (a checkpoint, a WAL switch); the client logs each acknowledgement on another filesystem, and
+   files created, renamed and removed are noted with their moments. For `command`: the user's
+   command runs instead, and may write acknowledgement lines to $PICKFS_ACKS (a pipe pickfs
+   timestamps).
 3. Stop everything; from the log, make crash states (see states.py); for each: rebuild the image
    as the disk would hold it, mount it (journal replay), open the database (its recovery), list
-   the commits present and run its own consistency check, unmount and run the filesystem's fsck.
+   the commits present and run its own consistency check (or the user's check command),
+   unmount and run the filesystem's fsck. Some states lose power again during that recovery:
+   its writes are recorded too, cut, and recovery is run a second time on what is left.
+States are built from a base image that follows the durable writes (each durable write is
+applied once, not once per state) and copied copy-on-write where the filesystem can.
 Speed is never measured here: the recorder is slow by design.
 """
 
@@ -13,20 +21,24 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import shutil
 import subprocess
 import sys
+import threading
 import time
 import uuid
-from collections.abc import Callable
-from contextlib import ExitStack, nullcontext
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager, nullcontext
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from pickfs.crash import log as wlog
+from pickfs.crash.files import FileWatch
 from pickfs.crash.session import fuse_unavailable, recording
-from pickfs.crash.states import CrashState, generate, losses, parse_acks, window
+from pickfs.crash.states import (DEFAULT_UNIT, STRATEGIES, STRATEGY_TEXT, CrashState, Event, generate, losses,
+                                 parse_acks, parse_events, recovery_crash, when, window)
 from pickfs.errors import PickfsError
 from pickfs.model import FsConfig, Target, WorkloadSpec
 from pickfs.proc import run as run_program
@@ -42,26 +54,54 @@ from pickfs.workloads.tpcc import connection_args, firebird_env, firebird_unavai
 CLIENT = "pickfs.clients.commits"
 DB_STEM = "commits"
 FB_FILE = f"{DB_STEM}.fdb"
-MODEL = ("worst-case disk: a power cut drops any write not yet flushed, in any order (the volatile write "
-         "cache of a drive without power-loss protection; one with it would do better); the state when the "
-         "workload began is taken as on disk")
 BACKENDS = ("sqlite", "postgresql", "mariadb", "firebird")
+PROGRAM = "command"  # the backend name of the user's own program
+WRITE_BACK_EVERY_S = 0.5  # how often the commits client asks for a checkpoint / WAL switch / page flush
+UNSEEN = ("what no simulation can show: a drive or controller that acknowledges a flush it has not done "
+          "(its cache without power-loss protection, or firmware that lies), writes torn below the unit, "
+          "bit rot and misdirected writes, and a crash of the host itself while the recorder logs")
+
+
+def model_text(unit: int, recovery_share: float) -> str:
+    """The crash model in force, in one statement (pure)."""
+    unit_text = f"{unit // 1024} KiB" if unit % 1024 == 0 else f"{unit} B"
+    recovery = (f"about {round(recovery_share * 100)}% of states lose power again during recovery "
+                "(journal replay or database recovery), which is then run again" if recovery_share > 0
+                else "no state loses power again during recovery")
+    return (f"worst-case disk: a power cut keeps every write before the last completed flush (a FUA write "
+            f"counts once it completes) and, of the writes after it, a subset of {unit_text} units, in any "
+            f"order, so one write can be torn; the subsets tried, in turn: {'; '.join(STRATEGY_TEXT[s] for s in STRATEGIES)}; "
+            f"crash moments spread over the whole run, just before the flushes that end the largest bursts of "
+            f"writes and after checkpoints, WAL switches and files created or renamed; {recovery}; the "
+            f"state when the workload began is taken as on disk (a drive with power-loss protection does better)")
+
+
+MODEL = model_text(DEFAULT_UNIT, 0.25)
 
 
 def crash_unavailable(config: FsConfig, spec: WorkloadSpec) -> str | None:
-    backend = workload_class(spec.name).database_for(spec)
+    backend = backend_of(spec)
     if config.fstype in (RAW, "tmpfs"):
         return f"a crash test needs a filesystem on a block device, not {config.fstype}"
     if backend is None:
         return f"{spec.name} has no database to crash-test"
+    if backend == PROGRAM and not spec.get("check"):
+        return "a crash test of your own command needs its check: --set check='CMD' (exit status 0 = consistent)"
     reason = unavailable_reason(config.fstype)
     if reason:
         return reason
-    if backend not in BACKENDS:
+    if backend not in (*BACKENDS, PROGRAM):
         return f"crash tests do not cover {backend}"
     if backend == "firebird" and firebird_unavailable():
         return firebird_unavailable()
     return fuse_unavailable()
+
+
+def backend_of(spec: WorkloadSpec) -> str | None:
+    """What a crash test drives: a database the commits client knows, or the user's own program."""
+    if spec.name == PROGRAM:
+        return PROGRAM
+    return workload_class(spec.name).database_for(spec)
 
 
 @dataclass(frozen=True)
@@ -69,7 +109,7 @@ class StateResult:
     index: int
     mode: str
     cut: int
-    dropped: int  # unflushed writes lost
+    dropped: int  # unflushed units lost
     mounted: bool
     fsck_ok: bool | None
     db_opened: bool
@@ -79,6 +119,18 @@ class StateResult:
     acked_before: int
     problem: str = ""
     seconds: float = 0.0
+    units: int = 0  # unflushed units at the cut
+    torn: int = 0  # writes of which only some units landed
+    at_s: float = 0.0  # seconds into the workload
+    when: str = ""  # when in the run, and after what
+    why: str = ""  # how the moment was chosen
+    recovery: str = ""  # a second power cut during recovery: where, and how the first recovery went
+    kept_as: str = ""  # where the state's image was kept for inspection
+
+    @property
+    def failed(self) -> bool:
+        return bool(self.lost) or not self.mounted or (self.mounted and not self.db_opened) \
+            or self.consistent is False
 
 
 @dataclass(frozen=True)
@@ -90,6 +142,12 @@ class CrashResult:
     states: tuple[StateResult, ...]
     record_seconds: float
     model: str = MODEL
+    unseen: str = UNSEEN
+    unit: int = DEFAULT_UNIT
+    recovery_share: float = 0.25
+    check_seconds: float = 0.0  # building and checking every state
+    build_seconds: float = 0.0  # of which building the images
+    events: tuple[str, ...] = ()  # what the workload did when (the first ones)
 
     def metrics(self) -> dict[str, float]:
         s = self.states
@@ -105,6 +163,9 @@ class CrashResult:
             "crash_commits": float(self.commits),
             "crash_flushes": float(self.flushes),
             "crash_s_per_state": sum(x.seconds for x in s) / len(s) if s else 0.0,
+            "crash_states_per_s": len(s) / self.check_seconds if self.check_seconds > 0 else 0.0,
+            "crash_torn_states": float(sum(1 for x in s if x.torn)),
+            "crash_recovery_states": float(sum(1 for x in s if x.recovery)),
         }
 
     def as_json(self) -> str:
@@ -171,16 +232,133 @@ def fsck(fstype: str, device: str) -> tuple[bool | None, str]:
     return proc.returncode == 0, " | ".join(lines)[:300]
 
 
-def check_state(config: FsConfig, image: Path, work: Path, ledger: Ledger, backend: str,
-                settings: dict[str, Any], acks: dict[int, int], state: CrashState) -> StateResult:
+# --- what runs during the recording, and what checks a state: the commits client, or the user's program ---
+class Commits:
+    """The commits client on a database pickfs knows: numbered commits, acks, write-backs, its check."""
+
+    def __init__(self, backend: str, settings: dict[str, Any]) -> None:
+        self.backend, self.settings = backend, settings
+
+    def server(self, datadir: Path, ledger: Ledger, rundir: Path, fresh: bool):
+        return _server(self.backend, datadir, self.settings, ledger, rundir, fresh)
+
+    def load(self, datadir: Path, endpoint: Endpoint | None) -> None:
+        _client("load", self.backend, datadir, endpoint, self.settings)
+
+    def run(self, datadir: Path, endpoint: Endpoint | None, base: Path, duration: float, seed: int) -> None:
+        _client("run", self.backend, datadir, endpoint, self.settings,
+                ["--acks", str(base / "acks.log"), "--duration", str(duration), "--seed", str(seed),
+                 "--events", str(base / "events.log"), "--checkpoint-every", str(WRITE_BACK_EVERY_S)])
+
+    def check(self, datadir: Path, endpoint: Endpoint | None, base: Path, acks: dict[int, int],
+              t_cut: int) -> tuple[bool, bool | None, set[int] | None, str]:
+        """(opened, consistent, commits present or None when not known, problem)."""
+        doc = _client("check", self.backend, datadir, endpoint, self.settings)
+        if "open_error" in doc or "query_error" in doc:
+            opened = "open_error" not in doc
+            return opened, (False if opened else None), set(), \
+                f"database: {doc.get('open_error') or doc.get('query_error')}"
+        bad = [x for x in (doc["own_check"], doc["invariant"]) if x != "ok"]
+        return True, not bad, set(doc["present"]), "; ".join([*bad, *([doc["warnings"]] if doc.get("warnings") else [])])
+
+
+class Program:
+    """The user's own command: it runs as the `command` workload does, and their check judges each state."""
+
+    def __init__(self, spec: WorkloadSpec) -> None:
+        from pickfs.workloads.command import Command
+
+        self.spec, self.workload = spec, Command()
+        self.service = spec.get("server") or None
+        self.settings = dict(Command.service_settings(spec))
+
+    def server(self, datadir: Path, ledger: Ledger, rundir: Path, fresh: bool):
+        if not self.service:
+            return nullcontext(None)
+        return service_class(self.service).start(datadir, self.settings, ledger, rundir, fresh=fresh)
+
+    def load(self, datadir: Path, endpoint: Endpoint | None) -> None:
+        self.workload.prepare(self.spec, datadir, endpoint)
+
+    def run(self, datadir: Path, endpoint: Endpoint | None, base: Path, duration: float, seed: int) -> None:
+        fifo = base / "acks.fifo"
+        os.mkfifo(fifo, 0o666)
+        with acks_from(fifo, base / "acks.log"):
+            env = {**dict(self.spec.get("env") or {}), "PICKFS_ACKS": str(fifo)}
+            spec = replace(self.spec, settings=tuple({**dict(self.spec.settings), "env": env}.items()))
+            self.workload.run(spec, datadir, endpoint)
+
+    def check(self, datadir: Path, endpoint: Endpoint | None, base: Path, acks: dict[int, int],
+              t_cut: int) -> tuple[bool, bool | None, set[int] | None, str]:
+        owed = base / "acks-owed.txt"
+        lines = (base / "acks.log").read_text().splitlines() if (base / "acks.log").exists() else []
+        owed.write_text("".join(line.split(" ", 1)[1] + "\n" for line in lines
+                                if " " in line and line.split(" ", 1)[0].isdigit() and int(line.split(" ", 1)[0]) < t_cut))
+        env = {**dict(self.spec.get("env") or {}), "PICKFS_ACKS": str(owed)}
+        spec = replace(self.spec, settings=tuple({**dict(self.spec.settings), "env": env,
+                                                  "command": self.spec.get("check")}.items()))
+        try:
+            self.workload._execute("check", self.spec.get("check"), spec, datadir, endpoint)
+        except PickfsError as exc:
+            return True, False, None, f"check: {exc.message}"[:400]
+        return True, True, None, ""
+
+
+@contextmanager
+def acks_from(fifo: Path, out: Path) -> Iterator[None]:
+    """Read lines from a pipe in a thread, each written to `out` prefixed with the moment it arrived."""
+    fd = os.open(fifo, os.O_RDWR | os.O_NONBLOCK)  # O_RDWR: writers come and go without an end of file
+    stop = threading.Event()
+
+    def pump() -> None:
+        buf = b""
+        with open(out, "ab") as dst:
+            while True:
+                try:
+                    chunk = os.read(fd, 65536)
+                except BlockingIOError:
+                    chunk = b""
+                if not chunk:
+                    if stop.is_set():
+                        break
+                    time.sleep(0.005)
+                    continue
+                now = time.monotonic_ns()
+                buf += chunk
+                *lines, buf = buf.split(b"\n")
+                for line in lines:
+                    dst.write(b"%d %s\n" % (now, line))
+                dst.flush()
+
+    thread = threading.Thread(target=pump, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join(timeout=10)
+        os.close(fd)
+
+
+def driver_for(spec: WorkloadSpec) -> Commits | Program:
+    backend = backend_of(spec)
+    if backend == PROGRAM:
+        return Program(spec)
+    return Commits(str(backend), dict(spec.settings))
+
+
+def check_state(config: FsConfig, image: Path, work: Path, ledger: Ledger, driver: Commits | Program,
+                acks: dict[int, int], state: CrashState, run_fsck: bool = True) -> StateResult:
     """Mount the crash image (journal replay), recover the database, count what is missing, fsck."""
     t0 = time.monotonic()
     acked = sum(1 for t in acks.values() if t < state.t_ns)
-    common = dict(index=state.index, mode=state.mode, cut=state.cut, dropped=state.dropped, acked_before=acked)
+    common = dict(index=state.index, mode=state.mode, cut=state.cut, dropped=state.dropped, acked_before=acked,
+                  units=state.units, torn=state.torn, why=state.why)
     mnt = work / f"mnt-{state.index}"
+    clean: bool | None = None
     with attached(image, ledger) as device:
         mounted, opened, consistent, problem = False, False, None, ""
-        present: set[int] = set()
+        present: set[int] | None = set()
         with ExitStack() as stack:
             stack.enter_context(holding(ledger, "dir", path=str(mnt)))
             mnt.mkdir()
@@ -192,76 +370,149 @@ def check_state(config: FsConfig, image: Path, work: Path, ledger: Ledger, backe
             if mounted:
                 datadir = mnt / "pickfs-data"
                 try:
-                    with _server(backend, datadir, settings, ledger, work / "run", fresh=False) as endpoint:
-                        doc = _client("check", backend, datadir, endpoint, settings)
-                    if "open_error" in doc or "query_error" in doc:
-                        problem = f"database: {doc.get('open_error') or doc.get('query_error')}"
-                        opened = "open_error" not in doc
-                        consistent = False if opened else None
-                    else:
-                        opened = True
-                        present = set(doc["present"])
-                        bad = [x for x in (doc["own_check"], doc["invariant"]) if x != "ok"]
-                        consistent = not bad
-                        problem = "; ".join([*bad, *([doc["warnings"]] if doc.get("warnings") else [])])
+                    with driver.server(datadir, ledger, work / "run", fresh=False) as endpoint:
+                        opened, consistent, present, problem = driver.check(datadir, endpoint, work, acks, state.t_ns)
                 except PickfsError as exc:
                     problem = f"database would not start: {exc.one_line()}"[:400]
-        clean, said = fsck(config.fstype, device)
-        if clean is False:
-            problem = "; ".join(x for x in (problem, f"fsck: {said}") if x)
-    loss = losses(acks, present, state.t_ns) if opened else losses(acks, set(), state.t_ns)
+        if run_fsck:
+            clean, said = fsck(config.fstype, device)
+            if clean is False:
+                problem = "; ".join(x for x in (problem, f"fsck: {said}") if x)
+    if present is None:  # the user's program: its check says whether anything is missing
+        lost, lost_s = 0, 0.0
+    else:
+        loss = losses(acks, present, state.t_ns) if opened else losses(acks, set(), state.t_ns)
+        lost, lost_s = len(loss.lost), loss.seconds
     return StateResult(**common, mounted=mounted, fsck_ok=clean, db_opened=opened, consistent=consistent,
-                       lost=len(loss.lost), lost_seconds=loss.seconds, problem=problem,
-                       seconds=time.monotonic() - t0)
+                       lost=lost, lost_seconds=lost_s, problem=problem, seconds=time.monotonic() - t0)
+
+
+def copy_image(src: Path, dst: Path) -> None:
+    """A copy of an image: copy-on-write where the filesystem can (xfs, btrfs), else its data only (holes skipped)."""
+    subprocess.run(["cp", "--reflink=auto", "--sparse=always", str(src), str(dst)], check=True)
+
+
+class Images:
+    """Crash-state images from a base that follows the durable writes: each durable write is applied once."""
+
+    def __init__(self, log: Path, records: list[wlog.Record], start: Path, first: int) -> None:
+        self.log, self.records, self.base, self.at = log, records, start, first
+        self.seconds = 0.0
+
+    def build(self, state: CrashState, dst: Path) -> None:
+        t0 = time.monotonic()
+        if state.durable > self.at:
+            wlog.apply_pieces(self.log, self.records, [wlog.Piece(i) for i in range(self.at, state.durable)], self.base)
+            self.at = state.durable
+        copy_image(self.base, dst)
+        if state.durable < self.at:  # never for states in order; kept correct all the same
+            raise ValueError("crash states must come in the order of their cuts")
+        wlog.apply_pieces(self.log, self.records, state.kept, dst)
+        self.seconds += time.monotonic() - t0
+
+
+def _recover_twice(config: FsConfig, images: Images, st: CrashState, image: Path, base: Path, size: int,
+                   ledger: Ledger, driver: Commits | Program, acks: dict[int, int], rng: random.Random,
+                   unit: int) -> StateResult:
+    """Recover the state on the recorder, cut that recovery's writes, and recover what is left."""
+    rbase = base / f"recovery-{st.index}"
+    with recording(rbase, size, ledger, image=image) as rec:
+        first = check_state(config, rec.image, base, ledger, driver, acks, st, run_fsck=False)
+    rrecords = wlog.read_log(rec.log)
+    cut, pieces, dropped = recovery_crash(rrecords, unit, rng)
+    os.unlink(rec.backing)
+    images.build(st, image)
+    wlog.apply_pieces(rec.log, rrecords, pieces, image)
+    shutil.rmtree(rbase, ignore_errors=True)
+    second = check_state(config, image, base, ledger, driver, acks, st)
+    said = "recovered" if not first.failed else (first.problem or "failed")[:120]
+    return replace(second, recovery=f"power failed again after {cut:,} of the {len(rrecords):,} writes and flushes of "
+                                    f"recovery ({dropped:,} unflushed units lost); the first recovery: {said}")
 
 
 def crash_test(config: FsConfig, spec: WorkloadSpec, workdir: Path, ledger: Ledger, n_states: int = 12,
                size: int = 512 * 1024**2, duration: float = 3.0, seed: int = 1,
-               progress: Callable[[str], None] = lambda s: None) -> CrashResult:
-    backend = workload_class(spec.name).database_for(spec)
+               progress: Callable[[str], None] = lambda s: None, unit: int = DEFAULT_UNIT,
+               recovery_share: float = 0.25, keep: Path | None = None) -> CrashResult:
+    backend = backend_of(spec)
     reason = crash_unavailable(config, spec)
     if reason or backend is None:
         raise PickfsError(f"unavailable: {reason}", "pick another configuration or workload for the crash test")
-    settings = dict(spec.settings)
+    driver = driver_for(spec)
     base = workdir / "crash" / uuid.uuid4().hex[:12]
     with holding(ledger, "dir", path=str(base), recursive=True):
         t0 = time.monotonic()
         with recording(base, size, ledger) as rec:
             target = Target(kind="image", workdir=str(base), size_bytes=size)
             with provision(config, target, ledger, image=rec.image) as prov:
-                with _server(backend, prov.datadir, settings, ledger, base / "run", fresh=True) as endpoint:
-                    _client("load", backend, prov.datadir, endpoint, settings)
+                with driver.server(prov.datadir, ledger, base / "run", fresh=True) as endpoint:
+                    driver.load(prov.datadir, endpoint)
                     os.sync()
+                    watch = FileWatch(prov.datadir).start()
                     t_start = time.monotonic_ns()
-                    run = _client("run", backend, prov.datadir, endpoint, settings,
-                                  ["--acks", str(base / "acks.log"), "--duration", str(duration),
-                                   "--seed", str(seed)])
-                    t_end = time.monotonic_ns()
+                    try:
+                        driver.run(prov.datadir, endpoint, base, duration, seed)
+                    finally:
+                        t_end = time.monotonic_ns()
+                        file_events = watch.stop()
         record_s = time.monotonic() - t0
         records = wlog.read_log(rec.log)
-        acks = parse_acks((base / "acks.log").read_text())
+        acks_log = base / "acks.log"
+        if backend == PROGRAM:  # the pipe's lines, "arrival-ns line": owed once arrived
+            acks = dict(enumerate(_arrivals(acks_log))) if acks_log.exists() else {}
+        else:
+            acks = parse_acks(acks_log.read_text())
+        events_path = base / "events.log"
+        events = sorted([*(parse_events(events_path.read_text()) if events_path.exists() else []), *file_events],
+                        key=lambda e: e.t_ns)
         first, last = window(records, t_start, t_end)
         flushes = sum(1 for r in records[first:last] if r.kind == wlog.FLUSH)
-        states = generate(records, t_start, t_end, n_states, seed)
-        progress(f"recorded {run['commits']} commits, {last - first} writes and flushes; checking {len(states)} states")
+        states = generate(records, t_start, t_end, n_states, seed, unit, events, recovery_share)
+        progress(f"recorded {len(acks):,} acknowledgements, {last - first:,} writes and flushes, {len(events):,} "
+                 f"events; checking {len(states)} states")
         start_image = base / "start.img"
         with open(start_image, "wb") as fh:
             fh.truncate(size)
         wlog.apply(rec.log, records[:first], start_image)
         os.unlink(rec.backing)  # the final state is not needed; keep the disk use down
+        images = Images(rec.log, records, start_image, first)
+        rng = random.Random(seed * 7919 + 1)
         results = []
+        t_check = time.monotonic()
         for st in states:
             t_state = time.monotonic()
             image = base / f"state-{st.index}.img"
-            subprocess.run(["cp", "--sparse=always", str(start_image), str(image)], check=True)
-            wlog.apply(rec.log, [records[i] for i in st.applied(first)], image)
-            r = check_state(config, image, base, ledger, backend, settings, acks, st)
-            image.unlink()
-            r = replace(r, seconds=time.monotonic() - t_state)  # building the image included
+            images.build(st, image)
+            if st.recovery:
+                r = _recover_twice(config, images, st, image, base, size, ledger, driver, acks, rng, unit)
+            else:
+                r = check_state(config, image, base, ledger, driver, acks, st)
+            r = replace(r, seconds=time.monotonic() - t_state,  # building the image included
+                        at_s=(st.t_ns - t_start) / 1e9, when=when(st.t_ns, t_start, events))
+            if keep is not None and r.failed:
+                keep.mkdir(parents=True, exist_ok=True)
+                kept = keep / f"{config.name}-{spec.label}-state-{st.index}.img".replace("/", "_")
+                copy_image(image, kept)
+                r = replace(r, kept_as=str(kept))
+            image.unlink(missing_ok=True)
             results.append(r)
             problem = f"; {r.problem[:120]}{'...' if len(r.problem) > 120 else ''}" if r.problem else ""
-            progress(f"state {st.index + 1}/{len(states)} ({st.mode}): "
+            progress(f"state {st.index + 1}/{len(states)} ({st.mode}{', recovery crashed' if st.recovery else ''}): "
                      + (f"lost {r.lost:,} of {r.acked_before:,} acknowledged commits" if r.lost else
-                        f"all {r.acked_before:,} acknowledged commits present") + problem)
+                        f"all {r.acked_before:,} acknowledged commits present" if backend != PROGRAM else
+                        ("check failed" if r.consistent is False else "check passed")) + problem)
+        check_s = time.monotonic() - t_check
         shutil.rmtree(base, ignore_errors=True)
-    return CrashResult(backend, len(acks), last - first, flushes, tuple(results), record_s)
+    return CrashResult(backend, len(acks), last - first, flushes, tuple(results), record_s,
+                       model_text(unit, recovery_share), UNSEEN, unit, recovery_share, check_s, images.seconds,
+                       tuple(f"{(e.t_ns - t_start) / 1e9:.2f} s: {e.what}" for e in events[:50]))
+
+
+def _arrivals(path: Path) -> list[int]:
+    """The arrival moments of the user's acknowledgement lines, in order."""
+    out = []
+    for line in path.read_text().splitlines():
+        t, _, _ = line.partition(" ")
+        if t.isdigit():
+            out.append(int(t))
+    return out

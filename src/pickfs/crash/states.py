@@ -1,9 +1,16 @@
 """Power-cut states from a recorded log, and what each lost (pure).
 
 The model is a worst-case disk with a volatile write cache: at a power cut, every write before
-the last completed flush is on the platter; writes after it may each have been kept or dropped,
-in any order. A drive with power-loss protection does better than this. Everything written
-before the workload started is taken as safely on disk.
+the last completed flush is on the platter (a FUA write reaches the recorder as a write and a
+flush, so it is durable once it completes); of the writes after it, any subset of atomic units
+(4 KiB by default, a setting) may have reached the platter, in any order, so one write can be
+torn. A drive with power-loss protection does better than this. Everything written before the
+workload started is taken as safely on disk.
+
+Which subsets are tried is a stated strategy (STRATEGIES), taken in turn over the crash moments;
+the moments are spread over the whole run: evenly, just before the flushes that end the largest
+bursts of writes, and around events the workload reported (checkpoints, WAL switches, files
+created, renamed or removed).
 """
 
 from __future__ import annotations
@@ -13,10 +20,29 @@ import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from pickfs.crash.log import FLUSH, Record
+from pickfs.crash.log import FLUSH, WRITE, ZERO, Piece, Record
 
-# How the writes after the last flush fare in a state, taken in turn over the cut points.
-MODES = ("unflushed lost", "half the unflushed lost", "unflushed kept")
+DEFAULT_UNIT = 4096
+# How the writes after the last flush fare in a state, taken in turn over the crash moments.
+STRATEGIES = ("unflushed lost", "random subset", "newest dropped", "one write dropped", "torn write",
+              "unflushed kept")
+STRATEGY_TEXT = {
+    "unflushed lost": "every unflushed write lost",
+    "random subset": "a random subset of the unflushed units kept (writes torn and reordered)",
+    "newest dropped": "all unflushed writes kept but the newest",
+    "one write dropped": "all unflushed writes kept but one, chosen in turn",
+    "torn write": "all unflushed writes kept but one multi-unit write, of which only some units landed",
+    "unflushed kept": "every unflushed write kept",
+}
+MODES = STRATEGIES  # the name older callers use
+
+
+@dataclass(frozen=True)
+class Event:
+    """Something the workload did at a known moment: a checkpoint, a WAL switch, a file created or renamed."""
+
+    t_ns: int
+    what: str
 
 
 @dataclass(frozen=True)
@@ -24,14 +50,18 @@ class CrashState:
     index: int
     cut: int  # records [0, cut) reached the recorder before the power failed
     durable: int  # records [0, durable) are on stable storage (up to the last flush before the cut)
-    kept: tuple[int, ...]  # unflushed changes in [durable, cut) that survived
-    dropped: int  # unflushed changes that did not
+    kept: tuple[Piece, ...]  # units of the unflushed changes in [durable, cut) that reached the disk
+    dropped: int  # unflushed units that did not
     t_ns: int  # the latest moment of the power cut (before the next record arrived): later acks do not count
     mode: str
+    units: int = 0  # unflushed units in all
+    torn: int = 0  # unflushed writes of which some units landed and some did not
+    recovery: bool = False  # power fails again while this state recovers, and recovery is run again
+    why: str = ""  # how the moment was chosen: evenly, before a large flush, near an event
 
-    def applied(self, start: int) -> list[int]:
-        """Record indexes to apply on top of the state at `start`, in order."""
-        return [*range(start, self.durable), *self.kept]
+    def applied(self, start: int) -> list[Piece]:
+        """Pieces to apply on top of the state at `start`, in order."""
+        return [*(Piece(i) for i in range(start, self.durable)), *self.kept]
 
 
 def window(records: Sequence[Record], t_start: int, t_end: int) -> tuple[int, int]:
@@ -39,6 +69,58 @@ def window(records: Sequence[Record], t_start: int, t_end: int) -> tuple[int, in
     first = next((i for i, r in enumerate(records) if r.t_ns > t_start), len(records))
     last = next((i for i in range(len(records) - 1, -1, -1) if records[i].t_ns <= t_end), -1) + 1
     return first, max(first, last)
+
+
+def units_of(records: Sequence[Record], index: int, unit: int) -> list[Piece]:
+    """A change split into the disk's atomic units, aligned on the image's offsets (a truncation is one)."""
+    r = records[index]
+    if r.kind not in (WRITE, ZERO) or r.length == 0:
+        return [Piece(index)]
+    out = []
+    pos, end = r.offset, r.offset + r.length
+    while pos < end:
+        nxt = min(end, (pos // unit + 1) * unit)
+        out.append(Piece(index, pos - r.offset, nxt - pos))
+        pos = nxt
+    return out if len(out) > 1 else [Piece(index)]
+
+
+def last_flush(records: Sequence[Record], first: int, cut: int) -> int:
+    """The index after the last flush in [first, cut), or `first` when there is none."""
+    for i in range(cut - 1, first - 1, -1):
+        if records[i].kind == FLUSH:
+            return i + 1
+    return first
+
+
+def choose(records: Sequence[Record], durable: int, cut: int, mode: str, unit: int,
+           rng: random.Random) -> tuple[tuple[Piece, ...], int, int, int]:
+    """The units of the unflushed changes in [durable, cut) that land under `mode`: (kept, dropped, units, torn)."""
+    changes = [i for i in range(durable, cut) if records[i].changes]
+    per = {i: units_of(records, i, unit) for i in changes}
+    every = [p for i in changes for p in per[i]]
+    if mode == "unflushed lost":
+        kept: list[Piece] = []
+    elif mode == "unflushed kept":
+        kept = every
+    elif mode == "random subset":
+        kept = [p for p in every if rng.random() < 0.5]
+    elif mode == "newest dropped":
+        kept = [p for i in changes[:-1] for p in per[i]]
+    elif mode == "one write dropped":
+        gone = rng.choice(changes) if changes else -1
+        kept = [p for i in changes if i != gone for p in per[i]]
+    elif mode == "torn write":
+        multi = [i for i in changes if len(per[i]) > 1]
+        victim = rng.choice(multi) if multi else (rng.choice(changes) if changes else -1)
+        parts = per.get(victim, [])
+        landed = set(rng.sample(range(len(parts)), rng.randint(1, len(parts) - 1))) if len(parts) > 1 else set()
+        kept = [p for i in changes for k, p in enumerate(per[i]) if i != victim or k in landed]
+    else:
+        raise ValueError(f"unknown crash strategy {mode!r}")
+    keptset = set(kept)
+    torn = sum(1 for i in changes if 0 < sum(1 for p in per[i] if p in keptset) < len(per[i]))
+    return tuple(kept), len(every) - len(kept), len(every), torn
 
 
 def cut_points(first: int, last: int, n: int) -> list[int]:
@@ -49,48 +131,108 @@ def cut_points(first: int, last: int, n: int) -> list[int]:
     return sorted({first + max(1, round(span * (k + 1) / n)) for k in range(n)})
 
 
-def crash_moments(records: Sequence[Record], t_start: int, t_end: int, n: int) -> list[tuple[int, int]]:
-    """n (cut, latest moment) pairs: spread over the window's records, then over its time if it has few.
+def _moment(records: Sequence[Record], cut: int, t_end: int) -> int:
+    return min(records[cut].t_ns - 1, t_end) if cut < len(records) else t_end
 
-    A window with no record at all (a database that never wrote while acknowledging commits)
-    still gets n moments: the same image, with more and more commits acknowledged before the cut.
+
+def exposed_flushes(records: Sequence[Record], first: int, last: int) -> list[int]:
+    """Flushes in the window, the one ending the largest burst of unflushed bytes first (cut just before each)."""
+    out, since = [], 0
+    for i in range(first, last):
+        r = records[i]
+        if r.kind == FLUSH:
+            if since:
+                out.append((since, i))
+            since = 0
+        elif r.kind in (WRITE, ZERO):
+            since += r.length
+    return [i for _, i in sorted(out, key=lambda bi: (-bi[0], bi[1]))]
+
+
+def crash_moments(records: Sequence[Record], t_start: int, t_end: int, n: int,
+                  events: Sequence[Event] = ()) -> list[tuple[int, int, str]]:
+    """n (cut, latest moment, why) triples over the whole run.
+
+    In turn: evenly over the window's records, just before the flush ending the next largest burst
+    of writes, and just before the first flush after each event the workload reported; when one
+    kind runs out the others fill in. A window with few records is then filled over its time (a
+    database that never wrote while acknowledging commits gets n moments on the same image).
     """
     first, last = window(records, t_start, t_end)
-    out: list[tuple[int, int]] = []
-    for cut in cut_points(first, last, n):
-        out.append((cut, min(records[cut].t_ns - 1, t_end) if cut < len(records) else t_end))
+    even = [(c, _moment(records, c, t_end), "evenly over the run") for c in cut_points(first, last, n)]
+    bursts = [(c, _moment(records, c, t_end), "before the flush ending a large burst of writes")
+              for c in exposed_flushes(records, first, last)]
     times = [r.t_ns for r in records]
+    near = []
+    for e in events:
+        if not t_start <= e.t_ns <= t_end:
+            continue
+        at = max(first, bisect.bisect_right(times, e.t_ns))
+        flush = next((i for i in range(at, last) if records[i].kind == FLUSH), last)
+        near.append((flush, _moment(records, flush, t_end), f"before the first flush after {e.what}"))
+    out: list[tuple[int, int, str]] = []
+    seen: set[tuple[int, int]] = set()
+    queues = [even, bursts, near]
+    while len(out) < n and any(queues):
+        for q in queues:
+            while q and len(out) < n:
+                c, m, why = q.pop(0)
+                if (c, m) not in seen:
+                    seen.add((c, m))
+                    out.append((c, m, why))
+                    break
     k = 0
     while len(out) < n and k < n:
         k += 1
         moment = t_start + (t_end - t_start) * k // n
         cut = max(first, bisect.bisect_right(times, moment))
-        if (cut, moment) not in out:
-            out.append((cut, moment))
-    return sorted(out, key=lambda cm: cm[1])[:n]
+        if (cut, moment) not in seen:
+            seen.add((cut, moment))
+            out.append((cut, moment, "evenly over the run's time"))
+    return sorted(out, key=lambda cm: (cm[1], cm[0]))[:n]
 
 
-def generate(records: Sequence[Record], t_start: int, t_end: int, n: int, seed: int = 1) -> list[CrashState]:
-    """n power-cut states over the workload's window, cycling through MODES."""
+def generate(records: Sequence[Record], t_start: int, t_end: int, n: int, seed: int = 1, unit: int = DEFAULT_UNIT,
+             events: Sequence[Event] = (), recovery_share: float = 0.0) -> list[CrashState]:
+    """n power-cut states over the workload's window, cycling through STRATEGIES.
+
+    `recovery_share` of them (spread evenly) also crash again while recovering.
+    """
     first, _ = window(records, t_start, t_end)
     rng = random.Random(seed)
+    every = round(1 / recovery_share) if recovery_share > 0 else 0
     states: list[CrashState] = []
-    for k, (cut, t_ns) in enumerate(crash_moments(records, t_start, t_end, n)):
-        durable = first
-        for i in range(cut - 1, first - 1, -1):
-            if records[i].kind == FLUSH:
-                durable = i + 1
-                break
-        volatile = [i for i in range(durable, cut) if records[i].changes]
-        mode = MODES[k % len(MODES)]
-        if mode == "unflushed lost":
-            kept: list[int] = []
-        elif mode == "unflushed kept":
-            kept = volatile
-        else:
-            kept = [i for i in volatile if rng.random() < 0.5]
-        states.append(CrashState(len(states), cut, durable, tuple(kept), len(volatile) - len(kept), t_ns, mode))
+    for k, (cut, t_ns, why) in enumerate(crash_moments(records, t_start, t_end, n, events)):
+        durable = last_flush(records, first, cut)
+        mode = STRATEGIES[k % len(STRATEGIES)]
+        kept, dropped, units, torn = choose(records, durable, cut, mode, unit, rng)
+        recovery = bool(every) and k % every == every - 1
+        states.append(CrashState(len(states), cut, durable, kept, dropped, t_ns, mode, units, torn, recovery, why))
     return states
+
+
+def recovery_crash(records: Sequence[Record], unit: int, rng: random.Random) -> tuple[int, tuple[Piece, ...], int]:
+    """A second power cut somewhere in a recovery's own writes: (cut, pieces that land, units lost).
+
+    The cut falls on a random record; everything up to the last flush before it lands, and a
+    random subset of the units written after that flush.
+    """
+    if not records:
+        return 0, (), 0
+    cut = rng.randint(1, len(records))
+    durable = last_flush(records, 0, cut)
+    kept, dropped, _, _ = choose(records, durable, cut, "random subset", unit, rng)
+    return cut, (*(Piece(i) for i in range(durable)), *kept), dropped
+
+
+def when(t_ns: int, t_start: int, events: Sequence[Event]) -> str:
+    """When in the run a power cut fell: seconds into the workload, and the latest event before it (pure)."""
+    at = f"{(t_ns - t_start) / 1e9:.2f} s into the run"
+    before = [e for e in events if e.t_ns <= t_ns]
+    if not before:
+        return at
+    e = max(before, key=lambda x: x.t_ns)
+    return f"{at}, {(t_ns - e.t_ns) / 1e9:.2f} s after {e.what}"
 
 
 @dataclass(frozen=True)
@@ -114,3 +256,13 @@ def parse_acks(text: str) -> dict[int, int]:
         if len(parts) == 2 and parts[0].isdigit() and parts[1].isdigit():
             out[int(parts[0])] = int(parts[1])
     return out
+
+
+def parse_events(text: str) -> list[Event]:
+    """An event log: 'monotonic-ns what happened' per line; a torn last line is ignored (pure)."""
+    out = []
+    for line in text.splitlines():
+        t, _, what = line.partition(" ")
+        if t.isdigit() and what.strip():
+            out.append(Event(int(t), what.strip()))
+    return sorted(out, key=lambda e: e.t_ns)
