@@ -88,15 +88,16 @@ def test_torn_pieces_replay_half_a_page_old_and_half_new(tmp_path):
 
 
 def test_crash_moments_go_before_the_largest_burst_and_after_events():
-    # many small flushed writes, one big burst (a checkpoint) ending at a flush, and an event before it
-    kinds = [(W, 4096), (F, 0)] * 10 + [(W, 131072), (W, 131072), (F, 0)] + [(W, 4096), (F, 0)] * 10
+    # small flushed writes; a checkpoint's burst A ending at a flush; more; a larger burst B ending at a flush
+    kinds = [(W, 4096), (F, 0)] * 10 + [(W, 65536), (W, 65536), (F, 0)] + [(W, 4096), (F, 0)] * 5 + \
+        [(W, 131072), (W, 131072), (F, 0)] + [(W, 4096), (F, 0)] * 10
     records = [rec(k, 10 + i, 0, n) for i, (k, n) in enumerate(kinds)]
-    big_flush = 22
-    moments = crash_moments(records, 0, 10**6, 4, events=[Event(25, "a checkpoint (1)")])
-    whys = {why for _, _, why in moments}
-    assert (big_flush, records[big_flush].t_ns - 1) in [(c, m) for c, m, _ in moments]
-    assert any("after a checkpoint" in w for w in whys) and any("burst" in w for w in whys)
-    assert exposed_flushes(records, 0, len(records))[0] == big_flush
+    flush_a, flush_b = 22, 35
+    events = [Event(29, "a checkpoint (1)"), Event(34, "a WAL segment switch (2)")]
+    moments = crash_moments(records, 0, 10**6, 3, events=events)
+    cuts = {c: why for c, _, why in moments}
+    assert "burst" in cuts[flush_b] and "after a checkpoint (1)" in cuts[flush_a]
+    assert exposed_flushes(records, 0, len(records))[:2] == [flush_b, flush_a]
     assert when(2_500_000_000, 1_000_000_000, [Event(2_000_000_000, "a checkpoint (1)")]) == \
         "1.50 s into the run, 0.50 s after a checkpoint (1)"
     assert parse_events("100 a checkpoint (1)\n50 creating pg_wal/x\n7") == \

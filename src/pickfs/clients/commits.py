@@ -41,6 +41,9 @@ def load(args: argparse.Namespace) -> dict:
     for a in range(1, ACCOUNTS + 1):
         tx.q("INSERT INTO pickfs_accounts VALUES (?, ?)", (a, 0))
     tx.commit()
+    if args.backend == "postgresql":  # recovery starts after the tables' pages exist: a torn one cannot be rebuilt
+        tx.q("CHECKPOINT")
+        tx.commit()
     conn.close()
     return {"client": "pickfs-commits", "step": "load", "backend": args.backend}
 

@@ -159,28 +159,35 @@ def crash_moments(records: Sequence[Record], t_start: int, t_end: int, n: int,
     database that never wrote while acknowledging commits gets n moments on the same image).
     """
     first, last = window(records, t_start, t_end)
-    even = [(c, _moment(records, c, t_end), "evenly over the run") for c in cut_points(first, last, n)]
+    share = -(-n // 3)  # a third of the moments evenly, a third before bursts, a third after events
+    even = [(c, _moment(records, c, t_end), "evenly over the run") for c in cut_points(first, last, share)]
+    more = [(c, _moment(records, c, t_end), "evenly over the run") for c in cut_points(first, last, n)]
     bursts = [(c, _moment(records, c, t_end), "before the flush ending a large burst of writes")
               for c in exposed_flushes(records, first, last)]
     times = [r.t_ns for r in records]
     near = []
-    for e in events:
-        if not t_start <= e.t_ns <= t_end:
-            continue
+    inside = [e for e in events if t_start <= e.t_ns <= t_end]
+    for k, e in enumerate(inside):
         at = max(first, bisect.bisect_right(times, e.t_ns))
-        flush = next((i for i in range(at, last) if records[i].kind == FLUSH), last)
-        near.append((flush, _moment(records, flush, t_end), f"before the first flush after {e.what}"))
+        until = min(last, bisect.bisect_right(times, inside[k + 1].t_ns) if k + 1 < len(inside) else last)
+        # the flush ending the largest burst before the next event (a checkpoint's write-back), else the first
+        flush = next(iter(exposed_flushes(records, at, until)), None)
+        if flush is None:
+            flush = next((i for i in range(at, last) if records[i].kind == FLUSH), last)
+        near.append((flush, _moment(records, flush, t_end), f"before the flush ending the largest burst after {e.what}"))
+    if len(near) > share:  # events spread over the run, not only the first ones
+        near = [near[round(k * (len(near) - 1) / (share - 1))] if share > 1 else near[0] for k in range(share)]
     out: list[tuple[int, int, str]] = []
     seen: set[tuple[int, int]] = set()
-    queues = [even, bursts, near]
-    while len(out) < n and any(queues):
-        for q in queues:
-            while q and len(out) < n:
-                c, m, why = q.pop(0)
-                if (c, m) not in seen:
-                    seen.add((c, m))
-                    out.append((c, m, why))
-                    break
+    for queues in ([even, bursts, near], [more]):  # in turn; evenly spread ones fill what the others lack
+        while len(out) < n and any(queues):
+            for q in queues:
+                while q and len(out) < n:
+                    c, m, why = q.pop(0)
+                    if (c, m) not in seen:
+                        seen.add((c, m))
+                        out.append((c, m, why))
+                        break
     k = 0
     while len(out) < n and k < n:
         k += 1
