@@ -29,7 +29,7 @@ def test_states_keep_everything_up_to_the_last_flush_and_treat_later_writes_by_s
     kinds = [W, W, W, W, F, W, W, W, F, W, W]
     records = [rec(k, 100 + i, 4096 * i, 4096) for i, k in enumerate(kinds)]
     states = generate(records, t_start=101, t_end=200, n=12, seed=3)
-    assert {s.mode for s in states} == set(STRATEGIES)
+    assert {"unflushed lost", "unflushed kept", "torn writes"} <= {s.mode for s in states} <= set(STRATEGIES)
     for s in states:
         assert s.durable <= s.cut
         flushes = [i for i in range(2, s.cut) if records[i].kind == F]
@@ -46,6 +46,8 @@ def test_states_keep_everything_up_to_the_last_flush_and_treat_later_writes_by_s
             assert len({p.record for p in s.kept}) == len(volatile) - 1
         assert [p.record for p in s.applied(2)][: s.durable - 2] == list(range(2, s.durable))
     assert generate(records, 101, 200, 12, seed=3) == states  # reproducible
+    at_bursts = [s for s in states if not s.why.startswith("evenly")]
+    assert at_bursts and at_bursts[0].mode == "torn writes"  # the first moment at a burst tears
 
 
 def test_a_write_is_torn_into_units_on_the_image_offsets():
@@ -56,11 +58,11 @@ def test_a_write_is_torn_into_units_on_the_image_offsets():
     assert units_of([rec(F, 1)], 0, 4096) == [Piece(0)]
 
 
-def test_torn_write_keeps_some_units_of_one_page_and_random_subsets_reorder():
+def test_torn_writes_keep_some_units_of_each_page_and_random_subsets_reorder():
     # a 16 KiB page written after the last flush, then a second write: the torn state keeps part of the page
     records = [rec(W, 1, 0, 4096), rec(F, 2), rec(W, 3, 16384, 16384), rec(W, 4, 65536, 4096)]
     rng = random.Random(5)
-    kept, dropped, units, torn = choose(records, 2, 4, "torn write", 4096, rng)
+    kept, dropped, units, torn = choose(records, 2, 4, "torn writes", 4096, rng)
     assert units == 5 and torn == 1 and 1 <= dropped <= 3
     page = [p for p in kept if p.record == 2]
     assert 1 <= len(page) <= 3 and all(p.length == 4096 for p in page)
@@ -91,13 +93,16 @@ def test_crash_moments_go_before_the_largest_burst_and_after_events():
     # small flushed writes; a checkpoint's burst A ending at a flush; more; a larger burst B ending at a flush
     kinds = [(W, 4096), (F, 0)] * 10 + [(W, 65536), (W, 65536), (F, 0)] + [(W, 4096), (F, 0)] * 5 + \
         [(W, 131072), (W, 131072), (F, 0)] + [(W, 4096), (F, 0)] * 10
-    records = [rec(k, 10 + i, 0, n) for i, (k, n) in enumerate(kinds)]
+    records = [rec(k, 10 + i, (1 << 30) + (i << 20), n) for i, (k, n) in enumerate(kinds)]  # new blocks only
     flush_a, flush_b = 22, 35
     events = [Event(29, "a checkpoint (1)"), Event(34, "a WAL segment switch (2)")]
     moments = crash_moments(records, 0, 10**6, 3, events=events)
     cuts = {c: why for c, _, why in moments}
     assert "burst" in cuts[flush_b] and "after a checkpoint (1)" in cuts[flush_a]
     assert exposed_flushes(records, 0, len(records))[:2] == [flush_b, flush_a]
+    # a small burst that overwrites a page already on disk comes before a large one of new blocks
+    over = [rec(W, 1, 0, 8192), rec(F, 2), rec(W, 3, 1 << 20, 1 << 20), rec(F, 4), rec(W, 5, 0, 8192), rec(F, 6)]
+    assert exposed_flushes(over, 2, len(over)) == [5, 3]
     assert when(2_500_000_000, 1_000_000_000, [Event(2_000_000_000, "a checkpoint (1)")]) == \
         "1.50 s into the run, 0.50 s after a checkpoint (1)"
     assert parse_events("100 a checkpoint (1)\n50 creating pg_wal/x\n7") == \

@@ -70,9 +70,10 @@ def model_text(unit: int, recovery_share: float) -> str:
                 else "no state loses power again during recovery")
     return (f"worst-case disk: a power cut keeps every write before the last completed flush (a FUA write "
             f"counts once it completes) and, of the writes after it, a subset of {unit_text} units, in any "
-            f"order, so one write can be torn; the subsets tried, in turn: {'; '.join(STRATEGY_TEXT[s] for s in STRATEGIES)}; "
-            f"crash moments spread over the whole run, just before the flushes that end the largest bursts of "
-            f"writes and after checkpoints, WAL switches and files created or renamed; {recovery}; the "
+            f"order, so one write can be torn; the subsets tried: {'; '.join(STRATEGY_TEXT[s] for s in STRATEGIES)}; "
+            f"crash moments spread evenly over the whole run, and just before the flushes that end the largest "
+            f"bursts of writes and those after checkpoints, WAL switches and files created or renamed (where the "
+            f"tearing and reordering subsets are tried first); {recovery}; the "
             f"state when the workload began is taken as on disk (a drive with power-loss protection does better)")
 
 

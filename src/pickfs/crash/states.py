@@ -7,7 +7,8 @@ flush, so it is durable once it completes); of the writes after it, any subset o
 torn. A drive with power-loss protection does better than this. Everything written before the
 workload started is taken as safely on disk.
 
-Which subsets are tried is a stated strategy (STRATEGIES), taken in turn over the crash moments;
+Which subsets are tried is a stated strategy (STRATEGIES): the tearing and reordering ones in turn at
+the moments before a burst's flush, the others first at the moments spread evenly;
 the moments are spread over the whole run: evenly, just before the flushes that end the largest
 bursts of writes, and around events the workload reported (checkpoints, WAL switches, files
 created, renamed or removed).
@@ -24,17 +25,21 @@ from pickfs.crash.log import FLUSH, WRITE, ZERO, Piece, Record
 
 DEFAULT_UNIT = 4096
 # How the writes after the last flush fare in a state, taken in turn over the crash moments.
-STRATEGIES = ("unflushed lost", "random subset", "newest dropped", "one write dropped", "torn write",
+STRATEGIES = ("unflushed lost", "random subset", "newest dropped", "one write dropped", "torn writes",
               "unflushed kept")
 STRATEGY_TEXT = {
     "unflushed lost": "every unflushed write lost",
     "random subset": "a random subset of the unflushed units kept (writes torn and reordered)",
     "newest dropped": "all unflushed writes kept but the newest",
     "one write dropped": "all unflushed writes kept but one, chosen in turn",
-    "torn write": "all unflushed writes kept but one multi-unit write, of which only some units landed",
+    "torn writes": "every unflushed write kept, but of each one longer than a unit only some units",
     "unflushed kept": "every unflushed write kept",
 }
 MODES = STRATEGIES  # the name older callers use
+# Moments just before a burst's flush (a checkpoint's write-back) get the strategies that tear and reorder;
+# moments spread evenly get the others first.
+AT_BURSTS = ("torn writes", "random subset", "one write dropped", "newest dropped")
+SPREAD = ("unflushed lost", "unflushed kept", "random subset", "torn writes")
 
 
 @dataclass(frozen=True)
@@ -110,12 +115,12 @@ def choose(records: Sequence[Record], durable: int, cut: int, mode: str, unit: i
     elif mode == "one write dropped":
         gone = rng.choice(changes) if changes else -1
         kept = [p for i in changes if i != gone for p in per[i]]
-    elif mode == "torn write":
-        multi = [i for i in changes if len(per[i]) > 1]
-        victim = rng.choice(multi) if multi else (rng.choice(changes) if changes else -1)
-        parts = per.get(victim, [])
-        landed = set(rng.sample(range(len(parts)), rng.randint(1, len(parts) - 1))) if len(parts) > 1 else set()
-        kept = [p for i in changes for k, p in enumerate(per[i]) if i != victim or k in landed]
+    elif mode == "torn writes":
+        kept = []
+        for i in changes:
+            parts = per[i]
+            landed = set(rng.sample(range(len(parts)), rng.randint(1, len(parts) - 1))) if len(parts) > 1 else {0}
+            kept += [p for k, p in enumerate(parts) if k in landed]
     else:
         raise ValueError(f"unknown crash strategy {mode!r}")
     keptset = set(kept)
@@ -135,26 +140,39 @@ def _moment(records: Sequence[Record], cut: int, t_end: int) -> int:
     return min(records[cut].t_ns - 1, t_end) if cut < len(records) else t_end
 
 
-def exposed_flushes(records: Sequence[Record], first: int, last: int) -> list[int]:
-    """Flushes in the window, the one ending the largest burst of unflushed bytes first (cut just before each)."""
-    out, since = [], 0
+def exposed_flushes(records: Sequence[Record], first: int, last: int, unit: int = DEFAULT_UNIT) -> list[int]:
+    """Flushes in [first, last), the one ending the most exposed burst first (cut just before each).
+
+    A burst's exposure is, first, how many units it overwrites that were written before it (a torn
+    overwrite leaves a page half old, half new: what torn-page protections are for), then its bytes.
+    """
+    written: set[int] = set()
+    for r in records[:first]:
+        if r.kind in (WRITE, ZERO):
+            written.update(range(r.offset // unit, (r.offset + r.length - 1) // unit + 1))
+    out, over, since, burst = [], 0, 0, []
     for i in range(first, last):
         r = records[i]
         if r.kind == FLUSH:
             if since:
-                out.append((since, i))
-            since = 0
-        elif r.kind in (WRITE, ZERO):
+                out.append((over, since, i))
+            for b in burst:
+                written.update(b)
+            over, since, burst = 0, 0, []
+        elif r.kind in (WRITE, ZERO) and r.length:
+            span = range(r.offset // unit, (r.offset + r.length - 1) // unit + 1)
+            over += sum(1 for u in span if u in written)
             since += r.length
-    return [i for _, i in sorted(out, key=lambda bi: (-bi[0], bi[1]))]
+            burst.append(span)
+    return [i for _, _, i in sorted(out, key=lambda x: (-x[0], -x[1], x[2]))]
 
 
 def crash_moments(records: Sequence[Record], t_start: int, t_end: int, n: int,
-                  events: Sequence[Event] = ()) -> list[tuple[int, int, str]]:
+                  events: Sequence[Event] = (), unit: int = DEFAULT_UNIT) -> list[tuple[int, int, str]]:
     """n (cut, latest moment, why) triples over the whole run.
 
-    In turn: evenly over the window's records, just before the flush ending the next largest burst
-    of writes, and just before the first flush after each event the workload reported; when one
+    In turn: evenly over the window's records, just before the flush ending the next most exposed
+    burst of writes, and just before the most exposed flush after each event the workload reported; when one
     kind runs out the others fill in. A window with few records is then filled over its time (a
     database that never wrote while acknowledging commits gets n moments on the same image).
     """
@@ -162,19 +180,19 @@ def crash_moments(records: Sequence[Record], t_start: int, t_end: int, n: int,
     share = -(-n // 3)  # a third of the moments evenly, a third before bursts, a third after events
     even = [(c, _moment(records, c, t_end), "evenly over the run") for c in cut_points(first, last, share)]
     more = [(c, _moment(records, c, t_end), "evenly over the run") for c in cut_points(first, last, n)]
-    bursts = [(c, _moment(records, c, t_end), "before the flush ending a large burst of writes")
-              for c in exposed_flushes(records, first, last)]
+    bursts = [(c, _moment(records, c, t_end), "before the flush ending a burst that overwrites the most")
+              for c in exposed_flushes(records, first, last, unit)]
     times = [r.t_ns for r in records]
     near = []
     inside = [e for e in events if t_start <= e.t_ns <= t_end]
     for k, e in enumerate(inside):
         at = max(first, bisect.bisect_right(times, e.t_ns))
         until = min(last, bisect.bisect_right(times, inside[k + 1].t_ns) if k + 1 < len(inside) else last)
-        # the flush ending the largest burst before the next event (a checkpoint's write-back), else the first
-        flush = next(iter(exposed_flushes(records, at, until)), None)
+        # the most exposed flush before the next event (a checkpoint's write-back), else the first
+        flush = next(iter(exposed_flushes(records, at, until, unit)), None)
         if flush is None:
             flush = next((i for i in range(at, last) if records[i].kind == FLUSH), last)
-        near.append((flush, _moment(records, flush, t_end), f"before the flush ending the largest burst after {e.what}"))
+        near.append((flush, _moment(records, flush, t_end), f"before the most exposed flush after {e.what}"))
     if len(near) > share:  # events spread over the run, not only the first ones
         near = [near[round(k * (len(near) - 1) / (share - 1))] if share > 1 else near[0] for k in range(share)]
     out: list[tuple[int, int, str]] = []
@@ -201,7 +219,7 @@ def crash_moments(records: Sequence[Record], t_start: int, t_end: int, n: int,
 
 def generate(records: Sequence[Record], t_start: int, t_end: int, n: int, seed: int = 1, unit: int = DEFAULT_UNIT,
              events: Sequence[Event] = (), recovery_share: float = 0.0) -> list[CrashState]:
-    """n power-cut states over the workload's window, cycling through STRATEGIES.
+    """n power-cut states over the workload's window, each moment with a strategy (AT_BURSTS or SPREAD, in turn).
 
     `recovery_share` of them (spread evenly) also crash again while recovering.
     """
@@ -209,9 +227,12 @@ def generate(records: Sequence[Record], t_start: int, t_end: int, n: int, seed: 
     rng = random.Random(seed)
     every = round(1 / recovery_share) if recovery_share > 0 else 0
     states: list[CrashState] = []
-    for k, (cut, t_ns, why) in enumerate(crash_moments(records, t_start, t_end, n, events)):
+    turns = {AT_BURSTS: 0, SPREAD: 0}
+    for k, (cut, t_ns, why) in enumerate(crash_moments(records, t_start, t_end, n, events, unit)):
         durable = last_flush(records, first, cut)
-        mode = STRATEGIES[k % len(STRATEGIES)]
+        cycle = SPREAD if why.startswith("evenly") else AT_BURSTS
+        mode = cycle[turns[cycle] % len(cycle)]
+        turns[cycle] += 1
         kept, dropped, units, torn = choose(records, durable, cut, mode, unit, rng)
         recovery = bool(every) and k % every == every - 1
         states.append(CrashState(len(states), cut, durable, kept, dropped, t_ns, mode, units, torn, recovery, why))
