@@ -66,3 +66,35 @@ def test_a_program_without_fsync_is_caught_and_one_with_fsync_is_not(workdir):
     assert "acknowledged records missing" in failing[0]["problem"]
     assert not any(s["kept_as"] for s in synced["states"])
     assert ledger_entries(workdir) == []
+
+
+TEARING = ("--strategies", "torn writes,random subset", "--recovery-crashes", "0")
+
+
+def test_torn_pages_corrupt_or_lose_only_without_the_databases_protection(workdir):
+    """full_page_writes=off and innodb_doublewrite=OFF are found losing or corrupting; their defaults are not."""
+    from pickfs.services.mariadb import MariaDB
+    from pickfs.services.postgres import PostgreSQL
+
+    for service in (PostgreSQL, MariaDB):
+        if service.unavailable_reason():
+            pytest.skip(service.unavailable_reason())
+    plan = workdir / "plan.toml"
+    plan.write_text('[[config]]\npreset = "ext4"\n'
+                    '[[workload]]\nname = "pgbench"\nlabel = "pg"\n'
+                    '[[workload]]\nname = "pgbench"\nlabel = "pg-fpw-off"\nfull_page_writes = "off"\n'
+                    '[[workload]]\nname = "sysbench-oltp"\nlabel = "innodb"\n'
+                    '[[workload]]\nname = "sysbench-oltp"\nlabel = "innodb-dblwr-off"\ninnodb_doublewrite = "OFF"\n')
+    out = workdir / "crash.json"
+    r = pickfs(workdir, "crashtest", "--plan", str(plan), "--states", "10", "--duration", "3s", *TEARING,
+               "--json", str(out), timeout=1200)
+    assert r.returncode == 0, r.stderr
+    cells = {c["workload"]: c["crash"] for c in json.loads(out.read_text())["cells"]}
+    for protected, unprotected in (("pg", "pg-fpw-off"), ("innodb", "innodb-dblwr-off")):
+        assert not cells[protected]["lost_any"], (protected, [s["problem"] for s in cells[protected]["states"]])
+        assert cells[protected]["metrics"]["crash_torn_states"] > 0  # its pages were torn too, and it coped
+        assert cells[unprotected]["lost_any"], (unprotected, cells[unprotected]["verdict"])
+        losing = [s for s in cells[unprotected]["states"] if s["lost"] or not s["db_opened"] or s["consistent"] is False]
+        assert all(s["when"].endswith(")") or "s into the run" in s["when"] for s in losing)
+    assert "4 KiB units" in r.stdout and "acknowledges a flush it has not done" in r.stdout
+    assert ledger_entries(workdir) == []

@@ -100,9 +100,11 @@ def test_crash_moments_go_before_the_largest_burst_and_after_events():
     cuts = {c: why for c, _, why in moments}
     assert "burst" in cuts[flush_b] and "after a checkpoint (1)" in cuts[flush_a]
     assert exposed_flushes(records, 0, len(records))[:2] == [flush_b, flush_a]
-    # a small burst that overwrites a page already on disk comes before a large one of new blocks
-    over = [rec(W, 1, 0, 8192), rec(F, 2), rec(W, 3, 1 << 20, 1 << 20), rec(F, 4), rec(W, 5, 0, 8192), rec(F, 6)]
-    assert exposed_flushes(over, 2, len(over)) == [5, 3]
+    # a small burst that overwrites a page written long ago comes before a large one of new blocks, and
+    # before a log page rewritten at each flush
+    over = [rec(W, 1, 0, 8192), rec(F, 2), rec(W, 3, 1 << 20, 1 << 20), rec(F, 4), rec(W, 5, 1 << 30, 4096), rec(F, 6),
+            rec(W, 7, 1 << 30, 4096), rec(F, 8), rec(W, 9, 0, 8192), rec(F, 10)]
+    assert exposed_flushes(over, 2, len(over)) == [9, 3, 5, 7]
     assert when(2_500_000_000, 1_000_000_000, [Event(2_000_000_000, "a checkpoint (1)")]) == \
         "1.50 s into the run, 0.50 s after a checkpoint (1)"
     assert parse_events("100 a checkpoint (1)\n50 creating pg_wal/x\n7") == \
@@ -177,3 +179,16 @@ def test_file_events_name_creations_renames_and_removals():
     after = {1: "pg_wal/000003", 2: "base/1/123", 4: "pg_wal/000002"}
     assert [e.what for e in changes(before, after, 7)] == \
         ["renaming pg_wal/000001 to pg_wal/000003", "creating pg_wal/000002", "removing tmp"]
+
+
+def test_the_strategy_is_a_setting():
+    from pickfs.crash.states import parse_strategies
+
+    records = [rec(W, 100 + i, 8192 * i, 8192) if i % 3 else rec(F, 100 + i) for i in range(60)]
+    chosen = ("torn writes", "random subset")
+    states = generate(records, 99, 10**6, 10, strategies=chosen)
+    assert {s.mode for s in states} <= set(chosen) and len(states) == 10
+    assert parse_strategies("") == STRATEGIES == parse_strategies("all")
+    assert parse_strategies("torn writes, random subset") == chosen
+    with pytest.raises(ValueError, match="'torn'"):
+        parse_strategies("torn")

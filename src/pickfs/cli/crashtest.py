@@ -11,6 +11,7 @@ import click
 from pickfs.cli.common import results_option, workdir_option
 from pickfs.cli.report import with_exports
 from pickfs.cli.run import workload_specs, execute_plan
+from pickfs.crash.states import STRATEGIES, parse_strategies
 from pickfs.errors import PlanError
 from pickfs.model import Method, Target
 from pickfs.plan import build_plan, load_plan_file, resolve_fs_name
@@ -37,6 +38,8 @@ DEFAULT_FS = "ext4,ext4-nobarrier,xfs,btrfs"
               help="share of states that lose power again while recovering (then recover again); 0 for none")
 @click.option("--keep-states", "keep", type=click.Path(path_type=Path),
               help="a directory to keep the image of every state that lost or broke something, for inspection")
+@click.option("--strategies", default="all", show_default=True,
+              help="which subsets of the unflushed writes to try, comma-separated: " + ", ".join(STRATEGIES))
 @click.option("--check", "check", help="with --workload command: your check, run on each state (exit 0 = consistent)")
 @with_exports
 @workdir_option
@@ -63,7 +66,11 @@ def command(**o: Any) -> None:
         raise PlanError("--recovery-crashes must be a share from 0 to 1", "e.g. --recovery-crashes 0.25")
     if o["keep"] is not None and o["keep"].exists() and not o["keep"].is_dir():
         raise PlanError(f"--keep-states {o['keep']} is not a directory", "name a directory (it is made if missing)")
-    crash = dict(crash_states=o["states"], crash_duration=duration, crash_size=size, crash_unit=unit,
+    try:
+        strategies = ",".join(parse_strategies(o["strategies"]))
+    except ValueError as exc:
+        raise PlanError(f"--strategies: {exc}", f"use some of: {', '.join(STRATEGIES)}") from None
+    crash = dict(crash_strategies=strategies, crash_states=o["states"], crash_duration=duration, crash_size=size, crash_unit=unit,
                  crash_recovery=float(o["recovery"]), crash_keep=str(o["keep"].resolve()) if o["keep"] else "")
     sets = tuple(o["sets"]) + ((f"check={o['check']}",) if o["check"] else ())
     if o["plan_file"]:

@@ -36,10 +36,10 @@ def changes(before: dict[int, str], after: dict[int, str], t_ns: int) -> list[Ev
     for ino, path in after.items():
         old = before.get(ino)
         if old is None:
-            out.append(Event(t_ns, f"creating {path}"))
+            out.append(Event(t_ns, f"creating {path}", "file"))
         elif old != path:
-            out.append(Event(t_ns, f"renaming {old} to {path}"))
-    out += [Event(t_ns, f"removing {path}") for ino, path in before.items() if ino not in after]
+            out.append(Event(t_ns, f"renaming {old} to {path}", "file"))
+    out += [Event(t_ns, f"removing {path}", "file") for ino, path in before.items() if ino not in after]
     return out
 
 

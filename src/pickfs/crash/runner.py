@@ -38,7 +38,7 @@ from pickfs.crash import log as wlog
 from pickfs.crash.files import FileWatch
 from pickfs.crash.session import fuse_unavailable, recording
 from pickfs.crash.states import (DEFAULT_UNIT, STRATEGIES, STRATEGY_TEXT, CrashState, Event, generate, losses,
-                                 parse_acks, parse_events, recovery_crash, when, window)
+                                 parse_acks, parse_events, parse_strategies, recovery_crash, when, window)
 from pickfs.errors import PickfsError
 from pickfs.model import FsConfig, Target, WorkloadSpec
 from pickfs.proc import run as run_program
@@ -62,7 +62,7 @@ UNSEEN = ("what no simulation can show: a drive or controller that acknowledges 
           "bit rot and misdirected writes, and a crash of the host itself while the recorder logs")
 
 
-def model_text(unit: int, recovery_share: float) -> str:
+def model_text(unit: int, recovery_share: float, strategies: tuple[str, ...] = STRATEGIES) -> str:
     """The crash model in force, in one statement (pure)."""
     unit_text = f"{unit // 1024} KiB" if unit % 1024 == 0 else f"{unit} B"
     recovery = (f"about {round(recovery_share * 100)}% of states lose power again during recovery "
@@ -70,7 +70,7 @@ def model_text(unit: int, recovery_share: float) -> str:
                 else "no state loses power again during recovery")
     return (f"worst-case disk: a power cut keeps every write before the last completed flush (a FUA write "
             f"counts once it completes) and, of the writes after it, a subset of {unit_text} units, in any "
-            f"order, so one write can be torn; the subsets tried: {'; '.join(STRATEGY_TEXT[s] for s in STRATEGIES)}; "
+            f"order, so one write can be torn; the subsets tried: {'; '.join(STRATEGY_TEXT[s] for s in strategies)}; "
             f"crash moments spread evenly over the whole run, and just before the flushes that end the largest "
             f"bursts of writes and those after checkpoints, WAL switches and files created or renamed (where the "
             f"tearing and reordering subsets are tried first); {recovery}; the "
@@ -434,11 +434,15 @@ def _recover_twice(config: FsConfig, images: Images, st: CrashState, image: Path
 def crash_test(config: FsConfig, spec: WorkloadSpec, workdir: Path, ledger: Ledger, n_states: int = 12,
                size: int = 512 * 1024**2, duration: float = 3.0, seed: int = 1,
                progress: Callable[[str], None] = lambda s: None, unit: int = DEFAULT_UNIT,
-               recovery_share: float = 0.25, keep: Path | None = None) -> CrashResult:
+               recovery_share: float = 0.25, keep: Path | None = None, strategies: str = "") -> CrashResult:
     backend = backend_of(spec)
     reason = crash_unavailable(config, spec)
     if reason or backend is None:
         raise PickfsError(f"unavailable: {reason}", "pick another configuration or workload for the crash test")
+    try:
+        chosen = parse_strategies(strategies)
+    except ValueError as exc:
+        raise PickfsError(str(exc), f"use some of: {', '.join(STRATEGIES)}") from None
     driver = driver_for(spec)
     base = workdir / "crash" / uuid.uuid4().hex[:12]
     with holding(ledger, "dir", path=str(base), recursive=True):
@@ -468,7 +472,7 @@ def crash_test(config: FsConfig, spec: WorkloadSpec, workdir: Path, ledger: Ledg
                         key=lambda e: e.t_ns)
         first, last = window(records, t_start, t_end)
         flushes = sum(1 for r in records[first:last] if r.kind == wlog.FLUSH)
-        states = generate(records, t_start, t_end, n_states, seed, unit, events, recovery_share)
+        states = generate(records, t_start, t_end, n_states, seed, unit, events, recovery_share, chosen)
         progress(f"recorded {len(acks):,} acknowledgements, {last - first:,} writes and flushes, {len(events):,} "
                  f"events; checking {len(states)} states")
         start_image = base / "start.img"
@@ -505,7 +509,7 @@ def crash_test(config: FsConfig, spec: WorkloadSpec, workdir: Path, ledger: Ledg
         check_s = time.monotonic() - t_check
         shutil.rmtree(base, ignore_errors=True)
     return CrashResult(backend, len(acks), last - first, flushes, tuple(results), record_s,
-                       model_text(unit, recovery_share), UNSEEN, unit, recovery_share, check_s, images.seconds,
+                       model_text(unit, recovery_share, chosen), UNSEEN, unit, recovery_share, check_s, images.seconds,
                        tuple(f"{(e.t_ns - t_start) / 1e9:.2f} s: {e.what}" for e in events[:50]))
 
 

@@ -48,6 +48,7 @@ class Event:
 
     t_ns: int
     what: str
+    kind: str = "write-back"  # write-back: the database was asked to write its pages (a checkpoint); file: a file event
 
 
 @dataclass(frozen=True)
@@ -143,27 +144,32 @@ def _moment(records: Sequence[Record], cut: int, t_end: int) -> int:
 def exposed_flushes(records: Sequence[Record], first: int, last: int, unit: int = DEFAULT_UNIT) -> list[int]:
     """Flushes in [first, last), the one ending the most exposed burst first (cut just before each).
 
-    A burst's exposure is, first, how many units it overwrites that were written before it (a torn
-    overwrite leaves a page half old, half new: what torn-page protections are for), then its bytes.
+    A burst's exposure is, first, how many units it overwrites that were last written before the
+    previous flush (a torn overwrite leaves a page half old, half new: what torn-page protections
+    are for; a log page rewritten at every commit is not counted), then its bytes.
     """
-    written: set[int] = set()
+    seq = 0
+    last_seq: dict[int, int] = {}
     for r in records[:first]:
-        if r.kind in (WRITE, ZERO):
-            written.update(range(r.offset // unit, (r.offset + r.length - 1) // unit + 1))
-    out, over, since, burst = [], 0, 0, []
+        if r.kind == FLUSH:
+            seq += 1
+        elif r.kind in (WRITE, ZERO) and r.length:
+            last_seq.update(dict.fromkeys(range(r.offset // unit, (r.offset + r.length - 1) // unit + 1), seq))
+    out, over, since = [], 0, 0
     for i in range(first, last):
         r = records[i]
         if r.kind == FLUSH:
             if since:
                 out.append((over, since, i))
-            for b in burst:
-                written.update(b)
-            over, since, burst = 0, 0, []
+            seq += 1
+            over, since = 0, 0
         elif r.kind in (WRITE, ZERO) and r.length:
-            span = range(r.offset // unit, (r.offset + r.length - 1) // unit + 1)
-            over += sum(1 for u in span if u in written)
+            for u in range(r.offset // unit, (r.offset + r.length - 1) // unit + 1):
+                before = last_seq.get(u)
+                if before is not None and before < seq - 1:
+                    over += 1
+                last_seq[u] = seq
             since += r.length
-            burst.append(span)
     return [i for _, _, i in sorted(out, key=lambda x: (-x[0], -x[1], x[2]))]
 
 
@@ -183,8 +189,13 @@ def crash_moments(records: Sequence[Record], t_start: int, t_end: int, n: int,
     bursts = [(c, _moment(records, c, t_end), "before the flush ending a burst that overwrites the most")
               for c in exposed_flushes(records, first, last, unit)]
     times = [r.t_ns for r in records]
-    near = []
+    def spread(items: list, k: int) -> list:
+        if len(items) <= k:
+            return items
+        return [items[round(j * (len(items) - 1) / (k - 1))] for j in range(k)] if k > 1 else items[:1]
+
     inside = [e for e in events if t_start <= e.t_ns <= t_end]
+    near = []
     for k, e in enumerate(inside):
         at = max(first, bisect.bisect_right(times, e.t_ns))
         until = min(last, bisect.bisect_right(times, inside[k + 1].t_ns) if k + 1 < len(inside) else last)
@@ -192,9 +203,9 @@ def crash_moments(records: Sequence[Record], t_start: int, t_end: int, n: int,
         flush = next(iter(exposed_flushes(records, at, until, unit)), None)
         if flush is None:
             flush = next((i for i in range(at, last) if records[i].kind == FLUSH), last)
-        near.append((flush, _moment(records, flush, t_end), f"before the most exposed flush after {e.what}"))
-    if len(near) > share:  # events spread over the run, not only the first ones
-        near = [near[round(k * (len(near) - 1) / (share - 1))] if share > 1 else near[0] for k in range(share)]
+        near.append((e.kind, (flush, _moment(records, flush, t_end), f"before the most exposed flush after {e.what}")))
+    # the database's own write-backs first (they are what torn-page protections guard), then file events
+    near = [m for kind in ("write-back", "file") for m in spread([m for k, m in near if k == kind], share)]
     out: list[tuple[int, int, str]] = []
     seen: set[tuple[int, int]] = set()
     for queues in ([even, bursts, near], [more]):  # in turn; evenly spread ones fill what the others lack
@@ -218,7 +229,8 @@ def crash_moments(records: Sequence[Record], t_start: int, t_end: int, n: int,
 
 
 def generate(records: Sequence[Record], t_start: int, t_end: int, n: int, seed: int = 1, unit: int = DEFAULT_UNIT,
-             events: Sequence[Event] = (), recovery_share: float = 0.0) -> list[CrashState]:
+             events: Sequence[Event] = (), recovery_share: float = 0.0,
+             strategies: Sequence[str] = STRATEGIES) -> list[CrashState]:
     """n power-cut states over the workload's window, each moment with a strategy (AT_BURSTS or SPREAD, in turn).
 
     `recovery_share` of them (spread evenly) also crash again while recovering.
@@ -227,10 +239,12 @@ def generate(records: Sequence[Record], t_start: int, t_end: int, n: int, seed: 
     rng = random.Random(seed)
     every = round(1 / recovery_share) if recovery_share > 0 else 0
     states: list[CrashState] = []
-    turns = {AT_BURSTS: 0, SPREAD: 0}
+    at_bursts = tuple(x for x in AT_BURSTS if x in strategies) or tuple(strategies)
+    spread = tuple(x for x in SPREAD if x in strategies) or tuple(strategies)
+    turns = dict.fromkeys((at_bursts, spread), 0)
     for k, (cut, t_ns, why) in enumerate(crash_moments(records, t_start, t_end, n, events, unit)):
         durable = last_flush(records, first, cut)
-        cycle = SPREAD if why.startswith("evenly") else AT_BURSTS
+        cycle = spread if why.startswith("evenly") else at_bursts
         mode = cycle[turns[cycle] % len(cycle)]
         turns[cycle] += 1
         kept, dropped, units, torn = choose(records, durable, cut, mode, unit, rng)
@@ -294,3 +308,14 @@ def parse_events(text: str) -> list[Event]:
         if t.isdigit() and what.strip():
             out.append(Event(int(t), what.strip()))
     return sorted(out, key=lambda e: e.t_ns)
+
+
+def parse_strategies(text: str) -> tuple[str, ...]:
+    """A comma-separated list of strategy names ('' or 'all': every one); ValueError naming the bad one (pure)."""
+    names = tuple(dict.fromkeys(x.strip() for x in text.split(",") if x.strip()))
+    if not names or names == ("all",):
+        return STRATEGIES
+    bad = [x for x in names if x not in STRATEGIES]
+    if bad:
+        raise ValueError(f"unknown crash strategy {bad[0]!r}")
+    return names

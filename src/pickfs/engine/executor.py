@@ -137,7 +137,7 @@ class Executor:
                                 m.crash_states, m.crash_size, m.crash_duration,
                                 progress=lambda text: self.observer.note(f"{cell.key}: {text}"),
                                 unit=m.crash_unit, recovery_share=m.crash_recovery,
-                                keep=Path(m.crash_keep) if m.crash_keep else None)
+                                keep=Path(m.crash_keep) if m.crash_keep else None, strategies=m.crash_strategies)
         except PickfsError as exc:
             self.store.save_trial(Trial(self.run_id, cell.index, 0, "crash", started, time.time() - started, False,
                                         error=f"crash test: {exc.one_line()}"))
