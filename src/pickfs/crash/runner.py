@@ -165,6 +165,8 @@ class CrashResult:
             "crash_flushes": float(self.flushes),
             "crash_s_per_state": sum(x.seconds for x in s) / len(s) if s else 0.0,
             "crash_states_per_s": len(s) / self.check_seconds if self.check_seconds > 0 else 0.0,
+            "crash_build_s": self.build_seconds,
+            "crash_check_s": self.check_seconds,
             "crash_torn_states": float(sum(1 for x in s if x.torn)),
             "crash_recovery_states": float(sum(1 for x in s if x.recovery)),
         }
