@@ -68,7 +68,8 @@ def model_text(unit: int, recovery_share: float, strategies: tuple[str, ...] = S
     recovery = (f"about {round(recovery_share * 100)}% of states lose power again during recovery "
                 "(journal replay or database recovery), which is then run again" if recovery_share > 0
                 else "no state loses power again during recovery")
-    return (f"worst-case disk: a power cut keeps every write before the last completed flush (a FUA write "
+    return (f"worst-case disk (the volatile write cache of a drive without power-loss protection): a power cut "
+            f"keeps every write before the last completed flush (a FUA write "
             f"counts once it completes) and, of the writes after it, a subset of {unit_text} units, in any "
             f"order, so one write can be torn; the subsets tried: {'; '.join(STRATEGY_TEXT[s] for s in strategies)}; "
             f"crash moments spread evenly over the whole run, and just before the flushes that end the largest "
