@@ -192,3 +192,36 @@ def test_the_strategy_is_a_setting():
     assert parse_strategies("torn writes, random subset") == chosen
     with pytest.raises(ValueError, match="'torn'"):
         parse_strategies("torn")
+
+
+def test_the_databases_write_backs_come_before_file_events():
+    # one write-back event and many file events, each followed by its own overwriting burst
+    records, t = [], 0
+    for k in range(12):
+        records += [rec(W, t + 1, 8192 * k, 8192), rec(F, t + 2)]
+        t += 10
+    for k in range(12):
+        records += [rec(W, t + 1, 8192 * k, 8192), rec(F, t + 2)]
+        t += 10
+    events = [Event(125, f"creating f{k}", "file") for k in range(3)] + [Event(205, "a checkpoint (1)")] + \
+        [Event(215 + k, f"renaming g{k}", "file") for k in range(3)]
+    moments = crash_moments(records, 0, 10**6, 3, sorted(events, key=lambda e: e.t_ns))
+    assert any("after a checkpoint (1)" in why for _, _, why in moments)
+
+
+def test_a_programs_acknowledgements_are_stamped_as_they_arrive(tmp_path):
+    from pickfs.crash.runner import _arrivals, acks_from
+
+    fifo, out = tmp_path / "acks.fifo", tmp_path / "acks.log"
+    os.mkfifo(fifo)
+    with acks_from(fifo, out):
+        for n in range(3):  # a writer that opens, writes and closes per line: no end of file for the reader
+            with open(fifo, "w") as w:
+                w.write(f"item-{n}\n")
+        import time
+
+        time.sleep(0.1)
+    lines = out.read_text().splitlines()
+    assert [x.split(" ", 1)[1] for x in lines] == ["item-0", "item-1", "item-2"]
+    stamps = _arrivals(out)
+    assert stamps == sorted(stamps) and len(stamps) == 3
