@@ -117,7 +117,7 @@ def test_a_share_of_states_crash_again_during_recovery_and_the_recovery_cut_keep
     assert [s.recovery for s in states] == [False, False, False, True] * 2
     recovery = [rec(W, 1, 0, 8192), rec(F, 2), rec(W, 3, 8192, 8192), rec(W, 4, 0, 4096)]
     for seed in range(30):
-        cut, pieces, dropped = recovery_crash(recovery, 4096, random.Random(seed))
+        cut, pieces, _ = recovery_crash(recovery, 4096, random.Random(seed))
         flushed = cut >= 2
         assert (Piece(0) in pieces) == flushed  # unflushed, the 8 KiB write lands only unit by unit
         assert all(p.record < cut for p in pieces)

@@ -10,7 +10,7 @@ import click
 
 from pickfs.cli.common import results_option, workdir_option
 from pickfs.cli.report import with_exports
-from pickfs.cli.run import workload_specs, execute_plan
+from pickfs.cli.run import execute_plan, workload_specs
 from pickfs.crash.states import STRATEGIES, parse_strategies
 from pickfs.errors import PlanError
 from pickfs.model import Method, Target
@@ -70,8 +70,9 @@ def command(**o: Any) -> None:
         strategies = ",".join(parse_strategies(o["strategies"]))
     except ValueError as exc:
         raise PlanError(f"--strategies: {exc}", f"use some of: {', '.join(STRATEGIES)}") from None
-    crash = dict(crash_strategies=strategies, crash_states=o["states"], crash_duration=duration, crash_size=size, crash_unit=unit,
-                 crash_recovery=float(o["recovery"]), crash_keep=str(o["keep"].resolve()) if o["keep"] else "")
+    crash = {"crash_strategies": strategies, "crash_states": o["states"], "crash_duration": duration,
+             "crash_size": size, "crash_unit": unit, "crash_recovery": float(o["recovery"]),
+             "crash_keep": str(o["keep"].resolve()) if o["keep"] else ""}
     sets = tuple(o["sets"]) + ((f"check={o['check']}",) if o["check"] else ())
     if o["plan_file"]:
         if o["fs"] or o["workloads"] or sets:

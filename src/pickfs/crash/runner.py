@@ -37,7 +37,7 @@ from typing import Any
 from pickfs.crash import log as wlog
 from pickfs.crash.files import FileWatch
 from pickfs.crash.session import fuse_unavailable, recording
-from pickfs.crash.states import (DEFAULT_UNIT, STRATEGIES, STRATEGY_TEXT, CrashState, Event, generate, losses,
+from pickfs.crash.states import (DEFAULT_UNIT, STRATEGIES, STRATEGY_TEXT, CrashState, generate, losses,
                                  parse_acks, parse_events, parse_strategies, recovery_crash, when, window)
 from pickfs.errors import PickfsError
 from pickfs.model import FsConfig, Target, WorkloadSpec
@@ -330,8 +330,7 @@ def acks_from(fifo: Path, out: Path) -> Iterator[None]:
                 now = time.monotonic_ns()
                 buf += chunk
                 *lines, buf = buf.split(b"\n")
-                for line in lines:
-                    dst.write(b"%d %s\n" % (now, line))
+                dst.writelines(b"%d %s\n" % (now, line) for line in lines)
                 dst.flush()
 
     thread = threading.Thread(target=pump, daemon=True)
@@ -356,8 +355,8 @@ def check_state(config: FsConfig, image: Path, work: Path, ledger: Ledger, drive
     """Mount the crash image (journal replay), recover the database, count what is missing, fsck."""
     t0 = time.monotonic()
     acked = sum(1 for t in acks.values() if t < state.t_ns)
-    common = dict(index=state.index, mode=state.mode, cut=state.cut, dropped=state.dropped, acked_before=acked,
-                  units=state.units, torn=state.torn, why=state.why)
+    common = {"index": state.index, "mode": state.mode, "cut": state.cut, "dropped": state.dropped,
+              "acked_before": acked, "units": state.units, "torn": state.torn, "why": state.why}
     mnt = work / f"mnt-{state.index}"
     clean: bool | None = None
     with attached(image, ledger) as device:
