@@ -225,3 +225,33 @@ def test_a_programs_acknowledgements_are_stamped_as_they_arrive(tmp_path):
     assert [x.split(" ", 1)[1] for x in lines] == ["item-0", "item-1", "item-2"]
     stamps = _arrivals(out)
     assert stamps == sorted(stamps) and len(stamps) == 3
+
+
+def test_the_workbench_builds_each_state_on_one_image_and_undoes_exactly_what_changed(tmp_path):
+    from pickfs.crash.runner import Workbench
+    from pickfs.crash.session import Recording
+
+    size = 64 * 1024
+    log = tmp_path / "run.log"
+    with open(log, "wb") as fh:  # the run: a flushed write, then an unflushed 8 KiB write
+        fh.write(wlog.encode(W, 10, 0, 4096) + b"A" * 4096 + wlog.encode(F, 11))
+        fh.write(wlog.encode(W, 12, 8192, 8192) + b"B" * 8192)
+    records = wlog.read_log(log)
+    base, working, checks = tmp_path / "base.img", tmp_path / "working.img", tmp_path / "checks.log"
+    for image in (base, working):
+        with open(image, "wb") as fh:
+            fh.truncate(size)
+    checks.touch()
+    bench = Workbench(log, records, base, 0, Recording(working, working, checks))
+    state = generate(records, 0, 100, 1, strategies=("torn writes",))[0]
+    assert state.durable == 2 and len(state.kept) == 1  # one 4 KiB unit of the 8 KiB write landed
+    bench.prepare(state)
+    data = working.read_bytes()
+    assert data[:4096] == b"A" * 4096 and data[8192:16384].count(b"B") == 4096
+    with open(checks, "ab") as fh:  # what a check (journal replay, recovery) wrote through the recorder
+        fh.write(wlog.encode(W, 20, 32768, 100) + b"C" * 100 + wlog.encode(F, 21))
+    wlog.apply(checks, wlog.read_log(checks), working)
+    assert len(bench.checked()) == 2
+    bench.reset()
+    assert working.read_bytes() == base.read_bytes() and base.read_bytes()[:4096] == b"A" * 4096
+    assert checks.stat().st_size == 0 and bench.dirty == []

@@ -12,8 +12,9 @@
    the commits present and run its own consistency check (or the user's check command),
    unmount and run the filesystem's fsck. Some states lose power again during that recovery:
    its writes are recorded too, cut, and recovery is run a second time on what is left.
-States are built from a base image that follows the durable writes (each durable write is
-applied once, not once per state) and copied copy-on-write where the filesystem can.
+States are built on one working image that the recorder serves, so the writes of each check are
+known: a state is the base (which follows the durable writes, each applied once) plus its own
+pieces, and after its check exactly what changed is copied back from the base.
 Speed is never measured here: the recorder is slow by design.
 """
 
@@ -36,7 +37,7 @@ from typing import Any
 
 from pickfs.crash import log as wlog
 from pickfs.crash.files import FileWatch
-from pickfs.crash.session import fuse_unavailable, recording
+from pickfs.crash.session import Recording, fuse_unavailable, recording
 from pickfs.crash.states import (DEFAULT_UNIT, STRATEGIES, STRATEGY_TEXT, CrashState, generate, losses,
                                  parse_acks, parse_events, parse_strategies, recovery_crash, when, window)
 from pickfs.errors import PickfsError
@@ -395,41 +396,90 @@ def copy_image(src: Path, dst: Path) -> None:
     subprocess.run(["cp", "--reflink=auto", "--sparse=always", str(src), str(dst)], check=True)
 
 
-class Images:
-    """Crash-state images from a base that follows the durable writes: each durable write is applied once."""
+class Workbench:
+    """One working image, served by the recorder, so that every write a check makes is known and undone.
 
-    def __init__(self, log: Path, records: list[wlog.Record], start: Path, first: int) -> None:
-        self.log, self.records, self.base, self.at = log, records, start, first
+    A state is the base (which follows the durable writes: each applied once) plus its own pieces;
+    after its check, exactly the ranges the pieces and the check changed are copied back from the
+    base. Nothing is copied whole per state.
+    """
+
+    def __init__(self, log: Path, records: list[wlog.Record], base: Path, first: int, served: Recording) -> None:
+        self.log, self.records, self.base, self.at, self.served = log, records, base, first, served
+        self.dirty: list[tuple[int, int]] = []
         self.seconds = 0.0
 
-    def build(self, state: CrashState, dst: Path) -> None:
+    @property
+    def image(self) -> Path:
+        """The working image as the loop device sees it (through the recorder)."""
+        return self.served.image
+
+    def prepare(self, state: CrashState) -> None:
+        """The working image as the state's disk: the base advanced to its durable writes, then its pieces."""
         t0 = time.monotonic()
-        if state.durable > self.at:
-            wlog.apply_pieces(self.log, self.records, [wlog.Piece(i) for i in range(self.at, state.durable)], self.base)
-            self.at = state.durable
-        copy_image(self.base, dst)
-        if state.durable < self.at:  # never for states in order; kept correct all the same
+        if state.durable < self.at:
             raise ValueError("crash states must come in the order of their cuts")
-        wlog.apply_pieces(self.log, self.records, state.kept, dst)
+        durable = [wlog.Piece(i) for i in range(self.at, state.durable)]
+        for image in (self.base, self.served.backing):
+            wlog.apply_pieces(self.log, self.records, durable, image)
+        self.at = state.durable
+        self.add(self.log, self.records, state.kept)
+        self.seconds += time.monotonic() - t0
+
+    def add(self, log: Path, records: list[wlog.Record], pieces: Any) -> None:
+        pieces = list(pieces)
+        wlog.apply_pieces(log, records, pieces, self.served.backing)
+        self.dirty += wlog.ranges(records, pieces)
+
+    def checked(self) -> list[wlog.Record]:
+        """The writes and flushes the last check sent (the working image holds them), from the recorder's log."""
+        found = wlog.read_log(self.served.log)
+        self.dirty += wlog.ranges(found, [wlog.Piece(i) for i in range(len(found))])
+        return found
+
+    def reset(self, forget_log: bool = True) -> None:
+        """The working image back to the base: the changed ranges copied back; the recorder's log emptied."""
+        t0 = time.monotonic()
+        spans = sorted(self.dirty)
+        merged: list[list[int]] = []
+        for off, n in spans:
+            if merged and off <= merged[-1][1]:
+                merged[-1][1] = max(merged[-1][1], off + n)
+            else:
+                merged.append([off, off + n])
+        fd_base = os.open(self.base, os.O_RDONLY)
+        fd = os.open(self.served.backing, os.O_RDWR)
+        try:
+            for start, end in merged:
+                pos = start
+                while pos < end:
+                    chunk = os.pread(fd_base, min(end - pos, 1 << 20), pos)
+                    if not chunk:  # beyond the base's data: zeros
+                        chunk = b"\0" * min(end - pos, 1 << 20)
+                    os.pwrite(fd, chunk, pos)
+                    pos += len(chunk)
+        finally:
+            os.close(fd)
+            os.close(fd_base)
+        self.dirty = []
+        if forget_log:
+            os.truncate(self.served.log, 0)  # the recorder appends; it is idle between checks
         self.seconds += time.monotonic() - t0
 
 
-def _recover_twice(config: FsConfig, images: Images, st: CrashState, image: Path, base: Path, size: int,
-                   ledger: Ledger, driver: Commits | Program, acks: dict[int, int], rng: random.Random,
-                   unit: int) -> StateResult:
-    """Recover the state on the recorder, cut that recovery's writes, and recover what is left."""
-    rbase = base / f"recovery-{st.index}"
-    with recording(rbase, size, ledger, image=image) as rec:
-        first = check_state(config, rec.image, base, ledger, driver, acks, st, run_fsck=False)
-    rrecords = wlog.read_log(rec.log)
-    cut, pieces, dropped = recovery_crash(rrecords, unit, rng)
-    os.unlink(rec.backing)
-    images.build(st, image)
-    wlog.apply_pieces(rec.log, rrecords, pieces, image)
-    shutil.rmtree(rbase, ignore_errors=True)
-    second = check_state(config, image, base, ledger, driver, acks, st)
+def _recover_twice(config: FsConfig, bench: Workbench, st: CrashState, base: Path, ledger: Ledger,
+                   driver: Commits | Program, acks: dict[int, int], rng: random.Random, unit: int) -> StateResult:
+    """Recover the state (its writes recorded), cut that recovery's writes, and recover what is left."""
+    first = check_state(config, bench.image, base, ledger, driver, acks, st, run_fsck=False)
+    recovery = bench.checked()
+    cut, pieces, dropped = recovery_crash(recovery, unit, rng)
+    bench.reset(forget_log=False)  # the recovery's writes are still in the log: applied next, in part
+    bench.add(bench.log, bench.records, st.kept)
+    bench.add(bench.served.log, recovery, pieces)
+    os.truncate(bench.served.log, 0)
+    second = check_state(config, bench.image, base, ledger, driver, acks, st)
     said = "recovered" if not first.failed else (first.problem or "failed")[:120]
-    return replace(second, recovery=f"power failed again after {cut:,} of the {len(rrecords):,} writes and flushes of "
+    return replace(second, recovery=f"power failed again after {cut:,} of the {len(recovery):,} writes and flushes of "
                                     f"recovery ({dropped:,} unflushed units lost); the first recovery: {said}")
 
 
@@ -482,36 +532,39 @@ def crash_test(config: FsConfig, spec: WorkloadSpec, workdir: Path, ledger: Ledg
             fh.truncate(size)
         wlog.apply(rec.log, records[:first], start_image)
         os.unlink(rec.backing)  # the final state is not needed; keep the disk use down
-        images = Images(rec.log, records, start_image, first)
+        working = base / "working.img"
+        copy_image(start_image, working)  # the only whole copy: states are built on it and undone
         rng = random.Random(seed * 7919 + 1)
         results = []
         t_check = time.monotonic()
-        for st in states:
-            t_state = time.monotonic()
-            image = base / f"state-{st.index}.img"
-            images.build(st, image)
-            if st.recovery:
-                r = _recover_twice(config, images, st, image, base, size, ledger, driver, acks, rng, unit)
-            else:
-                r = check_state(config, image, base, ledger, driver, acks, st)
-            r = replace(r, seconds=time.monotonic() - t_state,  # building the image included
-                        at_s=(st.t_ns - t_start) / 1e9, when=when(st.t_ns, t_start, events))
-            if keep is not None and r.failed:
-                keep.mkdir(parents=True, exist_ok=True)
-                kept = keep / f"{config.name}-{spec.label}-state-{st.index}.img".replace("/", "_")
-                copy_image(image, kept)
-                r = replace(r, kept_as=str(kept))
-            image.unlink(missing_ok=True)
-            results.append(r)
-            problem = f"; {r.problem[:120]}{'...' if len(r.problem) > 120 else ''}" if r.problem else ""
-            progress(f"state {st.index + 1}/{len(states)} ({st.mode}{', recovery crashed' if st.recovery else ''}): "
-                     + (f"lost {r.lost:,} of {r.acked_before:,} acknowledged commits" if r.lost else
-                        f"all {r.acked_before:,} acknowledged commits present" if backend != PROGRAM else
-                        ("check failed" if r.consistent is False else "check passed")) + problem)
+        with recording(base / "checks", size, ledger, image=working) as served:
+            bench = Workbench(rec.log, records, start_image, first, served)
+            for st in states:
+                t_state = time.monotonic()
+                bench.prepare(st)
+                if st.recovery:
+                    r = _recover_twice(config, bench, st, base, ledger, driver, acks, rng, unit)
+                else:
+                    r = check_state(config, bench.image, base, ledger, driver, acks, st)
+                bench.checked()
+                r = replace(r, seconds=time.monotonic() - t_state,  # building the image included
+                            at_s=(st.t_ns - t_start) / 1e9, when=when(st.t_ns, t_start, events))
+                if keep is not None and r.failed:
+                    keep.mkdir(parents=True, exist_ok=True)
+                    kept = keep / f"{config.name}-{spec.label}-state-{st.index}.img".replace("/", "_")
+                    copy_image(served.backing, kept)  # as the check left it (recovered, if it could)
+                    r = replace(r, kept_as=str(kept))
+                bench.reset()
+                results.append(r)
+                problem = f"; {r.problem[:120]}{'...' if len(r.problem) > 120 else ''}" if r.problem else ""
+                progress(f"state {st.index + 1}/{len(states)} ({st.mode}{', recovery crashed' if st.recovery else ''}): "
+                         + (f"lost {r.lost:,} of {r.acked_before:,} acknowledged commits" if r.lost else
+                            f"all {r.acked_before:,} acknowledged commits present" if backend != PROGRAM else
+                            ("check failed" if r.consistent is False else "check passed")) + problem)
         check_s = time.monotonic() - t_check
         shutil.rmtree(base, ignore_errors=True)
     return CrashResult(backend, len(acks), last - first, flushes, tuple(results), record_s,
-                       model_text(unit, recovery_share, chosen), UNSEEN, unit, recovery_share, check_s, images.seconds,
+                       model_text(unit, recovery_share, chosen), UNSEEN, unit, recovery_share, check_s, bench.seconds,
                        tuple(f"{(e.t_ns - t_start) / 1e9:.2f} s: {e.what}" for e in events[:50]))
 
 
