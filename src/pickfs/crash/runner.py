@@ -73,8 +73,9 @@ def model_text(unit: int, recovery_share: float, strategies: tuple[str, ...] = S
             f"keeps every write before the last completed flush (a FUA write "
             f"counts once it completes) and, of the writes after it, a subset of {unit_text} units, in any "
             f"order, so one write can be torn; the subsets tried: {'; '.join(STRATEGY_TEXT[s] for s in strategies)}; "
-            f"crash moments spread evenly over the whole run, and just before the flushes that end the largest "
-            f"bursts of writes and those after checkpoints, WAL switches and files created or renamed (where the "
+            f"crash moments spread evenly over the whole run, and just before the flushes that end the bursts "
+            f"overwriting the most of what was written earlier, and those after checkpoints, WAL switches and files "
+            f"created or renamed (where the "
             f"tearing and reordering subsets are tried first); {recovery}; the "
             f"state when the workload began is taken as on disk (a drive with power-loss protection does better)")
 
@@ -478,7 +479,9 @@ def _recover_twice(config: FsConfig, bench: Workbench, st: CrashState, base: Pat
     bench.add(bench.served.log, recovery, pieces)
     os.truncate(bench.served.log, 0)
     second = check_state(config, bench.image, base, ledger, driver, acks, st)
-    said = "recovered" if not first.failed else (first.problem or "failed")[:120]
+    said = (f"lost {first.lost:,} acknowledged commits" if first.lost else "would not mount" if not first.mounted
+            else "the database would not open" if not first.db_opened else "inconsistent" if first.consistent is False
+            else "recovered")
     return replace(second, recovery=f"power failed again after {cut:,} of the {len(recovery):,} writes and flushes of "
                                     f"recovery ({dropped:,} unflushed units lost); the first recovery: {said}")
 
