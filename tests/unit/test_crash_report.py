@@ -74,3 +74,19 @@ def test_settings_the_model_cannot_exercise():
     assert "no state of this run tore a write" in crash_model_gaps(innodb, 4096, 0)[0]
     assert crash_model_gaps(spec("pgbench", "d"), None, None) == []  # the default protects against torn pages
     assert crash_model_gaps(spec("sqlite-tpcb", "s", synchronous="NORMAL"), None, None) == []
+
+
+def test_crashtest_refuses_bad_settings_in_one_line(tmp_path, capsys):
+    import pytest
+
+    from pickfs.cli.main import main
+
+    for args, said in ((["--unit", "3000"], "--unit 3000 is not a power of two"),
+                       (["--strategies", "torn"], "unknown crash strategy 'torn'"),
+                       (["--recovery-crashes", "2"], "--recovery-crashes must be a share"),
+                       (["--workload", "command", "--set", "command='true'"], "needs your check of each state")):
+        with pytest.raises(SystemExit) as exc:
+            main(["crashtest", "--fs", "ext4", "--workdir", str(tmp_path), "--results", str(tmp_path / "r.db"), *args])
+        err = capsys.readouterr().err
+        assert exc.value.code == 2, (args, err)
+        assert said in err and "Traceback" not in err and len(err.strip().splitlines()) == 1

@@ -88,4 +88,8 @@ def command(**o: Any) -> None:
         method = Method(runs=1, warmup=0, speed=False, **crash)
         plan = build_plan(Target(workdir=o["workdir"], size_bytes=size), configs,
                           workload_specs(o["workloads"], sets, None), method, None)
+    for w in plan.workloads:
+        if w.name == "command" and not w.get("check"):
+            raise PlanError(f"workload {w.label}: a crash test of your own command needs your check of each state",
+                            "add --check 'CMD' (or check = \"CMD\" in the plan): exit status 0 = consistent")
     execute_plan(plan, o)
