@@ -279,6 +279,15 @@ def build_plan(target: Target, configs: list[FsConfig], workloads: list[Workload
         raise PlanError("crash_states must be a positive number of power-cut states", "e.g. --states 12")
     if method.crash_states and method.crash_duration <= 0:
         raise PlanError("crash_duration must be positive", "e.g. crash_duration = 3.0")
+    if method.crash_states:  # crash fidelity: the unit and the strategies
+        from pickfs.crash.states import STRATEGIES, parse_strategies
+
+        if method.crash_unit & (method.crash_unit - 1):
+            raise PlanError(f"crash_unit = {method.crash_unit} is not a power of two", "e.g. crash_unit = 4096")
+        try:
+            parse_strategies(method.crash_strategies)
+        except ValueError as exc:
+            raise PlanError(f"crash_strategies: {exc}", f"use some of: {', '.join(STRATEGIES)}") from None
     if method.crash_states and target.kind == "directory":
         raise PlanError("a crash test builds its own filesystems; it cannot use existing directories",
                         "use an image target (the default) for crash tests")

@@ -32,14 +32,14 @@ DEFAULT_FS = "ext4,ext4-nobarrier,xfs,btrfs"
 @click.option("--states", type=int, default=12, show_default=True, help="power-cut states to build and check")
 @click.option("--duration", default="3s", show_default=True, help="how long commits are recorded")
 @click.option("--size", default="512M", show_default=True, help="the recorded image's size (xfs needs 300M)")
-@click.option("--unit", default="4K", show_default=True,
-              help="the disk's atomic unit: unflushed writes land or are lost in pieces of this size (512 or 4K)")
-@click.option("--recovery-crashes", "recovery", type=float, default=0.25, show_default=True,
-              help="share of states that lose power again while recovering (then recover again); 0 for none")
+@click.option("--unit", default=None,
+              help="the disk's atomic unit: unflushed writes land or are lost in pieces of this size (512 or 4K) [4K]")
+@click.option("--recovery-crashes", "recovery", type=float, default=None,
+              help="share of states that lose power again while recovering (then recover again); 0 for none [0.25]")
 @click.option("--keep-states", "keep", type=click.Path(path_type=Path),
               help="a directory to keep the image of every state that lost or broke something, for inspection")
-@click.option("--strategies", default="all", show_default=True,
-              help="which subsets of the unflushed writes to try, comma-separated: " + ", ".join(STRATEGIES))
+@click.option("--strategies", default=None,
+              help="which subsets of the unflushed writes to try, comma-separated: " + ", ".join(STRATEGIES) + " [all]")
 @click.option("--check", "check", help="with --workload command: your check, run on each state (exit 0 = consistent)")
 @with_exports
 @workdir_option
@@ -59,20 +59,27 @@ def command(**o: Any) -> None:
         raise PlanError("--states must be at least 1", "e.g. --states 12")
     duration = parse_duration(o["duration"])
     size = parse_size(o["size"])
-    unit = parse_size(o["unit"])
-    if unit < 512 or unit % 512 or unit & (unit - 1):
-        raise PlanError(f"--unit {o['unit']} is not a power of two of at least 512 bytes", "e.g. --unit 4K or --unit 512")
-    if not 0 <= o["recovery"] <= 1:
-        raise PlanError("--recovery-crashes must be a share from 0 to 1", "e.g. --recovery-crashes 0.25")
-    if o["keep"] is not None and o["keep"].exists() and not o["keep"].is_dir():
-        raise PlanError(f"--keep-states {o['keep']} is not a directory", "name a directory (it is made if missing)")
-    try:
-        strategies = ",".join(parse_strategies(o["strategies"]))
-    except ValueError as exc:
-        raise PlanError(f"--strategies: {exc}", f"use some of: {', '.join(STRATEGIES)}") from None
-    crash = {"crash_strategies": strategies, "crash_states": o["states"], "crash_duration": duration,
-             "crash_size": size, "crash_unit": unit, "crash_recovery": float(o["recovery"]),
-             "crash_keep": str(o["keep"].resolve()) if o["keep"] else ""}
+    crash = {"crash_states": o["states"], "crash_duration": duration, "crash_size": size}
+    # the crash-fidelity settings: given here, they override a plan's [method]; else the plan's (or the defaults)
+    if o["unit"] is not None:
+        unit = parse_size(o["unit"])
+        if unit < 512 or unit % 512 or unit & (unit - 1):
+            raise PlanError(f"--unit {o['unit']} is not a power of two of at least 512 bytes",
+                            "e.g. --unit 4K or --unit 512")
+        crash["crash_unit"] = unit
+    if o["recovery"] is not None:
+        if not 0 <= o["recovery"] <= 1:
+            raise PlanError("--recovery-crashes must be a share from 0 to 1", "e.g. --recovery-crashes 0.25")
+        crash["crash_recovery"] = float(o["recovery"])
+    if o["strategies"] is not None:
+        try:
+            crash["crash_strategies"] = ",".join(parse_strategies(o["strategies"]))
+        except ValueError as exc:
+            raise PlanError(f"--strategies: {exc}", f"use some of: {', '.join(STRATEGIES)}") from None
+    if o["keep"] is not None:
+        if o["keep"].exists() and not o["keep"].is_dir():
+            raise PlanError(f"--keep-states {o['keep']} is not a directory", "name a directory (it is made if missing)")
+        crash["crash_keep"] = str(o["keep"].resolve())
     sets = tuple(o["sets"]) + ((f"check={o['check']}",) if o["check"] else ())
     if o["plan_file"]:
         if o["fs"] or o["workloads"] or sets:
