@@ -225,6 +225,10 @@ def test_a_programs_acknowledgements_are_stamped_as_they_arrive(tmp_path):
     assert [x.split(" ", 1)[1] for x in lines] == ["item-0", "item-1", "item-2"]
     stamps = _arrivals(out)
     assert stamps == sorted(stamps) and len(stamps) == 3
+    from pickfs.crash.runner import owed_lines
+
+    assert owed_lines(out.read_text(), stamps[1] + 1) == ["item-0", "item-1"]  # the third came after the cut
+    assert owed_lines("5 a b\n7 c\nx y\n9", 8) == ["a b", "c"]
 
 
 def test_the_workbench_builds_each_state_on_one_image_and_undoes_exactly_what_changed(tmp_path):

@@ -297,9 +297,8 @@ class Program:
     def check(self, datadir: Path, endpoint: Endpoint | None, base: Path, acks: dict[int, int],
               t_cut: int) -> tuple[bool, bool | None, set[int] | None, str]:
         owed = base / "acks-owed.txt"
-        lines = (base / "acks.log").read_text().splitlines() if (base / "acks.log").exists() else []
-        owed.write_text("".join(line.split(" ", 1)[1] + "\n" for line in lines
-                                if " " in line and line.split(" ", 1)[0].isdigit() and int(line.split(" ", 1)[0]) < t_cut))
+        stamped = (base / "acks.log").read_text() if (base / "acks.log").exists() else ""
+        owed.write_text("".join(f"{line}\n" for line in owed_lines(stamped, t_cut)))
         env = {**dict(self.spec.get("env") or {}), "PICKFS_ACKS": str(owed)}
         spec = replace(self.spec, settings=tuple({**dict(self.spec.settings), "env": env,
                                                   "command": self.spec.get("check")}.items()))
@@ -569,6 +568,16 @@ def crash_test(config: FsConfig, spec: WorkloadSpec, workdir: Path, ledger: Ledg
     return CrashResult(backend, len(acks), last - first, flushes, tuple(results), record_s,
                        model_text(unit, recovery_share, chosen), UNSEEN, unit, recovery_share, check_s, bench.seconds,
                        tuple(f"{(e.t_ns - t_start) / 1e9:.2f} s: {e.what}" for e in events[:50]))
+
+
+def owed_lines(stamped: str, t_cut: int) -> list[str]:
+    """The user's acknowledgement lines ('arrival-ns line') that arrived before the power cut, unstamped (pure)."""
+    out = []
+    for line in stamped.splitlines():
+        t, sep, text = line.partition(" ")
+        if sep and t.isdigit() and int(t) < t_cut:
+            out.append(text)
+    return out
 
 
 def _arrivals(path: Path) -> list[int]:
