@@ -214,17 +214,17 @@ def test_a_programs_acknowledgements_are_stamped_as_they_arrive(tmp_path):
 
     fifo, out = tmp_path / "acks.fifo", tmp_path / "acks.log"
     os.mkfifo(fifo)
+    import time
+
     with acks_from(fifo, out):
         for n in range(3):  # a writer that opens, writes and closes per line: no end of file for the reader
             with open(fifo, "w") as w:
                 w.write(f"item-{n}\n")
-        import time
-
-        time.sleep(0.1)
+            time.sleep(0.05)
     lines = out.read_text().splitlines()
     assert [x.split(" ", 1)[1] for x in lines] == ["item-0", "item-1", "item-2"]
     stamps = _arrivals(out)
-    assert stamps == sorted(stamps) and len(stamps) == 3
+    assert stamps == sorted(stamps) and len(set(stamps)) == 3
     from pickfs.crash.runner import owed_lines
 
     assert owed_lines(out.read_text(), stamps[1] + 1) == ["item-0", "item-1"]  # the third came after the cut
