@@ -279,6 +279,15 @@ def build_plan(target: Target, configs: list[FsConfig], workloads: list[Workload
         raise PlanError("crash_states must be a positive number of power-cut states", "e.g. --states 12")
     if method.crash_states and method.crash_duration <= 0:
         raise PlanError("crash_duration must be positive", "e.g. crash_duration = 3.0")
+    if method.crash_states:  # crash fidelity: the unit and the strategies
+        from pickfs.crash.states import STRATEGIES, parse_strategies
+
+        if method.crash_unit & (method.crash_unit - 1):
+            raise PlanError(f"crash_unit = {method.crash_unit} is not a power of two", "e.g. crash_unit = 4096")
+        try:
+            parse_strategies(method.crash_strategies)
+        except ValueError as exc:
+            raise PlanError(f"crash_strategies: {exc}", f"use some of: {', '.join(STRATEGIES)}") from None
     if method.crash_states and target.kind == "directory":
         raise PlanError("a crash test builds its own filesystems; it cannot use existing directories",
                         "use an image target (the default) for crash tests")
@@ -343,6 +352,8 @@ METHOD_RANGES: dict[str, tuple[float | None, float | None, str]] = {
     "crash_states": (0, 10000, "crash_states = 12"),
     "crash_duration": (None, 3600, "crash_duration = 3.0"),
     "crash_size": (64 * 1024**2, 1024**5, "crash_size = 536870912 (512 MiB)"),
+    "crash_unit": (512, 1024**2, "crash_unit = 4096"),
+    "crash_recovery": (0, 1, "crash_recovery = 0.25"),
     "blocks": (1, 100, "blocks = 3"),
     "rounds": (1, 10000, "rounds = 5"),
     "slice_seconds": (None, None, "slice_seconds = 1.0"),  # checked in build_plan, with its own hint

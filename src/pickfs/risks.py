@@ -81,3 +81,38 @@ def workload_risks(spec: WorkloadSpec) -> list[str]:
 def short_flag(risk: str) -> str:
     """The option a risk line is about: the text before its first colon."""
     return risk.split(":", 1)[0]
+
+
+# --- what a crash test's model in force cannot exercise (crash-fidelity work) ---
+PAGE_BYTES = {"postgresql": 8192, "mariadb": 16384}  # the pages a torn write would tear (defaults)
+_TORN_PAGE_SETTINGS = {("postgresql", "full_page_writes"): ("off",),
+                       ("mariadb", "innodb_doublewrite"): ("0", "off")}
+
+
+def crash_model_gaps(spec: WorkloadSpec, unit: int | None, torn_states: int | None) -> list[str]:
+    """Per setting of `spec` whose risk the crash model in force could not exercise, why (pure).
+
+    `unit`: the model's atomic unit in bytes (None: a stored run from before units, whose states kept or
+    lost whole recorded requests); `torn_states`: how many states tore a write (None: not known).
+    """
+    cls = REGISTRY.get(spec.name)
+    backend = cls.database_for(spec) if cls else None
+    out = []
+    for (db, key), bad in _TORN_PAGE_SETTINGS.items():
+        if backend != db or str(spec.get(key, "")).lower() not in bad:
+            continue
+        page = PAGE_BYTES[db]
+        risk = f"{key}={spec.get(key)}: its risk is a torn {page // 1024} KiB page"
+        if unit is None:
+            out.append(f"{risk}, and this model keeps or loses whole write requests: it cannot tear a page, "
+                       "so no verdict on this setting")
+        elif unit >= page:
+            out.append(f"{risk}, and this model's unit is {unit // 1024} KiB: it cannot tear a page, "
+                       "so no verdict on this setting")
+        elif torn_states == 0:
+            out.append(f"{risk}, and no state of this run tore a write: not exercised, so no verdict on this setting")
+    if backend == "mariadb" and str(spec.get("sync_binlog", "")) == "0" and \
+            str(spec.get("log_bin", "")).lower() not in ("", "none", "0", "off"):
+        out.append("sync_binlog=0: its risk is a binary log behind the tables, and the crash check reads only the "
+                   "tables: no verdict on this setting")
+    return out

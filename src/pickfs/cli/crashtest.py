@@ -10,7 +10,8 @@ import click
 
 from pickfs.cli.common import results_option, workdir_option
 from pickfs.cli.report import with_exports
-from pickfs.cli.run import workload_specs, execute_plan
+from pickfs.cli.run import execute_plan, workload_specs
+from pickfs.crash.states import STRATEGIES, parse_strategies
 from pickfs.errors import PlanError
 from pickfs.model import Method, Target
 from pickfs.plan import build_plan, load_plan_file, resolve_fs_name
@@ -31,6 +32,15 @@ DEFAULT_FS = "ext4,ext4-nobarrier,xfs,btrfs"
 @click.option("--states", type=int, default=12, show_default=True, help="power-cut states to build and check")
 @click.option("--duration", default="3s", show_default=True, help="how long commits are recorded")
 @click.option("--size", default="512M", show_default=True, help="the recorded image's size (xfs needs 300M)")
+@click.option("--unit", default=None,
+              help="the disk's atomic unit: unflushed writes land or are lost in pieces of this size (512 or 4K) [4K]")
+@click.option("--recovery-crashes", "recovery", type=float, default=None,
+              help="share of states that lose power again while recovering (then recover again); 0 for none [0.25]")
+@click.option("--keep-states", "keep", type=click.Path(path_type=Path),
+              help="a directory to keep the image of every state that lost or broke something, for inspection")
+@click.option("--strategies", default=None,
+              help="which subsets of the unflushed writes to try, comma-separated: " + ", ".join(STRATEGIES) + " [all]")
+@click.option("--check", "check", help="with --workload command: your check, run on each state (exit 0 = consistent)")
 @with_exports
 @workdir_option
 @results_option
@@ -39,26 +49,54 @@ def command(**o: Any) -> None:
     disk as a power cut could have left it, many times over, and check each: does it mount, does
     fsck pass, does the database recover, and are all acknowledged commits there?
 
-    The model is a worst-case disk whose volatile cache drops unflushed writes. No speed is
-    measured here (the recorder is slow by design); `pickfs run --crash-states N` does both.
+    The model is a worst-case disk whose volatile cache keeps any subset of the unflushed writes,
+    unit by unit (so pages tear), in any order; some states lose power again during recovery.
+    With `--workload command --set command=CMD --check CHECK` your own program runs instead, and
+    your check judges each state. No speed is measured here (the recorder is slow by design);
+    `pickfs run --crash-states N` does both.
     """
     if o["states"] < 1:
         raise PlanError("--states must be at least 1", "e.g. --states 12")
     duration = parse_duration(o["duration"])
     size = parse_size(o["size"])
+    crash = {"crash_states": o["states"], "crash_duration": duration, "crash_size": size}
+    # the crash-fidelity settings: given here, they override a plan's [method]; else the plan's (or the defaults)
+    if o["unit"] is not None:
+        unit = parse_size(o["unit"])
+        if unit < 512 or unit % 512 or unit & (unit - 1):
+            raise PlanError(f"--unit {o['unit']} is not a power of two of at least 512 bytes",
+                            "e.g. --unit 4K or --unit 512")
+        crash["crash_unit"] = unit
+    if o["recovery"] is not None:
+        if not 0 <= o["recovery"] <= 1:
+            raise PlanError("--recovery-crashes must be a share from 0 to 1", "e.g. --recovery-crashes 0.25")
+        crash["crash_recovery"] = float(o["recovery"])
+    if o["strategies"] is not None:
+        try:
+            crash["crash_strategies"] = ",".join(parse_strategies(o["strategies"]))
+        except ValueError as exc:
+            raise PlanError(f"--strategies: {exc}", f"use some of: {', '.join(STRATEGIES)}") from None
+    if o["keep"] is not None:
+        if o["keep"].exists() and not o["keep"].is_dir():
+            raise PlanError(f"--keep-states {o['keep']} is not a directory", "name a directory (it is made if missing)")
+        crash["crash_keep"] = str(o["keep"].resolve())
+    sets = tuple(o["sets"]) + ((f"check={o['check']}",) if o["check"] else ())
     if o["plan_file"]:
-        if o["fs"] or o["workloads"] or o["sets"]:
-            raise PlanError("--fs, --workload and --set cannot be combined with --plan", "put them in the plan file")
+        if o["fs"] or o["workloads"] or sets:
+            raise PlanError("--fs, --workload, --set and --check cannot be combined with --plan",
+                            "put them in the plan file")
         loaded = load_plan_file(o["plan_file"], {}, o["workdir"])
-        method = replace(loaded.method, speed=False, crash_states=o["states"], crash_duration=duration,
-                         crash_size=size)
+        method = replace(loaded.method, speed=False, **crash)
         plan = build_plan(loaded.target, list(loaded.configs), list(loaded.workloads), method, loaded.baseline)
     else:
         names = [n.strip() for n in (o["fs"] or DEFAULT_FS).split(",") if n.strip()]
         expanded = [p for n in names for p in (list(PRESETS) if n == "all" else [n])]
         configs = [resolve_fs_name(n) for n in dict.fromkeys(expanded)]
-        method = Method(runs=1, warmup=0, speed=False, crash_states=o["states"], crash_duration=duration,
-                        crash_size=size)
+        method = Method(runs=1, warmup=0, speed=False, **crash)
         plan = build_plan(Target(workdir=o["workdir"], size_bytes=size), configs,
-                          workload_specs(o["workloads"], o["sets"], None), method, None)
+                          workload_specs(o["workloads"], sets, None), method, None)
+    for w in plan.workloads:
+        if w.name == "command" and not w.get("check"):
+            raise PlanError(f"workload {w.label}: a crash test of your own command needs your check of each state",
+                            "add --check 'CMD' (or check = \"CMD\" in the plan): exit status 0 = consistent")
     execute_plan(plan, o)

@@ -2,7 +2,10 @@
 
     load   create the tables (accounts, and one row per commit)
     run    commit transactions one after another; after each COMMIT returns, append
-           "commit-id CLOCK_MONOTONIC-ns" to --acks (on another filesystem: it is the witness)
+           "commit-id CLOCK_MONOTONIC-ns" to --acks (on another filesystem: it is the witness);
+           with --checkpoint-every S, every S seconds also make the database write its pages
+           back (a checkpoint, a WAL switch, a page flush) and log "CLOCK_MONOTONIC-ns what" to
+           --events, so that crash moments can be put around them
     check  after recovery: which commits are present, the database's own consistency check,
            and the transactions' invariant (the accounts' balances sum to the commits' deltas)
 
@@ -38,8 +41,36 @@ def load(args: argparse.Namespace) -> dict:
     for a in range(1, ACCOUNTS + 1):
         tx.q("INSERT INTO pickfs_accounts VALUES (?, ?)", (a, 0))
     tx.commit()
+    if args.backend == "postgresql":  # recovery starts after the tables' pages exist: a torn one cannot be rebuilt
+        tx.q("CHECKPOINT")
+        tx.commit()
     conn.close()
     return {"client": "pickfs-commits", "step": "load", "backend": args.backend}
+
+
+# --- crash moments around write-back (crash-fidelity work) ---
+def _write_back(args: argparse.Namespace, conn, k: int) -> str:
+    """Make the database write its pages back now; what was asked for, as an event's words."""
+    cur = conn.cursor()
+    if args.backend == "postgresql":
+        if k % 2:
+            cur.execute("SELECT pg_switch_wal()")
+            what = "a WAL segment switch"
+        else:
+            cur.execute("CHECKPOINT")
+            what = "a checkpoint"
+    elif args.backend == "sqlite":
+        if args.journal_mode.upper() != "WAL":
+            return ""  # a rollback journal writes the database back at every commit
+        cur.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+        what = "a WAL checkpoint"
+    elif args.backend == "mariadb":
+        cur.execute("SET GLOBAL innodb_max_dirty_pages_pct = 0")  # the page cleaner writes every dirty page
+        what = "a page flush request"
+    else:
+        return ""
+    conn.commit()
+    return what
 
 
 def run(args: argparse.Namespace) -> dict:
@@ -47,8 +78,11 @@ def run(args: argparse.Namespace) -> dict:
     tx = Tx(conn, DIALECTS[args.backend])
     rng = random.Random(args.seed)
     acks = os.open(args.acks, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-    deadline = time.monotonic() + args.duration
-    n = 0
+    events = os.open(args.events, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644) if args.events else -1
+    start = time.monotonic()
+    deadline = start + args.duration
+    next_write_back = start + args.checkpoint_every if args.checkpoint_every > 0 else float("inf")
+    n = k = 0
     try:
         while n < args.transactions and time.monotonic() < deadline:
             n += 1
@@ -57,8 +91,22 @@ def run(args: argparse.Namespace) -> dict:
             tx.q("INSERT INTO pickfs_commits VALUES (?, ?, ?)", (n, delta, FILLER))
             tx.commit()
             os.write(acks, f"{n} {time.monotonic_ns()}\n".encode())
+            if time.monotonic() >= next_write_back:
+                t = time.monotonic_ns()
+                try:
+                    what = _write_back(args, conn, k)
+                except Exception as exc:  # noqa: BLE001 - a write-back not taken is no finding; the commits go on
+                    what = ""
+                    conn.rollback()
+                    print(f"write-back request failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+                if what and events >= 0:
+                    os.write(events, f"{t} {what} ({k + 1})\n".encode())
+                k += 1
+                next_write_back = time.monotonic() + args.checkpoint_every
     finally:
         os.close(acks)
+        if events >= 0:
+            os.close(events)
         conn.close()
     return {"client": "pickfs-commits", "step": "run", "backend": args.backend, "commits": n}
 
@@ -115,6 +163,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--transactions", type=int, default=10**9)
     p.add_argument("--duration", type=float, default=3.0)
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--events", help="run: where to log the write-backs asked for")
+    p.add_argument("--checkpoint-every", type=float, default=0.0, help="run: seconds between write-backs (0: none)")
     args = p.parse_args(argv)
     result = {"load": load, "run": run, "check": check}[args.step](args)
     json.dump(result, sys.stdout)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import struct
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,16 +33,25 @@ class Record:
         return self.kind in CHANGES
 
 
+@dataclass(frozen=True)
+class Piece:
+    """What of one record reaches the disk: all of it, or `length` bytes of a write from `skip` on (a torn write)."""
+
+    record: int
+    skip: int = 0
+    length: int | None = None  # None: the whole record
+
+
 def encode(kind: bytes, t_ns: int, offset: int = 0, length: int = 0) -> bytes:
     return HEADER.pack(kind, t_ns, offset, length)
 
 
-def read_log(path: Path) -> list[Record]:
-    """Every record of a log file; a record cut short at the end (the daemon was killed) is dropped."""
+def read_log(path: Path, start: int = 0) -> list[Record]:
+    """Every record of a log file (from byte `start`); a record cut short at the end is dropped."""
     out: list[Record] = []
     size = path.stat().st_size
     with open(path, "rb") as fh:
-        pos = 0
+        pos = start
         while pos + HEADER.size <= size:
             fh.seek(pos)
             kind, t_ns, offset, length = HEADER.unpack(fh.read(HEADER.size))
@@ -66,16 +75,29 @@ def _zero(fd: int, offset: int, length: int) -> None:
 
 def apply(log_path: Path, records: Iterable[Record], image: Path) -> int:
     """Apply records, in the order given, to an image file; return how many changed it."""
+    listed = list(records)
+    return apply_pieces(log_path, listed, [Piece(i) for i in range(len(listed))], image)
+
+
+def apply_pieces(log_path: Path, records: Sequence[Record], pieces: Iterable[Piece], image: Path) -> int:
+    """Apply pieces of records, in the order given, to an image file; return how many changed it.
+
+    A piece of a write writes only its part of the data (a torn write); a truncation is ignored by
+    a piece that keeps part of it (it has no parts). Returns the number of pieces applied.
+    """
     applied = 0
     with open(log_path, "rb") as log:
         fd = os.open(image, os.O_RDWR)
         try:
-            for r in records:
+            for p in pieces:
+                r = records[p.record]
                 if r.kind == WRITE:
-                    log.seek(r.data_pos)
-                    os.pwrite(fd, log.read(r.length), r.offset)
+                    length = r.length - p.skip if p.length is None else p.length
+                    log.seek(r.data_pos + p.skip)
+                    os.pwrite(fd, log.read(length), r.offset + p.skip)
                 elif r.kind == ZERO:
-                    _zero(fd, r.offset, r.length)
+                    length = r.length - p.skip if p.length is None else p.length
+                    _zero(fd, r.offset + p.skip, length)
                 elif r.kind == TRUNCATE:
                     os.ftruncate(fd, r.offset)
                 else:
@@ -84,4 +106,14 @@ def apply(log_path: Path, records: Iterable[Record], image: Path) -> int:
         finally:
             os.close(fd)
     return applied
+
+
+def ranges(records: Sequence[Record], pieces: Iterable[Piece]) -> list[tuple[int, int]]:
+    """The (offset, length) byte ranges of the image the pieces change (pure)."""
+    out = []
+    for p in pieces:
+        r = records[p.record]
+        if r.kind in (WRITE, ZERO):
+            out.append((r.offset + p.skip, r.length - p.skip if p.length is None else p.length))
+    return out
 

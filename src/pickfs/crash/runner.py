@@ -1,11 +1,20 @@
-"""A crash test of one configuration and database: record, rebuild power-cut states, check each.
+"""A crash test of one configuration and database (or the user's own program): record, rebuild power-cut states, check each.
 
 1. Build the configuration on an image that lives on the recorder; start the database there
    (its durability settings as the workload says); create the tables; sync.
-2. Run numbered commits for a while; the client logs each acknowledgement on another filesystem.
+2. Run numbered commits for a while, asking the database every so often to write its pages back
+   (a checkpoint, a WAL switch); the client logs each acknowledgement on another filesystem, and
+   files created, renamed and removed are noted with their moments. For `command`: the user's
+   command runs instead, and may write acknowledgement lines to $PICKFS_ACKS (a pipe pickfs
+   timestamps).
 3. Stop everything; from the log, make crash states (see states.py); for each: rebuild the image
    as the disk would hold it, mount it (journal replay), open the database (its recovery), list
-   the commits present and run its own consistency check, unmount and run the filesystem's fsck.
+   the commits present and run its own consistency check (or the user's check command),
+   unmount and run the filesystem's fsck. Some states lose power again during that recovery:
+   its writes are recorded too, cut, and recovery is run a second time on what is left.
+States are built on one working image that the recorder serves, so the writes of each check are
+known: a state is the base (which follows the durable writes, each applied once) plus its own
+pieces, and after its check exactly what changed is copied back from the base.
 Speed is never measured here: the recorder is slow by design.
 """
 
@@ -13,20 +22,24 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import shutil
 import subprocess
 import sys
+import threading
 import time
 import uuid
-from collections.abc import Callable
-from contextlib import ExitStack, nullcontext
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager, nullcontext
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from pickfs.crash import log as wlog
-from pickfs.crash.session import fuse_unavailable, recording
-from pickfs.crash.states import CrashState, generate, losses, parse_acks, window
+from pickfs.crash.files import FileWatch
+from pickfs.crash.session import Recording, fuse_unavailable, recording
+from pickfs.crash.states import (DEFAULT_UNIT, STRATEGIES, STRATEGY_TEXT, CrashState, generate, losses,
+                                 parse_acks, parse_events, parse_strategies, recovery_crash, when, window)
 from pickfs.errors import PickfsError
 from pickfs.model import FsConfig, Target, WorkloadSpec
 from pickfs.proc import run as run_program
@@ -42,26 +55,57 @@ from pickfs.workloads.tpcc import connection_args, firebird_env, firebird_unavai
 CLIENT = "pickfs.clients.commits"
 DB_STEM = "commits"
 FB_FILE = f"{DB_STEM}.fdb"
-MODEL = ("worst-case disk: a power cut drops any write not yet flushed, in any order (the volatile write "
-         "cache of a drive without power-loss protection; one with it would do better); the state when the "
-         "workload began is taken as on disk")
 BACKENDS = ("sqlite", "postgresql", "mariadb", "firebird")
+PROGRAM = "command"  # the backend name of the user's own program
+WRITE_BACK_EVERY_S = 0.5  # how often the commits client asks for a checkpoint / WAL switch / page flush
+UNSEEN = ("what no simulation can show: a drive or controller that acknowledges a flush it has not done "
+          "(its cache without power-loss protection, or firmware that lies), writes torn below the unit, "
+          "bit rot and misdirected writes, and a crash of the host itself while the recorder logs")
+
+
+def model_text(unit: int, recovery_share: float, strategies: tuple[str, ...] = STRATEGIES) -> str:
+    """The crash model in force, in one statement (pure)."""
+    unit_text = f"{unit // 1024} KiB" if unit % 1024 == 0 else f"{unit} B"
+    recovery = (f"about {round(recovery_share * 100)}% of states lose power again during recovery "
+                "(journal replay or database recovery), which is then run again" if recovery_share > 0
+                else "no state loses power again during recovery")
+    return (f"worst-case disk (the volatile write cache of a drive without power-loss protection): a power cut "
+            f"keeps every write before the last completed flush (a FUA write "
+            f"counts once it completes) and, of the writes after it, a subset of {unit_text} units, in any "
+            f"order, so one write can be torn; the subsets tried: {'; '.join(STRATEGY_TEXT[s] for s in strategies)}; "
+            f"crash moments spread evenly over the whole run, and just before the flushes that end the bursts "
+            f"overwriting the most of what was written earlier, and those after checkpoints, WAL switches and files "
+            f"created or renamed (where the "
+            f"tearing and reordering subsets are tried first); {recovery}; the "
+            f"state when the workload began is taken as on disk (a drive with power-loss protection does better)")
+
+
+MODEL = model_text(DEFAULT_UNIT, 0.25)
 
 
 def crash_unavailable(config: FsConfig, spec: WorkloadSpec) -> str | None:
-    backend = workload_class(spec.name).database_for(spec)
+    backend = backend_of(spec)
     if config.fstype in (RAW, "tmpfs"):
         return f"a crash test needs a filesystem on a block device, not {config.fstype}"
     if backend is None:
         return f"{spec.name} has no database to crash-test"
+    if backend == PROGRAM and not spec.get("check"):
+        return "a crash test of your own command needs its check: --set check='CMD' (exit status 0 = consistent)"
     reason = unavailable_reason(config.fstype)
     if reason:
         return reason
-    if backend not in BACKENDS:
+    if backend not in (*BACKENDS, PROGRAM):
         return f"crash tests do not cover {backend}"
     if backend == "firebird" and firebird_unavailable():
         return firebird_unavailable()
     return fuse_unavailable()
+
+
+def backend_of(spec: WorkloadSpec) -> str | None:
+    """What a crash test drives: a database the commits client knows, or the user's own program."""
+    if spec.name == PROGRAM:
+        return PROGRAM
+    return workload_class(spec.name).database_for(spec)
 
 
 @dataclass(frozen=True)
@@ -69,7 +113,7 @@ class StateResult:
     index: int
     mode: str
     cut: int
-    dropped: int  # unflushed writes lost
+    dropped: int  # unflushed units lost
     mounted: bool
     fsck_ok: bool | None
     db_opened: bool
@@ -79,6 +123,18 @@ class StateResult:
     acked_before: int
     problem: str = ""
     seconds: float = 0.0
+    units: int = 0  # unflushed units at the cut
+    torn: int = 0  # writes of which only some units landed
+    at_s: float = 0.0  # seconds into the workload
+    when: str = ""  # when in the run, and after what
+    why: str = ""  # how the moment was chosen
+    recovery: str = ""  # a second power cut during recovery: where, and how the first recovery went
+    kept_as: str = ""  # where the state's image was kept for inspection
+
+    @property
+    def failed(self) -> bool:
+        return bool(self.lost) or not self.mounted or (self.mounted and not self.db_opened) \
+            or self.consistent is False
 
 
 @dataclass(frozen=True)
@@ -90,6 +146,12 @@ class CrashResult:
     states: tuple[StateResult, ...]
     record_seconds: float
     model: str = MODEL
+    unseen: str = UNSEEN
+    unit: int = DEFAULT_UNIT
+    recovery_share: float = 0.25
+    check_seconds: float = 0.0  # building and checking every state
+    build_seconds: float = 0.0  # of which building the images
+    events: tuple[str, ...] = ()  # what the workload did when (the first ones)
 
     def metrics(self) -> dict[str, float]:
         s = self.states
@@ -105,6 +167,11 @@ class CrashResult:
             "crash_commits": float(self.commits),
             "crash_flushes": float(self.flushes),
             "crash_s_per_state": sum(x.seconds for x in s) / len(s) if s else 0.0,
+            "crash_states_per_s": len(s) / self.check_seconds if self.check_seconds > 0 else 0.0,
+            "crash_build_s": self.build_seconds,
+            "crash_check_s": self.check_seconds,
+            "crash_torn_states": float(sum(1 for x in s if x.torn)),
+            "crash_recovery_states": float(sum(1 for x in s if x.recovery)),
         }
 
     def as_json(self) -> str:
@@ -171,16 +238,131 @@ def fsck(fstype: str, device: str) -> tuple[bool | None, str]:
     return proc.returncode == 0, " | ".join(lines)[:300]
 
 
-def check_state(config: FsConfig, image: Path, work: Path, ledger: Ledger, backend: str,
-                settings: dict[str, Any], acks: dict[int, int], state: CrashState) -> StateResult:
+# --- what runs during the recording, and what checks a state: the commits client, or the user's program ---
+class Commits:
+    """The commits client on a database pickfs knows: numbered commits, acks, write-backs, its check."""
+
+    def __init__(self, backend: str, settings: dict[str, Any]) -> None:
+        self.backend, self.settings = backend, settings
+
+    def server(self, datadir: Path, ledger: Ledger, rundir: Path, fresh: bool):
+        return _server(self.backend, datadir, self.settings, ledger, rundir, fresh)
+
+    def load(self, datadir: Path, endpoint: Endpoint | None) -> None:
+        _client("load", self.backend, datadir, endpoint, self.settings)
+
+    def run(self, datadir: Path, endpoint: Endpoint | None, base: Path, duration: float, seed: int) -> None:
+        _client("run", self.backend, datadir, endpoint, self.settings,
+                ["--acks", str(base / "acks.log"), "--duration", str(duration), "--seed", str(seed),
+                 "--events", str(base / "events.log"), "--checkpoint-every", str(WRITE_BACK_EVERY_S)])
+
+    def check(self, datadir: Path, endpoint: Endpoint | None, base: Path, acks: dict[int, int],
+              t_cut: int) -> tuple[bool, bool | None, set[int] | None, str]:
+        """(opened, consistent, commits present or None when not known, problem)."""
+        doc = _client("check", self.backend, datadir, endpoint, self.settings)
+        if "open_error" in doc or "query_error" in doc:
+            opened = "open_error" not in doc
+            return opened, (False if opened else None), set(), \
+                f"database: {doc.get('open_error') or doc.get('query_error')}"
+        bad = [x for x in (doc["own_check"], doc["invariant"]) if x != "ok"]
+        return True, not bad, set(doc["present"]), "; ".join([*bad, *([doc["warnings"]] if doc.get("warnings") else [])])
+
+
+class Program:
+    """The user's own command: it runs as the `command` workload does, and their check judges each state."""
+
+    def __init__(self, spec: WorkloadSpec) -> None:
+        from pickfs.workloads.command import Command
+
+        self.spec, self.workload = spec, Command()
+        self.service = spec.get("server") or None
+        self.settings = dict(Command.service_settings(spec))
+
+    def server(self, datadir: Path, ledger: Ledger, rundir: Path, fresh: bool):
+        if not self.service:
+            return nullcontext(None)
+        return service_class(self.service).start(datadir, self.settings, ledger, rundir, fresh=fresh)
+
+    def load(self, datadir: Path, endpoint: Endpoint | None) -> None:
+        self.workload.prepare(self.spec, datadir, endpoint)
+
+    def run(self, datadir: Path, endpoint: Endpoint | None, base: Path, duration: float, seed: int) -> None:
+        fifo = base / "acks.fifo"
+        os.mkfifo(fifo, 0o666)
+        with acks_from(fifo, base / "acks.log"):
+            env = {**dict(self.spec.get("env") or {}), "PICKFS_ACKS": str(fifo)}
+            spec = replace(self.spec, settings=tuple({**dict(self.spec.settings), "env": env}.items()))
+            self.workload.run(spec, datadir, endpoint)
+
+    def check(self, datadir: Path, endpoint: Endpoint | None, base: Path, acks: dict[int, int],
+              t_cut: int) -> tuple[bool, bool | None, set[int] | None, str]:
+        owed = base / "acks-owed.txt"
+        stamped = (base / "acks.log").read_text() if (base / "acks.log").exists() else ""
+        owed.write_text("".join(f"{line}\n" for line in owed_lines(stamped, t_cut)))
+        env = {**dict(self.spec.get("env") or {}), "PICKFS_ACKS": str(owed)}
+        spec = replace(self.spec, settings=tuple({**dict(self.spec.settings), "env": env,
+                                                  "command": self.spec.get("check")}.items()))
+        try:
+            self.workload._execute("check", self.spec.get("check"), spec, datadir, endpoint)
+        except PickfsError as exc:
+            return True, False, None, f"check: {exc.message}"[:400]
+        return True, True, None, ""
+
+
+@contextmanager
+def acks_from(fifo: Path, out: Path) -> Iterator[None]:
+    """Read lines from a pipe in a thread, each written to `out` prefixed with the moment it arrived."""
+    fd = os.open(fifo, os.O_RDWR | os.O_NONBLOCK)  # O_RDWR: writers come and go without an end of file
+    stop = threading.Event()
+
+    def pump() -> None:
+        buf = b""
+        with open(out, "ab") as dst:
+            while True:
+                try:
+                    chunk = os.read(fd, 65536)
+                except BlockingIOError:
+                    chunk = b""
+                if not chunk:
+                    if stop.is_set():
+                        break
+                    time.sleep(0.005)
+                    continue
+                now = time.monotonic_ns()
+                buf += chunk
+                *lines, buf = buf.split(b"\n")
+                dst.writelines(b"%d %s\n" % (now, line) for line in lines)
+                dst.flush()
+
+    thread = threading.Thread(target=pump, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join(timeout=10)
+        os.close(fd)
+
+
+def driver_for(spec: WorkloadSpec) -> Commits | Program:
+    backend = backend_of(spec)
+    if backend == PROGRAM:
+        return Program(spec)
+    return Commits(str(backend), dict(spec.settings))
+
+
+def check_state(config: FsConfig, image: Path, work: Path, ledger: Ledger, driver: Commits | Program,
+                acks: dict[int, int], state: CrashState, run_fsck: bool = True) -> StateResult:
     """Mount the crash image (journal replay), recover the database, count what is missing, fsck."""
     t0 = time.monotonic()
     acked = sum(1 for t in acks.values() if t < state.t_ns)
-    common = dict(index=state.index, mode=state.mode, cut=state.cut, dropped=state.dropped, acked_before=acked)
+    common = {"index": state.index, "mode": state.mode, "cut": state.cut, "dropped": state.dropped,
+              "acked_before": acked, "units": state.units, "torn": state.torn, "why": state.why}
     mnt = work / f"mnt-{state.index}"
+    clean: bool | None = None
     with attached(image, ledger) as device:
         mounted, opened, consistent, problem = False, False, None, ""
-        present: set[int] = set()
+        present: set[int] | None = set()
         with ExitStack() as stack:
             stack.enter_context(holding(ledger, "dir", path=str(mnt)))
             mnt.mkdir()
@@ -192,76 +374,217 @@ def check_state(config: FsConfig, image: Path, work: Path, ledger: Ledger, backe
             if mounted:
                 datadir = mnt / "pickfs-data"
                 try:
-                    with _server(backend, datadir, settings, ledger, work / "run", fresh=False) as endpoint:
-                        doc = _client("check", backend, datadir, endpoint, settings)
-                    if "open_error" in doc or "query_error" in doc:
-                        problem = f"database: {doc.get('open_error') or doc.get('query_error')}"
-                        opened = "open_error" not in doc
-                        consistent = False if opened else None
-                    else:
-                        opened = True
-                        present = set(doc["present"])
-                        bad = [x for x in (doc["own_check"], doc["invariant"]) if x != "ok"]
-                        consistent = not bad
-                        problem = "; ".join([*bad, *([doc["warnings"]] if doc.get("warnings") else [])])
+                    with driver.server(datadir, ledger, work / "run", fresh=False) as endpoint:
+                        opened, consistent, present, problem = driver.check(datadir, endpoint, work, acks, state.t_ns)
                 except PickfsError as exc:
                     problem = f"database would not start: {exc.one_line()}"[:400]
-        clean, said = fsck(config.fstype, device)
-        if clean is False:
-            problem = "; ".join(x for x in (problem, f"fsck: {said}") if x)
-    loss = losses(acks, present, state.t_ns) if opened else losses(acks, set(), state.t_ns)
+        if run_fsck:
+            clean, said = fsck(config.fstype, device)
+            if clean is False:
+                problem = "; ".join(x for x in (problem, f"fsck: {said}") if x)
+    if present is None:  # the user's program: its check says whether anything is missing
+        lost, lost_s = 0, 0.0
+    else:
+        loss = losses(acks, present, state.t_ns) if opened else losses(acks, set(), state.t_ns)
+        lost, lost_s = len(loss.lost), loss.seconds
     return StateResult(**common, mounted=mounted, fsck_ok=clean, db_opened=opened, consistent=consistent,
-                       lost=len(loss.lost), lost_seconds=loss.seconds, problem=problem,
-                       seconds=time.monotonic() - t0)
+                       lost=lost, lost_seconds=lost_s, problem=problem, seconds=time.monotonic() - t0)
+
+
+def copy_image(src: Path, dst: Path) -> None:
+    """A copy of an image: copy-on-write where the filesystem can (xfs, btrfs), else its data only (holes skipped)."""
+    subprocess.run(["cp", "--reflink=auto", "--sparse=always", str(src), str(dst)], check=True)
+
+
+class Workbench:
+    """One working image, served by the recorder, so that every write a check makes is known and undone.
+
+    A state is the base (which follows the durable writes: each applied once) plus its own pieces;
+    after its check, exactly the ranges the pieces and the check changed are copied back from the
+    base. Nothing is copied whole per state.
+    """
+
+    def __init__(self, log: Path, records: list[wlog.Record], base: Path, first: int, served: Recording) -> None:
+        self.log, self.records, self.base, self.at, self.served = log, records, base, first, served
+        self.dirty: list[tuple[int, int]] = []
+        self.seconds = 0.0
+
+    @property
+    def image(self) -> Path:
+        """The working image as the loop device sees it (through the recorder)."""
+        return self.served.image
+
+    def prepare(self, state: CrashState) -> None:
+        """The working image as the state's disk: the base advanced to its durable writes, then its pieces."""
+        t0 = time.monotonic()
+        if state.durable < self.at:
+            raise ValueError("crash states must come in the order of their cuts")
+        durable = [wlog.Piece(i) for i in range(self.at, state.durable)]
+        for image in (self.base, self.served.backing):
+            wlog.apply_pieces(self.log, self.records, durable, image)
+        self.at = state.durable
+        self.add(self.log, self.records, state.kept)
+        self.seconds += time.monotonic() - t0
+
+    def add(self, log: Path, records: list[wlog.Record], pieces: Any) -> None:
+        pieces = list(pieces)
+        wlog.apply_pieces(log, records, pieces, self.served.backing)
+        self.dirty += wlog.ranges(records, pieces)
+
+    def checked(self) -> list[wlog.Record]:
+        """The writes and flushes the last check sent (the working image holds them), from the recorder's log."""
+        found = wlog.read_log(self.served.log)
+        self.dirty += wlog.ranges(found, [wlog.Piece(i) for i in range(len(found))])
+        return found
+
+    def reset(self, forget_log: bool = True) -> None:
+        """The working image back to the base: the changed ranges copied back; the recorder's log emptied."""
+        t0 = time.monotonic()
+        spans = sorted(self.dirty)
+        merged: list[list[int]] = []
+        for off, n in spans:
+            if merged and off <= merged[-1][1]:
+                merged[-1][1] = max(merged[-1][1], off + n)
+            else:
+                merged.append([off, off + n])
+        fd_base = os.open(self.base, os.O_RDONLY)
+        fd = os.open(self.served.backing, os.O_RDWR)
+        try:
+            for start, end in merged:
+                pos = start
+                while pos < end:
+                    chunk = os.pread(fd_base, min(end - pos, 1 << 20), pos)
+                    if not chunk:  # beyond the base's data: zeros
+                        chunk = b"\0" * min(end - pos, 1 << 20)
+                    os.pwrite(fd, chunk, pos)
+                    pos += len(chunk)
+        finally:
+            os.close(fd)
+            os.close(fd_base)
+        self.dirty = []
+        if forget_log:
+            os.truncate(self.served.log, 0)  # the recorder appends; it is idle between checks
+        self.seconds += time.monotonic() - t0
+
+
+def _recover_twice(config: FsConfig, bench: Workbench, st: CrashState, base: Path, ledger: Ledger,
+                   driver: Commits | Program, acks: dict[int, int], rng: random.Random, unit: int) -> StateResult:
+    """Recover the state (its writes recorded), cut that recovery's writes, and recover what is left."""
+    first = check_state(config, bench.image, base, ledger, driver, acks, st, run_fsck=False)
+    recovery = bench.checked()
+    cut, pieces, dropped = recovery_crash(recovery, unit, rng)
+    bench.reset(forget_log=False)  # the recovery's writes are still in the log: applied next, in part
+    bench.add(bench.log, bench.records, st.kept)
+    bench.add(bench.served.log, recovery, pieces)
+    os.truncate(bench.served.log, 0)
+    second = check_state(config, bench.image, base, ledger, driver, acks, st)
+    said = (f"lost {first.lost:,} acknowledged commits" if first.lost else "would not mount" if not first.mounted
+            else "the database would not open" if not first.db_opened else "inconsistent" if first.consistent is False
+            else "recovered")
+    return replace(second, recovery=f"power failed again after {cut:,} of the {len(recovery):,} writes and flushes of "
+                                    f"recovery ({dropped:,} unflushed units lost); the first recovery: {said}")
 
 
 def crash_test(config: FsConfig, spec: WorkloadSpec, workdir: Path, ledger: Ledger, n_states: int = 12,
                size: int = 512 * 1024**2, duration: float = 3.0, seed: int = 1,
-               progress: Callable[[str], None] = lambda s: None) -> CrashResult:
-    backend = workload_class(spec.name).database_for(spec)
+               progress: Callable[[str], None] = lambda s: None, unit: int = DEFAULT_UNIT,
+               recovery_share: float = 0.25, keep: Path | None = None, strategies: str = "") -> CrashResult:
+    backend = backend_of(spec)
     reason = crash_unavailable(config, spec)
     if reason or backend is None:
         raise PickfsError(f"unavailable: {reason}", "pick another configuration or workload for the crash test")
-    settings = dict(spec.settings)
+    try:
+        chosen = parse_strategies(strategies)
+    except ValueError as exc:
+        raise PickfsError(str(exc), f"use some of: {', '.join(STRATEGIES)}") from None
+    driver = driver_for(spec)
     base = workdir / "crash" / uuid.uuid4().hex[:12]
     with holding(ledger, "dir", path=str(base), recursive=True):
         t0 = time.monotonic()
         with recording(base, size, ledger) as rec:
             target = Target(kind="image", workdir=str(base), size_bytes=size)
             with provision(config, target, ledger, image=rec.image) as prov:
-                with _server(backend, prov.datadir, settings, ledger, base / "run", fresh=True) as endpoint:
-                    _client("load", backend, prov.datadir, endpoint, settings)
+                with driver.server(prov.datadir, ledger, base / "run", fresh=True) as endpoint:
+                    driver.load(prov.datadir, endpoint)
                     os.sync()
+                    watch = FileWatch(prov.datadir).start()
                     t_start = time.monotonic_ns()
-                    run = _client("run", backend, prov.datadir, endpoint, settings,
-                                  ["--acks", str(base / "acks.log"), "--duration", str(duration),
-                                   "--seed", str(seed)])
-                    t_end = time.monotonic_ns()
+                    try:
+                        driver.run(prov.datadir, endpoint, base, duration, seed)
+                    finally:
+                        t_end = time.monotonic_ns()
+                        file_events = watch.stop()
         record_s = time.monotonic() - t0
         records = wlog.read_log(rec.log)
-        acks = parse_acks((base / "acks.log").read_text())
+        acks_log = base / "acks.log"
+        if backend == PROGRAM:  # the pipe's lines, "arrival-ns line": owed once arrived
+            acks = dict(enumerate(_arrivals(acks_log))) if acks_log.exists() else {}
+        else:
+            acks = parse_acks(acks_log.read_text())
+        events_path = base / "events.log"
+        events = sorted([*(parse_events(events_path.read_text()) if events_path.exists() else []), *file_events],
+                        key=lambda e: e.t_ns)
         first, last = window(records, t_start, t_end)
         flushes = sum(1 for r in records[first:last] if r.kind == wlog.FLUSH)
-        states = generate(records, t_start, t_end, n_states, seed)
-        progress(f"recorded {run['commits']} commits, {last - first} writes and flushes; checking {len(states)} states")
+        states = generate(records, t_start, t_end, n_states, seed, unit, events, recovery_share, chosen)
+        progress(f"recorded {len(acks):,} acknowledgements, {last - first:,} writes and flushes, {len(events):,} "
+                 f"events; checking {len(states)} states")
         start_image = base / "start.img"
         with open(start_image, "wb") as fh:
             fh.truncate(size)
         wlog.apply(rec.log, records[:first], start_image)
         os.unlink(rec.backing)  # the final state is not needed; keep the disk use down
+        working = base / "working.img"
+        copy_image(start_image, working)  # the only whole copy: states are built on it and undone
+        rng = random.Random(seed * 7919 + 1)
         results = []
-        for st in states:
-            t_state = time.monotonic()
-            image = base / f"state-{st.index}.img"
-            subprocess.run(["cp", "--sparse=always", str(start_image), str(image)], check=True)
-            wlog.apply(rec.log, [records[i] for i in st.applied(first)], image)
-            r = check_state(config, image, base, ledger, backend, settings, acks, st)
-            image.unlink()
-            r = replace(r, seconds=time.monotonic() - t_state)  # building the image included
-            results.append(r)
-            problem = f"; {r.problem[:120]}{'...' if len(r.problem) > 120 else ''}" if r.problem else ""
-            progress(f"state {st.index + 1}/{len(states)} ({st.mode}): "
-                     + (f"lost {r.lost:,} of {r.acked_before:,} acknowledged commits" if r.lost else
-                        f"all {r.acked_before:,} acknowledged commits present") + problem)
+        t_check = time.monotonic()
+        with recording(base / "checks", size, ledger, image=working) as served:
+            bench = Workbench(rec.log, records, start_image, first, served)
+            for st in states:
+                t_state = time.monotonic()
+                bench.prepare(st)
+                if st.recovery:
+                    r = _recover_twice(config, bench, st, base, ledger, driver, acks, rng, unit)
+                else:
+                    r = check_state(config, bench.image, base, ledger, driver, acks, st)
+                bench.checked()
+                r = replace(r, seconds=time.monotonic() - t_state,  # building the image included
+                            at_s=(st.t_ns - t_start) / 1e9, when=when(st.t_ns, t_start, events))
+                if keep is not None and r.failed:
+                    keep.mkdir(parents=True, exist_ok=True)
+                    kept = keep / f"{config.name}-{spec.label}-state-{st.index}.img".replace("/", "_")
+                    copy_image(served.backing, kept)  # as the check left it (recovered, if it could)
+                    r = replace(r, kept_as=str(kept))
+                bench.reset()
+                results.append(r)
+                problem = f"; {r.problem[:120]}{'...' if len(r.problem) > 120 else ''}" if r.problem else ""
+                progress(f"state {st.index + 1}/{len(states)} ({st.mode}{', recovery crashed' if st.recovery else ''}): "
+                         + (f"lost {r.lost:,} of {r.acked_before:,} acknowledged commits" if r.lost else
+                            f"all {r.acked_before:,} acknowledged commits present" if backend != PROGRAM else
+                            ("check failed" if r.consistent is False else "check passed")) + problem)
+        check_s = time.monotonic() - t_check
         shutil.rmtree(base, ignore_errors=True)
-    return CrashResult(backend, len(acks), last - first, flushes, tuple(results), record_s)
+    return CrashResult(backend, len(acks), last - first, flushes, tuple(results), record_s,
+                       model_text(unit, recovery_share, chosen), UNSEEN, unit, recovery_share, check_s, bench.seconds,
+                       tuple(f"{(e.t_ns - t_start) / 1e9:.2f} s: {e.what}" for e in events[:50]))
+
+
+def owed_lines(stamped: str, t_cut: int) -> list[str]:
+    """The user's acknowledgement lines ('arrival-ns line') that arrived before the power cut, unstamped (pure)."""
+    out = []
+    for line in stamped.splitlines():
+        t, sep, text = line.partition(" ")
+        if sep and t.isdigit() and int(t) < t_cut:
+            out.append(text)
+    return out
+
+
+def _arrivals(path: Path) -> list[int]:
+    """The arrival moments of the user's acknowledgement lines, in order."""
+    out = []
+    for line in path.read_text().splitlines():
+        t, _, _ = line.partition(" ")
+        if t.isdigit():
+            out.append(int(t))
+    return out

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
@@ -36,16 +37,23 @@ class Recording:
 
 
 @contextmanager
-def recording(base: Path, size: int, ledger: Ledger) -> Iterator[Recording]:
-    """An empty image of `size` bytes whose every write and flush is logged, until exit."""
+def recording(base: Path, size: int, ledger: Ledger, image: Path | None = None) -> Iterator[Recording]:
+    """An empty image of `size` bytes whose every write and flush is logged, until exit.
+
+    `image`: an image file of pickfs's own (a crash state) to serve instead: it is moved under the
+    recorder, and is at `Recording.backing` afterwards.
+    """
     reason = fuse_unavailable()
     if reason:
         raise ConfigUnavailable(f"cannot record writes: {reason}", "install FUSE support to run crash tests")
     backing, mountpoint, log = base / "backing", base / "recorder", base / "writes.log"
     backing.mkdir(parents=True)
     mountpoint.mkdir()
-    with open(backing / "image", "wb") as fh:
-        fh.truncate(size)
+    if image is not None:
+        os.rename(image, backing / "image")
+    else:
+        with open(backing / "image", "wb") as fh:
+            fh.truncate(size)
     log.touch()
     errors = base / "recorder.err"
     with ExitStack() as stack:

@@ -1,9 +1,17 @@
 """Power-cut states from a recorded log, and what each lost (pure).
 
 The model is a worst-case disk with a volatile write cache: at a power cut, every write before
-the last completed flush is on the platter; writes after it may each have been kept or dropped,
-in any order. A drive with power-loss protection does better than this. Everything written
-before the workload started is taken as safely on disk.
+the last completed flush is on the platter (a FUA write reaches the recorder as a write and a
+flush, so it is durable once it completes); of the writes after it, any subset of atomic units
+(4 KiB by default, a setting) may have reached the platter, in any order, so one write can be
+torn. A drive with power-loss protection does better than this. Everything written before the
+workload started is taken as safely on disk.
+
+Which subsets are tried is a stated strategy (STRATEGIES): the tearing and reordering ones in turn at
+the moments before a burst's flush, the others first at the moments spread evenly;
+the moments are spread over the whole run: evenly, just before the flushes that end the largest
+bursts of writes, and around events the workload reported (checkpoints, WAL switches, files
+created, renamed or removed).
 """
 
 from __future__ import annotations
@@ -13,10 +21,34 @@ import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from pickfs.crash.log import FLUSH, Record
+from pickfs.crash.log import FLUSH, WRITE, ZERO, Piece, Record
 
-# How the writes after the last flush fare in a state, taken in turn over the cut points.
-MODES = ("unflushed lost", "half the unflushed lost", "unflushed kept")
+DEFAULT_UNIT = 4096
+# How the writes after the last flush fare in a state, taken in turn over the crash moments.
+STRATEGIES = ("unflushed lost", "random subset", "newest dropped", "one write dropped", "torn writes",
+              "unflushed kept")
+STRATEGY_TEXT = {
+    "unflushed lost": "every unflushed write lost",
+    "random subset": "a random subset of the unflushed units kept (writes torn and reordered)",
+    "newest dropped": "all unflushed writes kept but the newest",
+    "one write dropped": "all unflushed writes kept but one, chosen in turn",
+    "torn writes": "every unflushed write kept, but of each one longer than a unit only some units",
+    "unflushed kept": "every unflushed write kept",
+}
+MODES = STRATEGIES  # the name older callers use
+# Moments just before a burst's flush (a checkpoint's write-back) get the strategies that tear and reorder;
+# moments spread evenly get the others first.
+AT_BURSTS = ("torn writes", "random subset", "one write dropped", "newest dropped")
+SPREAD = ("unflushed lost", "unflushed kept", "random subset", "torn writes")
+
+
+@dataclass(frozen=True)
+class Event:
+    """Something the workload did at a known moment: a checkpoint, a WAL switch, a file created or renamed."""
+
+    t_ns: int
+    what: str
+    kind: str = "write-back"  # write-back: the database was asked to write its pages (a checkpoint); file: a file event
 
 
 @dataclass(frozen=True)
@@ -24,14 +56,18 @@ class CrashState:
     index: int
     cut: int  # records [0, cut) reached the recorder before the power failed
     durable: int  # records [0, durable) are on stable storage (up to the last flush before the cut)
-    kept: tuple[int, ...]  # unflushed changes in [durable, cut) that survived
-    dropped: int  # unflushed changes that did not
+    kept: tuple[Piece, ...]  # units of the unflushed changes in [durable, cut) that reached the disk
+    dropped: int  # unflushed units that did not
     t_ns: int  # the latest moment of the power cut (before the next record arrived): later acks do not count
     mode: str
+    units: int = 0  # unflushed units in all
+    torn: int = 0  # unflushed writes of which some units landed and some did not
+    recovery: bool = False  # power fails again while this state recovers, and recovery is run again
+    why: str = ""  # how the moment was chosen: evenly, before a large flush, near an event
 
-    def applied(self, start: int) -> list[int]:
-        """Record indexes to apply on top of the state at `start`, in order."""
-        return [*range(start, self.durable), *self.kept]
+    def applied(self, start: int) -> list[Piece]:
+        """Pieces to apply on top of the state at `start`, in order."""
+        return [*(Piece(i) for i in range(start, self.durable)), *self.kept]
 
 
 def window(records: Sequence[Record], t_start: int, t_end: int) -> tuple[int, int]:
@@ -39,6 +75,58 @@ def window(records: Sequence[Record], t_start: int, t_end: int) -> tuple[int, in
     first = next((i for i, r in enumerate(records) if r.t_ns > t_start), len(records))
     last = next((i for i in range(len(records) - 1, -1, -1) if records[i].t_ns <= t_end), -1) + 1
     return first, max(first, last)
+
+
+def units_of(records: Sequence[Record], index: int, unit: int) -> list[Piece]:
+    """A change split into the disk's atomic units, aligned on the image's offsets (a truncation is one)."""
+    r = records[index]
+    if r.kind not in (WRITE, ZERO) or r.length == 0:
+        return [Piece(index)]
+    out = []
+    pos, end = r.offset, r.offset + r.length
+    while pos < end:
+        nxt = min(end, (pos // unit + 1) * unit)
+        out.append(Piece(index, pos - r.offset, nxt - pos))
+        pos = nxt
+    return out if len(out) > 1 else [Piece(index)]
+
+
+def last_flush(records: Sequence[Record], first: int, cut: int) -> int:
+    """The index after the last flush in [first, cut), or `first` when there is none."""
+    for i in range(cut - 1, first - 1, -1):
+        if records[i].kind == FLUSH:
+            return i + 1
+    return first
+
+
+def choose(records: Sequence[Record], durable: int, cut: int, mode: str, unit: int,
+           rng: random.Random) -> tuple[tuple[Piece, ...], int, int, int]:
+    """The units of the unflushed changes in [durable, cut) that land under `mode`: (kept, dropped, units, torn)."""
+    changes = [i for i in range(durable, cut) if records[i].changes]
+    per = {i: units_of(records, i, unit) for i in changes}
+    every = [p for i in changes for p in per[i]]
+    if mode == "unflushed lost":
+        kept: list[Piece] = []
+    elif mode == "unflushed kept":
+        kept = every
+    elif mode == "random subset":
+        kept = [p for p in every if rng.random() < 0.5]
+    elif mode == "newest dropped":
+        kept = [p for i in changes[:-1] for p in per[i]]
+    elif mode == "one write dropped":
+        gone = rng.choice(changes) if changes else -1
+        kept = [p for i in changes if i != gone for p in per[i]]
+    elif mode == "torn writes":
+        kept = []
+        for i in changes:
+            parts = per[i]
+            landed = set(rng.sample(range(len(parts)), rng.randint(1, len(parts) - 1))) if len(parts) > 1 else {0}
+            kept += [p for k, p in enumerate(parts) if k in landed]
+    else:
+        raise ValueError(f"unknown crash strategy {mode!r}")
+    keptset = set(kept)
+    torn = sum(1 for i in changes if 0 < sum(1 for p in per[i] if p in keptset) < len(per[i]))
+    return tuple(kept), len(every) - len(kept), len(every), torn
 
 
 def cut_points(first: int, last: int, n: int) -> list[int]:
@@ -49,48 +137,144 @@ def cut_points(first: int, last: int, n: int) -> list[int]:
     return sorted({first + max(1, round(span * (k + 1) / n)) for k in range(n)})
 
 
-def crash_moments(records: Sequence[Record], t_start: int, t_end: int, n: int) -> list[tuple[int, int]]:
-    """n (cut, latest moment) pairs: spread over the window's records, then over its time if it has few.
+def _moment(records: Sequence[Record], cut: int, t_end: int) -> int:
+    return min(records[cut].t_ns - 1, t_end) if cut < len(records) else t_end
 
-    A window with no record at all (a database that never wrote while acknowledging commits)
-    still gets n moments: the same image, with more and more commits acknowledged before the cut.
+
+def exposed_flushes(records: Sequence[Record], first: int, last: int, unit: int = DEFAULT_UNIT) -> list[int]:
+    """Flushes in [first, last), the one ending the most exposed burst first (cut just before each).
+
+    A burst's exposure is, first, how many units it overwrites that were last written before the
+    previous flush (a torn overwrite leaves a page half old, half new: what torn-page protections
+    are for; a log page rewritten at every commit is not counted), then its bytes.
+    """
+    seq = 0
+    last_seq: dict[int, int] = {}
+    for r in records[:first]:
+        if r.kind == FLUSH:
+            seq += 1
+        elif r.kind in (WRITE, ZERO) and r.length:
+            last_seq.update(dict.fromkeys(range(r.offset // unit, (r.offset + r.length - 1) // unit + 1), seq))
+    out, over, since = [], 0, 0
+    for i in range(first, last):
+        r = records[i]
+        if r.kind == FLUSH:
+            if since:
+                out.append((over, since, i))
+            seq += 1
+            over, since = 0, 0
+        elif r.kind in (WRITE, ZERO) and r.length:
+            for u in range(r.offset // unit, (r.offset + r.length - 1) // unit + 1):
+                before = last_seq.get(u)
+                if before is not None and before < seq - 1:
+                    over += 1
+                last_seq[u] = seq
+            since += r.length
+    return [i for _, _, i in sorted(out, key=lambda x: (-x[0], -x[1], x[2]))]
+
+
+def crash_moments(records: Sequence[Record], t_start: int, t_end: int, n: int,
+                  events: Sequence[Event] = (), unit: int = DEFAULT_UNIT) -> list[tuple[int, int, str]]:
+    """n (cut, latest moment, why) triples over the whole run.
+
+    In turn: evenly over the window's records, just before the flush ending the next most exposed
+    burst of writes, and just before the most exposed flush after each event the workload reported; when one
+    kind runs out the others fill in. A window with few records is then filled over its time (a
+    database that never wrote while acknowledging commits gets n moments on the same image).
     """
     first, last = window(records, t_start, t_end)
-    out: list[tuple[int, int]] = []
-    for cut in cut_points(first, last, n):
-        out.append((cut, min(records[cut].t_ns - 1, t_end) if cut < len(records) else t_end))
+    share = -(-n // 3)  # a third of the moments evenly, a third before bursts, a third after events
+    even = [(c, _moment(records, c, t_end), "evenly over the run") for c in cut_points(first, last, share)]
+    more = [(c, _moment(records, c, t_end), "evenly over the run") for c in cut_points(first, last, n)]
+    bursts = [(c, _moment(records, c, t_end), "before the flush ending a burst that overwrites the most")
+              for c in exposed_flushes(records, first, last, unit)]
     times = [r.t_ns for r in records]
+    def spread(items: list, k: int) -> list:
+        if len(items) <= k:
+            return items
+        return [items[round(j * (len(items) - 1) / (k - 1))] for j in range(k)] if k > 1 else items[:1]
+
+    inside = [e for e in events if t_start <= e.t_ns <= t_end]
+    near = []
+    for k, e in enumerate(inside):
+        at = max(first, bisect.bisect_right(times, e.t_ns))
+        until = min(last, bisect.bisect_right(times, inside[k + 1].t_ns) if k + 1 < len(inside) else last)
+        # the most exposed flush before the next event (a checkpoint's write-back), else the first
+        flush = next(iter(exposed_flushes(records, at, until, unit)), None)
+        if flush is None:
+            flush = next((i for i in range(at, last) if records[i].kind == FLUSH), last)
+        near.append((e.kind, (flush, _moment(records, flush, t_end), f"before the most exposed flush after {e.what}")))
+    # the database's own write-backs first (they are what torn-page protections guard), then file events
+    near = [m for kind in ("write-back", "file") for m in spread([m for k, m in near if k == kind], share)]
+    out: list[tuple[int, int, str]] = []
+    seen: set[tuple[int, int]] = set()
+    for queues in ([even, bursts, near], [more]):  # in turn; evenly spread ones fill what the others lack
+        while len(out) < n and any(queues):
+            for q in queues:
+                while q and len(out) < n:
+                    c, m, why = q.pop(0)
+                    if (c, m) not in seen:
+                        seen.add((c, m))
+                        out.append((c, m, why))
+                        break
     k = 0
     while len(out) < n and k < n:
         k += 1
         moment = t_start + (t_end - t_start) * k // n
         cut = max(first, bisect.bisect_right(times, moment))
-        if (cut, moment) not in out:
-            out.append((cut, moment))
-    return sorted(out, key=lambda cm: cm[1])[:n]
+        if (cut, moment) not in seen:
+            seen.add((cut, moment))
+            out.append((cut, moment, "evenly over the run's time"))
+    return sorted(out, key=lambda cm: (cm[1], cm[0]))[:n]
 
 
-def generate(records: Sequence[Record], t_start: int, t_end: int, n: int, seed: int = 1) -> list[CrashState]:
-    """n power-cut states over the workload's window, cycling through MODES."""
+def generate(records: Sequence[Record], t_start: int, t_end: int, n: int, seed: int = 1, unit: int = DEFAULT_UNIT,
+             events: Sequence[Event] = (), recovery_share: float = 0.0,
+             strategies: Sequence[str] = STRATEGIES) -> list[CrashState]:
+    """n power-cut states over the workload's window, each moment with a strategy (AT_BURSTS or SPREAD, in turn).
+
+    `recovery_share` of them (spread evenly) also crash again while recovering.
+    """
     first, _ = window(records, t_start, t_end)
     rng = random.Random(seed)
+    every = round(1 / recovery_share) if recovery_share > 0 else 0
     states: list[CrashState] = []
-    for k, (cut, t_ns) in enumerate(crash_moments(records, t_start, t_end, n)):
-        durable = first
-        for i in range(cut - 1, first - 1, -1):
-            if records[i].kind == FLUSH:
-                durable = i + 1
-                break
-        volatile = [i for i in range(durable, cut) if records[i].changes]
-        mode = MODES[k % len(MODES)]
-        if mode == "unflushed lost":
-            kept: list[int] = []
-        elif mode == "unflushed kept":
-            kept = volatile
-        else:
-            kept = [i for i in volatile if rng.random() < 0.5]
-        states.append(CrashState(len(states), cut, durable, tuple(kept), len(volatile) - len(kept), t_ns, mode))
+    at_bursts = tuple(x for x in AT_BURSTS if x in strategies) or tuple(strategies)
+    spread = tuple(x for x in SPREAD if x in strategies) or tuple(strategies)
+    turns = dict.fromkeys((at_bursts, spread), 0)
+    for k, (cut, t_ns, why) in enumerate(crash_moments(records, t_start, t_end, n, events, unit)):
+        durable = last_flush(records, first, cut)
+        cycle = spread if why.startswith("evenly") else at_bursts
+        mode = cycle[turns[cycle] % len(cycle)]
+        turns[cycle] += 1
+        kept, dropped, units, torn = choose(records, durable, cut, mode, unit, rng)
+        recovery = bool(every) and k % every == every - 1
+        states.append(CrashState(len(states), cut, durable, kept, dropped, t_ns, mode, units, torn, recovery, why))
     return states
+
+
+def recovery_crash(records: Sequence[Record], unit: int, rng: random.Random) -> tuple[int, tuple[Piece, ...], int]:
+    """A second power cut somewhere in a recovery's own writes: (cut, pieces that land, units lost).
+
+    The cut falls on a random record; everything up to the last flush before it lands, and a
+    random subset of the units written after that flush.
+    """
+    if not records:
+        return 0, (), 0
+    cut = rng.randint(1, len(records))
+    durable = last_flush(records, 0, cut)
+    kept, dropped, _, _ = choose(records, durable, cut, "random subset", unit, rng)
+    return cut, (*(Piece(i) for i in range(durable)), *kept), dropped
+
+
+def when(t_ns: int, t_start: int, events: Sequence[Event]) -> str:
+    """When in the run a power cut fell: seconds into the workload, and the latest event before it (pure)."""
+    at = f"{(t_ns - t_start) / 1e9:.2f} s into the run"
+    before = [e for e in events if e.t_ns <= t_ns]
+    if not before:
+        return at
+    e = max(before, key=lambda x: x.t_ns)
+    return f"{at}, {(t_ns - e.t_ns) / 1e9:.2f} s after {e.what}"
 
 
 @dataclass(frozen=True)
@@ -114,3 +298,24 @@ def parse_acks(text: str) -> dict[int, int]:
         if len(parts) == 2 and parts[0].isdigit() and parts[1].isdigit():
             out[int(parts[0])] = int(parts[1])
     return out
+
+
+def parse_events(text: str) -> list[Event]:
+    """An event log: 'monotonic-ns what happened' per line; a torn last line is ignored (pure)."""
+    out = []
+    for line in text.splitlines():
+        t, _, what = line.partition(" ")
+        if t.isdigit() and what.strip():
+            out.append(Event(int(t), what.strip()))
+    return sorted(out, key=lambda e: e.t_ns)
+
+
+def parse_strategies(text: str) -> tuple[str, ...]:
+    """A comma-separated list of strategy names ('' or 'all': every one); ValueError naming the bad one (pure)."""
+    names = tuple(dict.fromkeys(x.strip() for x in text.split(",") if x.strip()))
+    if not names or names == ("all",):
+        return STRATEGIES
+    bad = [x for x in names if x not in STRATEGIES]
+    if bad:
+        raise ValueError(f"unknown crash strategy {bad[0]!r}")
+    return names

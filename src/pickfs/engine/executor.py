@@ -138,7 +138,9 @@ class Executor:
         try:
             result = crash_test(cell.config, cell.workload, Path(self.plan.target.workdir), self.ledger,
                                 m.crash_states, m.crash_size, m.crash_duration,
-                                progress=lambda text: self.observer.note(f"{cell.key}: {text}"))
+                                progress=lambda text: self.observer.note(f"{cell.key}: {text}"),
+                                unit=m.crash_unit, recovery_share=m.crash_recovery,
+                                keep=Path(m.crash_keep) if m.crash_keep else None, strategies=m.crash_strategies)
         except PickfsError as exc:
             self.store.save_trial(Trial(run_id=self.run_id, cell_index=cell.index, repetition=0, phase="crash",
                                         started=started, elapsed_s=time.time() - started, ok=False,

@@ -48,7 +48,8 @@ def run_to_dict(record: RunRecord) -> dict[str, Any]:
                 "space_used_bytes": row.space,
                 "crash": None if row.crash is None else {
                     "verdict": row.crash.verdict(), "lost_any": row.crash.lost_any, "metrics": row.crash.metrics,
-                    "states": list(row.crash.states), "model": row.crash.model, "error": row.crash.error},
+                    "states": list(row.crash.states), "model": row.crash.model, "error": row.crash.error,
+                    "unseen": row.crash.unseen, "not_exercised": list(row.crash.gaps), "unit": row.crash.unit},
             })
     return {
         "schema": SCHEMA,

@@ -8,6 +8,7 @@ import time
 
 from pickfs.model import RunRecord
 from pickfs.report.recommend import recommend
+from pickfs.report.crash_text import crash_details, crash_statements
 from pickfs.report.text import (CRASH_COLUMNS, breakdown_cells, crash_cells, crash_model, fmt_value, interval,
                                 method_lines, status_detail, verdict)
 from pickfs.report.views import build_views, risk_legend
@@ -73,6 +74,11 @@ def render_markdown(record: RunRecord) -> str:
                       + "---|"]
             lines += [f"| {_cell(name)} | " + " | ".join(_cell(c) for c in cells) + " |" for name, cells, _ in crash]
             lines += ["", f"Model: {md_text(crash_model(view))}."]
+            # crash-fidelity work: what no simulation shows, settings not exercised, when losing states were cut
+            lines += [f"{md_text(x)}." for x in crash_statements([view])[1:]]
+            details = crash_details(view)
+            if details:
+                lines += [""] + [f"- {md_text(x)}" for x in details]
         if view.measured:
             lines += ["", *(f"- {md_text(line)}" for line in method_lines(view))]
             lines += ["", "**Recommendation.** " + md_text(" ".join(recommend(view)))]

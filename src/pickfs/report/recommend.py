@@ -83,7 +83,8 @@ def tie_break(tied: list[Row], view: WorkloadView) -> tuple[Row, str]:
     then a current filesystem over a legacy format, then the one that changes the fewest settings,
     then the fastest estimate; with the reason."""
     def crash_clean(r: Row) -> bool:
-        return r.crash is not None and not r.crash.error and not r.crash.lost_any
+        # a clean result the crash model could not exercise on some setting is no safety argument (issue 19.10)
+        return r.crash is not None and not r.crash.error and not r.crash.lost_any and not r.crash.gaps
 
     def settings_changed(r: Row) -> int:
         c = r.cell.config

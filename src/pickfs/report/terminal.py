@@ -10,7 +10,8 @@ from rich.text import Text
 
 from pickfs.model import MetricDef, RunRecord
 from pickfs.report.recommend import recommend
-from pickfs.report.text import (CRASH_COLUMNS, breakdown_cells, crash_cells, crash_model, fmt_seconds, fmt_value,
+from pickfs.report.crash_text import crash_details, crash_statements
+from pickfs.report.text import (CRASH_COLUMNS, breakdown_cells, crash_cells, fmt_seconds, fmt_value,
                                 interval, method_lines, status_detail, verdict)
 from pickfs.report.views import Row, WorkloadView, build_views, risk_legend
 
@@ -127,14 +128,13 @@ def render_run(record: RunRecord, explain: bool = True) -> Group:
             if details is not None:
                 parts.append(details)
         parts.extend(crash_table(view))
+        parts.extend(Text(line, style="dim") for line in crash_details(view))  # crash-fidelity work
         if measured:
             if explain:
                 parts.extend(explanation_block(view))
             parts.extend(Text(line, style="dim") for line in method_lines(view))
             parts.append(Text("recommendation: " + " ".join(recommend(view)), style="bold"))
-    model = next((crash_model(v) for v in views if crash_model(v)), "")
-    if model:
-        parts.append(Text(f"crash-test model: {model}", style="dim"))
+    parts.extend(Text(line, style="dim") for line in crash_statements(views))  # the model in force, what none shows
     legend = risk_legend(views)
     if legend:
         parts.append(Text("⚠ trades safety for speed:", style="yellow"))

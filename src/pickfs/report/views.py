@@ -9,7 +9,7 @@ from typing import Any
 
 from pickfs.model import Cell, Method, MetricDef, RunRecord, Summary, Trial, plan_from_dict
 from pickfs.report.explain import explain, monitor_summary
-from pickfs.risks import config_risks, short_flag, workload_risks
+from pickfs.risks import config_risks, crash_model_gaps, short_flag, workload_risks
 from pickfs.stats import relative, summarize
 from pickfs.stats.anomalies import outliers
 from pickfs.stats.compare import Comparison, compare, compare_all
@@ -38,6 +38,11 @@ class CrashView:
     states: tuple[dict[str, Any], ...] = ()
     model: str = ""
     error: str = ""
+    # crash-fidelity work: what no simulation can show, and per setting why this model could not exercise its risk
+    unseen: str = ""
+    gaps: tuple[str, ...] = ()
+    unit: int | None = None  # None: a run from before units (whole requests kept or lost)
+    backend: str = ""
 
     @property
     def tried(self) -> int:
@@ -60,20 +65,24 @@ class CrashView:
         if self.error:
             return self.error
         m = self.metrics
+        if not self.lost_any and self.gaps:
+            return (f"none lost in {self.tried} states, but this model could not exercise "
+                    f"{', '.join(g.split(':', 1)[0] for g in self.gaps)}: no verdict on it")
         if not self.lost_any:
             return f"none lost in {self.tried} states"
         parts = []
         if m.get("crash_states_lost"):
             parts.append(f"lost acknowledged commits in {int(m['crash_states_lost'])} of {self.tried} states "
                          f"(at most {int(m['crash_max_lost']):,}, {m['crash_max_lost_s']:.2f} s of work)")
+        inconsistent = "your check failed" if self.backend == "command" else "database inconsistent"
         for key, what in (("crash_unmountable", "would not mount"), ("crash_db_failed", "database would not open"),
-                          ("crash_inconsistent", "database inconsistent")):
+                          ("crash_inconsistent", inconsistent)):
             if m.get(key):
                 parts.append(f"{what} in {int(m[key])}")
         return "; ".join(parts)
 
 
-def _crash(trials: list) -> CrashView | None:
+def _crash(trials: list, cell: Cell | None = None) -> CrashView | None:
     crash = [t for t in trials if t.phase == "crash"]
     ok = [t for t in crash if t.ok]
     if ok:
@@ -82,7 +91,12 @@ def _crash(trials: list) -> CrashView | None:
             doc = json.loads(t.raw_output)
         except ValueError:
             doc = {}
-        return CrashView(dict(t.metrics), tuple(doc.get("states", ())), doc.get("model", ""))
+        states = tuple(doc.get("states", ()))
+        unit = doc.get("unit")  # absent: stored before the model tore writes
+        torn = sum(1 for s in states if s.get("torn")) if states else None
+        gaps = tuple(crash_model_gaps(cell.workload, unit, torn)) if cell is not None else ()
+        return CrashView(dict(t.metrics), states, doc.get("model", ""), unseen=doc.get("unseen", ""), gaps=gaps,
+                         unit=unit, backend=doc.get("backend", ""))
     if crash:
         return CrashView({}, error=crash[-1].error)
     return None
@@ -224,7 +238,7 @@ def _row(record: RunRecord, cell: Cell, defs: tuple[MetricDef, ...], method: Met
     risks = tuple(config_risks(cell.config) + workload_risks(cell.workload))
     return Row(cell, status, primary, tuple(mvs[1:]), None, risks, tuple(notes),
                explanation=tuple(explain(measured)), monitors=monitor_summary(measured), space=_space(trials),
-               crash=_crash(every), how=measured_how(measured), method=how, neighbour_writes=tuple(neighbours),
+               crash=_crash(every, cell), how=measured_how(measured), method=how, neighbour_writes=tuple(neighbours),
                slice_s=statistics.median(t.metrics["slice_s"] for t in measured) if t_sliced(measured) else None,
                observations=observations(measured, primary.metric.name))
 

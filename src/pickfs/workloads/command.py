@@ -143,6 +143,7 @@ class Command(Workload):
         "env": {},  # more environment variables for the command
         "timeout": "1h",
         "run_as": "",  # a user to run the command and its setup as (default: root, as pickfs)
+        "check": "",  # pickfs crashtest: run on each power-cut state; exit status 0 = the data is consistent
     }
 
     @classmethod
@@ -178,6 +179,8 @@ class Command(Workload):
             raise PlanError("command env must be a table of names and values", 'e.g. env = { RAILS_ENV = "test" }')
         out["env"] = {str(k): str(v) for k, v in out["env"].items()}
         out["timeout"] = parse_duration(out["timeout"])
+        if not isinstance(out["check"], (str, list)):
+            raise PlanError("command check must be a shell line or a list of arguments", 'e.g. check = "./verify"')
         out["run_as"] = str(out["run_as"] or "")
         if has_control(out["run_as"]):
             raise PlanError("command run_as holds a control character", 'name a user, e.g. run_as = "nobody"')
