@@ -22,8 +22,11 @@ limit_option = click.option("--limit", "-l", help="only these hosts or groups (A
 class ConsoleObserver:
     """One line per host event: what each host is doing, as it happens."""
 
+    def __init__(self) -> None:
+        self.t0 = time.monotonic()
+
     def host(self, name: str, text: str) -> None:
-        console.info(f"[{name}] {text}")
+        console.info(f"[{name}] {text} (+{time.monotonic() - self.t0:.0f} s)")
 
     def note(self, text: str) -> None:
         console.info(text)
@@ -120,3 +123,28 @@ def list_fleets(workdir: str, results_path) -> None:
         table.add_row(f.id, time.strftime("%Y-%m-%d %H:%M", time.localtime(f.created)), f.status, str(len(f.hosts)),
                       str(sum(h.status == "complete" for h in f.hosts)))
     console.show(table)
+
+
+def report_fleet(store, ref: str, targets: dict[str, Path | None]) -> None:
+    """`pickfs report FLEET`: the hosts' runs side by side; --html a page with heat maps, --json the same data."""
+    from pickfs.report.fleet import build_fleet_view, render_fleet, render_fleet_html, render_fleet_json
+
+    fleet = store.load_fleet(ref)
+    records = {h.name: store.load(h.run_id) for h in fleet.hosts if h.run_id and h.run_id in store.run_ids()}
+    view = build_fleet_view(fleet, records)
+    renderers = {"html": render_fleet_html, "json": render_fleet_json}
+    unsupported = [f"--{fmt}" for fmt, path in targets.items() if path is not None and fmt not in renderers]
+    if unsupported:
+        raise PlanError(f"{', '.join(unsupported)} is not available for a fleet run",
+                        "use --html or --json, or report each host's run by its id")
+    if not any(str(p) == "-" for p in targets.values() if p):
+        console.show(render_fleet(view))
+    for fmt, path in targets.items():
+        if path is None:
+            continue
+        text = renderers[fmt](view)
+        if str(path) == "-":
+            click.echo(text, nl=False)
+        else:
+            Path(path).write_text(text)
+            console.info(f"{fmt} written to {path}")
