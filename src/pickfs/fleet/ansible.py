@@ -58,6 +58,8 @@ def environment(work: Path) -> dict[str, str]:
         "ANSIBLE_LOCAL_TEMP": str(work / "ansible-tmp"),
         "ANSIBLE_DEPRECATION_WARNINGS": "0",
         "PYTHONUNBUFFERED": "1",
+        # Ansible's default adds -C: compressing wheels (already zip files) only costs CPU on both ends.
+        "ANSIBLE_SSH_ARGS": os.environ.get("ANSIBLE_SSH_ARGS", "-o ControlMaster=auto -o ControlPersist=60s"),
     }
 
 

@@ -98,7 +98,7 @@ class PostgresStore(ResultStore):
     def _begin_exclusive(self) -> None:
         self.conn.execute("BEGIN")
         # Two pickfs creating or migrating the same database at once: the second waits for the first.
-        self.conn.execute("SELECT pg_advisory_xact_lock(7261636b)")
+        self.conn.execute("SELECT pg_advisory_xact_lock(7261636)")
 
     def _in_transaction(self) -> bool:
         return self.conn.in_transaction
