@@ -178,6 +178,9 @@ def fleet():
     finally:
         for h in hosts:
             h.remove()
+        deadline = time.monotonic() + 30  # a loop mount lets go of its device once the last namespace holding it is gone
+        while (mounts_under(root) or loops_under(root)) and time.monotonic() < deadline:
+            time.sleep(0.5)
         leftovers = mounts_under(root), loops_under(root)
         shutil.rmtree(root, ignore_errors=True)
         assert leftovers == ([], []), f"left behind: {leftovers}"

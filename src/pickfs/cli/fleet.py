@@ -14,8 +14,9 @@ from pickfs.errors import EXIT_INTERRUPTED, PickfsError, PlanError
 from pickfs.store.fleets import FleetRecord
 from pickfs.units import parse_duration
 
-inventory_option = click.option("--inventory", "-i", required=True,
-                                help="an Ansible inventory (INI or YAML; groups and host variables as Ansible has them)")
+inventory_option = click.option(
+    "--inventory", "-i", required=True,
+    help="an Ansible inventory (INI or YAML; groups and host variables as Ansible has them)")
 limit_option = click.option("--limit", "-l", help="only these hosts or groups (Ansible's --limit pattern)")
 
 

@@ -29,10 +29,11 @@ for p in {{ apt_packages | join(' ') }}; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
 done
 [ -z "$missing" ] && exit 0
-if (apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q $missing) >/tmp/pickfs-apt.log 2>&1; then
+if (apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q $missing) >/dev/null 2>&1; then
   echo "installed:$missing"; exit 0
 fi
-echo "missing Debian packages:$missing (apt-get could not install them: install them on this host, or give it a Debian mirror)" >&2
+fix="apt-get could not install them: install them on this host, or give it a Debian mirror"
+echo "missing Debian packages:$missing ($fix)" >&2
 exit 3
 """
 

@@ -124,7 +124,7 @@ def _workload(label: str, records: dict[str, RunRecord]) -> WorkloadFleetView | 
             if c is not None:
                 raw.append((config, a, b, c))
     adjusted = holm([c.p for *_, c in raw]) if raw else []
-    diffs = tuple(HostDifference(cfg, a, b, c, p) for (cfg, a, b, c), p in zip(raw, adjusted))
+    diffs = tuple(HostDifference(cfg, a, b, c, p) for (cfg, a, b, c), p in zip(raw, adjusted, strict=True))
     return WorkloadFleetView(label, metric, baseline, tuple(configs), hosts, cells, rankings, diffs)
 
 

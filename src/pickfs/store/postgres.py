@@ -29,7 +29,8 @@ def masked(url: str) -> str:
 
 def pg_dialect(sql: str, with_params: bool = True) -> str:
     """SQLite's statements in PostgreSQL's words (pure): placeholders, 8-byte floats, a serial key."""
-    sql = sql.replace("INTEGER PRIMARY KEY AUTOINCREMENT", "BIGSERIAL PRIMARY KEY").replace(" REAL", " DOUBLE PRECISION")
+    sql = sql.replace("INTEGER PRIMARY KEY AUTOINCREMENT", "BIGSERIAL PRIMARY KEY")
+    sql = sql.replace(" REAL", " DOUBLE PRECISION")
     return sql.replace("%", "%%").replace("?", "%s") if with_params else sql
 
 

@@ -50,7 +50,8 @@ CREATE TABLE IF NOT EXISTS trials (
     round INTEGER
 );
 CREATE INDEX IF NOT EXISTS trials_run ON trials(run_id, cell_index);
-""" + "".join(f"{stmt};\n" for stmt in FLEET_SCHEMA)
+"""
+_SCHEMA += "".join(f"{stmt};\n" for stmt in FLEET_SCHEMA)
 
 # _MIGRATIONS[v]: statements that take schema v to v + 1
 _MIGRATIONS: dict[int, tuple[str, ...]] = {
