@@ -10,6 +10,8 @@ APT_PACKAGES=(e2fsprogs xfsprogs btrfs-progs util-linux sqlite3 python3-venv pos
               firebird3.0-server-core libfbclient2 firebird3.0-utils libfuse3-3 fuse3)
 # The test suite also checks the HTML report in a real browser.
 [ "${1:-run}" = "test" ] && APT_PACKAGES+=(chromium)
+# The fleet tests (issue 16) reach hosts made of network namespaces through real SSH servers.
+[ "${1:-run}" = "test" ] && APT_PACKAGES+=(openssh-server openssh-client iproute2)
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
 

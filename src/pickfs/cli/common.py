@@ -19,13 +19,21 @@ DEFAULT_WORKDIR = os.environ.get("PICKFS_WORKDIR", Target().workdir)
 
 workdir_option = click.option("--workdir", default=DEFAULT_WORKDIR, show_default=True,
                               help="pickfs's own work directory (images, mount points, ledger, results)")
-results_option = click.option("--results", "results_path", type=click.Path(path_type=Path), default=None,
-                              help="results database (default: WORKDIR/results.db, or $PICKFS_RESULTS)")
+results_option = click.option("--results", "results_path", type=click.Path(path_type=str), default=None,
+                              help="results database: a file (default: WORKDIR/results.db, or $PICKFS_RESULTS), "
+                                   "or a PostgreSQL URL, postgresql://USER@HOST/DB")
 
 
-def open_store(workdir: str, results_path: Path | None) -> ResultStore:
+def open_store(workdir: str, results_path: Path | str | None) -> ResultStore:
     """The results database; as root, the work directory holding it is made or proven pickfs's own first."""
-    path = results_path or default_results_path(workdir)
+    # --- fleet: a PostgreSQL team store (issue 16)
+    from pickfs.store.postgres import PostgresStore, is_postgres_url
+
+    spec = str(results_path or os.environ.get("PICKFS_RESULTS") or "")
+    if is_postgres_url(spec):
+        return PostgresStore(spec)
+    # --- end fleet
+    path = Path(results_path) if results_path else default_results_path(workdir)
     if os.geteuid() == 0 and Path(path).parent == Path(workdir):
         prepare(workdir)
     return ResultStore(path)

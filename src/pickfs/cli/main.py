@@ -48,6 +48,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "cleanup": ("pickfs.cli.cleanup", "Unmount, detach and remove every resource left in the ledger by a pickfs "
                                       "that is gone."),
     "presets": ("pickfs.cli.presets", "List filesystem presets, their options, and what this machine lacks."),
+    # --- fleet (issue 16)
+    "fleet": ("pickfs.cli.fleet", "The same plan on many machines through Ansible: run, cleanup, list."),
+    "merge": ("pickfs.cli.merge", "Merge the runs of other results databases into this one (idempotent)."),
+    # --- end fleet
     "plan": ("pickfs.cli.plan_check", "Check a plan file without running it: the matrix, what this machine lacks, "
                                       "and the time."),
 }

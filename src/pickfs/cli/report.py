@@ -100,10 +100,18 @@ def export_targets(o: dict) -> dict[str, Path | None]:
 @workdir_option
 @results_option
 def command(run: str, workdir: str, results_path, **o) -> None:
-    """Show a saved run (an id, a unique prefix, or 'latest')."""
+    """Show a saved run (an id, a unique prefix, or 'latest'), or a fleet run (fleet-...): its machines compared."""
     targets = export_targets(o)
     check_export_targets(targets)
-    record = open_store(workdir, results_path).load(run)
+    store = open_store(workdir, results_path)
+    # --- fleet (issue 16): a fleet run's hosts compared, as its own page
+    if store.is_fleet(run):
+        from pickfs.cli.fleet import report_fleet
+
+        report_fleet(store, run, targets)
+        return
+    # --- end fleet
+    record = store.load(run)
     if not any(str(p) == "-" for p in targets.values() if p):
         console.show(render_run(record))
     write_exports(record, targets)

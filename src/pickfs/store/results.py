@@ -13,10 +13,11 @@ from typing import Any
 
 from pickfs.errors import NotFound, ResultsUnusable, ResultsWriteFailed
 from pickfs.model import RunRecord, Trial
+from pickfs.store.fleets import FLEET_SCHEMA, FleetMixin
 from pickfs.store.sqlitefile import (OPEN_HERE, OTHER_FILE, create_private, existing_version, remove_created,
                                     write_failure)
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -50,11 +51,13 @@ CREATE TABLE IF NOT EXISTS trials (
 );
 CREATE INDEX IF NOT EXISTS trials_run ON trials(run_id, cell_index);
 """
+_SCHEMA += "".join(f"{stmt};\n" for stmt in FLEET_SCHEMA)
 
 # _MIGRATIONS[v]: statements that take schema v to v + 1
 _MIGRATIONS: dict[int, tuple[str, ...]] = {
     1: ("ALTER TABLE trials ADD COLUMN monitor_json TEXT NOT NULL DEFAULT '{}'",),
     2: ("ALTER TABLE trials ADD COLUMN block INTEGER NOT NULL DEFAULT 0", "ALTER TABLE trials ADD COLUMN round INTEGER"),
+    3: FLEET_SCHEMA,
 }
 
 
@@ -73,7 +76,12 @@ def new_run_id(now: float | None = None) -> str:
     return time.strftime("%Y%m%d-%H%M%S", time.localtime(now)) + "-" + uuid.uuid4().hex[:4]
 
 
-class ResultStore:
+class ResultStore(FleetMixin):
+    """Runs in an SQLite file. store/postgres.py keeps the same tables in PostgreSQL, behind the same methods;
+    the few places where the two differ are the methods marked 'backend' below."""
+
+    errors: tuple[type[BaseException], ...] = (sqlite3.Error,)
+
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
         self.conn: sqlite3.Connection | None = None
@@ -101,8 +109,8 @@ class ResultStore:
     def _migrate(self, version: int | None) -> None:
         """Create the tables of a new database, or take an older schema to this one, in one transaction."""
         if version is None:
-            self.conn.executescript(_SCHEMA)
-        self.conn.execute("BEGIN IMMEDIATE")
+            self._create_tables()
+        self._begin_exclusive()
         try:
             row = self.conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
             if row is None:
@@ -117,10 +125,24 @@ class ResultStore:
                 self.conn.execute("UPDATE meta SET value=? WHERE key='schema_version'", (str(SCHEMA_VERSION),))
             self.conn.execute("COMMIT")
         except BaseException:
-            if self.conn.in_transaction:
+            if self._in_transaction():
                 self.conn.execute("ROLLBACK")
             raise
 
+    # -- backend ---------------------------------------------------------------------------
+    def _create_tables(self) -> None:
+        self.conn.executescript(_SCHEMA)
+
+    def _begin_exclusive(self) -> None:
+        self.conn.execute("BEGIN IMMEDIATE")
+
+    def _in_transaction(self) -> bool:
+        return bool(self.conn.in_transaction)
+
+    def _failure(self, exc: BaseException, run_id: str | None) -> ResultsWriteFailed:
+        return write_failure(self.path, exc, run_id)
+
+    # -- writing ---------------------------------------------------------------------------
     def _write(self, run_id: str, *statements: tuple[str, tuple[Any, ...]]) -> None:
         """The statements in one transaction (one commit, one sync); a failure (disk full, I/O error)
         rolls it back, names the file and the fix, and sticks."""
@@ -131,10 +153,10 @@ class ResultStore:
             for sql, params in statements:
                 self.conn.execute(sql, params)
             self.conn.execute("COMMIT")
-        except sqlite3.Error as exc:
-            if self.conn.in_transaction:
+        except self.errors as exc:
+            if self._in_transaction():
                 self.conn.execute("ROLLBACK")
-            self._failed = write_failure(self.path, exc, run_id)
+            self._failed = self._failure(exc, run_id)
             self._mark_failed(run_id)
             raise self._failed from None
 
@@ -143,7 +165,7 @@ class ResultStore:
         try:
             self.conn.execute("UPDATE runs SET status='failed', updated=? WHERE id=? AND status='running'",
                               (time.time(), run_id))
-        except sqlite3.Error:
+        except self.errors:
             pass
 
     def close(self) -> None:
@@ -195,7 +217,7 @@ class ResultStore:
             if row is None:
                 raise NotFound(f"no runs in {self.path}", "start one with: pickfs run")
             return row[0]
-        rows = self.conn.execute("SELECT id FROM runs WHERE id LIKE ? || '%'", (ref,)).fetchall()
+        rows = [r for r in self.conn.execute("SELECT id FROM runs").fetchall() if r[0].startswith(ref)]
         if len(rows) == 1:
             return rows[0][0]
         if not rows:
@@ -217,6 +239,9 @@ class ResultStore:
         )
         return RunRecord(run_id, r["created"], r["updated"], r["status"], r["version"], r["plan"], r["host"],
                          tuple(r["notes"]), trials)
+
+    def run_ids(self) -> set[str]:
+        return {r[0] for r in self.conn.execute("SELECT id FROM runs").fetchall()}
 
     def list_runs(self) -> list[RunSummaryRow]:
         out = []

@@ -1,0 +1,234 @@
+"""On a fleet host: the job Ansible starts as an async task, and the calls it polls and stops it with.
+
+    python -m pickfs.fleet.hostside start   --dir JOB --workdir W --plan P --name HOST --fleet ID [--confirm-device D]
+    python -m pickfs.fleet.hostside status  --dir JOB                  (one JSON line)
+    python -m pickfs.fleet.hostside stop    --workdir W [--dir JOB] [--wait S]
+
+`start` runs the plan in a child process (`execute`) with its output in JOB/log and its state in
+JOB/status.json; started again while that child still runs, it waits for it instead of starting a
+second one; started after an interruption, it resumes the run kept in JOB/results.db. `stop` marks
+the job stopped (so a start still on its way does not begin) and sends SIGTERM to the child, which
+undoes everything it built, as pickfs run does on Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from pickfs.errors import EXIT_INTERRUPTED
+
+STATUS, LOG, RESULTS, STOPPED = "status.json", "log", "results.db", "stopped"
+FINAL = ("complete", "failed", "interrupted", "lost")
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+
+
+def read_status(job: Path) -> dict[str, Any]:
+    try:
+        return json.loads((job / STATUS).read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+def write_status(job: Path, status: dict[str, Any]) -> None:
+    tmp = job / f".{STATUS}.tmp"
+    tmp.write_text(json.dumps(status))
+    os.replace(tmp, job / STATUS)
+
+
+def _start_time(pid: int) -> str | None:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return None
+
+
+def alive(status: dict[str, Any], job: Path) -> bool:
+    """Is the job's child still the process it started (pid, start time and command line match)?"""
+    pid = status.get("pid")
+    if not isinstance(pid, int) or _start_time(pid) != status.get("pid_start"):
+        return False
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return False
+    return b"pickfs.fleet.hostside" in cmdline and str(job).encode() in cmdline
+
+
+def last_line(text: str, prefix: str = "") -> str:
+    for line in reversed(text.splitlines()):
+        line = _ANSI.sub("", line).strip()
+        if line and line.startswith(prefix):
+            return line
+    return ""
+
+
+def outcome(rc: int, log: str) -> tuple[str, str]:
+    """The job's state and error from its exit code and its output (pure)."""
+    if rc == 0:
+        return "complete", ""
+    error = last_line(log, "error:").removeprefix("error:").strip() or last_line(log) or f"exited {rc}"
+    return ("interrupted" if rc == EXIT_INTERRUPTED else "failed"), error
+
+
+def run_id_in(job: Path) -> tuple[str | None, str | None]:
+    """The run (and its status) in the job's results database, read-only; (None, None) before there is one."""
+    db = job / RESULTS
+    if not db.exists():
+        return None, None
+    try:
+        conn = sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True, timeout=30)
+        try:
+            row = conn.execute("SELECT id, status FROM runs ORDER BY created DESC LIMIT 1").fetchone()
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return None, None
+    return (row[0], row[1]) if row else (None, None)
+
+
+def start(a: argparse.Namespace) -> int:
+    job = Path(a.dir)
+    status = read_status(job)
+    if status.get("state") == "running" and alive(status, job):
+        while alive(status, job):  # a second start (the controller came back): wait for the first
+            time.sleep(1)
+        return 0 if read_status(job).get("state") == "complete" else 1
+    if (job / STOPPED).exists():
+        write_status(job, {"state": "interrupted", "error": "stopped before it started (pickfs fleet cleanup)"})
+        return EXIT_INTERRUPTED
+    env = {**os.environ, "PICKFS_HOST_NAME": a.name, "PICKFS_FLEET": a.fleet, "NO_COLOR": "1", "COLUMNS": "160"}
+    argv = [sys.executable, "-m", "pickfs.fleet.hostside", "execute", "--dir", str(job), "--workdir", a.workdir,
+            "--plan", a.plan]
+    if a.confirm_device:
+        argv += ["--confirm-device", a.confirm_device]
+    t0 = time.time()
+    with open(job / LOG, "a") as log:
+        child = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env)
+    write_status(job, {"state": "running", "pid": child.pid, "pid_start": _start_time(child.pid), "started": t0})
+
+    def forward(signum: int, frame: object) -> None:  # noqa: ARG001 - the async job's own end: end the run too
+        child.send_signal(signal.SIGTERM)
+
+    signal.signal(signal.SIGTERM, forward)
+    signal.signal(signal.SIGINT, forward)
+    rc = child.wait()
+    state, error = outcome(rc, (job / LOG).read_text(errors="replace"))
+    run_id, _ = run_id_in(job)
+    write_status(job, {"state": state, "rc": rc, "error": error, "started": t0, "job_s": time.time() - t0,
+                       "run_id": run_id})
+    return 0 if state == "complete" else 1
+
+
+def execute(a: argparse.Namespace) -> int:
+    """The plan itself, as `pickfs run --plan` runs it; or the rest of the run kept here."""
+    from dataclasses import replace
+
+    from pickfs import console
+    from pickfs.cli.run import execute_plan
+    from pickfs.errors import PickfsError
+    from pickfs.model import plan_from_dict
+    from pickfs.plan import load_plan_file
+    from pickfs.stack.signals import install_sigterm
+    from pickfs.store import ResultStore
+
+    install_sigterm()
+    job = Path(a.dir)
+    results = job / RESULTS
+    o = {"workdir": a.workdir, "results_path": str(results)}
+    try:
+        run_id, state = run_id_in(job)
+        if run_id and state == "complete":
+            console.info(f"run {run_id} is complete")
+            return 0
+        if run_id:
+            store = ResultStore(results)
+            record = store.load(run_id)
+            console.info(f"resuming run {run_id}")
+            execute_plan(plan_from_dict(record.plan), o, store, run_id, record.trials)
+            return 0
+        plan = load_plan_file(Path(a.plan), None, a.workdir, workdir_given=True)
+        if a.confirm_device:
+            plan = replace(plan, target=replace(plan.target, confirm=a.confirm_device))
+        execute_plan(plan, o)
+        return 0
+    except PickfsError as exc:
+        console.error(exc.one_line())
+        return exc.exit_code
+    except KeyboardInterrupt:
+        console.error("interrupted")
+        return EXIT_INTERRUPTED
+
+
+def status(a: argparse.Namespace) -> int:
+    job = Path(a.dir)
+    st = read_status(job)
+    state = st.get("state") or "starting"
+    if state == "running" and not alive(st, job):
+        st = read_status(job)  # it may have ended between the two reads
+        state = st.get("state", "running")
+        if state == "running" and not alive(st, job):
+            state, st["error"] = "lost", "the job on the host ended without a word (killed?)"
+    try:
+        log = (job / LOG).read_text(errors="replace")
+    except OSError:
+        log = ""
+    run_id, run_status = run_id_in(job)
+    print(json.dumps({**st, "state": state, "progress": last_line(log)[-200:], "run_id": st.get("run_id") or run_id,
+                      "run_status": run_status}))
+    return 0
+
+
+def stop(a: argparse.Namespace) -> int:
+    """Stop the fleet jobs in this work directory (one, with --dir) and wait for them to undo what they built."""
+    base = Path(a.workdir) / "fleet"
+    jobs = [Path(a.dir)] if a.dir else sorted(p.parent for p in base.glob(f"*/{STATUS}"))
+    stopped = []
+    for job in jobs:
+        if not job.is_dir():
+            continue
+        (job / STOPPED).touch()
+        st = read_status(job)
+        if st.get("state") == "running" and alive(st, job):
+            os.kill(st["pid"], signal.SIGTERM)
+            stopped.append(job)
+    deadline = time.monotonic() + a.wait
+    while any(alive(read_status(j), j) for j in stopped) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    left = [str(j) for j in stopped if alive(read_status(j), j)]
+    print(json.dumps({"stopped": [str(j) for j in stopped], "still_running": left}))
+    return 1 if left else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m pickfs.fleet.hostside")
+    sub = p.add_subparsers(dest="what", required=True)
+    for name in ("start", "execute"):
+        s = sub.add_parser(name)
+        s.add_argument("--dir", required=True)
+        s.add_argument("--workdir", required=True)
+        s.add_argument("--plan", required=True)
+        s.add_argument("--confirm-device", default="")
+        if name == "start":
+            s.add_argument("--name", required=True)
+            s.add_argument("--fleet", required=True)
+    sub.add_parser("status").add_argument("--dir", required=True)
+    s = sub.add_parser("stop")
+    s.add_argument("--workdir", required=True)
+    s.add_argument("--dir")
+    s.add_argument("--wait", type=float, default=120.0)
+    a = p.parse_args(argv)
+    return {"start": start, "execute": execute, "status": status, "stop": stop}[a.what](a)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,78 @@
+"""The hosts of an Ansible inventory, as Ansible itself reads them (`ansible-inventory --list`)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pickfs.errors import PlanError, ToolMissing
+
+INSTALL_ANSIBLE = "install it on this machine: pip install 'pickfs[fleet]' (ansible-core), or ./bootstrap.sh test"
+
+
+@dataclass(frozen=True)
+class InventoryHost:
+    name: str
+    vars: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def workdir(self) -> str:
+        return str(self.vars.get("pickfs_workdir") or "/var/tmp/pickfs")
+
+
+def ansible_tool(name: str) -> str:
+    """An Ansible program: beside this Python (its virtual environment) first, then on PATH."""
+    here = Path(sys.executable).parent / name
+    if here.is_file() and os.access(here, os.X_OK):
+        return str(here)
+    found = shutil.which(name)
+    if not found:
+        raise ToolMissing(f"{name} (Ansible) is not installed", INSTALL_ANSIBLE)
+    return found
+
+
+def parse_inventory(doc: dict[str, Any]) -> list[InventoryHost]:
+    """`ansible-inventory --list` JSON to hosts with their variables, in the inventory's order (pure)."""
+    hostvars = doc.get("_meta", {}).get("hostvars", {})
+    order: list[str] = []
+
+    def visit(group: str, seen: set[str]) -> None:
+        if group in seen:
+            return
+        seen.add(group)
+        entry = doc.get(group, {})
+        for h in entry.get("hosts", []):
+            if h not in order:
+                order.append(h)
+        for child in entry.get("children", []):
+            visit(child, seen)
+
+    visit("all", set())
+    for h in hostvars:
+        if h not in order:
+            order.append(h)
+    return [InventoryHost(h, dict(hostvars.get(h, {}))) for h in order]
+
+
+def list_hosts(inventory: str, limit: str | None = None) -> list[InventoryHost]:
+    if not Path(inventory).exists():
+        raise PlanError(f"inventory {inventory} not found", "give an Ansible inventory file (INI or YAML)")
+    argv = [ansible_tool("ansible-inventory"), "-i", inventory, "--list"]
+    if limit:
+        argv += ["--limit", limit]
+    proc = subprocess.run(argv, capture_output=True, text=True, env={**os.environ, "ANSIBLE_NOCOLOR": "1"})
+    if proc.returncode != 0:
+        tail = " | ".join(line.strip() for line in proc.stderr.strip().splitlines()[-2:])
+        raise PlanError(f"Ansible cannot read the inventory {inventory}: {tail}", "check it with: ansible-inventory "
+                        f"-i {inventory} --list")
+    hosts = parse_inventory(json.loads(proc.stdout))
+    if not hosts:
+        raise PlanError(f"no hosts in {inventory}" + (f" match --limit {limit}" if limit else ""),
+                        "name hosts in the inventory, or check --limit")
+    return hosts

@@ -1,0 +1,118 @@
+"""The Ansible playbooks pickfs fleet runs, as data (pure). JSON is YAML, so Ansible reads them as written."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+# What a host needs, as bootstrap.sh installs it for `./bootstrap.sh run` (keep the two lists together).
+APT_PACKAGES = ("e2fsprogs", "xfsprogs", "btrfs-progs", "util-linux", "sqlite3", "python3-venv", "postgresql",
+                "mariadb-server", "sysbench", "fio", "firebird3.0-server-core", "libfbclient2", "firebird3.0-utils",
+                "libfuse3-3", "fuse3")
+
+# Per host; the inventory may set pickfs_workdir, and pickfs_confirm_device for a device target.
+HOST_VARS = {
+    "pf_workdir": "{{ pickfs_workdir | default('/var/tmp/pickfs') }}",
+    "pf_dir": "{{ pf_workdir }}/fleet",
+    "pf_job": "{{ pf_dir }}/{{ fleet_id }}",
+    "pf_venv": "{{ pf_dir }}/venv",
+    "pf_python": "{{ pf_venv }}/bin/python",
+    "pf_confirm": "{{ pickfs_confirm_device | default('') }}",
+    # the host's Python that pickfs's virtual environment is made from (Debian's, as bootstrap.sh uses)
+    "pf_system_python": "{{ pickfs_python | default(ansible_python_interpreter | default('/usr/bin/python3')) }}",
+}
+
+# Installs what is missing; a host that cannot reach a package registry fails naming what it lacks.
+_PACKAGES_SCRIPT = """
+missing=""
+for p in {{ apt_packages | join(' ') }}; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+if (apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q $missing) >/dev/null 2>&1; then
+  echo "installed:$missing"; exit 0
+fi
+fix="apt-get could not install them: install them on this host, or give it a Debian mirror"
+echo "missing Debian packages:$missing ($fix)" >&2
+exit 3
+"""
+
+_INSTALL_SCRIPT = (
+    "set -e; {{ pf_system_python }} -m venv {{ pf_venv }}; "
+    "{{ pf_venv }}/bin/pip install -q --disable-pip-version-check --no-index --find-links {{ pf_dir }}/wheels "
+    "{{ pf_dir }}/wheels/{{ wheel }}; "
+    "{{ pf_venv }}/bin/pip install -q --disable-pip-version-check --no-index --no-deps --force-reinstall "
+    "{{ pf_dir }}/wheels/{{ wheel }}; touch {{ pf_venv }}/.pickfs-{{ tree_hash }}"
+)
+
+
+def _play(name: str, tasks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{"name": name, "hosts": "all", "gather_facts": False, "vars": HOST_VARS, "tasks": tasks}]
+
+
+def _hostside(*args: str) -> list[str]:
+    return ["{{ pf_python }}", "-m", "pickfs.fleet.hostside", *args]
+
+
+def _fetch() -> list[dict[str, Any]]:
+    return [
+        {"name": "fetch the results", "ansible.builtin.fetch": {
+            "src": "{{ pf_job }}/results.db", "dest": "{{ local_dir }}/{{ inventory_hostname }}/results.db",
+            "flat": True, "fail_on_missing": False}},
+        {"name": "fetch the log", "ansible.builtin.fetch": {
+            "src": "{{ pf_job }}/log", "dest": "{{ local_dir }}/{{ inventory_hostname }}/log", "flat": True,
+            "fail_on_missing": False}},
+    ]
+
+
+def run_playbook() -> str:
+    """Install pickfs on each host, run the plan there as an async job, poll it, fetch its results."""
+    final = "['complete', 'failed', 'interrupted', 'lost']"
+    tasks: list[dict[str, Any]] = [
+        {"name": "check the packages pickfs needs", "ansible.builtin.shell": _PACKAGES_SCRIPT,
+         "changed_when": "'installed:' in pf_packages.stdout", "register": "pf_packages"},
+        {"name": "make pickfs's directories", "ansible.builtin.file": {
+            "path": "{{ item.path }}", "state": "directory", "mode": "{{ item.mode }}"},
+         "loop": [{"path": "{{ pf_workdir }}", "mode": "0711"}, {"path": "{{ pf_dir }}", "mode": "0700"},
+                  {"path": "{{ pf_dir }}/wheels", "mode": "0700"}, {"path": "{{ pf_job }}", "mode": "0700"}]},
+        {"name": "is this pickfs installed", "ansible.builtin.stat": {"path": "{{ pf_venv }}/.pickfs-{{ tree_hash }}"},
+         "register": "pf_installed"},
+        {"name": "ship pickfs", "ansible.builtin.copy": {"src": "{{ wheels_dir }}/", "dest": "{{ pf_dir }}/wheels/",
+                                                         "mode": "0600"},
+         "when": "not pf_installed.stat.exists"},
+        {"name": "install pickfs", "ansible.builtin.shell": _INSTALL_SCRIPT, "when": "not pf_installed.stat.exists"},
+        {"name": "ship the plan", "ansible.builtin.copy": {"src": "{{ plan_path }}", "dest": "{{ pf_job }}/plan.toml",
+                                                           "mode": "0600"}},
+        {"name": "start the plan", "ansible.builtin.command": {"argv": _hostside(
+            "start", "--dir", "{{ pf_job }}", "--workdir", "{{ pf_workdir }}", "--plan", "{{ pf_job }}/plan.toml",
+            "--name", "{{ inventory_hostname }}", "--fleet", "{{ fleet_id }}", "--confirm-device", "{{ pf_confirm }}")},
+         "async": "{{ async_timeout }}", "poll": 0, "register": "pf_started"},
+        {"name": "progress", "ansible.builtin.command": {"argv": _hostside("status", "--dir", "{{ pf_job }}")},
+         "register": "pf_status", "changed_when": False,
+         "until": f"pf_status.rc == 0 and (pf_status.stdout | from_json).state in {final}",
+         "retries": "{{ poll_retries }}", "delay": "{{ poll_delay }}"},
+        *_fetch(),
+        {"name": "the outcome", "ansible.builtin.fail": {"msg": "{{ (pf_status.stdout | from_json).error }}"},
+         "when": "(pf_status.stdout | from_json).state != 'complete'"},
+    ]
+    return json.dumps(_play("pickfs fleet run", tasks), indent=1)
+
+
+def stop_playbook(fetch: bool) -> str:
+    """Stop every pickfs fleet job on each host, undo what it left (pickfs cleanup), fetch what it measured."""
+    tasks: list[dict[str, Any]] = [
+        {"name": "is pickfs installed", "ansible.builtin.stat": {"path": "{{ pf_python }}"}, "register": "pf_py"},
+        {"name": "stop the plan", "ansible.builtin.command": {"argv": _hostside(
+            "stop", "--workdir", "{{ pf_workdir }}", "--wait", "{{ stop_wait }}")},
+         "when": "pf_py.stat.exists", "changed_when": "'\"stopped\": []' not in pf_stop.stdout", "register": "pf_stop"},
+        {"name": "undo what is left", "ansible.builtin.command": {"argv": [
+            "{{ pf_venv }}/bin/pickfs", "cleanup", "--workdir", "{{ pf_workdir }}"]},
+         "when": "pf_py.stat.exists", "register": "pf_cleanup", "changed_when": "'undid' in pf_cleanup.stderr"},
+    ]
+    if fetch:
+        tasks += _fetch()
+    return json.dumps(_play("pickfs fleet cleanup", tasks), indent=1)
+
+
+def extra_vars(**values: Any) -> str:
+    return json.dumps({"apt_packages": list(APT_PACKAGES), **values})
