@@ -19,7 +19,7 @@ from pickfs.stack.filesystems import RAW, unavailable_reason
 from pickfs.stack.ledger import Ledger
 from pickfs.stack.provision import Provisioned, space_used
 from pickfs.stack.quiesce import wait_idle
-from pickfs.monitors.sampler import RunMonitor
+from pickfs.monitors.sampler import RunMonitor, cell_scope
 from pickfs.store import ResultStore
 from pickfs.workloads import REGISTRY, workload_class
 
@@ -91,7 +91,10 @@ class Executor:
             for i in range(m.warmup + 1):
                 phase = "warmup" if i < m.warmup else "measured"
                 notes = self._settle(prov, cold=(i == 0))
-                monitor = RunMonitor(prov.disk, m.monitor_interval) if m.monitors and phase == "measured" else None
+                # truth: the monitors attribute I/O to this cell's own processes and device threads only
+                scope = cell_scope(prov.disk, prov.info.fstype, endpoint.pidfile if endpoint else "")
+                monitor = RunMonitor(prov.disk, m.monitor_interval, scope=scope, mountpoint=prov.info.mountpoint
+                                     or None) if m.monitors and phase == "measured" else None
                 started = time.time()
                 with monitor or nullcontext():
                     raw = wl.run(cell.workload, prov.datadir, endpoint)
