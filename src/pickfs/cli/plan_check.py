@@ -170,7 +170,9 @@ def describe(plan: Plan) -> list[str]:
             parts.append(f"path {c.path}")
         parts.append(f"mkfs {' '.join(c.mkfs_options) or '(defaults)'}")
         parts.append(f"mount {','.join(c.mount_options) or '(defaults)'}")
-        parts.append(f"scheduler {c.scheduler or '(the device default)'}")
+        queue = {"image": "the loop device's queue", "device": f"{t.device}'s queue"}.get(t.kind, "")
+        parts.append(f"scheduler {c.scheduler or '(the device default)'}" + (f" on {queue}" if c.scheduler and queue
+                                                                              else ""))
         if c.base:
             parts.append(f"base {c.base}")
         flags = ", ".join(short_flag(r) for r in config_risks(c))
@@ -183,6 +185,10 @@ def describe(plan: Plan) -> list[str]:
     lines += [f"  {x}" for x in method_lines(plan)]
     for w in plan.warnings:
         lines.append(f"warning: {w}")
+    if t.kind == "image" and any(c.scheduler for c in plan.configs):
+        lines.append("warning: on images the scheduler setting changes only each loop device's queue; the host "
+                     "disk's own scheduler still orders the real I/O: to compare schedulers use a device target "
+                     "(--device)")
     missing = unavailable_cells(plan)
     problems = machine_problems(plan)
     if missing or problems:
