@@ -210,6 +210,11 @@ class CliObserver:
         self.done += 1
         self.progress.advance(self.task, estimate_s)
 
+    def reestimate(self, remaining_s: float) -> None:
+        """truth: the time left, corrected by what the slots so far took."""
+        task = self.progress.tasks[self.task]
+        self.progress.update(self.task, total=max(task.completed + remaining_s, 1.0))
+
     def extend(self, estimate_s: float) -> None:
         """The stopping rule added a repetition."""
         self.count += 1

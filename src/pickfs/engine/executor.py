@@ -11,8 +11,9 @@ from typing import Protocol
 
 from pickfs.crash.runner import crash_test, crash_unavailable
 from pickfs.errors import PickfsError, ResultsWriteFailed
-from pickfs.model import Cell, Plan, Trial
-from pickfs.engine.schedule import Slot, estimate_seconds, fixed_slots, needs, next_slot, round_order, run_seed
+from pickfs.model import Cell, Plan, Trial, plan_from_dict
+from pickfs.engine.schedule import (Slot, SlotKey, estimate_seconds, fixed_slots, measured_estimates, needs, next_slot,
+                                   round_order, run_seed, slot_key, slot_walls)
 from pickfs.engine.sidebyside import SideBySide
 from pickfs.engine.standup import stand_up
 from pickfs.stack.filesystems import RAW, unavailable_reason
@@ -60,6 +61,21 @@ class Executor:
         self.store = store
         self.ledger = ledger
         self.observer = observer
+        # truth: estimates from measurements: what whole-run slots took, per workload and filesystem,
+        # from recent stored runs and then from this run's own slots as they finish
+        self.walls: dict[SlotKey, list[float]] = {}
+        self.measured: dict[SlotKey, float] = recent_estimates(store, plan)
+
+    def _est(self, slot: Slot) -> float:
+        return estimate_seconds(slot, self.plan.method, measured=self.measured)
+
+    def _learn(self, slot: Slot, wall_s: float, remaining: Sequence[Slot]) -> None:
+        key = slot_key(slot.cell, self.plan.method)
+        self.walls.setdefault(key, []).append(wall_s)
+        self.measured[key] = measured_estimates(self.walls)[key]
+        reestimate = getattr(self.observer, "reestimate", None)
+        if reestimate is not None:
+            reestimate(sum(self._est(s) for s in remaining))
 
     def _fail(self, slot: Slot, message: str, raw: str = "") -> None:
         self._fail_cell(slot.cell, message, raw, repetition=slot.repetition)
@@ -115,7 +131,7 @@ class Executor:
 
     def _one(self, slot: Slot, values: dict[int, list[float]], failed_cells: set[int],
              round_no: int | None = None) -> None:
-        est = estimate_seconds(slot, self.plan.method)
+        est = self._est(slot)
         self.observer.slot_started(slot)
         try:
             value = self._run_slot(slot, round_no)
@@ -196,7 +212,7 @@ class Executor:
         seed = run_seed(self.run_id, m.seed)
         done, values = measured_so_far(cells, previous)
         first = fixed_slots(cells, m, done, failed_cells)
-        self.observer.started(first, sum(estimate_seconds(s, m) for s in first))
+        self.observer.started(first, sum(self._est(s) for s in first))
         t0 = time.monotonic()
         limit = m.max_runs if m.target_ci is not None else m.runs
         for r in range(limit):
@@ -210,16 +226,19 @@ class Executor:
             for cell in todo:
                 slot = Slot(cell, r)
                 if r >= m.runs:
-                    self.observer.extend(estimate_seconds(slot, m))
+                    self.observer.extend(self._est(slot))
                 done.add((cell.index, r))
+                t_slot = time.monotonic()
                 self._one(slot, values, failed_cells, round_no=r)
+                self._learn(slot, time.monotonic() - t_slot,
+                            [s for s in first if (s.cell.index, s.repetition) not in done])
 
     def _one_at_a_time(self, cells: tuple[Cell, ...], previous: tuple[Trial, ...], failed_cells: set[int]) -> set[int]:
         """The older method: every configuration on its own fresh filesystem, one after another."""
         m = self.plan.method
         done, values = measured_so_far(cells, previous)
         first = fixed_slots(cells, m, done, failed_cells)
-        self.observer.started(first, sum(estimate_seconds(s, m) for s in first))
+        self.observer.started(first, sum(self._est(s) for s in first))
         t0 = time.monotonic()
         while True:
             out_of_time = m.max_seconds is not None and time.monotonic() - t0 > m.max_seconds
@@ -227,9 +246,12 @@ class Executor:
             if slot is None:
                 break
             if slot.repetition >= m.runs:
-                self.observer.extend(estimate_seconds(slot, m))
+                self.observer.extend(self._est(slot))
             done.add((slot.cell.index, slot.repetition))
+            t_slot = time.monotonic()
             self._one(slot, values, failed_cells)
+            self._learn(slot, time.monotonic() - t_slot,
+                        [s for s in first if (s.cell.index, s.repetition) not in done])
         return failed_cells
 
 
@@ -247,6 +269,27 @@ def measured_so_far(cells: Sequence[Cell], previous: tuple[Trial, ...]) -> tuple
         if name in t.metrics:
             values[t.cell_index].append(t.metrics[name])
     return done, values
+
+
+RECENT_RUNS = 5  # stored runs read for measured estimates
+
+
+def recent_estimates(store: ResultStore, plan: Plan) -> dict[SlotKey, float]:
+    """Measured slot times of this plan's cells, from the most recent stored runs that had them."""
+    keys = {slot_key(c, plan.method): c for c in plan.cells()}
+    walls: dict[SlotKey, list[float]] = {}
+    try:
+        runs = sorted(store.list_runs(), key=lambda r: r.created, reverse=True)[:RECENT_RUNS]
+        for summary in runs:
+            record = store.load(summary.id)
+            stored = plan_from_dict(record.plan)
+            by_index = {c.index: slot_key(c, stored.method) for c in stored.cells()
+                        if slot_key(c, stored.method) in keys}
+            for k, v in slot_walls(by_index, record.trials, record.created).items():
+                walls.setdefault(k, []).extend(v)
+    except (PickfsError, ValueError, KeyError, TypeError):  # an unreadable old run: estimate without it
+        pass
+    return measured_estimates(walls)
 
 
 class _CellFailed(Exception):
