@@ -21,7 +21,7 @@ def cells(path: Path) -> dict[str, dict]:
 
 
 def test_an_unrelated_writer_on_another_loop_device_is_not_the_cells(workdir):
-    """dd writing with O_DSYNC to a filesystem of its own, next to the run: other activity, never a writer of the cell."""
+    """dd writing with O_DSYNC to a filesystem of its own, next to the run: other activity, never the cell's."""
     target = Target(workdir=str(workdir / "other"), size_bytes=512 * 1024**2)
     (workdir / "other").mkdir()
     ledger = Ledger(workdir / "other" / "ledger")

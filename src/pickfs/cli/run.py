@@ -54,7 +54,8 @@ def workload_specs(names: tuple[str, ...], sets: tuple[str, ...], duration: str 
         having = [cls.name for cls in classes if key in cls.setting_names()]
         if not having:
             known = set().union(*(cls.setting_names() for cls in classes))
-            raise PlanError(f"no selected workload has the setting {key}", f"valid settings: {', '.join(sorted(known))}")
+            raise PlanError(f"no selected workload has the setting {key}",
+                            f"valid settings: {', '.join(sorted(known))}")
         if len(having) > 1:
             raise PlanError(f"--set {key} is a setting of {len(having)} selected workloads ({', '.join(having)})",
                             "say which: " + " or ".join(f"--set {w}.{key}=..." for w in having))
@@ -81,7 +82,8 @@ def scoped_settings(sets: tuple[str, ...], selected: list[str]) -> list[tuple[st
             wl = key.split(".", 1)[0]
             if wl not in selected:
                 raise PlanError(f"--set {key}: {wl!r} is not a selected workload",
-                                f"selected: {', '.join(selected)} (add --workload {wl}, or scope the key to one of them)")
+                                f"selected: {', '.join(selected)} (add --workload {wl}, "
+                                "or scope the key to one of them)")
         out.append((key, _parse_value(value.strip())))
     return out
 

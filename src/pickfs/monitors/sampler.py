@@ -118,7 +118,8 @@ def _pid_in(pidfile: str) -> int | None:
         return None
 
 
-def cell_scope(disk: str | None, fstype: str | None, pidfile: str = "", foreign_pidfiles: tuple[str, ...] = ()) -> Scope:
+def cell_scope(disk: str | None, fstype: str | None, pidfile: str = "",
+               foreign_pidfiles: tuple[str, ...] = ()) -> Scope:
     """The scope of one cell: its device and filesystem, its server (by pid file), and the servers
     of the cells standing beside it."""
     own = _pid_in(pidfile) if pidfile else None
