@@ -84,3 +84,21 @@ def test_slot_walls_and_measured_estimates():
     # another number of warm-ups, or other settings, is another key: the formula then
     other = Method(runs=2, warmup=0)
     assert estimate_seconds(Slot(cs[0], 0), other, measured=measured) == estimate_seconds(Slot(cs[0], 0), other)
+
+
+def test_comparison_walls_time_a_side_by_side_comparison_from_the_end_of_what_ran_before():
+    from pickfs.engine.schedule import comparison_key, comparison_walls
+    from pickfs.model import Trial
+
+    cs = cells(2)
+    m = Method()
+    key = comparison_key(cs, m)
+    trials = [Trial("r", 5, 0, "measured", 100.0, 10.0, True, {}),  # another workload first: ends at 110
+              Trial("r", 0, 0, "warmup", 130.0, 1.0, True, {"slice_s": 1.0}),
+              Trial("r", 1, 0, "measured", 140.0, 1.0, True, {"slice_s": 1.0}),
+              Trial("r", 0, 0, "measured", 150.0, 2.0, True, {"slice_s": 1.0})]
+    assert comparison_walls({key: {0, 1}}, trials, created=90.0) == {key: 152.0 - 110.0}
+    # whole runs are not a side-by-side comparison
+    whole = [Trial("r", 0, 0, "measured", 150.0, 2.0, True, {})]
+    assert comparison_walls({key: {0, 1}}, whole, created=90.0) == {}
+    assert comparison_key(cs, m) != comparison_key(cs, Method(blocks=2))

@@ -32,7 +32,7 @@ def estimate(plan: Plan, unavailable: dict[int, str] | None = None,
     unless the rounds are fixed; whole runs (one at a time, or workloads that cannot be sliced) take
     estimate_seconds per run, as the progress bar counts them: what the same workload took on the
     same filesystem in a stored run (`measured`), else a figure from the workload's length."""
-    from pickfs.engine.schedule import RUN_OVERHEAD_S, SETUP_S, Slot, estimate_seconds, round_budget, slot_key
+    from pickfs.engine.schedule import RUN_OVERHEAD_S, SETUP_S, Slot, estimate_seconds, round_budget, slot_key, comparison_key
     from pickfs.workloads import workload_class
 
     m = plan.method
@@ -48,7 +48,11 @@ def estimate(plan: Plan, unavailable: dict[int, str] | None = None,
             out.append(WorkloadEstimate(wl.label, 0.0, "nothing to run here: every configuration is unavailable"))
             continue
         n = len(cells)
-        if m.side_by_side and cls.sliceable:
+        seen_s = measured.get(comparison_key(cells, m)) if measured and m.side_by_side and cls.sliceable else None
+        if seen_s is not None:
+            out.append(WorkloadEstimate(wl.label, seen_s, f"side by side, {n} configurations: as long as the same "
+                                        "comparison took in a stored run"))
+        elif m.side_by_side and cls.sliceable:
             budget = round_budget(m)
             blocks = m.blocks or 3  # automatic: 2-6, from the first block's setup; 3 for the estimate
             slice_s = cls.run_seconds(cls.slice_spec(wl, m.slice_seconds or cls.slice_seconds))
@@ -132,7 +136,8 @@ def stored_estimates(plan: Plan) -> dict[Any, float]:
     from pickfs.store import ResultStore
     from pickfs.store.results import default_results_path
 
-    path = Path(os.environ.get("PICKFS_RESULTS") or default_results_path(plan.target.workdir))
+    workdir = os.environ.get("PICKFS_WORKDIR") or plan.target.workdir
+    path = Path(os.environ.get("PICKFS_RESULTS") or default_results_path(workdir))
     if not path.is_file():
         return {}
     try:

@@ -7,13 +7,14 @@ import time
 from contextlib import ExitStack, nullcontext
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from pickfs.crash.runner import crash_test, crash_unavailable
 from pickfs.errors import PickfsError, ResultsWriteFailed
 from pickfs.model import Cell, Plan, Trial, plan_from_dict
 from pickfs.engine.schedule import (Slot, SlotKey, estimate_seconds, fixed_slots, measured_estimates, needs, next_slot,
-                                   round_order, run_seed, slot_key, slot_walls)
+                                   round_order, run_seed, slot_key, slot_walls, ComparisonKey, comparison_key,
+                                   comparison_walls)
 from pickfs.engine.sidebyside import SideBySide
 from pickfs.engine.standup import stand_up
 from pickfs.stack.filesystems import RAW, unavailable_reason
@@ -64,7 +65,7 @@ class Executor:
         # truth: estimates from measurements: what whole-run slots took, per workload and filesystem,
         # from recent stored runs and then from this run's own slots as they finish
         self.walls: dict[SlotKey, list[float]] = {}
-        self.measured: dict[SlotKey, float] = recent_estimates(store, plan)
+        self.measured: dict[Any, float] = recent_estimates(store, plan)
 
     def _est(self, slot: Slot) -> float:
         return estimate_seconds(slot, self.plan.method, measured=self.measured)
@@ -274,10 +275,12 @@ def measured_so_far(cells: Sequence[Cell], previous: tuple[Trial, ...]) -> tuple
 RECENT_RUNS = 5  # stored runs read for measured estimates
 
 
-def recent_estimates(store: ResultStore, plan: Plan) -> dict[SlotKey, float]:
-    """Measured slot times of this plan's cells, from the most recent stored runs that had them."""
+def recent_estimates(store: ResultStore, plan: Plan) -> dict[Any, float]:
+    """Measured times of this plan's whole-run slots and side-by-side comparisons, from the most
+    recent stored runs that had them."""
     keys = {slot_key(c, plan.method): c for c in plan.cells()}
     walls: dict[SlotKey, list[float]] = {}
+    comparisons: dict[ComparisonKey, list[float]] = {}
     try:
         runs = sorted(store.list_runs(), key=lambda r: r.created, reverse=True)[:RECENT_RUNS]
         for summary in runs:
@@ -287,9 +290,16 @@ def recent_estimates(store: ResultStore, plan: Plan) -> dict[SlotKey, float]:
                         if slot_key(c, stored.method) in keys}
             for k, v in slot_walls(by_index, record.trials, record.created).items():
                 walls.setdefault(k, []).extend(v)
+            groups = {comparison_key(cs, stored.method): {c.index for c in cs}
+                      for cs in (tuple(c for c in stored.cells() if c.workload.label == w.label)
+                                 for w in stored.workloads) if cs}
+            for ck, wall in comparison_walls(groups, record.trials, record.created).items():
+                comparisons.setdefault(ck, []).append(wall)
     except (PickfsError, ValueError, KeyError, TypeError):  # an unreadable old run: estimate without it
         pass
-    return measured_estimates(walls)
+    out: dict[Any, float] = dict(measured_estimates(walls))
+    out.update(measured_estimates(comparisons))
+    return out
 
 
 class _CellFailed(Exception):

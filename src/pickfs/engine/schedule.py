@@ -14,6 +14,7 @@ from pickfs.stats.stopping import settled
 from pickfs.workloads import workload_class
 
 T = TypeVar("T")
+K = TypeVar("K")
 
 
 @dataclass(frozen=True)
@@ -63,7 +64,9 @@ SlotKey = tuple[str, str, int]
 
 def slot_key(cell: Cell, method: Method) -> SlotKey:
     settings = ",".join(f"{k}={v!r}" for k, v in cell.workload.settings)
-    return (f"{cell.workload.name}[{settings}]", cell.config.fstype, method.warmup)
+    c = cell.config
+    config = f"{c.name}:{c.fstype}:{' '.join(c.mkfs_options)}:{','.join(c.mount_options)}:{c.scheduler or ''}"
+    return (f"{cell.workload.name}[{settings}]", config, method.warmup)
 
 
 def slot_walls(keys: Mapping[int, SlotKey], trials: Sequence[Trial], created: float) -> dict[SlotKey, list[float]]:
@@ -81,9 +84,38 @@ def slot_walls(keys: Mapping[int, SlotKey], trials: Sequence[Trial], created: fl
     return out
 
 
-def measured_estimates(walls: Mapping[SlotKey, Sequence[float]]) -> dict[SlotKey, float]:
+def measured_estimates(walls: Mapping[K, Sequence[float]]) -> dict[K, float]:
     """The median wall of each key's slots (pure)."""
     return {k: statistics.median(v) for k, v in walls.items() if v}
+
+
+# A side-by-side comparison as a whole, by (workload and its settings, its filesystem types, the
+# method's settings that set its length): seconds from the end of what ran before to its last slice.
+ComparisonKey = tuple[str, tuple[str, ...], str]
+
+
+def comparison_key(cells: Sequence[Cell], method: Method) -> ComparisonKey:
+    m = method
+    how = f"blocks={m.blocks},rounds={m.rounds},slice={m.slice_seconds},max={m.max_seconds},ci={m.target_ci}," \
+          f"warmup={m.warmup}"
+    return (slot_key(cells[0], method)[0], tuple(sorted(slot_key(c, method)[1] for c in cells)), how)
+
+
+def comparison_walls(groups: Mapping[ComparisonKey, set[int]], trials: Sequence[Trial],
+                     created: float) -> dict[ComparisonKey, float]:
+    """From one stored run: the wall time of each side-by-side comparison (pure). `groups` maps a
+    comparison's key to its cells' indexes; a comparison counts only if its trials are slices."""
+    ok = sorted((t for t in trials if t.ok and t.phase in ("warmup", "measured")), key=lambda t: t.started)
+    out: dict[ComparisonKey, float] = {}
+    for key, indexes in groups.items():
+        own = [t for t in ok if t.cell_index in indexes]
+        if not own or not any("slice_s" in t.metrics for t in own):
+            continue
+        first = own[0].started
+        before = [t.started + t.elapsed_s for t in ok if t.cell_index not in indexes and t.started < first]
+        end = max(t.started + t.elapsed_s for t in own)
+        out[key] = end - max(before, default=created)
+    return out
 
 
 def estimate_seconds(slot: Slot, method: Method, setup_s: float = SETUP_S,
