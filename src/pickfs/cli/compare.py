@@ -19,8 +19,8 @@ from pickfs.store import ResultStore
 @workdir_option
 @results_option
 def command(run_a: str, run_b: str, results_b: Path | None, workdir: str, results_path) -> None:
-    """Matching cells of two runs side by side (ratios, significance, the settings that differ), and
-    each run's ranking."""
+    """Matching cells of two runs side by side, with ratios and significance; the settings that
+    differ, named, and each run's ranking."""
     from pickfs.report.comparison import comparison_report
 
     store = open_store(workdir, results_path)
