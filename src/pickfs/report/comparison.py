@@ -12,7 +12,7 @@ from rich.text import Text
 
 from pickfs.model import RunRecord
 from pickfs.report.envdiff import diff as env_diff
-from pickfs.report.text import fmt_value
+from pickfs.report.text import fmt_with_unit
 from pickfs.report.views import Row, build_views
 from pickfs.stats.compare import Comparison, compare
 
@@ -104,8 +104,8 @@ def _ranked(rows: list[Row]) -> tuple[tuple[str, str], ...]:
         return ()
     better_high = measured[0].primary.metric.higher_is_better
     measured.sort(key=lambda r: r.primary.summary.median if r.primary.summary else 0.0, reverse=better_high)
-    return tuple((r.cell.config.name, fmt_value(r.primary.summary.median if r.primary.summary else None,
-                                                r.primary.metric) + f" {r.primary.metric.unit}") for r in measured)
+    return tuple((r.cell.config.name, fmt_with_unit(r.primary.summary.median if r.primary.summary else None,
+                                                    r.primary.metric)) for r in measured)
 
 
 def rankings(a: RunRecord, b: RunRecord) -> list[Ranking]:
@@ -135,7 +135,7 @@ def comparison_table(a: RunRecord, b: RunRecord) -> Table:
             if r is None:
                 return "(not in run)"
             s = r.primary.summary
-            return fmt_value(s.median, r.primary.metric) + f" {r.primary.metric.unit}" if s else r.status
+            return fmt_with_unit(s.median, r.primary.metric) if s else r.status
         c = p.comparison
         if c is None:
             ratio, verdict = "-", Text("only in one run" if p.a is None or p.b is None else "too few runs", style="dim")
