@@ -29,6 +29,8 @@ def test_kernel_threads_by_the_device_they_serve():
     assert serves_device("xfsaild/loop3", SCOPE) and serves_device("kworker/1:1-xfs-cil/loop3", SCOPE)
     assert not serves_device("btrfs-transaction", SCOPE)
     assert serves_device("btrfs-transaction", Scope(disk="loop3", fstype="btrfs"))
+    assert serves_device("kworker/u8:3-btrfs-endio-write", Scope(disk="loop3", fstype="btrfs"))
+    assert not serves_device("kworker/u8:3-btrfs-endio-write", SCOPE)
     assert not belongs(400, 1, "postgres", own, SCOPE)
 
 

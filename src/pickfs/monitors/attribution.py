@@ -6,9 +6,10 @@ host. A cell's own are: the processes below pickfs (its client, its command and 
 and below the cell's own server, minus those below the servers of other cells standing next to
 it; and the kernel threads that serve the cell's own device (the ext4 journal thread
 `jbd2/loop3-8`, the loop device's worker `kworker/...-loop3`, xfs's `xfsaild/loop3` and
-`kworker/...-xfs-cil/loop3`, the writeback worker `flush-7:3`). btrfs's threads are not named
-after their device (`btrfs-transaction`, `btrfs-cleaner`): on a btrfs cell they count as its
-own, which overstates it when another btrfs is busy at the same time. Everything else is "other
+`kworker/...-xfs-cil/loop3`, the writeback worker `flush-7:3`). btrfs's threads and workqueues
+are not named after their device (`btrfs-transaction`, `btrfs-cleaner`,
+`kworker/...-btrfs-endio-write`): on a btrfs cell they count as its own, which overstates it when
+another btrfs is busy at the same time. Everything else is "other
 activity on this machine"."""
 
 from __future__ import annotations
@@ -67,7 +68,9 @@ def serves_device(comm: str, scope: Scope) -> bool:
         return True
     if scope.major_minor and re.search(rf"flush-{re.escape(scope.major_minor)}(?![0-9])", comm):
         return True
-    return scope.fstype == "btrfs" and comm.startswith("btrfs-")
+    # btrfs's threads and workqueues (kworker/u8:3-btrfs-endio-write) name no device
+    return scope.fstype == "btrfs" and (comm.startswith("btrfs-")
+                                        or re.search(r"^kworker/.*[-+]btrfs-", comm) is not None)
 
 
 def belongs(pid: int, ppid: int, comm: str, own: set[int], scope: Scope) -> bool:
