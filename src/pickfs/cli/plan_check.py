@@ -32,7 +32,7 @@ def estimate(plan: Plan, unavailable: dict[int, str] | None = None,
     unless the rounds are fixed; whole runs (one at a time, or workloads that cannot be sliced) take
     estimate_seconds per run, as the progress bar counts them: what the same workload took on the
     same filesystem in a stored run (`measured`), else a figure from the workload's length."""
-    from pickfs.engine.schedule import RUN_OVERHEAD_S, SETUP_S, Slot, estimate_seconds, round_budget, slot_key, comparison_key
+    from pickfs.engine.schedule import RUN_OVERHEAD_S, SETUP_S, Slot, estimate_seconds, round_budget, slot_key, comparison_key, auto_blocks
     from pickfs.workloads import workload_class
 
     m = plan.method
@@ -54,8 +54,9 @@ def estimate(plan: Plan, unavailable: dict[int, str] | None = None,
                                         "comparison took in a stored run"))
         elif m.side_by_side and cls.sliceable:
             budget = round_budget(m)
-            blocks = m.blocks or 3  # automatic: 2-6, from the first block's setup; 3 for the estimate
             slice_s = cls.run_seconds(cls.slice_spec(wl, m.slice_seconds or cls.slice_seconds))
+            # automatic: as the engine picks them, from what standing up the first block takes
+            blocks = m.blocks or auto_blocks(n * SETUP_S + m.warmup * n * slice_s, budget.budget_s)
             if budget.fixed:
                 per_block = n * SETUP_S + m.warmup * n * slice_s + budget.min_rounds * n * (slice_s + RUN_OVERHEAD_S)
                 out.append(WorkloadEstimate(
