@@ -160,7 +160,8 @@ def other_activity_line(trials: Sequence[Trial]) -> str | None:
         return None
     parts = []
     if total >= QUIET_BYTES:
-        parts.append(f"wrote {_mib(total)} (" + ", ".join(f"{g} {_mib(b)}" for g, b in writers[:3]) + ")")
+        shown = [(g, b) for g, b in writers[:3] if b >= 0.05 * 1024**2]  # nothing that rounds to 0.0 MiB
+        parts.append(f"wrote {_mib(total)} (" + ", ".join(f"{g} {_mib(b)}" for g, b in shown) + ")")
     if waits:
         parts.append("waited on I/O: " + ", ".join(f"{g} {w:.0%}" for g, w in waits[:3]))
     return "other activity on this machine, not this cell's (the machine was not quiet): " + "; ".join(parts)
