@@ -219,10 +219,6 @@ def describe(plan: Plan) -> list[str]:
     lines += [f"  {x}" for x in method_lines(plan)]
     for w in plan.warnings:
         lines.append(f"warning: {w}")
-    if t.kind == "image" and any(c.scheduler for c in plan.configs):
-        lines.append("warning: on images the scheduler setting changes only each loop device's queue; the host "
-                     "disk's own scheduler still orders the real I/O: to compare schedulers use a device target "
-                     "(--device)")
     missing = unavailable_cells(plan)
     problems = machine_problems(plan)
     if missing or problems:
