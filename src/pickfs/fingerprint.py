@@ -3,7 +3,9 @@
 Everything that changes how a database's writes reach the disk: kernel, filesystem and its
 mount options, the block-device chain (partition, device-mapper or md layers, disk) with
 model, rotational, write cache, scheduler and queue depth, and the installed database
-servers with their durability settings."""
+servers with their durability settings (PostgreSQL, MariaDB/MySQL, Firebird, SQLite). The
+options in force are read from the filesystem's driver where it lists them all (ext:
+/proc/fs/ext4/<dev>/options), not only those mountinfo lists (mount.effective.*)."""
 
 from __future__ import annotations
 
@@ -15,14 +17,20 @@ import subprocess
 from pathlib import Path
 
 from pickfs.sysinfo import cpu_model, mem_total, os_name, read_text
-from pickfs.stack.filesystems import which
-from pickfs.stack.mountinfo import mount_containing, parse_mountinfo
+from pickfs.stack.filesystems import legacy_default_notes, which
+from pickfs.stack.mountinfo import mount_containing, parse_mountinfo, read_effective_options
 
 _QUEUE = ("scheduler", "write_cache", "rotational", "nr_requests", "logical_block_size", "physical_block_size",
           "discard_max_bytes", "max_sectors_kb")
 _DB_PACKAGES = ("sqlite3", "postgresql-[0-9]*", "mariadb-server", "mysql-server", "firebird*-server")
 _PG_KEYS = ("fsync", "synchronous_commit", "wal_sync_method", "full_page_writes")
-_MY_KEYS = ("innodb_flush_log_at_trx_commit", "innodb_flush_method", "sync_binlog", "innodb_doublewrite")
+_PG_KEYS += ("commit_delay", "wal_level")
+_MY_KEYS = ("innodb_flush_log_at_trx_commit", "innodb_flush_method", "sync_binlog", "innodb_doublewrite",
+            "innodb_flush_log_at_timeout")
+# Firebird's forced writes are set per database (gfix -write sync|async; on for a new database);
+# the server's file says how it writes when they are off, and whether it goes through the page cache.
+_FB_KEYS = ("MaxUnflushedWrites", "MaxUnflushedWriteTime", "UseFileSystemCache", "FileSystemCacheThreshold",
+            "ServerMode")
 
 
 def _device_chain(name: str) -> list[str]:
@@ -97,6 +105,46 @@ def _databases() -> dict[str, str]:
     my = sorted(glob.glob("/etc/mysql/**/*.cnf", recursive=True)) + ["/etc/mysql/my.cnf"]
     for key, value in _conf_values(my, _MY_KEYS).items():
         out[f"db.mysql.{key}"] = value
+    fb = sorted(glob.glob("/etc/firebird/*/firebird.conf"))
+    if fb or any(k.startswith("db.firebird") for k in out):
+        out["db.firebird.forced_writes"] = "per database (on when created; gfix -write sync|async)"
+    for key, value in _conf_values(fb, _FB_KEYS).items():
+        out[f"db.firebird.{key}"] = value
+    out.update(_sqlite_defaults())
+    return out
+
+
+def _sqlite_defaults() -> dict[str, str]:
+    """SQLite's compiled-in durability defaults, as the library pickfs's clients use has them."""
+    import sqlite3
+
+    try:
+        conn = sqlite3.connect(":memory:")
+        try:
+            sync = conn.execute("PRAGMA synchronous").fetchone()[0]
+            options = [r[0] for r in conn.execute("PRAGMA compile_options")]
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return {}
+    out = {"db.sqlite.version": sqlite3.sqlite_version,
+           "db.sqlite.synchronous": {0: "OFF", 1: "NORMAL", 2: "FULL", 3: "EXTRA"}.get(sync, str(sync))}
+    for o in options:
+        if o.startswith("DEFAULT_WAL_SYNCHRONOUS="):
+            out["db.sqlite.wal_synchronous"] = {"0": "OFF", "1": "NORMAL", "2": "FULL", "3": "EXTRA"}.get(
+                o.split("=", 1)[1], o.split("=", 1)[1])
+    return out
+
+
+def effective_keys(fstype: str, effective: tuple[str, ...]) -> dict[str, str]:
+    """mount.effective.KEY -> value for the options in force (pure); barrier spelled on/off either way."""
+    out: dict[str, str] = {}
+    for opt in effective:
+        key, _, value = opt.partition("=")
+        if key in ("barrier", "nobarrier"):
+            out["mount.effective.barrier"] = "off" if key == "nobarrier" or value == "0" else "on"
+            continue
+        out[f"mount.effective.{key}"] = value or "on"
     return out
 
 
@@ -123,6 +171,10 @@ def fingerprint(path: str = "/") -> dict[str, str]:
             name = Path(os.path.realpath(m.source)).name
         elif m.major_minor and Path(f"/sys/dev/block/{m.major_minor}").exists():
             name = Path(os.path.realpath(f"/sys/dev/block/{m.major_minor}")).name
+        effective = read_effective_options(m.fstype, m.options, f"/dev/{name}" if name else None)
+        fp.update(effective_keys(m.fstype, effective))
+        for i, note in enumerate(legacy_default_notes(m.fstype, effective)):
+            fp[f"note.{i}"] = note
         for i, dev in enumerate(_device_chain(name) if name else []):
             fp.update(_device_facts(f"device.{i}", dev))
     fp.update(_databases())

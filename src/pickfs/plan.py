@@ -320,8 +320,16 @@ def build_plan(target: Target, configs: list[FsConfig], workloads: list[Workload
                 raise PlanError(f"{w.label} needs about {need / 1024**3:.1f} GiB on the filesystem; "
                                 f"the image is {target.size_bytes / 1024**3:.1f} GiB",
                                 f"use --size {gib}G (or size = \"{gib}G\" under [target]), or smaller settings")
+    warnings = one_variable_warnings(tuple(configs))
+    # truth: which queue a scheduler setting changes on an image (issue 19.3)
+    if target.kind == "image" and any(c.scheduler for c in configs):
+        warnings.append(SCHEDULER_ON_IMAGES)
     return Plan(target=target, configs=tuple(configs), workloads=tuple(workloads), method=method,
-                baseline=baseline, warnings=tuple(one_variable_warnings(tuple(configs))))
+                baseline=baseline, warnings=tuple(warnings))
+
+
+SCHEDULER_ON_IMAGES = ("on images the scheduler setting changes only each loop device's queue; the host disk's own "
+                       "scheduler still orders the real I/O: to compare schedulers use a device target (--device)")
 
 
 def _method_from_table(t: dict[str, Any]) -> Method:

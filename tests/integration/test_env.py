@@ -23,8 +23,10 @@ def test_fingerprints_of_two_real_mounts_differ_where_it_matters(workdir):
     with provision(FsConfig("dev", "ext3"), target, ledger) as prov:
         dev = fingerprint(str(prov.datadir))
     differences = diff(dev, ci)
-    assert [d.key for d in differences[:2]] == ["mount.fstype", "mount.option.nobarrier"]
-    assert all(d.storage for d in differences[:2])
+    # the barrier in force first (mountinfo lists only the nobarrier side), then the option asked for
+    assert [d.key for d in differences[:3]] == ["mount.fstype", "mount.effective.barrier", "mount.option.nobarrier"]
+    assert all(d.storage for d in differences[:3])
+    assert any(k.startswith("note.") and "barriers off by default" in v for k, v in dev.items())
     (workdir / "dev.json").write_text(json.dumps(dev))
     (workdir / "ci.json").write_text(json.dumps(ci))
     r = pickfs(workdir, "env", "diff", str(workdir / "dev.json"), str(workdir / "ci.json"))

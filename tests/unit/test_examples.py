@@ -19,4 +19,5 @@ def test_examples_exist():
 
 def test_durability_example_warns_about_the_two_setting_config():
     plan = load_plan_file(next(p for p in EXAMPLES if p.name == "sqlite-durability.toml"))
-    assert len(plan.warnings) == 1 and "ext4-noatime-deadline" in plan.warnings[0]
+    assert len(plan.warnings) == 2 and "ext4-noatime-deadline" in plan.warnings[0]
+    assert plan.warnings[1].startswith("on images the scheduler setting changes only each loop device's queue")

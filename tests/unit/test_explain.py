@@ -31,7 +31,7 @@ def test_process_groups_survive_across_runs():
 def test_explanation_lines():
     lines = explain([trial(MONITOR, METRICS), trial(MONITOR, METRICS)])
     text = "\n".join(lines)
-    assert "loop3 wrote 100.0 MiB in 20,000 writes, 2.00 flushes and 25.6 KiB per transaction" in text
+    assert "loop3 wrote 100.0 MiB in 20,000 writes and 8,000 flushes: 2.00 flushes and 25.6 KiB per transaction" in text
     assert "busy 50% of the time" in text
     assert "write amplification 2.0x" in text
     assert "CPU waited on disk 38% of the time" in text and "stalled on I/O 50%" in text
@@ -76,3 +76,40 @@ def test_processes_the_run_reaped_count_as_the_client_once():
     # a client that counted its own writes: the same bytes are not added twice
     sqlite_like = trial({"processes": procs}, {"client_write_bytes": 100.0})
     assert dict(write_shares([sqlite_like])) == {"workload client": 0.5, "jbd2 (ext4 journal)": 0.5}
+
+
+def test_flushes_are_named_for_every_kind_of_workload():
+    """A command or a file tree has no transactions: flushes in all and per second; fio: per sync call."""
+    command = explain([trial(MONITOR, {"elapsed_s": 4.0, "cpu_s": 1.0})])
+    assert "loop3 wrote 100.0 MiB in 20,000 writes and 8,000 flushes: 2,000.0 flushes per second" in command[0]
+    fio = explain([trial(MONITOR, {"iops": 1000.0, "syncs_per_s": 500.0})])
+    assert "8,000 flushes: 4.00 flushes per sync call" in fio[0]
+    plain = explain([trial(MONITOR, {"iops": 1000.0})])
+    assert "2.000 flushes per I/O" in plain[0]
+    none = {**MONITOR, "totals": {**MONITOR["totals"], "disk_flushes": 0}}
+    assert "and 0 flushes: 0.0 flushes per second" in explain([trial(none, {"elapsed_s": 4.0})])[0]
+
+
+def test_journal_share_from_the_device_counters():
+    """jbd2's /proc/<pid>/io says 0: its share comes from the journal's own counter, named as such."""
+    mon = {**MONITOR, "totals": {**MONITOR["totals"], "journal": "jbd2 (ext4 journal)",
+                                 "journal_write_bytes": 40 * 1024**2},
+           "processes": [{"pid": 10, "comm": "jbd2/loop3-8", "read_bytes": 0, "write_bytes": 0},
+                         {"pid": 12, "comm": "mariadbd", "read_bytes": 0, "write_bytes": 60 * 1024**2}]}
+    text = "\n".join(explain([trial(mon, {"elapsed_s": 4.0})]))
+    assert "jbd2 (ext4 journal) wrote 40.0 MiB, 40% of what reached the device (from /proc/fs/jbd2" in text
+    assert "wrote the most: mariadbd 60%, jbd2 (ext4 journal) 40%" in text
+
+
+def test_other_activity_is_apart_and_a_warning():
+    mon = {**MONITOR, "other_processes": [{"pid": 99, "comm": "postgres", "read_bytes": 0, "write_bytes": 12 * 1024**2}],
+           "io_waiting_other": [{"comm": "jbd2/loop9-8", "share": 0.3}]}
+    lines = explain([trial(mon, METRICS)])
+    writers = next(line for line in lines if line.startswith("wrote the most"))
+    assert "postgres" not in writers
+    other = lines[-1]
+    assert other.startswith("other activity on this machine, not this cell's (the machine was not quiet)")
+    assert "postgres 12.0 MiB" in other and "jbd2 (ext4 journal) 30%" in other
+    quiet = {**MONITOR, "other_processes": [{"pid": 99, "comm": "bash", "read_bytes": 0, "write_bytes": 4096}],
+             "io_waiting_other": [{"comm": "bash", "share": 0.01}]}
+    assert not any(line.startswith("other activity") for line in explain([trial(quiet, METRICS)]))

@@ -46,7 +46,8 @@ def test_full_plan_file(tmp_path):
     assert [w.label for w in plan.workloads] == ["full", "off"]
     assert plan.workloads[0].get("duration") == 3.0 and plan.workloads[1].get("synchronous") == "OFF"
     # ext4-noatime differs from ext4 in a mount option and the scheduler: two settings
-    assert len(plan.warnings) == 1 and "2 settings" in plan.warnings[0]
+    assert len(plan.warnings) == 2 and "2 settings" in plan.warnings[0]
+    assert "use a device target" in plan.warnings[1]  # its scheduler, on an image
     cells = plan.cells()
     assert len(cells) == 4 and cells[0].key == "ext4/full" and cells[3].key == "ext4-noatime/off"
 

@@ -297,7 +297,7 @@ def test_dry_run_prints_the_matrix_method_and_estimate(tmp_path, capsys):
     assert "ext4-nobarrier: fs ext4; mkfs (defaults); mount nobarrier; scheduler mq-deadline" in out
     assert "every configuration built 2 time(s)" in out and "exactly 4 rounds" in out and "slices: 1 s" in out
     # fixed rounds: 2 blocks x (2 x 2.5 s setup + 2 warm-up slices of 1 s + 4 rounds x 2 x 1.3 s) = 34.8 s
-    assert "sqlite-tpcb: 0.6 min, 4 rounds x 2 block(s) x 2 configurations, 1 s slices" in out
+    assert "sqlite-tpcb: 35 s, 4 rounds x 2 block(s) x 2 configurations, 1 s slices" in out
 
 
 def test_estimate_side_by_side_is_the_budget_unless_rounds_are_fixed():

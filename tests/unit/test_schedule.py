@@ -60,3 +60,45 @@ def test_out_of_time_stops_extra_repetitions_but_not_the_minimum():
 
 def test_fixed_count_ignores_stopping_settings():
     assert len(drain(cells(1), replace(Method(runs=4), max_runs=10))) == 4
+
+
+def test_slot_walls_and_measured_estimates():
+    """A slot's wall is from the end of the slot before to the end of its measured run; slices are left out."""
+    from pickfs.engine.schedule import estimate_seconds, measured_estimates, slot_key, slot_walls
+    from pickfs.model import Trial
+
+    cs = cells(2)
+    m = Method(runs=2, warmup=1)
+    keys = {c.index: slot_key(c, m) for c in cs}
+    trials = [Trial("r", 0, 0, "warmup", 102.0, 1.0, True, {}),
+              Trial("r", 0, 0, "measured", 104.0, 2.0, True, {}),  # ends at 106: 6 s after the run began
+              Trial("r", 1, 0, "measured", 110.0, 5.0, True, {}),  # ends at 115: 9 s after the one before
+              Trial("r", 1, 1, "measured", 116.0, 1.0, False, {}),  # failed: not a timing
+              Trial("r", 0, 1, "measured", 120.0, 4.0, True, {}),  # 9 s
+              Trial("r", 1, 1, "measured", 125.0, 1.0, True, {"slice_s": 1.0})]  # a slice
+    walls = slot_walls(keys, trials, created=100.0)
+    assert walls == {keys[0]: [6.0, 9.0], keys[1]: [9.0]}
+    measured = measured_estimates(walls)
+    assert estimate_seconds(Slot(cs[0], 0), m, measured=measured) == 7.5
+    assert estimate_seconds(Slot(cs[1], 0), m, measured=measured) == 9.0
+    # another number of warm-ups, or other settings, is another key: the formula then
+    other = Method(runs=2, warmup=0)
+    assert estimate_seconds(Slot(cs[0], 0), other, measured=measured) == estimate_seconds(Slot(cs[0], 0), other)
+
+
+def test_comparison_walls_time_a_side_by_side_comparison_from_the_end_of_what_ran_before():
+    from pickfs.engine.schedule import comparison_key, comparison_walls
+    from pickfs.model import Trial
+
+    cs = cells(2)
+    m = Method()
+    key = comparison_key(cs, m)
+    trials = [Trial("r", 5, 0, "measured", 100.0, 10.0, True, {}),  # another workload first: ends at 110
+              Trial("r", 0, 0, "warmup", 130.0, 1.0, True, {"slice_s": 1.0}),
+              Trial("r", 1, 0, "measured", 140.0, 1.0, True, {"slice_s": 1.0}),
+              Trial("r", 0, 0, "measured", 150.0, 2.0, True, {"slice_s": 1.0})]
+    assert comparison_walls({key: {0, 1}}, trials, created=90.0) == {key: 152.0 - 110.0}
+    # whole runs are not a side-by-side comparison
+    whole = [Trial("r", 0, 0, "measured", 150.0, 2.0, True, {})]
+    assert comparison_walls({key: {0, 1}}, whole, created=90.0) == {}
+    assert comparison_key(cs, m) != comparison_key(cs, Method(blocks=2))

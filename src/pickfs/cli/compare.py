@@ -19,10 +19,11 @@ from pickfs.store import ResultStore
 @workdir_option
 @results_option
 def command(run_a: str, run_b: str, results_b: Path | None, workdir: str, results_path) -> None:
-    """Matching cells of two runs side by side, with ratios and significance."""
-    from pickfs.report.comparison import comparison_table
+    """Matching cells of two runs side by side, with ratios and significance; the settings that
+    differ, named, and each run's ranking."""
+    from pickfs.report.comparison import comparison_report
 
     store = open_store(workdir, results_path)
     a = store.load(run_a)
     b = (ResultStore(results_b) if results_b else store).load(run_b)
-    console.show(comparison_table(a, b))
+    console.show(comparison_report(a, b))

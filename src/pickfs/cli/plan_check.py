@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import click
 from rich.text import Text
@@ -23,13 +24,15 @@ class WorkloadEstimate:
     how: str  # how the figure was reached, in words
 
 
-def estimate(plan: Plan, unavailable: dict[int, str] | None = None) -> list[WorkloadEstimate]:
+def estimate(plan: Plan, unavailable: dict[int, str] | None = None,
+             measured: dict[Any, float] | None = None) -> list[WorkloadEstimate]:
     """The wall time of each workload's speed runs (pure but for the workload registry).
 
     Side by side, a sliceable workload takes its time budget (max_seconds, or SIDE_BY_SIDE_BUDGET)
     unless the rounds are fixed; whole runs (one at a time, or workloads that cannot be sliced) take
-    estimate_seconds per run, as the progress bar counts them."""
-    from pickfs.engine.schedule import RUN_OVERHEAD_S, SETUP_S, Slot, estimate_seconds, round_budget
+    estimate_seconds per run, as the progress bar counts them: what the same workload took on the
+    same filesystem in a stored run (`measured`), else a figure from the workload's length."""
+    from pickfs.engine.schedule import RUN_OVERHEAD_S, SETUP_S, Slot, estimate_seconds, round_budget, slot_key, comparison_key, auto_blocks
     from pickfs.workloads import workload_class
 
     m = plan.method
@@ -45,10 +48,15 @@ def estimate(plan: Plan, unavailable: dict[int, str] | None = None) -> list[Work
             out.append(WorkloadEstimate(wl.label, 0.0, "nothing to run here: every configuration is unavailable"))
             continue
         n = len(cells)
-        if m.side_by_side and cls.sliceable:
+        seen_s = measured.get(comparison_key(cells, m)) if measured and m.side_by_side and cls.sliceable else None
+        if seen_s is not None:
+            out.append(WorkloadEstimate(wl.label, seen_s, f"side by side, {n} configurations: as long as the same "
+                                        "comparison took in a stored run"))
+        elif m.side_by_side and cls.sliceable:
             budget = round_budget(m)
-            blocks = m.blocks or 3  # automatic: 2-6, from the first block's setup; 3 for the estimate
             slice_s = cls.run_seconds(cls.slice_spec(wl, m.slice_seconds or cls.slice_seconds))
+            # automatic: as the engine picks them, from what standing up the first block takes
+            blocks = m.blocks or auto_blocks(n * SETUP_S + m.warmup * n * slice_s, budget.budget_s)
             if budget.fixed:
                 per_block = n * SETUP_S + m.warmup * n * slice_s + budget.min_rounds * n * (slice_s + RUN_OVERHEAD_S)
                 out.append(WorkloadEstimate(
@@ -60,8 +68,11 @@ def estimate(plan: Plan, unavailable: dict[int, str] | None = None) -> list[Work
                     f"its time budget: at least {budget.min_rounds} rounds, then until every interval "
                     f"is within ±{budget.target:.0%} or {budget.budget_s / 60:g} min are spent"))
         else:
-            seconds = sum(estimate_seconds(Slot(c, r), m) for r in range(m.runs) for c in cells)
+            seconds = sum(estimate_seconds(Slot(c, r), m, measured=measured) for r in range(m.runs) for c in cells)
             how = f"{m.runs} whole run(s) x {n} configurations, each after {m.warmup} warm-up(s) on a fresh filesystem"
+            seen = sum(1 for c in cells if measured and slot_key(c, m) in measured)
+            how += f"; {seen} of {n} configurations timed from a stored run" if seen else \
+                "; not measured here yet (a first run's estimate is rough; the next plan check uses it)"
             if m.target_ci is not None:
                 how += f"; at least: up to {m.max_runs} runs each until within ±{m.target_ci:.0%}"
                 if m.max_seconds is not None:
@@ -114,7 +125,30 @@ def _size(n: int) -> str:
 
 
 def _minutes(seconds: float) -> str:
+    if seconds < 120:
+        return f"{seconds:.0f} s"
     return f"{seconds / 60:.1f} min" if seconds < 3600 else f"{seconds / 3600:.1f} h"
+
+
+def stored_estimates(plan: Plan) -> dict[Any, float]:
+    """Measured slot times for this plan's cells from the results database, when there is one
+    (opened only if it exists: a plan check creates nothing)."""
+    from pickfs.engine.executor import recent_estimates
+    from pickfs.store import ResultStore
+    from pickfs.store.results import default_results_path
+
+    workdir = os.environ.get("PICKFS_WORKDIR") or plan.target.workdir
+    path = Path(os.environ.get("PICKFS_RESULTS") or default_results_path(workdir))
+    if not path.is_file():
+        return {}
+    try:
+        store = ResultStore(path)
+    except (PickfsError, OSError):
+        return {}
+    try:
+        return recent_estimates(store, plan)
+    finally:
+        store.close()
 
 
 def method_lines(plan: Plan) -> list[str]:
@@ -170,7 +204,9 @@ def describe(plan: Plan) -> list[str]:
             parts.append(f"path {c.path}")
         parts.append(f"mkfs {' '.join(c.mkfs_options) or '(defaults)'}")
         parts.append(f"mount {','.join(c.mount_options) or '(defaults)'}")
-        parts.append(f"scheduler {c.scheduler or '(the device default)'}")
+        queue = {"image": "the loop device's queue", "device": f"{t.device}'s queue"}.get(t.kind, "")
+        parts.append(f"scheduler {c.scheduler or '(the device default)'}" + (f" on {queue}" if c.scheduler and queue
+                                                                              else ""))
         if c.base:
             parts.append(f"base {c.base}")
         flags = ", ".join(short_flag(r) for r in config_risks(c))
@@ -191,7 +227,7 @@ def describe(plan: Plan) -> list[str]:
         lines += [f"  {cells[i].key}: {why}" for i, why in sorted(missing.items())]
     else:
         lines.append("this machine lacks: nothing; every cell can run here")
-    estimates = estimate(plan, missing)
+    estimates = estimate(plan, missing, stored_estimates(plan))
     if estimates:
         total = sum(e.seconds for e in estimates)
         lines.append(f"time: about {_minutes(total)}" + (" plus the crash tests" if plan.method.crash_states else ""))

@@ -39,26 +39,53 @@ def _parse_value(text: str) -> Any:
 
 
 def workload_specs(names: tuple[str, ...], sets: tuple[str, ...], duration: str | None) -> list[WorkloadSpec]:
-    settings: dict[str, Any] = {}
-    for item in sets:
-        if "=" not in item:
-            raise PlanError(f"--set {item!r} is not KEY=VALUE", "e.g. --set synchronous=NORMAL")
-        key, value = item.split("=", 1)
-        settings[key.strip()] = _parse_value(value.strip())
+    # truth: --set scoping. A key that more than one selected workload has must be scoped
+    # (--set sysbench-oltp.threads=8); a scoped key applies to that workload only.
     classes = [workload_class(n) for n in names or (DEFAULT_WORKLOAD,)]
-    known = set().union(*(cls.setting_names() for cls in classes))
-    stray = sorted(set(settings) - known)
-    if stray:
-        raise PlanError(f"no selected workload has the setting {', '.join(stray)}",
-                        f"valid settings: {', '.join(sorted(known))}")
+    per: dict[str, dict[str, Any]] = {cls.name: {} for cls in classes}
+    for key, value in scoped_settings(sets, [cls.name for cls in classes]):
+        if "." in key:
+            wl, name = key.split(".", 1)
+            if name not in workload_class(wl).setting_names():
+                raise PlanError(f"--set {key}: {wl} has no setting {name!r}",
+                                f"its settings: {', '.join(sorted(workload_class(wl).setting_names()))}")
+            per[wl][name] = value
+            continue
+        having = [cls.name for cls in classes if key in cls.setting_names()]
+        if not having:
+            known = set().union(*(cls.setting_names() for cls in classes))
+            raise PlanError(f"no selected workload has the setting {key}",
+                            f"valid settings: {', '.join(sorted(known))}")
+        if len(having) > 1:
+            raise PlanError(f"--set {key} is a setting of {len(having)} selected workloads ({', '.join(having)})",
+                            "say which: " + " or ".join(f"--set {w}.{key}=..." for w in having))
+        per[having[0]][key] = value
     specs = []
     for cls in classes:
-        own = {k: v for k, v in settings.items() if k in cls.setting_names()}
+        own = per[cls.name]
         check_setting_types(cls, own, f"--set for {cls.name}:")
         if duration is not None and "duration" in cls.defaults:
             own["duration"] = parse_duration(duration)
         specs.append(WorkloadSpec(cls.name, cls.name, tuple(sorted(cls.normalize(own).items()))))
     return specs
+
+
+def scoped_settings(sets: tuple[str, ...], selected: list[str]) -> list[tuple[str, Any]]:
+    """--set items as (key, value); a key 'WORKLOAD.KEY' must name a selected workload (pure but for TOML)."""
+    out = []
+    for item in sets:
+        if "=" not in item:
+            raise PlanError(f"--set {item!r} is not KEY=VALUE", "e.g. --set synchronous=NORMAL")
+        key, value = item.split("=", 1)
+        key = key.strip()
+        if "." in key:
+            wl = key.split(".", 1)[0]
+            if wl not in selected:
+                raise PlanError(f"--set {key}: {wl!r} is not a selected workload",
+                                f"selected: {', '.join(selected)} (add --workload {wl}, "
+                                "or scope the key to one of them)")
+        out.append((key, _parse_value(value.strip())))
+    return out
 
 
 # Flags whose value cannot be empty: an empty value is a mistake (a shell variable that was not set), not a default.
@@ -184,6 +211,11 @@ class CliObserver:
     def slot_finished(self, slot: Slot, estimate_s: float) -> None:
         self.done += 1
         self.progress.advance(self.task, estimate_s)
+
+    def reestimate(self, remaining_s: float) -> None:
+        """truth: the time left, corrected by what the slots so far took."""
+        task = self.progress.tasks[self.task]
+        self.progress.update(self.task, total=max(task.completed + remaining_s, 1.0))
 
     def extend(self, estimate_s: float) -> None:
         """The stopping rule added a repetition."""

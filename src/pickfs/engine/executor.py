@@ -7,19 +7,21 @@ import time
 from contextlib import ExitStack, nullcontext
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from pickfs.crash.runner import crash_test, crash_unavailable
 from pickfs.errors import PickfsError, ResultsWriteFailed
-from pickfs.model import Cell, Plan, Trial
-from pickfs.engine.schedule import Slot, estimate_seconds, fixed_slots, needs, next_slot, round_order, run_seed
+from pickfs.model import Cell, Plan, Trial, plan_from_dict
+from pickfs.engine.schedule import (Slot, SlotKey, estimate_seconds, fixed_slots, measured_estimates, needs, next_slot,
+                                   round_order, run_seed, slot_key, slot_walls, ComparisonKey, comparison_key,
+                                   comparison_walls)
 from pickfs.engine.sidebyside import SideBySide
 from pickfs.engine.standup import stand_up
 from pickfs.stack.filesystems import RAW, unavailable_reason
 from pickfs.stack.ledger import Ledger
 from pickfs.stack.provision import Provisioned, space_used
 from pickfs.stack.quiesce import wait_idle
-from pickfs.monitors.sampler import RunMonitor
+from pickfs.monitors.sampler import RunMonitor, cell_scope
 from pickfs.store import ResultStore
 from pickfs.workloads import REGISTRY, workload_class
 
@@ -60,6 +62,21 @@ class Executor:
         self.store = store
         self.ledger = ledger
         self.observer = observer
+        # truth: estimates from measurements: what whole-run slots took, per workload and filesystem,
+        # from recent stored runs and then from this run's own slots as they finish
+        self.walls: dict[SlotKey, list[float]] = {}
+        self.measured: dict[Any, float] = recent_estimates(store, plan)
+
+    def _est(self, slot: Slot) -> float:
+        return estimate_seconds(slot, self.plan.method, measured=self.measured)
+
+    def _learn(self, slot: Slot, wall_s: float, remaining: Sequence[Slot]) -> None:
+        key = slot_key(slot.cell, self.plan.method)
+        self.walls.setdefault(key, []).append(wall_s)
+        self.measured[key] = measured_estimates(self.walls)[key]
+        reestimate = getattr(self.observer, "reestimate", None)
+        if reestimate is not None:
+            reestimate(sum(self._est(s) for s in remaining))
 
     def _fail(self, slot: Slot, message: str, raw: str = "") -> None:
         self._fail_cell(slot.cell, message, raw, repetition=slot.repetition)
@@ -92,7 +109,10 @@ class Executor:
             for i in range(m.warmup + 1):
                 phase = "warmup" if i < m.warmup else "measured"
                 notes = self._settle(prov, cold=(i == 0))
-                monitor = RunMonitor(prov.disk, m.monitor_interval) if m.monitors and phase == "measured" else None
+                # truth: the monitors attribute I/O to this cell's own processes and device threads only
+                scope = cell_scope(prov.disk, prov.info.fstype, endpoint.pidfile if endpoint else "")
+                monitor = RunMonitor(prov.disk, m.monitor_interval, scope=scope, mountpoint=prov.info.mountpoint
+                                     or None) if m.monitors and phase == "measured" else None
                 started = time.time()
                 with monitor or nullcontext():
                     raw = wl.run(cell.workload, prov.datadir, endpoint)
@@ -115,7 +135,7 @@ class Executor:
 
     def _one(self, slot: Slot, values: dict[int, list[float]], failed_cells: set[int],
              round_no: int | None = None) -> None:
-        est = estimate_seconds(slot, self.plan.method)
+        est = self._est(slot)
         self.observer.slot_started(slot)
         try:
             value = self._run_slot(slot, round_no)
@@ -201,7 +221,7 @@ class Executor:
         seed = run_seed(self.run_id, m.seed)
         done, values = measured_so_far(cells, previous)
         first = fixed_slots(cells, m, done, failed_cells)
-        self.observer.started(first, sum(estimate_seconds(s, m) for s in first))
+        self.observer.started(first, sum(self._est(s) for s in first))
         t0 = time.monotonic()
         limit = m.max_runs if m.target_ci is not None else m.runs
         for r in range(limit):
@@ -215,16 +235,19 @@ class Executor:
             for cell in todo:
                 slot = Slot(cell, r)
                 if r >= m.runs:
-                    self.observer.extend(estimate_seconds(slot, m))
+                    self.observer.extend(self._est(slot))
                 done.add((cell.index, r))
+                t_slot = time.monotonic()
                 self._one(slot, values, failed_cells, round_no=r)
+                self._learn(slot, time.monotonic() - t_slot,
+                            [s for s in first if (s.cell.index, s.repetition) not in done])
 
     def _one_at_a_time(self, cells: tuple[Cell, ...], previous: tuple[Trial, ...], failed_cells: set[int]) -> set[int]:
         """The older method: every configuration on its own fresh filesystem, one after another."""
         m = self.plan.method
         done, values = measured_so_far(cells, previous)
         first = fixed_slots(cells, m, done, failed_cells)
-        self.observer.started(first, sum(estimate_seconds(s, m) for s in first))
+        self.observer.started(first, sum(self._est(s) for s in first))
         t0 = time.monotonic()
         while True:
             out_of_time = m.max_seconds is not None and time.monotonic() - t0 > m.max_seconds
@@ -232,9 +255,12 @@ class Executor:
             if slot is None:
                 break
             if slot.repetition >= m.runs:
-                self.observer.extend(estimate_seconds(slot, m))
+                self.observer.extend(self._est(slot))
             done.add((slot.cell.index, slot.repetition))
+            t_slot = time.monotonic()
             self._one(slot, values, failed_cells)
+            self._learn(slot, time.monotonic() - t_slot,
+                        [s for s in first if (s.cell.index, s.repetition) not in done])
         return failed_cells
 
 
@@ -252,6 +278,36 @@ def measured_so_far(cells: Sequence[Cell], previous: tuple[Trial, ...]) -> tuple
         if name in t.metrics:
             values[t.cell_index].append(t.metrics[name])
     return done, values
+
+
+RECENT_RUNS = 5  # stored runs read for measured estimates
+
+
+def recent_estimates(store: ResultStore, plan: Plan) -> dict[Any, float]:
+    """Measured times of this plan's whole-run slots and side-by-side comparisons, from the most
+    recent stored runs that had them."""
+    keys = {slot_key(c, plan.method): c for c in plan.cells()}
+    walls: dict[SlotKey, list[float]] = {}
+    comparisons: dict[ComparisonKey, list[float]] = {}
+    try:
+        runs = sorted(store.list_runs(), key=lambda r: r.created, reverse=True)[:RECENT_RUNS]
+        for summary in runs:
+            record = store.load(summary.id)
+            stored = plan_from_dict(record.plan)
+            by_index = {c.index: slot_key(c, stored.method) for c in stored.cells()
+                        if slot_key(c, stored.method) in keys}
+            for k, v in slot_walls(by_index, record.trials, record.created).items():
+                walls.setdefault(k, []).extend(v)
+            groups = {comparison_key(cs, stored.method): {c.index for c in cs}
+                      for cs in (tuple(c for c in stored.cells() if c.workload.label == w.label)
+                                 for w in stored.workloads) if cs}
+            for ck, wall in comparison_walls(groups, record.trials, record.created).items():
+                comparisons.setdefault(ck, []).append(wall)
+    except (PickfsError, ValueError, KeyError, TypeError):  # an unreadable old run: estimate without it
+        pass
+    out: dict[Any, float] = dict(measured_estimates(walls))
+    out.update(measured_estimates(comparisons))
+    return out
 
 
 class _CellFailed(Exception):

@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import hashlib
 import random
+import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
-from pickfs.model import Cell, Method
+from pickfs.model import Cell, Method, Trial
 from pickfs.stats.stopping import settled
 from pickfs.workloads import workload_class
 
 T = TypeVar("T")
+K = TypeVar("K")
 
 
 @dataclass(frozen=True)
@@ -54,9 +56,76 @@ def fixed_slots(cells: Sequence[Cell], method: Method, done: set[tuple[int, int]
 SETUP_S = 2.5  # building one configuration (mkfs, mount, server start), for estimates
 RUN_OVERHEAD_S = 0.3  # per run or slice: starting the client, syncfs, saving the trial
 
+# What whole-run slots took before, by (workload and its settings, filesystem type, warm-ups):
+# seconds from the end of the slot before to the end of its measured run (setup, warm-ups,
+# settling, the run, and the teardown of the one before).
+SlotKey = tuple[str, str, int]
 
-def estimate_seconds(slot: Slot, method: Method, setup_s: float = SETUP_S) -> float:
-    """A rough wall-time estimate of one slot, for the progress bar."""
+
+def slot_key(cell: Cell, method: Method) -> SlotKey:
+    settings = ",".join(f"{k}={v!r}" for k, v in cell.workload.settings)
+    c = cell.config
+    config = f"{c.name}:{c.fstype}:{' '.join(c.mkfs_options)}:{','.join(c.mount_options)}:{c.scheduler or ''}"
+    return (f"{cell.workload.name}[{settings}]", config, method.warmup)
+
+
+def slot_walls(keys: Mapping[int, SlotKey], trials: Sequence[Trial], created: float) -> dict[SlotKey, list[float]]:
+    """From one stored run: the wall time of each whole-run slot, by key (pure). `keys` maps a cell
+    index to its key; slices (side by side, they carry slice_s) and failed trials are left out."""
+    out: dict[SlotKey, list[float]] = {}
+    prev_end = created
+    for t in sorted((t for t in trials if t.ok and t.phase in ("warmup", "measured")), key=lambda t: t.started):
+        end = t.started + t.elapsed_s
+        if t.phase != "measured":
+            continue
+        if "slice_s" not in t.metrics and t.cell_index in keys and end > prev_end:
+            out.setdefault(keys[t.cell_index], []).append(end - prev_end)
+        prev_end = end
+    return out
+
+
+def measured_estimates(walls: Mapping[K, Sequence[float]]) -> dict[K, float]:
+    """The median wall of each key's slots (pure)."""
+    return {k: statistics.median(v) for k, v in walls.items() if v}
+
+
+# A side-by-side comparison as a whole, by (workload and its settings, its filesystem types, the
+# method's settings that set its length): seconds from the end of what ran before to its last slice.
+ComparisonKey = tuple[str, tuple[str, ...], str]
+
+
+def comparison_key(cells: Sequence[Cell], method: Method) -> ComparisonKey:
+    m = method
+    how = f"blocks={m.blocks},rounds={m.rounds},slice={m.slice_seconds},max={m.max_seconds},ci={m.target_ci}," \
+          f"warmup={m.warmup}"
+    return (slot_key(cells[0], method)[0], tuple(sorted(slot_key(c, method)[1] for c in cells)), how)
+
+
+def comparison_walls(groups: Mapping[ComparisonKey, set[int]], trials: Sequence[Trial],
+                     created: float) -> dict[ComparisonKey, float]:
+    """From one stored run: the wall time of each side-by-side comparison (pure). `groups` maps a
+    comparison's key to its cells' indexes; a comparison counts only if its trials are slices."""
+    ok = sorted((t for t in trials if t.ok and t.phase in ("warmup", "measured")), key=lambda t: t.started)
+    out: dict[ComparisonKey, float] = {}
+    for key, indexes in groups.items():
+        own = [t for t in ok if t.cell_index in indexes]
+        if not own or not any("slice_s" in t.metrics for t in own):
+            continue
+        first = own[0].started
+        before = [t.started + t.elapsed_s for t in ok if t.cell_index not in indexes and t.started < first]
+        end = max(t.started + t.elapsed_s for t in own)
+        out[key] = end - max(before, default=created)
+    return out
+
+
+def estimate_seconds(slot: Slot, method: Method, setup_s: float = SETUP_S,
+                     measured: Mapping[SlotKey, float] | None = None) -> float:
+    """The wall-time estimate of one slot: what the same workload on the same filesystem took when
+    it was measured (this run's slots so far, or a stored run's), else from the workload's length."""
+    if measured:
+        seen = measured.get(slot_key(slot.cell, method))
+        if seen is not None:
+            return seen
     duration = workload_class(slot.cell.workload.name).run_seconds(slot.cell.workload)
     return setup_s + (method.warmup + 1) * (duration + method.quiesce_seconds + RUN_OVERHEAD_S)
 

@@ -26,7 +26,7 @@ from pickfs.engine.schedule import auto_blocks, round_budget, round_order, run_s
 from pickfs.errors import PickfsError, ResultsWriteFailed
 from pickfs.model import Cell, Plan, Trial, WorkloadSpec
 from pickfs.engine.standup import stand_up
-from pickfs.monitors.sampler import RunMonitor, read_disk
+from pickfs.monitors.sampler import RunMonitor, cell_scope, read_disk
 from pickfs.services.base import Endpoint
 from pickfs.services.freeze import Freezer
 from pickfs.stack.ledger import Ledger
@@ -136,7 +136,12 @@ class SideBySide:
         neighbours = [o.prov.disk for o in others if o is not member and o.prov.disk]
         before = {d: read_disk(d) for d in neighbours}
         measured = round_no is not None
-        monitor = RunMonitor(member.prov.disk, m.monitor_interval) if m.monitors and measured else None
+        # truth: the monitors attribute I/O to this cell's own processes and device threads only
+        scope = cell_scope(member.prov.disk, member.prov.info.fstype,
+                           member.endpoint.pidfile if member.endpoint else "",
+                           tuple(o.endpoint.pidfile for o in others if o is not member and o.endpoint))
+        monitor = RunMonitor(member.prov.disk, m.monitor_interval, scope=scope,
+                             mountpoint=member.prov.info.mountpoint or None) if m.monitors and measured else None
         if member.freezer is not None:
             member.freezer.thaw()
         try:

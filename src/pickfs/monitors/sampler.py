@@ -8,8 +8,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from pickfs.monitors.procfs import (CHILDREN, CpuTimes, DiskCounters, parse_cpu, parse_disk, parse_pid_io,
-                                    parse_pid_stat, parse_psi)
+from pickfs.monitors.attribution import Scope, belongs, own_processes
+from pickfs.monitors.procfs import (CHILDREN, CpuTimes, DiskCounters, parse_cpu, parse_disk, parse_jbd2_info,
+                                    parse_pid_io, parse_psi, parse_stat_fields, parse_xfs_log)
 
 TOP_PROCESSES = 8
 
@@ -34,18 +35,30 @@ def read_psi() -> tuple[int, int] | None:
     return parse_psi(text) if text else None
 
 
-def read_processes(exclude: set[int]) -> dict[int, tuple[str, int, int]]:
-    """pid -> (comm, read_bytes, write_bytes), kernel threads included."""
+def read_tasks() -> dict[int, tuple[str, str, int]]:
+    """pid -> (comm, state letter, parent pid) for every process and kernel thread (one pass over /proc)."""
     out = {}
     for entry in os.scandir("/proc"):
-        if not entry.name.isdigit() or int(entry.name) in exclude:
+        if not entry.name.isdigit():
             continue
         try:
-            io = parse_pid_io(Path(f"/proc/{entry.name}/io").read_text())
-            comm = Path(f"/proc/{entry.name}/comm").read_text().strip()
+            out[int(entry.name)] = parse_stat_fields(Path(entry.path, "stat").read_text())
+        except (OSError, ValueError, IndexError):
+            continue
+    return out
+
+
+def read_processes(exclude: set[int]) -> dict[int, tuple[str, int, int, int]]:
+    """pid -> (comm, read_bytes, write_bytes, parent pid), kernel threads included."""
+    out = {}
+    for pid, (comm, _state, ppid) in read_tasks().items():
+        if pid in exclude:
+            continue
+        try:
+            io = parse_pid_io(Path(f"/proc/{pid}/io").read_text())
         except (OSError, ValueError):
             continue
-        out[int(entry.name)] = (comm, io.get("read_bytes", 0), io.get("write_bytes", 0))
+        out[pid] = (comm, io.get("read_bytes", 0), io.get("write_bytes", 0), ppid)
     return out
 
 
@@ -58,19 +71,61 @@ def _own_io() -> tuple[int, int]:
     return io.get("read_bytes", 0), io.get("write_bytes", 0)
 
 
-def tasks_waiting_on_io() -> list[str]:
-    """Names of the tasks in uninterruptible sleep (state D: waiting on I/O) right now."""
-    out = []
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        try:
-            comm, state = parse_pid_stat(Path(f"/proc/{entry.name}/stat").read_text())
-        except (OSError, ValueError):
-            continue
+def tasks_waiting_on_io(scope: Scope) -> tuple[list[str], list[str]]:
+    """Names of the tasks in uninterruptible sleep (state D: waiting on I/O) right now: the cell's
+    own, and the others on this machine."""
+    tasks = read_tasks()
+    own = own_processes({pid: ppid for pid, (_c, _s, ppid) in tasks.items()}, scope)
+    mine, others = [], []
+    for pid, (comm, state, ppid) in tasks.items():
         if state == "D":
-            out.append(comm)
-    return out
+            (mine if belongs(pid, ppid, comm, own, scope) else others).append(comm)
+    return mine, others
+
+
+def device_number(disk: str | None) -> str | None:
+    """MAJOR:MINOR of a block device by name, from sysfs."""
+    if not disk:
+        return None
+    try:
+        return Path(f"/sys/class/block/{disk}/dev").read_text().strip() or None
+    except OSError:
+        return None
+
+
+def read_journal(disk: str | None, fstype: str | None, mountpoint: str | None) -> tuple[str, int] | None:
+    """(what, bytes written so far) of the filesystem's journal, from the kernel's own counters: the
+    journal thread's writes are not in its /proc/<pid>/io, so the device's figures are the only source."""
+    if not disk or fstype not in ("ext3", "ext4", "xfs"):
+        return None
+    if fstype == "xfs":
+        text = _read(f"/sys/fs/xfs/{disk}/stats/stats")
+        written = parse_xfs_log(text) if text else None
+        return ("xfs log", written) if written is not None else None
+    try:
+        block = os.statvfs(mountpoint).f_bsize if mountpoint else 4096
+    except OSError:
+        block = 4096
+    text = _read(f"/proc/fs/jbd2/{disk}-8/info")
+    written = parse_jbd2_info(text, block) if text else None
+    return ("jbd2 (ext4 journal)", written) if written is not None else None
+
+
+def _pid_in(pidfile: str) -> int | None:
+    try:
+        return int(Path(pidfile).read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def cell_scope(disk: str | None, fstype: str | None, pidfile: str = "",
+               foreign_pidfiles: tuple[str, ...] = ()) -> Scope:
+    """The scope of one cell: its device and filesystem, its server (by pid file), and the servers
+    of the cells standing beside it."""
+    own = _pid_in(pidfile) if pidfile else None
+    foreign = tuple(p for p in (_pid_in(f) for f in foreign_pidfiles if f and f != pidfile) if p and p != own)
+    return Scope(disk=disk, major_minor=device_number(disk), fstype=fstype, roots=(own,) if own else (),
+                 foreign=foreign)
 
 
 class RunMonitor:
@@ -80,10 +135,21 @@ class RunMonitor:
     run started and ended (the workload's client, cp, tar, fio) are in neither; but a parent's
     /proc/<pid>/io takes in the I/O of every child it reaps, so pickfs's own growth over the run
     is theirs, and is listed under CHILDREN.
+
+    Only the cell's own processes and kernel threads (see monitors.attribution) are listed as its
+    writers and waiters; every other process on the machine that did I/O is kept apart, as other
+    activity. The journal's writes come from the filesystem's own counters.
     """
 
-    def __init__(self, disk: str | None, interval_s: float = 1.0, state_interval_s: float = 0.1) -> None:
+    def __init__(self, disk: str | None, interval_s: float = 1.0, state_interval_s: float = 0.1,
+                 scope: Scope | None = None, mountpoint: str | None = None) -> None:
         self.disk = disk
+        base = scope or Scope()
+        self.scope = Scope(disk=base.disk or disk, major_minor=base.major_minor or device_number(disk),
+                           fstype=base.fstype, roots=tuple(dict.fromkeys((os.getpid(), *base.roots))),
+                           foreign=base.foreign)
+        self.mountpoint = mountpoint
+        self.waiting_other: dict[str, int] = {}
         self.interval_s = interval_s
         self.state_interval_s = state_interval_s
         self.state_samples = 0
@@ -100,6 +166,7 @@ class RunMonitor:
         self.disk0, self.cpu0, self.psi0 = read_disk(self.disk), read_cpu(), read_psi()
         self.procs0 = read_processes(self._exclude)
         self.own0 = _own_io()
+        self.journal0 = read_journal(self.disk, self.scope.fstype, self.mountpoint)
         self._thread = threading.Thread(target=self._loop, name="pickfs-monitor", daemon=True)
         self._thread.start()
         return self
@@ -112,6 +179,7 @@ class RunMonitor:
         self.disk1, self.cpu1, self.psi1 = read_disk(self.disk), read_cpu(), read_psi()
         self.procs1 = read_processes(self._exclude)
         self.own1 = _own_io()
+        self.journal1 = read_journal(self.disk, self.scope.fstype, self.mountpoint)
 
     def _loop(self) -> None:
         last_t, last_disk, last_cpu = time.monotonic(), read_disk(self.disk), read_cpu()
@@ -119,8 +187,11 @@ class RunMonitor:
         while not self._stop.wait(self.state_interval_s):
             c0 = time.thread_time()
             self.state_samples += 1
-            for comm in set(tasks_waiting_on_io()):  # a name counts once per sample
+            mine, others = tasks_waiting_on_io(self.scope)
+            for comm in set(mine):  # a name counts once per sample
                 self.waiting[comm] = self.waiting.get(comm, 0) + 1
+            for comm in set(others):
+                self.waiting_other[comm] = self.waiting_other.get(comm, 0) + 1
             now = time.monotonic()
             if now < next_series:
                 self._cost_s += time.thread_time() - c0
@@ -161,18 +232,37 @@ class RunMonitor:
                 "disk_busy_s": (d1.io_ticks_ms - d0.io_ticks_ms) / 1000,
                 "disk_queue_s": (d1.queue_ms - d0.queue_ms) / 1000,
             })
-        procs = []
-        for pid, (comm, rb, wb) in self.procs1.items():
+        if self.journal0 and self.journal1 and self.journal0[0] == self.journal1[0]:
+            totals["journal"] = self.journal1[0]
+            totals["journal_write_bytes"] = max(0, self.journal1[1] - self.journal0[1])
+        ppids = {pid: p[3] for pid, p in self.procs1.items()}
+        ppids.update({pid: p[3] for pid, p in self.procs0.items() if pid not in ppids})
+        ppids[os.getpid()] = os.getppid()
+        own = own_processes(ppids, self.scope)
+        procs, other = [], []
+        for pid, (comm, rb, wb, ppid) in self.procs1.items():
             before = self.procs0.get(pid)
             if before is None or before[0] != comm:
                 continue
             if rb - before[1] or wb - before[2]:
-                procs.append({"pid": pid, "comm": comm, "read_bytes": rb - before[1], "write_bytes": wb - before[2]})
+                entry = {"pid": pid, "comm": comm, "read_bytes": rb - before[1], "write_bytes": wb - before[2]}
+                (procs if belongs(pid, ppid, comm, own, self.scope) else other).append(entry)
         reaped = (self.own1[0] - self.own0[0], self.own1[1] - self.own0[1])
         if any(reaped):
             procs.append({"pid": os.getpid(), "comm": CHILDREN, "read_bytes": reaped[0], "write_bytes": reaped[1]})
         procs.sort(key=lambda p: p["write_bytes"], reverse=True)
-        waiting = sorted(({"comm": c, "share": n / self.state_samples} for c, n in self.waiting.items()),
-                         key=lambda w: -w["share"]) if self.state_samples else []
+        other.sort(key=lambda p: p["write_bytes"], reverse=True)
+        totals["other_write_bytes"] = sum(p["write_bytes"] for p in other)
+        totals["other_read_bytes"] = sum(p["read_bytes"] for p in other)
+
+        def shares(counts: dict[str, int]) -> list[dict[str, Any]]:
+            if not self.state_samples:
+                return []
+            return sorted(({"comm": c, "share": n / self.state_samples} for c, n in counts.items()),
+                          key=lambda w: -w["share"])[:TOP_PROCESSES]
+
         return {"interval_s": self.interval_s, "totals": totals, "processes": procs[:TOP_PROCESSES],
-                "io_waiting": waiting[:TOP_PROCESSES], "state_samples": self.state_samples, "series": self.series}
+                "io_waiting": shares(self.waiting), "state_samples": self.state_samples, "series": self.series,
+                "other_processes": other[:TOP_PROCESSES], "io_waiting_other": shares(self.waiting_other),
+                "scope": {"disk": self.scope.disk, "fstype": self.scope.fstype, "roots": list(self.scope.roots),
+                          "foreign": list(self.scope.foreign)}}

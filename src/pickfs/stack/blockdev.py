@@ -118,3 +118,35 @@ _LOOP_RE = re.compile(r"^/dev/loop\d+$")
 
 def is_loop(device: str) -> bool:
     return bool(_LOOP_RE.match(device))
+
+
+def disk_holding(path: Path) -> str | None:
+    """The whole disk under the filesystem that holds `path` (an image file): vda for /var/tmp on vda1.
+    None when it is not a block device (tmpfs, overlay, btrfs's anonymous device)."""
+    try:
+        dev = os.stat(path).st_dev
+    except OSError:
+        return None
+    sys_dev = Path(f"/sys/dev/block/{os.major(dev)}:{os.minor(dev)}")
+    if not sys_dev.exists():
+        return None
+    name = Path(os.path.realpath(sys_dev)).name
+    slaves = sorted(p.name for p in Path(f"/sys/class/block/{name}/slaves").glob("*"))
+    if slaves:  # device-mapper or md: the first disk below it
+        name = slaves[0]
+    return disk_name(f"/dev/{name}")
+
+
+def scheduler_note(device: str, requested: str | None, effective: str | None, host_disk: str | None,
+                   host_scheduler: str | None) -> str:
+    """Which queue the scheduler setting changes (pure). On a loop device the setting orders only
+    the loop device's own queue; the image's writes then reach the host disk, whose own scheduler
+    orders the real I/O: a scheduler comparison needs a device target."""
+    name = disk_name(device) if not device.startswith("/dev/loop") else device.rsplit("/", 1)[-1]
+    if device.startswith("/dev/loop"):
+        host = f"the host disk {host_disk}" if host_disk else "the disk holding the image"
+        theirs = f" ({host_scheduler})" if host_scheduler else ""
+        return (f"scheduler {effective or requested or 'none'} is on the loop device "
+                f"{name}'s queue only: {host}'s own scheduler{theirs} still orders the real I/O; "
+                "to compare schedulers use a device target (--device)")
+    return f"scheduler {effective or 'none'} is on {name}'s queue, the disk under test"

@@ -78,3 +78,50 @@ def compare_options(requested: tuple[str, ...], effective: tuple[str, ...],
         else:
             notes.append(f"mount option {opt} not in force: the kernel ignored it")
     return notes
+
+
+# What xfs and btrfs do by default without listing it in mountinfo (their own options, which the
+# kernel does list, are what is in force): xfs always issues cache flushes (nobarrier was removed
+# in Linux 4.19); btrfs unless mounted nobarrier, and commits every 30 s unless commit= says otherwise.
+_UNLISTED_DEFAULTS: dict[str, tuple[tuple[str, str], ...]] = {
+    "xfs": (("barrier", "barrier"),),
+    "btrfs": (("barrier", "barrier"), ("commit", "commit=30")),
+}
+_NEGATIONS = {"barrier": "nobarrier"}
+
+
+def parse_ext4_options(text: str) -> tuple[str, ...]:
+    """/proc/fs/ext4/<dev>/options: every option in force, one a line (defaults included)."""
+    return tuple(line.strip() for line in text.splitlines() if line.strip())
+
+
+def effective_options(fstype: str, listed: tuple[str, ...], ext4_options: str = "") -> tuple[str, ...]:
+    """The options really in force (pure): for ext2/3/4 the driver's full list from
+    /proc/fs/ext4/<dev>/options (barrier, data mode, commit interval, delalloc...); for xfs and btrfs
+    what mountinfo lists (their kernels print their effective values) plus the defaults they never
+    print; for anything else what mountinfo lists."""
+    if fstype in ("ext2", "ext3", "ext4") and ext4_options.strip():
+        out = list(parse_ext4_options(ext4_options))
+        for o in listed:  # per-mount flags (relatime, nodev) are not in the driver's list
+            if o not in out and o.split("=", 1)[0] not in {x.split("=", 1)[0] for x in out}:
+                out.append(o)
+        return tuple(out)
+    out = list(listed)
+    keys = {o.split("=", 1)[0] for o in out}
+    for key, default in _UNLISTED_DEFAULTS.get(fstype, ()):
+        if key not in keys and _NEGATIONS.get(key) not in keys:
+            out.append(default)
+    return tuple(out)
+
+
+def read_effective_options(fstype: str, listed: tuple[str, ...], device: str | None) -> tuple[str, ...]:
+    """effective_options with the driver's file read for an ext filesystem on `device` (/dev/loop3)."""
+    text = ""
+    if device and fstype in ("ext2", "ext3", "ext4"):
+        name = device.rsplit("/", 1)[-1]
+        try:
+            with open(f"/proc/fs/ext4/{name}/options") as f:
+                text = f.read()
+        except OSError:
+            text = ""
+    return effective_options(fstype, listed, text)

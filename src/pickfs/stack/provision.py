@@ -15,9 +15,10 @@ from pickfs.model import FsConfig, MountInfo, Target
 from pickfs.proc import run
 from pickfs.stack import blockdev
 from pickfs.stack.cleanup import holding
-from pickfs.stack.filesystems import RAW, fs_type
+from pickfs.stack.filesystems import RAW, fs_type, legacy_default_notes
 from pickfs.stack.ledger import Ledger
-from pickfs.stack.mountinfo import compare_options, find_mount, mount_containing, parse_mountinfo
+from pickfs.stack.mountinfo import (compare_options, find_mount, mount_containing, parse_mountinfo,
+                                   read_effective_options)
 from pickfs.stack.quiesce import wait_idle
 from pickfs.stack.safety import check_device
 from pickfs.stack.workdir import PRIVATE_MODE, WORKDIR_MODE, private_dir
@@ -147,8 +148,10 @@ def _mountdir(ledger: Ledger, stack: ExitStack, workdir: Path) -> Path:
 
 def _read_back(config: FsConfig, mountpoint: Path, device: str | None, scheduler: str | None) -> MountInfo:
     entry = find_mount(parse_mountinfo(Path("/proc/self/mountinfo").read_text()), str(mountpoint))
-    effective = entry.options if entry else ()
+    # truth: the options really in force (ext's driver list, xfs/btrfs unlisted defaults), legacy-default notes
+    effective = read_effective_options(entry.fstype, entry.options, device) if entry else ()
     notes = compare_options(config.mount_options, effective, fs_type(config.fstype).implicit)
+    notes += legacy_default_notes(config.fstype, effective)
     if entry and entry.fstype != config.fstype and not (config.fstype == "ext3" and entry.fstype == "ext4"):
         notes.append(f"mounted as {entry.fstype}, not {config.fstype}")
     if device and blockdev.is_loop(device) and blockdev.loop_direct_io(device) is False:
@@ -217,10 +220,15 @@ def provision(config: FsConfig, target: Target, ledger: Ledger, quiet_s: float =
             stack.enter_context(holding(ledger, "scheduler", device=device, original=scheduler))
             scheduler = blockdev.set_scheduler(device, wanted)
         disk = blockdev.disk_name(device)
+        # truth: say which queue the scheduler setting changes (on an image, not the host disk's)
+        host = blockdev.disk_holding(image) if image is not None else None
+        sched_note = blockdev.scheduler_note(device, config.scheduler, scheduler, host,
+                                             blockdev.get_scheduler(f"/dev/{host}") if host else None)
         if config.fstype == RAW:
             if target.kind == "device":  # checked again right before writing: nothing may have mounted it since
                 check_device(device, target.confirm)
-            info = MountInfo(device, "", RAW, (), (), config.scheduler, scheduler, None)
+            info = MountInfo(device, "", RAW, (), (), config.scheduler, scheduler, None,
+                             (sched_note,) if config.scheduler else ())
             wait_idle(disk, quiet_s, quiesce_timeout)
             yield Provisioned(info, Path(device), disk)
             return
@@ -230,6 +238,8 @@ def provision(config: FsConfig, target: Target, ledger: Ledger, quiet_s: float =
             hint=f"check the mkfs options of configuration {config.name}")
         mount(ledger, stack, device, mountpoint, config.fstype, config.mount_options)
         info = _read_back(config, mountpoint, device, scheduler)
+        if config.scheduler:
+            info = _with_note(info, sched_note)
         idle, waited = wait_idle(disk, quiet_s, quiesce_timeout)
         if not idle:
             info = _with_note(info, f"device still busy {waited:.0f}s after mount")

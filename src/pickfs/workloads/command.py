@@ -20,6 +20,7 @@ import resource
 import shlex
 import signal
 import subprocess
+import sys
 import tempfile
 import time
 from dataclasses import dataclass
@@ -223,7 +224,9 @@ class Command(Workload):
     @staticmethod
     def environment(spec: WorkloadSpec, workdir: Path, endpoint: Endpoint | None,
                     user: RunAs | None = None) -> dict[str, str]:
-        env = {"PICKFS_DIR": str(workdir), "TMPDIR": str(workdir / "tmp")}
+        # PICKFS_PYTHON: the interpreter pickfs runs on, so a command can run the suites shipped with
+        # it (`$PICKFS_PYTHON -m pickfs.suites.r1`) with pickfs's own drivers, whatever PATH says
+        env = {"PICKFS_DIR": str(workdir), "TMPDIR": str(workdir / "tmp"), "PICKFS_PYTHON": sys.executable}
         if user is not None:
             env.update(HOME=user.home, USER=user.name, LOGNAME=user.name)
         if endpoint is not None:
