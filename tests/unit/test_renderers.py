@@ -18,8 +18,9 @@ def test_recommendation_picks_the_fastest_safe_config_and_prices_the_unsafe_one(
     text = " ".join(recommend(view))
     assert text.startswith("sqlite-tpcb: use ext4 (1,000 tx/s, median of 3 runs): significantly faster than every "
                            "other configuration with no setting known to lose acknowledged commits")
-    assert "the next best, xfs" in text
-    assert "ext4-nobarrier would be 2.0" in text and "as fast, at a price: nobarrier" in text
+    assert "1.99x as fast [1.6x to 2.6x] against the next best, xfs" in text
+    # factors as speed, in words that cannot be misread: 2.01x as fast, never a bare "x2.01"
+    assert "ext4-nobarrier would be 2.01x as fast [1.5x to 2.6x] against ext4, at a price: nobarrier" in text
 
 
 def test_recommendation_names_ties(store):
@@ -34,8 +35,10 @@ def test_recommendation_names_ties(store):
 
 def test_markdown_has_the_table_and_recommendation(store):
     md = render_markdown(store.load(fill(store, make_plan())))
-    assert "| configuration | median tx/s |" in md
+    assert "| configuration | median tx/s (higher is better) | geo. mean [95% interval] | sanitized mean |" in md
     assert "| ext4-nobarrier | 2,000 |" in md and "⚠ nobarrier" in md
+    assert "| **★ ext4** | 1,000 |" in md  # the recommended configuration, marked
+    assert "- ext4-nobarrier: 2,000 2,100 1,900" in md  # every run's figure, in order
     assert "**Recommendation.** sqlite-tpcb: use ext4" in md
     assert "| jfs | - |" in md and "unavailable" in md
 
@@ -84,7 +87,9 @@ def test_renderers_agree_on_verdicts_and_do_not_repeat_the_status(store):
     console = Console(width=300, record=True, file=open(os.devnull, "w"))
     console.print(render_run(record))
     outputs = {"terminal": console.export_text(), "markdown": render_markdown(record), "html": render_html(record)}
+    outputs["markdown"] = outputs["markdown"].replace("\\[", "[").replace("\\]", "]")
     for name, text in outputs.items():
-        assert "faster ×2.01" in text, name  # ext4-nobarrier against ext4 (geometric means)
+        assert "2.01x as fast [1.5x to 2.6x] p=0.014" in text, name  # ext4-nobarrier against ext4 (geometric means)
+        assert "50% slower [0.39x to 0.64x]" in text, name  # xfs: beyond half the speed, as factors
         assert "unavailable: unavailable" not in text, name
         assert "kernel has no jfs" in text, name

@@ -128,6 +128,18 @@ class Row:
         return None
 
 
+FILE_TREES = frozenset({"tree", "smallfiles", "mediumfiles", "bigfiles"})
+DATABASES = frozenset({"sqlite-tpcb", "pgbench", "sysbench-oltp", "tpcc", "firebird-tpcb"})
+DATABASE, FILE_TREE, OTHER = "database", "file tree", "other"
+
+
+def workload_kind(name: str, settings: dict[str, Any]) -> str:
+    """What a workload is, for choosing its charts: a database that commits, a file tree, or other I/O."""
+    if name in DATABASES or (name == "command" and settings.get("server")):
+        return DATABASE
+    return FILE_TREE if name in FILE_TREES else OTHER
+
+
 @dataclass(frozen=True)
 class WorkloadView:
     label: str
@@ -138,6 +150,12 @@ class WorkloadView:
     breakdown: tuple[MetricDef, ...] = ()  # metrics shown per configuration besides the primary (phases, methods)
     # the smallest difference this run could tell apart: median, lowest and highest interval half-width
     resolution: tuple[float, float, float] | None = None
+    kind: str = OTHER  # DATABASE, FILE_TREE or OTHER
+
+    @property
+    def commits(self) -> bool:
+        """Does the workload acknowledge commits (so a safety chart means something)?"""
+        return self.kind == DATABASE
 
     @property
     def measured(self) -> bool:
@@ -156,7 +174,9 @@ def _workload_entry(record: RunRecord, label: str) -> dict[str, Any]:
 def _space(trials: list) -> dict[str, float]:
     """Median space used after mkfs and with the workload's data in place, over the prepared slots."""
     out: dict[str, float] = {}
-    for key, name in (("space_mkfs_bytes", "after mkfs"), ("space_prepared_bytes", "data in place")):
+    for key, name in (("space_mkfs_bytes", "after mkfs"), ("space_prepared_bytes", "data in place"),
+                      ("space_size_bytes", "size of the filesystem"),
+                      ("space_free_bytes", "free with the data in place")):
         vals = [t.metrics[key] for t in trials if t.phase == "prepare" and t.ok and key in t.metrics]
         if vals:
             out[name] = statistics.median_high(vals)
@@ -287,7 +307,7 @@ def build_views(record: RunRecord) -> list[WorkloadView]:
                           and any(r.metric(d.name) and r.metric(d.name).summary for r in rows))
         comps = {r.cell.config.name: r.comparison for r in rows if r.comparison is not None}
         views.append(WorkloadView(wl.label, wl.name, dict(wl.settings), base_name if base else None, tuple(rows),
-                                  breakdown, resolution(comps)))
+                                  breakdown, resolution(comps), workload_kind(wl.name, dict(wl.settings))))
     return views
 
 
