@@ -18,7 +18,7 @@ from plotly.subplots import make_subplots
 from pickfs.model import RunRecord, Trial
 from pickfs.report.recommend import REFERENCES, recommended
 from pickfs.report.text import fmt_value, pct, speed, speed_interval, verdict
-from pickfs.report.views import Row, WorkloadView
+from pickfs.report.views import FILE_TREE, Row, WorkloadView
 
 GOOD, BAD, SAME, BASE, UNSAFE, SAFE = "#2b8a3e", "#c92a2a", "#868e96", "#212529", "#e8590c", "#2b8a3e"
 BAND = "rgba(28,126,214,0.12)"
@@ -86,7 +86,7 @@ def forest_chart(view: WorkloadView, references: bool = False) -> go.Figure | No
 
     With references=False the candidates (the baseline among them) with the run's resolution as a band
     around 1; with references=True the in-memory and raw yardsticks apart, so they never set the scale."""
-    chosen = recommended(view) if view.commits else None
+    chosen = recommended(view)
     rows = [(r, speed_of(r, view)) for r in view.rows if r.primary.summary]
     rows = [(r, s) for r, s in rows if s is not None and is_reference(r) == references
             and (not references or r.cell.config.name != view.baseline)]
@@ -262,7 +262,7 @@ def phases_chart(view: WorkloadView) -> go.Figure | None:
     fig.update_layout(barmode="stack", title=f"{view.label}: phases on the time axis (median seconds each; "
                                              "the cache drop and preload between phases not counted)",
                       height=max(240, 140 + ROW_PX * len(rows)), margin={"l": 170},
-                      legend={"orientation": "h", "y": -0.3})
+                      legend={"orientation": "h", "y": -0.3, "traceorder": "normal"})
     fig.update_yaxes(autorange="reversed", type="category")
     fig.update_xaxes(title_text="seconds (lower is better)")
     return fig
@@ -290,15 +290,15 @@ def per_second(trial: Trial) -> list[float]:
 def device_chart(record: RunRecord, view: WorkloadView) -> go.Figure | None:
     """Whole runs (not sliced): the run nearest the median of each configuration, per second, next to the
     device's utilisation and the CPU's iowait; the throughput on a log axis so no configuration is flattened."""
-    if any(r.slice_s for r in view.rows):
-        return None
+    if any(r.slice_s for r in view.rows) or view.kind == FILE_TREE:
+        return None  # slices: the over-time chart; file trees: no per-second figure, their phases instead
+    medians = [(i, row, t) for i, row in enumerate(view.rows) if (t := _median_trial(record, row)) is not None]
+    if not any(per_second(t) for _, _, t in medians):
+        return None  # without a per-second figure, the monitors' panels alone are an empty-looking chart
     fig = make_subplots(rows=3, cols=1, shared_xaxes=True, vertical_spacing=0.07,
                         subplot_titles=("throughput per second (log scale)", "device utilisation", "CPU iowait"))
     drawn = False
-    for i, row in enumerate(view.rows):
-        t = _median_trial(record, row)
-        if t is None:
-            continue
+    for i, row, t in medians:
         per_s = per_second(t)
         name = row.cell.config.name
         style = {"name": name, "legendgroup": name, "line": {"color": PALETTE[i % len(PALETTE)]}}

@@ -27,7 +27,7 @@ margin:1rem 0;font-size:.9rem}th,td{padding:.3rem .6rem;border-bottom:1px solid 
 td.num{text-align:right;font-variant-numeric:tabular-nums}.risk{color:#e8590c}.dim{color:#868e96}.good{color:#2b8a3e}
 .bad{color:#c92a2a}.rec{background:#f1f3f5;padding:.8rem 1rem;border-left:4px solid #2b8a3e}
 .why{font-family:ui-monospace,monospace;font-size:.85rem;white-space:pre-wrap;background:#f8f9fa;padding:.6rem}
-.chart{min-height:380px}
+.chart{margin:.5rem 0}
 """
 
 _PROBE = """
@@ -123,7 +123,7 @@ def _values_table(view: WorkloadView) -> str:
 
 def _summary_table(view: WorkloadView) -> str:
     metric = view.rows[0].primary.metric if view.rows else None
-    chosen = recommended(view) if view.commits else None
+    chosen = recommended(view)
     unit = f"{metric.unit}, {direction(metric)}" if metric else ""
     head = (f"<tr><th>configuration</th><th>median ({_e(unit)})</th><th>{_e(INTERVAL_HEAD)}</th>"
             f"<th>sanitized mean</th><th>vs {_e(view.baseline or 'baseline')}</th><th>against the baseline (Holm)</th>"
