@@ -46,9 +46,10 @@ def runs(tmp_path_factory):
 
 
 def terminal(record, explain=False) -> str:
-    console = Console(width=250, record=True, file=open(os.devnull, "w"))
-    console.print(render_run(record, explain=explain))
-    return console.export_text()
+    with open(os.devnull, "w") as sink:
+        console = Console(width=250, record=True, file=sink)
+        console.print(render_run(record, explain=explain))
+        return console.export_text()
 
 
 def test_the_fixtures_are_real_runs(runs):
@@ -207,12 +208,13 @@ def test_pickfs_report_site_writes_the_pages(runs, tmp_path):
     out = tmp_path / "site"
     env = {**os.environ, "PICKFS_WORKDIR": str(tmp_path / "w")}
     r = subprocess.run([sys.executable, "-m", "pickfs", "report", "--site", str(out), "--results", str(runs["path"])],
-                       capture_output=True, text=True, env=env, timeout=120)
+                       capture_output=True, text=True, env=env, timeout=120, check=False)
     assert r.returncode == 0, r.stderr
     assert (out / "index.html").exists() and (out / PLOTLY_FILE).exists()
     assert len(list(out.glob("run-*.html"))) == len(runs["all"])
     bad = subprocess.run([sys.executable, "-m", "pickfs", "report", "--site", str(out / "index.html"), "--results",
-                          str(runs["path"])], capture_output=True, text=True, env=env, timeout=60)
+                          str(runs["path"])], capture_output=True, text=True, env=env, timeout=60,
+                         check=False)
     assert bad.returncode == 2 and "is a file, not a directory" in bad.stderr and "Traceback" not in bad.stderr
 
 

@@ -66,6 +66,11 @@ def speed_of(row: Row, view: WorkloadView) -> tuple[float, float, float] | None:
     return None
 
 
+def speeds(view: WorkloadView) -> list[tuple[Row, tuple[float, float, float]]]:
+    """Every configuration with figures and its speed against the baseline."""
+    return [(r, s) for r in view.rows if r.primary.summary and (s := speed_of(r, view)) is not None]
+
+
 def _colour(row: Row, view: WorkloadView) -> str:
     if row.cell.config.name == view.baseline:
         return BASE
@@ -87,8 +92,7 @@ def forest_chart(view: WorkloadView, references: bool = False) -> go.Figure | No
     With references=False the candidates (the baseline among them) with the run's resolution as a band
     around 1; with references=True the in-memory and raw yardsticks apart, so they never set the scale."""
     chosen = recommended(view)
-    rows = [(r, speed_of(r, view)) for r in view.rows if r.primary.summary]
-    rows = [(r, s) for r, s in rows if s is not None and is_reference(r) == references
+    rows = [(r, s) for r, s in speeds(view) if is_reference(r) == references
             and (not references or r.cell.config.name != view.baseline)]
     if not rows or (not references and len(rows) < 2):
         return None
@@ -145,8 +149,7 @@ def safety_chart(view: WorkloadView) -> go.Figure | None:
     if not view.commits:
         return None
     chosen = recommended(view)
-    rows = [(r, speed_of(r, view)) for r in view.rows if r.primary.summary]
-    rows = [(r, s) for r, s in rows if s is not None]
+    rows = speeds(view)
     if not rows:
         return None
     order = {lvl: i for i, lvl in enumerate(reversed(SAFETY_LEVELS))}
@@ -335,12 +338,16 @@ def crash_chart(views: Sequence[WorkloadView]) -> go.Figure | None:
         for r in v.rows:
             if r.crash and r.cell.config.name not in configs:
                 configs.append(r.cell.config.name)
-    z, text, hover = [], [], []
+    z: list[list[float | None]] = []
+    text: list[list[str]] = []
+    hover: list[list[str]] = []
     for name in configs:
-        zr, tr, hr = [], [], []
+        zr: list[float | None] = []
+        tr: list[str] = []
+        hr: list[str] = []
         for v in cols:
-            r = next((x for x in v.rows if x.cell.config.name == name and x.crash), None)
-            c = r.crash if r else None
+            found = next((x for x in v.rows if x.cell.config.name == name and x.crash), None)
+            c = found.crash if found else None
             if c is None or c.error or not c.tried:
                 zr.append(None)
                 tr.append("-" if c is None else "not run")

@@ -10,11 +10,31 @@ import plotly.graph_objects as go
 from plotly.offline import get_plotlyjs
 
 from pickfs.model import RunRecord
-from pickfs.report.charts import (crash_chart, device_chart, forest_chart, latency_chart, over_time_chart,
-                                  phases_chart, safety_chart)
+from pickfs.report.charts import (
+    crash_chart,
+    device_chart,
+    forest_chart,
+    latency_chart,
+    over_time_chart,
+    phases_chart,
+    safety_chart,
+)
 from pickfs.report.recommend import recommend, recommended
-from pickfs.report.text import (CRASH_COLUMNS, INTERVAL_HEAD, breakdown_cells, crash_cells, crash_model, direction,
-                                fmt_value, interval, method_lines, sanitized, status_detail, values_text, verdict)
+from pickfs.report.text import (
+    CRASH_COLUMNS,
+    INTERVAL_HEAD,
+    breakdown_cells,
+    crash_cells,
+    crash_model,
+    direction,
+    fmt_value,
+    interval,
+    method_lines,
+    sanitized,
+    status_detail,
+    values_text,
+    verdict,
+)
 from pickfs.report.views import WorkloadView, build_views, risk_legend
 
 _CONFIG = {"displaylogo": False, "responsive": True}

@@ -8,10 +8,22 @@ import time
 
 from pickfs.model import RunRecord
 from pickfs.report.recommend import recommend, recommended
-from pickfs.report.text import (CRASH_COLUMNS, INTERVAL_HEAD, breakdown_cells, crash_cells, crash_model, direction,
-                                fmt_value, interval, method_lines, sanitized, status_detail, values_text, verdict)
+from pickfs.report.text import (
+    CRASH_COLUMNS,
+    INTERVAL_HEAD,
+    breakdown_cells,
+    crash_cells,
+    crash_model,
+    direction,
+    fmt_value,
+    interval,
+    method_lines,
+    sanitized,
+    status_detail,
+    values_text,
+    verdict,
+)
 from pickfs.report.views import build_views, risk_legend
-
 
 # Characters that Markdown (CommonMark, GitHub's tables) would read as markup, escaped with a backslash.
 _MARKUP = re.compile(r"([\\`*_\[\]#|~!{}])")
@@ -50,7 +62,7 @@ def render_markdown(record: RunRecord) -> str:
         lines += [f"## {md_text(view.label)}", "", md_code(settings), ""]
         if view.measured:
             base = md_text(view.baseline or "baseline")
-            lines += [f"| configuration | median {md_text(unit)} ({direction(metric)}) | {INTERVAL_HEAD} | "
+            lines += [f"| configuration | median {md_text(unit)} ({direction(metric) if metric else ''}) | {INTERVAL_HEAD} | "
                       f"sanitized mean | vs {base} | against the baseline (Holm) | runs | notes |",
                       "|---|---:|---:|---:|---:|---|---:|---|"]
         chosen = recommended(view) if view.measured else None

@@ -9,13 +9,14 @@ import html
 import json
 import time
 from collections.abc import Sequence
+from itertools import pairwise
 from typing import Any
 
 import plotly.graph_objects as go
 from plotly.offline import get_plotlyjs
 
 from pickfs.model import RunRecord
-from pickfs.report.charts import PALETTE, ROW_PX, _log_axis, speed_of
+from pickfs.report.charts import PALETTE, ROW_PX, _log_axis, speeds
 from pickfs.report.comparison import pair_runs
 from pickfs.report.html import _CONFIG, page, render_html
 from pickfs.report.recommend import recommend
@@ -70,8 +71,7 @@ def comparison_chart(runs: Sequence[RunRecord], label: str) -> go.Figure | None:
         view = next((v for v in build_views(rec) if v.label == label), None)
         if view is None:
             continue
-        pts = [(r.cell.config.name, speed_of(r, view)) for r in view.rows if r.primary.summary]
-        pts = [(n, s) for n, s in pts if s is not None]
+        pts = [(r.cell.config.name, s) for r, s in speeds(view)]
         if not pts:
             continue
         lows.append(min(s[1] for _, s in pts))
@@ -113,7 +113,7 @@ def comparison_page(runs: Sequence[RunRecord]) -> str:
         if fig is not None:
             body = fig.to_html(full_html=False, include_plotlyjs=False, config=_CONFIG)
             parts.append(f'<div class="chart" data-chart="comparison">{body}</div>')
-    for a, b in zip(runs, runs[1:]):
+    for a, b in pairwise(runs):
         rows = []
         for p in pair_runs(a, b):
             c = p.comparison
@@ -123,7 +123,7 @@ def comparison_page(runs: Sequence[RunRecord]) -> str:
             if c is None:
                 what = "only in one run" if p.a is None or p.b is None else "too few runs"
             else:
-                higher = (p.a or p.b).primary.metric.higher_is_better
+                higher = p.a.primary.metric.higher_is_better if p.a else True  # compared: both are there
                 s = c.ratio if higher else 1 / c.ratio
                 what = f"{pct(s)} in B" + (f", p={c.p:.3f}" if c.p < 0.05 else f" (not significant, p={c.p:.2f})")
             rows.append(f"<tr><td>{_e(p.workload)}</td><td>{_e(p.config)}</td><td class=num>{_e(med(p.a))}</td>"

@@ -10,11 +10,23 @@ from rich.text import Text
 
 from pickfs.model import MetricDef, RunRecord
 from pickfs.report.recommend import recommend, recommended
-from pickfs.report.text import (CRASH_COLUMNS, INTERVAL_HEAD, breakdown_cells, crash_cells, crash_model, direction,
-                                fmt_seconds, fmt_value, interval, method_lines, sanitized, status_detail, values_text,
-                                verdict)
+from pickfs.report.text import (
+    CRASH_COLUMNS,
+    INTERVAL_HEAD,
+    breakdown_cells,
+    crash_cells,
+    crash_model,
+    direction,
+    fmt_seconds,
+    fmt_value,
+    interval,
+    method_lines,
+    sanitized,
+    status_detail,
+    values_text,
+    verdict,
+)
 from pickfs.report.views import Row, WorkloadView, build_views, risk_legend
-
 
 P99_METRICS = ("lat_p99", "sync_p99", "write_p99")
 

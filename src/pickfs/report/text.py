@@ -5,10 +5,10 @@ from __future__ import annotations
 import math
 
 from pickfs.model import MetricDef
+from pickfs.report.views import SIDE_BY_SIDE, WHOLE_RUNS, Row, WorkloadView
 from pickfs.stats.compare import Comparison
 from pickfs.stats.paired import PairedComparison
 from pickfs.stats.summary import log_interval
-from pickfs.report.views import SIDE_BY_SIDE, WHOLE_RUNS, Row, WorkloadView
 
 
 def fmt_seconds(value: float) -> str:
@@ -217,7 +217,7 @@ def crash_cells(view: WorkloadView) -> list[tuple[str, list[str], bool]]:
             out.append((r.cell.config.name, ["-"] * (len(CRASH_COLUMNS) - 1) + [c.error], False))
             continue
         m = c.metrics
-        n = lambda k: f"{int(m.get(k, 0)):,}"  # noqa: E731
+        n = lambda k: f"{int(m.get(k, 0)):,}"
         out.append((r.cell.config.name, [
             n("crash_states"), n("crash_states_lost"), n("crash_max_lost"), f"{m.get('crash_max_lost_s', 0):.2f} s",
             n("crash_unmountable"), n("crash_fsck_failed"), n("crash_db_failed"), n("crash_inconsistent"),

@@ -7,14 +7,28 @@ import statistics
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-from pickfs.model import Cell, Method, MetricDef, RunRecord, Summary, Trial, plan_from_dict
+from pickfs.model import (
+    Cell,
+    Method,
+    MetricDef,
+    RunRecord,
+    Summary,
+    Trial,
+    plan_from_dict,
+)
 from pickfs.report.explain import explain, monitor_summary
 from pickfs.risks import config_risks, short_flag, workload_risks
 from pickfs.stats import relative, summarize
 from pickfs.stats.anomalies import outliers
 from pickfs.stats.compare import Comparison, compare, compare_all
-from pickfs.stats.paired import (Obs, PairedComparison, paired_compare, paired_compare_all, primary_value,
-                                 resolution)
+from pickfs.stats.paired import (
+    Obs,
+    PairedComparison,
+    paired_compare,
+    paired_compare_all,
+    primary_value,
+    resolution,
+)
 from pickfs.stats.stopping import relative_half_width
 from pickfs.stats.summary import drift, trend
 
@@ -330,7 +344,7 @@ def comparisons_for(rows: list[Row], baseline: str) -> dict[str, Comparison]:
     return compare_all({r.cell.config.name: r.primary.values for r in rows if r.primary.values}, baseline)
 
 
-def pair(view: "WorkloadView", a: str, b: str) -> Comparison | None:
+def pair(view: WorkloadView, a: str, b: str) -> Comparison | None:
     """a against b (not Holm-corrected): paired in time when both were measured in rounds."""
     ra = next((r for r in view.rows if r.cell.config.name == a), None)
     rb = next((r for r in view.rows if r.cell.config.name == b), None)
