@@ -194,7 +194,7 @@ def breakdown_cells(view: WorkloadView) -> tuple[list[str], list[tuple[str, list
             if base_mv and base_mv.summary and base_mv.summary.median and r is not base:
                 text += f" ({100 * mv.summary.median / base_mv.summary.median:.0f})"
             cells.append(text)
-        out.append((f"{d.name} ({d.unit})" if d.unit != "s" else d.name, cells))
+        out.append((f"{d.name} ({d.unit}, {direction(d)})" if d.unit != "s" else f"{d.name} ({direction(d)})", cells))
     for label in SPACE_ROWS:
         if any(label in r.space for r in rows):
             head = label if label.startswith(("size", "free")) else f"space used {label}"
