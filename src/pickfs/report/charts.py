@@ -216,7 +216,7 @@ def latency_chart(view: WorkloadView) -> go.Figure | None:
         fig.update_yaxes(type="log", title_text="ms (log scale; lower is better)" if col == 1 else None,
                          row=1, col=col)
         fig.update_xaxes(title_text="percentile", row=1, col=col)
-    fig.update_layout(title=f"{view.label}: {' and '.join(t for _, t, _ in families)} as distributions (median "
+    fig.update_layout(title=f"{view.label}: {', '.join(t for _, t, _ in families)} as distributions (median "
                             "over the runs of each percentile)",
                       height=440)
     return fig
@@ -249,7 +249,7 @@ def over_time_chart(view: WorkloadView) -> go.Figure | None:
 def phases_chart(view: WorkloadView) -> go.Figure | None:
     """File trees: each configuration's phases one after the other on a time axis (median seconds)."""
     phases = [d for d in view.breakdown if d.unit == "s"]
-    if not phases:
+    if view.kind != FILE_TREE or not phases:  # other workloads' timed breakdowns are latencies, not phases
         return None
     rows = [r for r in view.rows if r.status == "ok"]
     fig = go.Figure()

@@ -88,12 +88,17 @@ def pct(s: float) -> str:
     return f"{1 - s:.0%} slower"
 
 
+def factor(x: float) -> str:
+    """A speed ratio as a factor: 0.15x, 2.6x, 37x, 120x."""
+    return f"{x:,.0f}x" if x >= 10 else f"{x:.2g}x"
+
+
 def speed_words(c: Comparison, higher_is_better: bool) -> str:
     """'16% faster [+9% to +24%]': the estimate and its 95% interval in speed, whatever the metric's direction;
     an interval reaching beyond half or twice the speed as factors of it ('2.0x as fast [1.5x to 2.7x]')."""
     s, lo, hi = speed_interval(c, higher_is_better)
     if lo < 0.5 or hi >= 2 or s >= 1.5:
-        return f"{pct(s)} [{lo:.2g}x to {hi:.2g}x]"
+        return f"{pct(s)} [{factor(lo)} to {factor(hi)}]"
     return f"{pct(s)} [{lo - 1:+.0%} to {hi - 1:+.0%}]"
 
 
