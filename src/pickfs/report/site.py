@@ -78,6 +78,7 @@ def comparison_chart(runs: Sequence[RunRecord], label: str) -> go.Figure | None:
         highs.append(max(s[2] for _, s in pts))
         fig.add_trace(go.Scatter(
             x=[s[0] for _, s in pts], y=[n for n, _ in pts], mode="markers", name=f"{rec.id} ({_when(rec.created)})",
+            orientation="h",
             marker={"size": 11, "color": PALETTE[i % len(PALETTE)]},
             error_x={"type": "data", "symmetric": False, "array": [s[2] - s[0] for _, s in pts],
                      "arrayminus": [s[0] - s[1] for _, s in pts]},
@@ -90,8 +91,9 @@ def comparison_chart(runs: Sequence[RunRecord], label: str) -> go.Figure | None:
                                                                       "(log scale; right is faster)")
     fig.update_yaxes(autorange="reversed", type="category")
     fig.update_layout(template="plotly_white", title=f"{label}: each run's ratios, 95% intervals",
-                      height=max(260, 160 + ROW_PX * len(configs)), margin={"l": 170},
-                      legend={"orientation": "h", "y": -0.3})
+                      height=max(300, 200 + ROW_PX * len(configs) * len(fig.data) // 2), margin={"l": 170, "t": 110},
+                      scattermode="group", scattergap=0.4,  # each run on its own line within a configuration's row
+                      legend={"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 0})
     return fig
 
 
