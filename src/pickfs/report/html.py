@@ -232,7 +232,8 @@ def render_html(record: RunRecord, plotly: str | None = INLINE) -> str:
         why = [f"{r.cell.config.name}:\n" + "\n".join(f"  {line}" for line in r.explanation)
                for r in view.rows if r.explanation]
         if why:
-            parts.append(f"<h3>Why</h3><div class=why>{_e(chr(10).join(why))}</div>")
+            parts.append(f"<details><summary><b>Why</b> <span class=dim>(what the monitors saw, per configuration)"
+                         f"</span></summary><div class=why>{_e(chr(10).join(why))}</div></details>")
     crash = crash_chart(views)
     if crash is not None:
         parts.append("<h2>Crash tests</h2>" + _fig_html(crash, "crash"))
