@@ -17,7 +17,7 @@ from plotly.subplots import make_subplots
 
 from pickfs.model import RunRecord, Trial
 from pickfs.report.recommend import REFERENCES, recommended
-from pickfs.report.text import fmt_value, pct, speed, speed_interval, verdict
+from pickfs.report.text import direction, fmt_value, pct, speed, speed_interval, verdict
 from pickfs.report.views import FILE_TREE, Row, WorkloadView
 
 GOOD, BAD, SAME, BASE, UNSAFE, SAFE = "#2b8a3e", "#c92a2a", "#868e96", "#212529", "#e8590c", "#2b8a3e"
@@ -239,7 +239,7 @@ def over_time_chart(view: WorkloadView) -> go.Figure | None:
             hovertext=[f"{r.cell.config.name}, block {o.block}, round {o.round}: {fmt_value(o.value, metric)}"
                        for o in pts], hoverinfo="text"))
     how = "slice" if any(r.slice_s for r in view.rows) else "run"
-    fig.update_yaxes(type="log", title_text=f"{metric.unit} per {how} (log scale)")
+    fig.update_yaxes(type="log", title_text=f"{metric.unit} per {how} (log scale; {direction(metric)})")
     fig.update_xaxes(title_text="seconds since the first measured " + how)
     fig.update_layout(title=f"{view.label}: every {how} at its moment (the configurations move together "
                             "with the host)", height=440)

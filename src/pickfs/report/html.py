@@ -35,7 +35,7 @@ from pickfs.report.text import (
     values_text,
     verdict,
 )
-from pickfs.report.views import WorkloadView, build_views, risk_legend
+from pickfs.report.views import ONE_AT_A_TIME, WorkloadView, build_views, risk_legend
 
 _CONFIG = {"displaylogo": False, "responsive": True}
 INLINE = "inline"
@@ -205,13 +205,16 @@ def render_html(record: RunRecord, plotly: str | None = INLINE) -> str:
     """The whole page; plotly.js inline (one self-contained file) or from a file beside it (the site)."""
     views = build_views(record)
     method = record.plan.get("method", {})
-    sliced = any(r.slice_s for v in views for r in v.rows)
-    how = ("configurations measured side by side (each workload's method is stated under its recommendation)"
-           if sliced else f"{method.get('runs')} measured runs per configuration after {method.get('warmup')} "
-           "warm-up, each on a freshly made filesystem")
+    hows = {r.how for v in views for r in v.rows if r.how}
+    if hows - {ONE_AT_A_TIME}:
+        how = ("configurations measured side by side, or whole runs alternated in rounds (each workload's method "
+               "is stated above its table)")
+    else:
+        how = (f"{method.get('runs')} measured runs per configuration after {method.get('warmup')} warm-up, each on "
+               "a freshly made filesystem")
     parts = [f"<h1>pickfs run {_e(record.id)}</h1>",
-             f"<p class=dim>{_e(time.strftime('%Y-%m-%d %H:%M', time.localtime(record.created)))}, "
-             f"{_e(record.host.get('hostname', '?'))}, status {_e(record.status)}; {_e(how)}.</p>",
+             (f"<p class=dim>{_e(time.strftime('%Y-%m-%d %H:%M', time.localtime(record.created)))}, "
+              f"{_e(record.host.get('hostname', '?'))}, status {_e(record.status)}; {_e(how)}.</p>"),
              _answer(views)]
     for w in record.plan.get("warnings", []):
         parts.append(f'<p class="risk">warning: {_e(w)}</p>')
