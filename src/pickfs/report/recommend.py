@@ -100,6 +100,12 @@ def tie_break(tied: list[Row], view: WorkloadView) -> tuple[Row, str]:
         why = f"it is a current filesystem, where {runner.cell.config.fstype} is a legacy format"
     elif settings_changed(best) < settings_changed(runner):
         why = "it changes the fewest settings from the filesystem's defaults"
+    elif any(_score(r, view) > _score(best, view) for r in tied):
+        faster = [r for r in tied if _score(r, view) > _score(best, view)]
+        what = ("a legacy format" if all(legacy(r) and settings_changed(r) <= settings_changed(best) for r in faster)
+                else "more changed settings")
+        why = (f"its estimate is the highest of those as plain as it; "
+               f"{', '.join(r.cell.config.name for r in faster)} ({what}) measured higher, not significantly")
     else:
         why = "its estimate is the highest, though not significantly"
     return best, why
