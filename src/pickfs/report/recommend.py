@@ -148,8 +148,8 @@ def recommend(view: WorkloadView) -> list[str]:
         return [f"{view.label}: nothing was measured, so there is nothing to recommend."]
     picked = choice(view)
     if picked is None:
-        return [f"{view.label}: every configuration measured has a setting that can lose {_lost(view)} "
-                "on a power cut; add one with safe settings (such as plain ext4 or xfs) to compare."]
+        return [(f"{view.label}: every configuration measured has a setting that can lose {_lost(view)} "
+                 "on a power cut; add one with safe settings (such as plain ext4 or xfs) to compare.")]
     safe = [r for r in rows if not r.unsafe]
     higher = rows[0].primary.metric.higher_is_better
     tied, chosen, why = picked
