@@ -62,8 +62,9 @@ def render_markdown(record: RunRecord) -> str:
         lines += [f"## {md_text(view.label)}", "", md_code(settings), ""]
         if view.measured:
             base = md_text(view.baseline or "baseline")
-            lines += [f"| configuration | median {md_text(unit)} ({direction(metric) if metric else ''}) | {INTERVAL_HEAD} | "
-                      f"sanitized mean | vs {base} | against the baseline (Holm) | runs | notes |",
+            better = direction(metric) if metric else ""
+            lines += [(f"| configuration | median {md_text(unit)} ({better}) | {INTERVAL_HEAD} | "
+                       f"sanitized mean | vs {base} | against the baseline (Holm) | runs | notes |"),
                       "|---|---:|---:|---:|---:|---|---:|---|"]
         chosen = recommended(view) if view.measured else None
         for r in view.rows if view.measured else ():

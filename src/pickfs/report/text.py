@@ -222,7 +222,9 @@ def crash_cells(view: WorkloadView) -> list[tuple[str, list[str], bool]]:
             out.append((r.cell.config.name, ["-"] * (len(CRASH_COLUMNS) - 1) + [c.error], False))
             continue
         m = c.metrics
-        n = lambda k: f"{int(m.get(k, 0)):,}"
+
+        def n(k: str, m: dict[str, float] = m) -> str:
+            return f"{int(m.get(k, 0)):,}"
         out.append((r.cell.config.name, [
             n("crash_states"), n("crash_states_lost"), n("crash_max_lost"), f"{m.get('crash_max_lost_s', 0):.2f} s",
             n("crash_unmountable"), n("crash_fsck_failed"), n("crash_db_failed"), n("crash_inconsistent"),
