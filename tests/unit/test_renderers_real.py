@@ -240,3 +240,15 @@ def test_latency_is_drawn_as_distributions_with_fsync_apart(runs):
         assert trace.y[0] == pytest.approx(row.metric(f"{prefix}_p50").summary.median * 1000)
     kinds = [k for k, _ in charts_for(runs["fio"], view)]
     assert "safety" not in kinds and "phases" not in kinds and "latency" in kinds
+
+
+def test_json_has_the_log_interval_df_figures_and_the_recommendation(runs):
+    from pickfs.report.json_export import run_to_dict
+
+    doc = run_to_dict(runs["trees"][0])
+    for cell in doc["cells"]:
+        lo, gm, hi = (cell["log_interval"][k] for k in ("low", "geometric_mean", "high"))
+        assert 0 < lo < gm < hi
+        assert 0 < cell["free_bytes"] < cell["filesystem_size_bytes"]
+        assert cell["workload_kind"] == FILE_TREE
+    assert sum(c["recommended"] for c in doc["cells"]) == 1

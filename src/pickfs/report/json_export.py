@@ -13,6 +13,7 @@ from pickfs.report.views import build_views, summary_dict
 from pickfs.stats.summary import log_interval
 
 SCHEMA = "pickfs.run/1"
+DF_KEYS = ("size of the filesystem", "free with the data in place")
 
 
 def run_to_dict(record: RunRecord) -> dict[str, Any]:
@@ -55,7 +56,10 @@ def run_to_dict(record: RunRecord) -> dict[str, Any]:
                 "notes": list(row.notes),
                 "explanation": list(row.explanation),
                 "monitors": row.monitors,
-                "space_used_bytes": row.space,
+                "space_used_bytes": {k: v for k, v in row.space.items() if k not in DF_KEYS},
+                # as df counts them, once the workload's data is in place
+                "filesystem_size_bytes": row.space.get("size of the filesystem"),
+                "free_bytes": row.space.get("free with the data in place"),
                 "crash": None if row.crash is None else {
                     "verdict": row.crash.verdict(), "lost_any": row.crash.lost_any, "metrics": row.crash.metrics,
                     "states": list(row.crash.states), "model": row.crash.model, "error": row.crash.error},
