@@ -69,9 +69,9 @@ def _beaten(view: WorkloadView, rows: list[Row], higher: bool) -> set[str]:
                 agree = (ab.ratio > 1) == (ba.ratio < 1)
                 tests.append((a.cell.config.name, b.cell.config.name, ab, max(ab.p, ba.p) if agree else 1.0))
     out = set()
-    for (a, b, c, _), p in zip(tests, holm([p for *_, p in tests])):
+    for (first, second, c, _), p in zip(tests, holm([p for *_, p in tests])):
         if p < ALPHA:
-            out.add(b if _speedup(c, higher)[0] > 1 else a)
+            out.add(second if _speedup(c, higher)[0] > 1 else first)
     return out
 
 
@@ -93,7 +93,7 @@ def tie_break(tied: list[Row], view: WorkloadView) -> tuple[Row, str]:
                                          legacy(r), settings_changed(r), -_score(r, view)))
     best, runner = ranked[0], ranked[1]
     if crash_clean(best) and not crash_clean(runner):
-        why = f"it is the safest of them ({best.crash.verdict()} of a crash test)"
+        why = f"it is the safest of them ({best.crash.verdict() if best.crash else ''} of a crash test)"
     elif is_distribution_default(best.cell.config) and not is_distribution_default(runner.cell.config):
         why = "it is the distribution's default (plain ext4): nothing to tune or to explain"
     elif not legacy(best) and legacy(runner):
@@ -184,7 +184,8 @@ def recommend(view: WorkloadView) -> list[str]:
     if unsafe:
         r = unsafe[0]
         c = pair(view, r.cell.config.name, chosen.cell.config.name)
-        risks = "; ".join([*r.risks, *([f"crash test: {r.crash.verdict()}"] if r.crash_lost else [])])
+        risks = "; ".join([*r.risks, *([f"crash test: {r.crash.verdict()}"] if r.crash is not None and r.crash_lost
+                                       else [])])
         if c is not None and c.p < ALPHA:
             out.append(f"{r.cell.config.name} would be {_x(c, higher)} against {chosen.cell.config.name}, "
                        f"at a price: {risks}.")

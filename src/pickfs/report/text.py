@@ -160,10 +160,11 @@ def method_lines(view: WorkloadView) -> list[str]:
                    f"({lo:.0%}-{hi:.0%} by configuration)")
     comps = [r.comparison for r in view.rows if isinstance(r.comparison, PairedComparison) and r.comparison.blocks > 1]
     if comps:
-        blocks = sum(c.block_share for c in comps) / len(comps)
-        rounds = sum(c.round_share for c in comps) / len(comps)
-        out.append(f"variance of the ratios: {blocks:.0%} between blocks (one mkfs against the next), {rounds:.0%} "
-                   f"between rounds (one moment against the next), {1 - blocks - rounds:.0%} slice to slice")
+        between_blocks = sum(c.block_share for c in comps) / len(comps)
+        between_rounds = sum(c.round_share for c in comps) / len(comps)
+        out.append(f"variance of the ratios: {between_blocks:.0%} between blocks (one mkfs against the next), "
+                   f"{between_rounds:.0%} between rounds (one moment against the next), "
+                   f"{1 - between_blocks - between_rounds:.0%} slice to slice")
     stalled = sum(r.comparison.stalled for r in view.rows if isinstance(r.comparison, PairedComparison))
     if stalled:
         out.append(f"{stalled} slice(s) measured nothing at all (a stall) and are left out of the ratios")

@@ -233,11 +233,11 @@ def _row(record: RunRecord, cell: Cell, defs: tuple[MetricDef, ...], method: Met
     if primary.summary and primary.summary.n > 1 and not t_sliced(measured):
         if primary.summary.cv > NOISY_CV:
             notes.append(f"noisy (CV {primary.summary.cv:.0%})")
-        d = drift(primary.values)
+        change = drift(primary.values)
         tau, p = trend(primary.values)
-        if abs(d) > DRIFT_NOTE and p < TREND_P:
+        if abs(change) > DRIFT_NOTE and p < TREND_P:
             direction = "up" if tau > 0 else "down"
-            notes.append(f"runs 1-{len(primary.values)} trend {direction} ({d:+.0%} first to last, "
+            notes.append(f"runs 1-{len(primary.values)} trend {direction} ({change:+.0%} first to last, "
                          f"Kendall p={p:.2f}): not in steady state")
         for i in outliers(primary.values):
             notes.append(f"run {i + 1} is an outlier ({primary.values[i]:,.0f}; median {primary.summary.median:,.0f}): "
@@ -318,7 +318,7 @@ def build_views(record: RunRecord) -> list[WorkloadView]:
                             comparison=comparisons.get(r.cell.config.name)) for r in rows]
         wanted = _workload_entry(record, wl.label).get("breakdown", [])
         breakdown = tuple(d for d in defs if d.name in wanted
-                          and any(r.metric(d.name) and r.metric(d.name).summary for r in rows))
+                          and any((mv := r.metric(d.name)) is not None and mv.summary for r in rows))
         comps = {r.cell.config.name: r.comparison for r in rows if r.comparison is not None}
         views.append(WorkloadView(wl.label, wl.name, dict(wl.settings), base_name if base else None, tuple(rows),
                                   breakdown, resolution(comps), workload_kind(wl.name, dict(wl.settings))))
