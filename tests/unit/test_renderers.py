@@ -93,3 +93,27 @@ def test_renderers_agree_on_verdicts_and_do_not_repeat_the_status(store):
         assert "50% slower [0.39x to 0.64x]" in text, name  # xfs: beyond half the speed, as factors
         assert "unavailable: unavailable" not in text, name
         assert "kernel has no jfs" in text, name
+
+
+def test_factors_read_one_way_whatever_the_metrics_direction():
+    from pickfs.report.text import pct, speed_words
+    from pickfs.stats.compare import Comparison
+
+    assert pct(1.16) == "16% faster" and pct(0.75) == "25% slower" and pct(2.5) == "2.50x as fast"
+    assert pct(27.5) == "27.5x as fast" and pct(1.001) == "the same speed"
+    # a time 0.86 of the baseline's is 16% faster, never "0.86x"
+    time_ratio = Comparison(0.86, 0.80, 0.93, 0.01)
+    assert speed_words(time_ratio, higher_is_better=False) == "16% faster [+8% to +25%]"
+    rate_ratio = Comparison(0.86, 0.80, 0.93, 0.01)
+    assert speed_words(rate_ratio, higher_is_better=True) == "14% slower [-20% to -7%]"
+    assert speed_words(Comparison(2.35, 0.15, 37.0, 0.3), True) == "2.35x as fast [0.15x to 37x]"
+
+
+def test_log_interval_stays_positive_where_the_t_interval_goes_below_zero():
+    from pickfs.stats.summary import log_interval, mean_confidence_interval
+
+    values = [40.0, 700.0]  # two runs far apart: issue 19's -330 tx/s
+    assert mean_confidence_interval(values)[0] < 0
+    gm, lo, hi = log_interval(values)
+    assert 0 < lo < gm < hi and gm == pytest.approx((40 * 700) ** 0.5)
+    assert log_interval([1.0, 0.0, 2.0]) is None and log_interval([5.0]) is None
