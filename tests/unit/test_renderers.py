@@ -28,8 +28,8 @@ def test_recommendation_names_ties(store):
     [view] = build_views(store.load(fill(store, make_plan(), values=values)))
     rec = recommend(view)[0]
     # ext4 and xfs cannot be told apart: ext4 wins the tie as the distribution's default, and says so
-    assert rec.startswith("sqlite-tpcb: ext4, xfs are tied for the fastest") or \
-        rec.startswith("sqlite-tpcb: xfs, ext4 are tied for the fastest")
+    assert rec.startswith(("sqlite-tpcb: ext4, xfs are tied for the fastest",
+                           "sqlite-tpcb: xfs, ext4 are tied for the fastest"))
     assert "use ext4, because it is the distribution's default" in rec
 
 
@@ -84,8 +84,9 @@ def test_renderers_agree_on_verdicts_and_do_not_repeat_the_status(store):
     from pickfs.report.terminal import render_run
 
     record = store.load(fill(store, make_plan()))
-    console = Console(width=300, record=True, file=open(os.devnull, "w"))
-    console.print(render_run(record))
+    with open(os.devnull, "w") as sink:
+        console = Console(width=300, record=True, file=sink)
+        console.print(render_run(record))
     outputs = {"terminal": console.export_text(), "markdown": render_markdown(record), "html": render_html(record)}
     outputs["markdown"] = outputs["markdown"].replace("\\[", "[").replace("\\]", "]")
     for name, text in outputs.items():
