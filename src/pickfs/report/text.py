@@ -55,6 +55,9 @@ def interval(row: Row) -> str:
     if est is None:  # a zero among the values: the plain Student-t interval
         return f"{fmt_value(s.mean, m)} [{fmt_value(s.ci_low, m)} to {fmt_value(s.ci_high, m)}]"
     gm, lo, hi = est
+    if m.unit == "s":  # all three in the estimate's unit, named once
+        unit, scale = ("µs", 1e6) if gm < 1e-3 else ("ms", 1e3) if gm < 1 else ("s", 1.0)
+        return f"{gm * scale:.3g} [{lo * scale:.3g} to {hi * scale:.3g}] {unit}"
     return f"{fmt_value(gm, m)} [{fmt_value(lo, m)} to {fmt_value(hi, m)}]"
 
 
