@@ -6,6 +6,7 @@ fragments. Made with (PICKFS_WORKDIR of one's own, under the disk lock):
                                  # synchronous FULL and OFF; 75 s per workload; crash test, 4 states, 1.5 s
     pickfs run --plan tree.toml  # tree (generated, 3,000 files) on ext4 and xfs, 3 whole runs each, twice
     pickfs run --plan fio.toml   # fileio (128 MiB in 4 files) on ext4, ext4-nobarrier, xfs side by side, 45 s
+    pickfs run --max-time 2m     # the default job: sqlite-tpcb on every preset side by side
 
 (the plans are in tests/data/real-runs.md).
 """
@@ -252,3 +253,15 @@ def test_json_has_the_log_interval_df_figures_and_the_recommendation(runs):
         assert 0 < cell["free_bytes"] < cell["filesystem_size_bytes"]
         assert cell["workload_kind"] == FILE_TREE
     assert sum(c["recommended"] for c in doc["cells"]) == 1
+
+
+def test_default_job_ratio_chart_is_not_flattened_by_tmpfs(runs):
+    record = next(r for r in runs["all"] if len(r.plan["configs"]) == 12)
+    [view] = build_views(record)
+    main = forest_chart(view)
+    speeds = list(main.data[0].x)
+    assert len(speeds) == 11  # every disk configuration, tmpfs apart
+    tmpfs = next(r for r in view.rows if r.cell.config.name == "tmpfs")
+    assert tmpfs.comparison.ratio > 3 * max(speeds)  # it would have set the scale
+    lo, hi = main.layout.xaxis.range
+    assert 10 ** hi < tmpfs.comparison.ratio  # and does not

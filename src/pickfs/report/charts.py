@@ -213,7 +213,7 @@ def latency_chart(view: WorkloadView) -> go.Figure | None:
                 fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines+markers", name=name, legendgroup=name,
                                          showlegend=col == 1, line={"color": PALETTE[i % len(PALETTE)]}),
                               row=1, col=col)
-        fig.update_yaxes(type="log", title_text="ms (log scale; lower is better)" if col == 1 else None,
+        fig.update_yaxes(type="log", dtick="D2", title_text="ms (log scale; lower is better)" if col == 1 else None,
                          row=1, col=col)
         fig.update_xaxes(title_text="percentile", row=1, col=col)
     fig.update_layout(title=f"{view.label}: {', '.join(t for _, t, _ in families)} as distributions (median "
@@ -239,7 +239,7 @@ def over_time_chart(view: WorkloadView) -> go.Figure | None:
             hovertext=[f"{r.cell.config.name}, block {o.block}, round {o.round}: {fmt_value(o.value, metric)}"
                        for o in pts], hoverinfo="text"))
     how = "slice" if any(r.slice_s for r in view.rows) else "run"
-    fig.update_yaxes(type="log", title_text=f"{metric.unit} per {how} (log scale; {direction(metric)})")
+    fig.update_yaxes(type="log", dtick="D2", title_text=f"{metric.unit} per {how} (log scale; {direction(metric)})")
     fig.update_xaxes(title_text="seconds since the first measured " + how)
     fig.update_layout(title=f"{view.label}: every {how} at its moment (the configurations move together "
                             "with the host)", height=440)
@@ -319,7 +319,7 @@ def device_chart(record: RunRecord, view: WorkloadView) -> go.Figure | None:
                           row=3, col=1)
     if not drawn:
         return None
-    fig.update_yaxes(type="log", row=1, col=1)
+    fig.update_yaxes(type="log", dtick="D2", row=1, col=1)
     fig.update_yaxes(tickformat=".0%", row=2, col=1)
     fig.update_yaxes(tickformat=".0%", row=3, col=1)
     fig.update_xaxes(title_text="seconds into the measured run (the run nearest the median)", row=3, col=1)
