@@ -263,5 +263,5 @@ def test_default_job_ratio_chart_is_not_flattened_by_tmpfs(runs):
     assert len(speeds) == 11  # every disk configuration, tmpfs apart
     tmpfs = next(r for r in view.rows if r.cell.config.name == "tmpfs")
     assert tmpfs.comparison.ratio > 3 * max(speeds)  # it would have set the scale
-    lo, hi = main.layout.xaxis.range
+    _, hi = main.layout.xaxis.range
     assert 10 ** hi < tmpfs.comparison.ratio  # and does not
