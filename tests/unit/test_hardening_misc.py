@@ -194,7 +194,7 @@ def test_markdown_escapes_labels_and_notes(tmp_path):
     assert not any(line.startswith("# x") for line in text.splitlines())
     assert "## \\# x &lt;script&gt;" in text
     [row] = [line for line in text.splitlines() if line.startswith("| ext4 |")]
-    assert row.replace("\\|", "").count("|") == 8  # 7 columns: the note's pipe is escaped
+    assert row.replace("\\|", "").count("|") == 9  # 8 columns (sanitized mean added): the note's pipe is escaped
     assert "a \\| b \\#\\# c \\[l\\](http://x) \\`t\\`" in row
 
 

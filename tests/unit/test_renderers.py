@@ -18,8 +18,9 @@ def test_recommendation_picks_the_fastest_safe_config_and_prices_the_unsafe_one(
     text = " ".join(recommend(view))
     assert text.startswith("sqlite-tpcb: use ext4 (1,000 tx/s, median of 3 runs): significantly faster than every "
                            "other configuration with no setting known to lose acknowledged commits")
-    assert "the next best, xfs" in text
-    assert "ext4-nobarrier would be 2.0" in text and "as fast, at a price: nobarrier" in text
+    assert "1.99x as fast [1.6x to 2.6x] against the next best, xfs" in text
+    # factors as speed, in words that cannot be misread: 2.01x as fast, never a bare "x2.01"
+    assert "ext4-nobarrier would be 2.01x as fast [1.5x to 2.6x] against ext4, at a price: nobarrier" in text
 
 
 def test_recommendation_names_ties(store):
@@ -27,15 +28,17 @@ def test_recommendation_names_ties(store):
     [view] = build_views(store.load(fill(store, make_plan(), values=values)))
     rec = recommend(view)[0]
     # ext4 and xfs cannot be told apart: ext4 wins the tie as the distribution's default, and says so
-    assert rec.startswith("sqlite-tpcb: ext4, xfs are tied for the fastest") or \
-        rec.startswith("sqlite-tpcb: xfs, ext4 are tied for the fastest")
+    assert rec.startswith(("sqlite-tpcb: ext4, xfs are tied for the fastest",
+                           "sqlite-tpcb: xfs, ext4 are tied for the fastest"))
     assert "use ext4, because it is the distribution's default" in rec
 
 
 def test_markdown_has_the_table_and_recommendation(store):
     md = render_markdown(store.load(fill(store, make_plan())))
-    assert "| configuration | median tx/s |" in md
+    assert "| configuration | median tx/s (higher is better) | geo. mean [95% interval] | sanitized mean |" in md
     assert "| ext4-nobarrier | 2,000 |" in md and "⚠ nobarrier" in md
+    assert "| **★ ext4** | 1,000 |" in md  # the recommended configuration, marked
+    assert "- ext4-nobarrier: 2,000 2,100 1,900" in md  # every run's figure, in order
     assert "**Recommendation.** sqlite-tpcb: use ext4" in md
     assert "| jfs | - |" in md and "unavailable" in md
 
@@ -81,10 +84,37 @@ def test_renderers_agree_on_verdicts_and_do_not_repeat_the_status(store):
     from pickfs.report.terminal import render_run
 
     record = store.load(fill(store, make_plan()))
-    console = Console(width=300, record=True, file=open(os.devnull, "w"))
-    console.print(render_run(record))
+    with open(os.devnull, "w") as sink:
+        console = Console(width=300, record=True, file=sink)
+        console.print(render_run(record))
     outputs = {"terminal": console.export_text(), "markdown": render_markdown(record), "html": render_html(record)}
+    outputs["markdown"] = outputs["markdown"].replace("\\[", "[").replace("\\]", "]")
     for name, text in outputs.items():
-        assert "faster ×2.01" in text, name  # ext4-nobarrier against ext4 (geometric means)
+        assert "2.01x as fast [1.5x to 2.6x] p=0.014" in text, name  # ext4-nobarrier against ext4 (geometric means)
+        assert "50% slower [0.39x to 0.64x]" in text, name  # xfs: beyond half the speed, as factors
         assert "unavailable: unavailable" not in text, name
         assert "kernel has no jfs" in text, name
+
+
+def test_factors_read_one_way_whatever_the_metrics_direction():
+    from pickfs.report.text import pct, speed_words
+    from pickfs.stats.compare import Comparison
+
+    assert pct(1.16) == "16% faster" and pct(0.75) == "25% slower" and pct(2.5) == "2.50x as fast"
+    assert pct(27.5) == "27.5x as fast" and pct(1.001) == "the same speed"
+    # a time 0.86 of the baseline's is 16% faster, never "0.86x"
+    time_ratio = Comparison(0.86, 0.80, 0.93, 0.01)
+    assert speed_words(time_ratio, higher_is_better=False) == "16% faster [+8% to +25%]"
+    rate_ratio = Comparison(0.86, 0.80, 0.93, 0.01)
+    assert speed_words(rate_ratio, higher_is_better=True) == "14% slower [-20% to -7%]"
+    assert speed_words(Comparison(2.35, 0.15, 37.0, 0.3), True) == "2.35x as fast [0.15x to 37x]"
+
+
+def test_log_interval_stays_positive_where_the_t_interval_goes_below_zero():
+    from pickfs.stats.summary import log_interval, mean_confidence_interval
+
+    values = [40.0, 700.0]  # two runs far apart: issue 19's -330 tx/s
+    assert mean_confidence_interval(values)[0] < 0
+    gm, lo, hi = log_interval(values)
+    assert 0 < lo < gm < hi and gm == pytest.approx((40 * 700) ** 0.5)
+    assert log_interval([1.0, 0.0, 2.0]) is None and log_interval([5.0]) is None

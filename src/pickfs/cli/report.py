@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-
 from collections.abc import Callable
 from pathlib import Path
 
@@ -94,16 +93,54 @@ def export_targets(o: dict) -> dict[str, Path | None]:
     return {fmt: o.get(f"{fmt}_path") for fmt in FORMATS}
 
 
+def check_site_dir(path: Path) -> None:
+    """The site's directory is a directory that can be written, or can be made in one that exists."""
+    from pickfs.errors import PlanError
+
+    text = str(path)
+    if not text or has_control(text):
+        raise PlanError(f"--site {text!r} is not a directory name", "e.g. --site report-site")
+    if path.exists() and not path.is_dir():
+        raise PlanError(f"--site {path} is a file, not a directory", f"name a directory, e.g. --site {path}.d")
+    parent = path if path.exists() else path.parent
+    if not parent.is_dir():
+        raise PlanError(f"--site {path}: the directory {parent} does not exist",
+                        f"create it first (mkdir -p {parent})")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise PlanError(f"--site {path} cannot be written (permission denied)", "name a directory you can write to")
+
+
+def write_site(store, path: Path) -> None:
+    from pickfs.report.site import build_site
+
+    records = [store.load(r.id) for r in store.list_runs()]
+    path.mkdir(exist_ok=True)
+    files = build_site(records)
+    for name, text in files.items():
+        (path / name).write_text(text)
+    console.info(f"site of {len(records)} run(s) written to {path / 'index.html'}")
+
+
 @click.command("report")
 @click.argument("run", default="latest")
+@click.option("--explain", is_flag=True, help="every configuration's full explanation (by default one line for "
+              "each that matters: the significant ones and the recommended)")
+@click.option("--site", "site", type=click.Path(path_type=Path),
+              help="write every run of the results store as a static site in this directory: an index, a page "
+                   "per run, a comparison page per plan run more than once")
 @with_exports
 @workdir_option
 @results_option
-def command(run: str, workdir: str, results_path, **o) -> None:
+def command(run: str, explain: bool, site: Path | None, workdir: str, results_path, **o) -> None:
     """Show a saved run (an id, a unique prefix, or 'latest'), or a fleet run (fleet-...): its machines compared."""
     targets = export_targets(o)
     check_export_targets(targets)
     store = open_store(workdir, results_path)
+    if site is not None:
+        check_site_dir(site)
+        write_site(store, site)
+        if not any(targets.values()):
+            return
     # --- fleet (issue 16): a fleet run's hosts compared, as its own page
     if store.is_fleet(run):
         from pickfs.cli.fleet import report_fleet
@@ -113,5 +150,5 @@ def command(run: str, workdir: str, results_path, **o) -> None:
     # --- end fleet
     record = store.load(run)
     if not any(str(p) == "-" for p in targets.values() if p):
-        console.show(render_run(record))
+        console.show(render_run(record, explain=explain))
     write_exports(record, targets)

@@ -277,6 +277,8 @@ class CliObserver:
 @click.option("--seed", type=int, help="seed of the rounds' random order [from the run id]")
 @click.option("--crash-states", type=int, help="also crash-test each cell over this many power-cut states")
 @click.option("--resume", help="continue an interrupted run (its id), keeping every finished trial")
+@click.option("--explain", is_flag=True, help="every configuration's full explanation after the tables (by default "
+              "one line for each that matters)")
 @click.option("--dry-run", is_flag=True,
               help="validate the plan and show the matrix, what this machine lacks and the time it would take; "
                    "create nothing")
@@ -377,7 +379,7 @@ def execute_plan(plan: Plan, o: dict[str, Any], store: ResultStore | None = None
             raise SystemExit(EXIT_INTERRUPTED) from None
     store.set_status(run_id, "complete")
     record = store.load(run_id)
-    console.show(render_run(record))
+    console.show(render_run(record, explain=bool(o.get("explain"))))
     write_exports(record, export_targets(o))
     console.info(f"saved as run {run_id} in {store.path}; re-render with: pickfs report {run_id}")
 

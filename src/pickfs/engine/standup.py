@@ -50,6 +50,9 @@ def stand_up(stack: ExitStack, plan: Plan, ledger: Ledger, store: ResultStore, r
         os.sync()
         prep_metrics["space_mkfs_bytes"] = float(prov.info.space_used_bytes or 0)
         prep_metrics["space_prepared_bytes"] = float(space_used(prov.info.mountpoint))
+        st = os.statvfs(prov.info.mountpoint)  # the filesystem's size and what is left for users (df)
+        prep_metrics["space_size_bytes"] = float(st.f_blocks * st.f_frsize)
+        prep_metrics["space_free_bytes"] = float(st.f_bavail * st.f_frsize)
     store.save_trial(Trial(run_id=run_id, cell_index=cell.index, repetition=repetition, phase="prepare",
                            started=started, elapsed_s=prep_s, ok=True, metrics=prep_metrics, raw_output=prep.text,
                            mount=mount, notes=prov.info.notes, block=block))

@@ -3,23 +3,42 @@
 from __future__ import annotations
 
 import html
-import json
-import statistics
 import time
 from typing import Any
 
 import plotly.graph_objects as go
 from plotly.offline import get_plotlyjs
-from plotly.subplots import make_subplots
 
-from pickfs.model import RunRecord, Trial
-from pickfs.report.recommend import recommend
-from pickfs.report.text import (CRASH_COLUMNS, breakdown_cells, crash_cells, crash_model, fmt_value, interval,
-                                method_lines, status_detail, verdict)
-from pickfs.report.views import Row, WorkloadView, build_views, risk_legend
+from pickfs.model import RunRecord
+from pickfs.report.charts import (
+    crash_chart,
+    device_chart,
+    forest_chart,
+    latency_chart,
+    over_time_chart,
+    phases_chart,
+    safety_chart,
+)
+from pickfs.report.recommend import recommend, recommended
+from pickfs.report.text import (
+    CRASH_COLUMNS,
+    INTERVAL_HEAD,
+    breakdown_cells,
+    crash_cells,
+    crash_model,
+    direction,
+    fmt_value,
+    interval,
+    method_lines,
+    sanitized,
+    status_detail,
+    values_text,
+    verdict,
+)
+from pickfs.report.views import ONE_AT_A_TIME, WorkloadView, build_views, risk_legend
 
-SAFE, UNSAFE, FAILED = "#2b8a3e", "#e8590c", "#868e96"
 _CONFIG = {"displaylogo": False, "responsive": True}
+INLINE = "inline"
 
 _STYLE = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2rem auto;max-width:1200px;color:#212529;
@@ -28,7 +47,7 @@ margin:1rem 0;font-size:.9rem}th,td{padding:.3rem .6rem;border-bottom:1px solid 
 td.num{text-align:right;font-variant-numeric:tabular-nums}.risk{color:#e8590c}.dim{color:#868e96}.good{color:#2b8a3e}
 .bad{color:#c92a2a}.rec{background:#f1f3f5;padding:.8rem 1rem;border-left:4px solid #2b8a3e}
 .why{font-family:ui-monospace,monospace;font-size:.85rem;white-space:pre-wrap;background:#f8f9fa;padding:.6rem}
-.chart{min-height:380px}
+.chart{margin:.5rem 0}
 """
 
 _PROBE = """
@@ -48,6 +67,29 @@ window.addEventListener('load', function () {
     document.body.setAttribute('data-charts', String(charts.length));
     document.body.setAttribute('data-charts-drawn', String(drawn.length));
     document.body.setAttribute('data-errors', window.pickfsErrors.join(' | '));
+    // text labels that overlap one another, per kind of chart (the browser test reads these)
+    var overlaps = {};
+    document.querySelectorAll('.chart[data-chart]').forEach(function (div) {
+      var kind = div.getAttribute('data-chart');
+      var boxes = Array.prototype.filter.call(div.querySelectorAll('svg text'), function (t) {
+        return t.textContent.trim() !== '';
+      }).map(function (t) { return [t.textContent.trim(), t.getBoundingClientRect()]; })
+        .filter(function (b) { return b[1].width > 0 && b[1].height > 0; });
+      var found = overlaps[kind] || [];
+      for (var i = 0; i < boxes.length; i++) {
+        for (var j = i + 1; j < boxes.length; j++) {
+          var a = boxes[i][1], b = boxes[j][1];
+          var w = Math.min(a.right, b.right) - Math.max(a.left, b.left);
+          var h = Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top);
+          if (w > 1 && h > 1) { found.push(boxes[i][0] + ' / ' + boxes[j][0]); }
+        }
+      }
+      overlaps[kind] = found;
+    });
+    document.body.setAttribute('data-overlaps', JSON.stringify(overlaps));
+    var rec = document.querySelector('.rec');
+    if (rec) { document.body.setAttribute('data-rec-bottom', String(Math.round(rec.getBoundingClientRect().bottom))); }
+    document.body.setAttribute('data-window-height', String(window.innerHeight));
   }, 300);
 });
 """
@@ -57,73 +99,12 @@ def _e(text: Any) -> str:
     return html.escape(str(text))
 
 
-def _fig_html(fig: go.Figure) -> str:
-    fig.update_layout(template="plotly_white", margin={"l": 60, "r": 20, "t": 50, "b": 60}, height=420)
-    return f'<div class="chart">{fig.to_html(full_html=False, include_plotlyjs=False, config=_CONFIG)}</div>'
-
-
-def _color(row: Row) -> str:
-    return FAILED if row.status != "ok" else UNSAFE if row.risks else SAFE
-
-
-def throughput_chart(view: WorkloadView) -> go.Figure:
-    rows = [r for r in view.rows if r.primary.summary]
-    metric = rows[0].primary.metric
-    fig = go.Figure(go.Bar(
-        x=[r.cell.config.name for r in rows],
-        y=[r.primary.summary.mean for r in rows],
-        error_y={"type": "data", "symmetric": False,
-                 "array": [r.primary.summary.ci_high - r.primary.summary.mean for r in rows],
-                 "arrayminus": [r.primary.summary.mean - r.primary.summary.ci_low for r in rows]},
-        marker_color=[_color(r) for r in rows],
-        text=[f"{r.relative:.0f}" if r.relative is not None else "" for r in rows], textposition="outside",
-        hovertext=[f"median {fmt_value(r.primary.summary.median, metric)}; " + verdict(r, view.baseline)[0]
-                   for r in rows],
-    ))
-    fig.update_layout(title=f"{view.label}: mean {metric.unit} with 95% interval; label = median vs "
-                            f"{view.baseline or 'baseline'} (=100); orange = trades safety for speed",
-                      yaxis_title=metric.unit)
-    return fig
-
-
-def latency_chart(view: WorkloadView) -> go.Figure | None:
-    fig = go.Figure()
-    for name, label in (("lat_p50", "p50"), ("lat_p95", "p95"), ("lat_p99", "p99"), ("lat_max", "max")):
-        xs, ys = [], []
-        for r in view.rows:
-            mv = r.metric(name)
-            if mv and mv.values:
-                xs += [r.cell.config.name] * len(mv.values)
-                ys += [v * 1000 for v in mv.values]
-        if ys:
-            fig.add_trace(go.Box(x=xs, y=ys, name=label, boxpoints="all", jitter=0.3))
-    if not fig.data:
-        return None
-    fig.update_layout(title=f"{view.label}: commit latency per run (ms, log scale)", boxmode="group",
-                      yaxis_type="log", yaxis_title="ms")
-    return fig
-
-
-def breakdown_chart(view: WorkloadView) -> go.Figure | None:
-    """Median of each breakdown metric (phase times, sync methods) per configuration, grouped."""
-    if not view.breakdown:
-        return None
-    fig = go.Figure()
-    for r in view.rows:
-        xs, ys = [], []
-        for d in view.breakdown:
-            mv = r.metric(d.name)
-            if mv and mv.summary:
-                xs.append(d.name)
-                ys.append(mv.summary.median)
-        if ys:
-            fig.add_trace(go.Bar(x=xs, y=ys, name=r.cell.config.name))
-    if not fig.data:
-        return None
-    unit = view.breakdown[0].unit
-    fig.update_layout(title=f"{view.label}: median per {'phase' if unit == 's' else 'method'} ({unit})",
-                      barmode="group", yaxis_title=unit)
-    return fig
+def _fig_html(fig: go.Figure, kind: str) -> str:
+    fig.update_layout(template="plotly_white")
+    fig.update_layout(margin={"r": 20, "t": fig.layout.margin.t or 60, "b": 80,
+                              "l": fig.layout.margin.l or 60})
+    body = fig.to_html(full_html=False, include_plotlyjs=False, config=_CONFIG)
+    return f'<div class="chart" data-chart="{_e(kind)}">{body}</div>'
 
 
 def _breakdown_table(view: WorkloadView) -> str:
@@ -148,100 +129,24 @@ def _crash_table(view: WorkloadView) -> str:
             f"{_e(crash_model(view))}.</p><table>{head}{body}</table>")
 
 
-def _median_trial(record: RunRecord, row: Row) -> Trial | None:
-    name = row.primary.metric.name
-    trials = [t for t in record.trials if t.cell_index == row.cell.index and t.phase == "measured" and t.ok
-              and name in t.metrics]
-    if not trials:
-        return None
-    med = statistics.median(t.metrics[name] for t in trials)
-    return min(trials, key=lambda t: abs(t.metrics[name] - med))
-
-
-def _per_second(trial: Trial) -> list[float]:
-    try:
-        series = json.loads(trial.raw_output).get("per_second", [])
-    except (ValueError, AttributeError):
-        return []
-    whole = int(trial.elapsed_s)  # the last bucket is a partial second
-    return [float(v) for v in series[:whole]] if whole else []
-
-
-PALETTE = ("#1c7ed6", "#e8590c", "#2b8a3e", "#ae3ec9", "#f08c00", "#0ca678", "#c2255c", "#5c7cfa",
-           "#868e96", "#74b816", "#d6336c", "#15aabf")
-
-
-def timeline_chart(record: RunRecord, view: WorkloadView) -> go.Figure | None:
-    fig = make_subplots(rows=3, cols=1, shared_xaxes=True, vertical_spacing=0.06,
-                        subplot_titles=("throughput per second", "device utilisation", "CPU iowait"))
-    drawn = False
-    for i, row in enumerate(view.rows):
-        t = _median_trial(record, row)
-        if t is None:
-            continue
-        per_s = _per_second(t)
-        name = row.cell.config.name
-        style = {"name": name, "legendgroup": name, "line": {"color": PALETTE[i % len(PALETTE)]}}
-        if per_s:
-            fig.add_trace(go.Scatter(x=list(range(1, len(per_s) + 1)), y=per_s, mode="lines+markers", **style),
-                          row=1, col=1)
-            drawn = True
-        series = t.monitor.get("series", {})
-        if series.get("disk_util"):
-            fig.add_trace(go.Scatter(x=series["t"], y=series["disk_util"], showlegend=not per_s, mode="lines",
-                                     **style), row=2, col=1)
-            drawn = True
-        if series.get("iowait"):
-            fig.add_trace(go.Scatter(x=series["t"], y=series["iowait"], showlegend=False, mode="lines", **style),
-                          row=3, col=1)
-    if not drawn:
-        return None
-    fig.update_yaxes(tickformat=".0%", row=2, col=1)
-    fig.update_yaxes(tickformat=".0%", row=3, col=1)
-    fig.update_xaxes(title_text="seconds into the measured run (the run nearest the median)", row=3, col=1)
-    fig.update_layout(title=f"{view.label}: over time", height=620)
-    return fig
-
-
-SAFETY_LEVELS = ("lost commits in a crash test", "can lose acknowledged commits (settings)",
-                 "no setting known to lose commits", "none lost in a crash test")
-
-
-def safety_level(row: Row) -> str:
-    if row.crash_lost:
-        return SAFETY_LEVELS[0]
-    if row.risks:
-        return SAFETY_LEVELS[1]
-    if row.crash and not row.crash.error:
-        return SAFETY_LEVELS[3]
-    return SAFETY_LEVELS[2]
-
-
-def safety_chart(view: WorkloadView) -> go.Figure:
-    """Speed against safety: the speed runs joined with the crash test (or the settings) per configuration."""
-    rows = [r for r in view.rows if r.primary.summary]
-    metric = rows[0].primary.metric
-    fig = go.Figure()
-    for level in SAFETY_LEVELS:
-        group = [r for r in rows if safety_level(r) == level]
-        if group:
-            fig.add_trace(go.Scatter(
-                x=[r.primary.summary.median for r in group], y=[level] * len(group), mode="markers+text",
-                text=[r.cell.config.name for r in group], textposition="top center", name=level,
-                marker={"color": UNSAFE if level in SAFETY_LEVELS[:2] else SAFE, "size": 14},
-                hovertext=["; ".join([*r.risks, *([r.crash.verdict()] if r.crash else [])]) or "no known risk"
-                           for r in group]))
-    fig.update_layout(title=f"{view.label}: speed against safety (median {metric.unit}; safety from the crash "
-                            "test where one ran, else from the settings)",
-                      xaxis_title=f"median {metric.unit}", showlegend=False)
-    fig.update_yaxes(categoryorder="array", categoryarray=list(SAFETY_LEVELS))
-    return fig
+def _values_table(view: WorkloadView) -> str:
+    """Every run's (or slice's) figure, in the order measured."""
+    rows = [r for r in view.rows if r.primary.values]
+    if not rows:
+        return ""
+    unit = _e(rows[0].primary.metric.unit)
+    body = "".join(f"<tr><td>{_e(r.cell.config.name)}</td><td class=num>{_e(values_text(r, None))}</td></tr>"
+                   for r in rows)
+    return (f"<details><summary class=dim>every {'slice' if any(r.slice_s for r in rows) else 'run'}'s figure "
+            f"({unit}, in the order measured)</summary><table>{body}</table></details>")
 
 
 def _summary_table(view: WorkloadView) -> str:
     metric = view.rows[0].primary.metric if view.rows else None
-    head = (f"<tr><th>configuration</th><th>median {_e(metric.unit if metric else '')}</th><th>mean ± 95% CI</th>"
-            f"<th>vs {_e(view.baseline or 'baseline')}</th><th>significance (Holm)</th>"
+    chosen = recommended(view)
+    unit = f"{metric.unit}, {direction(metric)}" if metric else ""
+    head = (f"<tr><th>configuration</th><th>median ({_e(unit)})</th><th>{_e(INTERVAL_HEAD)}</th>"
+            f"<th>sanitized mean</th><th>vs {_e(view.baseline or 'baseline')}</th><th>against the baseline (Holm)</th>"
             f"<th>{'slices' if any(r.slice_s for r in view.rows) else 'runs'}</th><th>notes</th></tr>")
     body = []
     for r in view.rows:
@@ -250,8 +155,12 @@ def _summary_table(view: WorkloadView) -> str:
         cls = {"neutral": "dim", "good": "good", "bad": "bad"}[tone]
         flags = "".join(f'<span class="risk">⚠ {_e(f)}</span> ' for f in r.flags)
         notes = flags + _e("; ".join(r.notes)) if r.status == "ok" else f"<b>{_e(r.status)}</b>: {_e(status_detail(r))}"
-        body.append(f"<tr><td>{_e(r.cell.config.name)}</td><td class=num>{fmt_value(s.median if s else None, r.primary.metric)}</td>"
-                    f"<td class=num>{_e(interval(r))}</td><td class=num>{'-' if r.relative is None else f'{r.relative:.1f}'}</td>"
+        name = _e(r.cell.config.name)
+        if r.cell.config.name == chosen:
+            name = f"<b>★ {name}</b>"
+        body.append(f"<tr><td>{name}</td><td class=num>{fmt_value(s.median if s else None, r.primary.metric)}</td>"
+                    f"<td class=num>{_e(interval(r))}</td><td class=num>{_e(sanitized(r))}</td>"
+                    f"<td class=num>{'-' if r.relative is None else f'{r.relative:.1f}'}</td>"
                     f"<td class={cls}>{_e(text)}</td><td class=num>{s.n if s else 0}</td><td>{notes}</td></tr>")
     return f"<table>{head}{''.join(body)}</table>"
 
@@ -275,37 +184,62 @@ def _host_table(record: RunRecord) -> str:
     return f"<table>{rows}</table>"
 
 
-def render_html(record: RunRecord) -> str:
+def charts_for(record: RunRecord, view: WorkloadView) -> list[tuple[str, go.Figure]]:
+    """The charts that make sense for the workload, the ratio chart first: a safety chart only where
+    commits are acknowledged, phases for file trees, latency where it was measured."""
+    if not any(r.primary.summary for r in view.rows):
+        return []
+    figs = [("forest", forest_chart(view)), ("references", forest_chart(view, references=True)),
+            ("safety", safety_chart(view)), ("phases", phases_chart(view)), ("latency", latency_chart(view)),
+            ("over-time", over_time_chart(view)), ("device", device_chart(record, view))]
+    return [(k, f) for k, f in figs if f is not None]
+
+
+def _answer(views: list[WorkloadView]) -> str:
+    """The recommendations of every workload, first on the page."""
+    items = "".join(f"<li>{_e(' '.join(recommend(v)))}</li>" for v in views if v.measured)
+    return f'<div class="rec"><b>The answer</b><ul>{items}</ul></div>' if items else ""
+
+
+def render_html(record: RunRecord, plotly: str | None = INLINE) -> str:
+    """The whole page; plotly.js inline (one self-contained file) or from a file beside it (the site)."""
     views = build_views(record)
     method = record.plan.get("method", {})
-    sliced = any(r.slice_s for v in views for r in v.rows)
-    how = ("configurations measured side by side (each workload's method is stated under its recommendation)"
-           if sliced else f"{method.get('runs')} measured runs per configuration after {method.get('warmup')} "
-           "warm-up, each on a freshly made filesystem")
+    hows = {r.how for v in views for r in v.rows if r.how}
+    if hows - {ONE_AT_A_TIME}:
+        how = ("configurations measured side by side, or whole runs alternated in rounds (each workload's method "
+               "is stated above its table)")
+    else:
+        how = (f"{method.get('runs')} measured runs per configuration after {method.get('warmup')} warm-up, each on "
+               "a freshly made filesystem")
     parts = [f"<h1>pickfs run {_e(record.id)}</h1>",
-             f"<p class=dim>{_e(time.strftime('%Y-%m-%d %H:%M', time.localtime(record.created)))}, "
-             f"{_e(record.host.get('hostname', '?'))}, status {_e(record.status)}; {_e(how)}.</p>"]
+             (f"<p class=dim>{_e(time.strftime('%Y-%m-%d %H:%M', time.localtime(record.created)))}, "
+              f"{_e(record.host.get('hostname', '?'))}, status {_e(record.status)}; {_e(how)}.</p>"),
+             _answer(views)]
     for w in record.plan.get("warnings", []):
         parts.append(f'<p class="risk">warning: {_e(w)}</p>')
     for view in views:
         settings = ", ".join(f"{k}={v}" for k, v in sorted(view.settings.items()))
-        parts.append(f"<h2>{_e(view.label)}</h2><p class=dim>{_e(settings)}</p>")
+        parts.append(f"<h2>{_e(view.label)}</h2><p class=dim>{_e(view.kind)} workload; {_e(settings)}</p>")
+        charts = charts_for(record, view)
+        if charts and charts[0][0] == "forest":
+            parts.append(_fig_html(charts.pop(0)[1], "forest"))
         if view.measured:
-            parts.append(f'<p class="rec">{_e(" ".join(recommend(view)))}</p>')
             parts.append("".join(f"<p class=dim>{_e(line)}</p>" for line in method_lines(view)))
             parts.append(_summary_table(view))
+            parts.append(_values_table(view))
         parts.append(_breakdown_table(view))
         parts.append(_crash_table(view))
-        if any(r.primary.summary for r in view.rows):
-            parts.append(_fig_html(throughput_chart(view)))
-            parts.append(_fig_html(safety_chart(view)))
-            for fig in (breakdown_chart(view), latency_chart(view), timeline_chart(record, view)):
-                if fig is not None:
-                    parts.append(_fig_html(fig))
+        for kind, fig in charts:
+            parts.append(_fig_html(fig, kind))
         why = [f"{r.cell.config.name}:\n" + "\n".join(f"  {line}" for line in r.explanation)
                for r in view.rows if r.explanation]
         if why:
-            parts.append(f"<h3>Why</h3><div class=why>{_e(chr(10).join(why))}</div>")
+            parts.append(f"<details><summary><b>Why</b> <span class=dim>(what the monitors saw, per configuration)"
+                         f"</span></summary><div class=why>{_e(chr(10).join(why))}</div></details>")
+    crash = crash_chart(views)
+    if crash is not None:
+        parts.append("<h2>Crash tests</h2>" + _fig_html(crash, "crash"))
     risks = risk_legend(views)
     if risks:
         parts.append("<h2>Settings that trade safety for speed</h2><ul>"
@@ -313,7 +247,19 @@ def render_html(record: RunRecord) -> str:
                      "<p class=dim>Safety here is judged from the settings; a simulated power cut would measure it.</p>")
     parts.append(f"<h2>Configurations</h2>{_settings_table(record)}")
     parts.append(f"<h2>Host</h2>{_host_table(record)}")
+    return page(f"pickfs run {record.id}", "\n".join(parts), plotly)
+
+
+def page(title: str, body: str, plotly: str | None = INLINE) -> str:
+    """A whole HTML document: the style, the error probe, and plotly.js inline, from a local file beside
+    the page (a relative path: nothing is fetched from the network), or none."""
+    if plotly is None:
+        script = ""
+    elif plotly == INLINE:
+        script = f"<script>{get_plotlyjs()}</script>"
+    else:
+        script = f'<script src="{_e(plotly)}"></script>'
+
     return ("<!DOCTYPE html><html lang=en><head><meta charset=utf-8>"
-            f"<title>pickfs run {_e(record.id)}</title><style>{_STYLE}</style>"
-            f"<script>{_PROBE}</script><script>{get_plotlyjs()}</script></head><body>"
-            + "\n".join(parts) + "</body></html>\n")
+            f"<title>{_e(title)}</title><style>{_STYLE}</style>"
+            f"<script>{_PROBE}</script>{script}</head><body>{body}</body></html>\n")

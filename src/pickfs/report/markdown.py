@@ -7,12 +7,24 @@ import re
 import time
 
 from pickfs.model import RunRecord
-from pickfs.report.recommend import recommend
 from pickfs.report.crash_text import crash_details, crash_statements
-from pickfs.report.text import (CRASH_COLUMNS, breakdown_cells, crash_cells, crash_model, fmt_value, interval,
-                                method_lines, status_detail, verdict)
+from pickfs.report.recommend import recommend, recommended
+from pickfs.report.text import (
+    CRASH_COLUMNS,
+    INTERVAL_HEAD,
+    breakdown_cells,
+    crash_cells,
+    crash_model,
+    direction,
+    fmt_value,
+    interval,
+    method_lines,
+    sanitized,
+    status_detail,
+    values_text,
+    verdict,
+)
 from pickfs.report.views import build_views, risk_legend
-
 
 # Characters that Markdown (CommonMark, GitHub's tables) would read as markup, escaped with a backslash.
 _MARKUP = re.compile(r"([\\`*_\[\]#|~!{}])")
@@ -51,16 +63,26 @@ def render_markdown(record: RunRecord) -> str:
         lines += [f"## {md_text(view.label)}", "", md_code(settings), ""]
         if view.measured:
             base = md_text(view.baseline or "baseline")
-            lines += [f"| configuration | median {md_text(unit)} | mean ± 95% CI | vs {base} | "
-                      "significance | runs | notes |", "|---|---:|---:|---:|---|---:|---|"]
+            better = direction(metric) if metric else ""
+            lines += [(f"| configuration | median {md_text(unit)} ({better}) | {INTERVAL_HEAD} | "
+                       f"sanitized mean | vs {base} | against the baseline (Holm) | runs | notes |"),
+                      "|---|---:|---:|---:|---:|---|---:|---|"]
+        chosen = recommended(view) if view.measured else None
         for r in view.rows if view.measured else ():
             s = r.primary.summary
             sig = verdict(r, view.baseline)[0]
             notes = "; ".join([f"⚠ {f}" for f in r.flags] + list(r.notes)) if r.status == "ok" else \
                 f"{r.status}: {status_detail(r)}"
             rel = "-" if r.relative is None else f"{r.relative:.1f}"
-            lines.append(f"| {_cell(r.cell.config.name)} | {fmt_value(s.median if s else None, r.primary.metric)} "
-                         f"| {interval(r)} | {rel} | {_cell(sig)} | {s.n if s else 0} | {_cell(notes)} |")
+            name = _cell(r.cell.config.name)
+            name = f"**★ {name}**" if r.cell.config.name == chosen else name
+            lines.append(f"| {name} | {fmt_value(s.median if s else None, r.primary.metric)} "
+                         f"| {interval(r)} | {sanitized(r)} | {rel} | {_cell(sig)} | {s.n if s else 0} | {_cell(notes)} |")
+        measured_rows = [r for r in view.rows if r.primary.values] if view.measured else []
+        if measured_rows:
+            what = "slice" if any(r.slice_s for r in measured_rows) else "run"
+            lines += ["", f"Per {what} ({md_text(unit)}, in the order measured):", ""]
+            lines += [f"- {_cell(r.cell.config.name)}: {md_text(values_text(r))}" for r in measured_rows]
         configs, details = breakdown_cells(view)
         if details and configs:
             note = f" ((n): {md_text(view.baseline)} = 100)" if view.baseline else ""

@@ -11,7 +11,7 @@ filesystem over a legacy format (ext2, ext3), then the fewest settings changed, 
 from __future__ import annotations
 
 from pickfs.model import FsConfig
-from pickfs.report.text import fmt_with_unit
+from pickfs.report.text import fmt_with_unit, speed_interval, speed_words
 from pickfs.report.views import Row, WorkloadView, pair
 from pickfs.stats.compare import ALPHA, Comparison, holm
 
@@ -42,14 +42,11 @@ def _score(row: Row, view: WorkloadView) -> float:
 
 def _speedup(c: Comparison, higher: bool) -> tuple[float, float, float]:
     """A comparison as 'times faster' (inverted for time metrics, where lower is better)."""
-    if higher:
-        return c.ratio, c.ci_low, c.ci_high
-    return 1 / c.ratio, 1 / c.ci_high, 1 / c.ci_low
+    return speed_interval(c, higher)
 
 
 def _x(c: Comparison, higher: bool) -> str:
-    r, lo, hi = _speedup(c, higher)
-    return f"{r:.2f}x [{lo:.2f}-{hi:.2f}]"
+    return speed_words(c, higher)
 
 
 def _fmt(row: Row) -> str:
@@ -72,9 +69,9 @@ def _beaten(view: WorkloadView, rows: list[Row], higher: bool) -> set[str]:
                 agree = (ab.ratio > 1) == (ba.ratio < 1)
                 tests.append((a.cell.config.name, b.cell.config.name, ab, max(ab.p, ba.p) if agree else 1.0))
     out = set()
-    for (a, b, c, _), p in zip(tests, holm([p for *_, p in tests])):
+    for (first, second, c, _), p in zip(tests, holm([p for *_, p in tests])):
         if p < ALPHA:
-            out.add(b if _speedup(c, higher)[0] > 1 else a)
+            out.add(second if _speedup(c, higher)[0] > 1 else first)
     return out
 
 
@@ -97,34 +94,68 @@ def tie_break(tied: list[Row], view: WorkloadView) -> tuple[Row, str]:
                                          legacy(r), settings_changed(r), -_score(r, view)))
     best, runner = ranked[0], ranked[1]
     if crash_clean(best) and not crash_clean(runner):
-        why = f"it is the safest of them ({best.crash.verdict()} of a crash test)"
+        why = f"it is the safest of them ({best.crash.verdict() if best.crash else ''} of a crash test)"
     elif is_distribution_default(best.cell.config) and not is_distribution_default(runner.cell.config):
         why = "it is the distribution's default (plain ext4): nothing to tune or to explain"
     elif not legacy(best) and legacy(runner):
         why = f"it is a current filesystem, where {runner.cell.config.fstype} is a legacy format"
     elif settings_changed(best) < settings_changed(runner):
         why = "it changes the fewest settings from the filesystem's defaults"
+    elif any(_score(r, view) > _score(best, view) for r in tied):
+        faster = [r for r in tied if _score(r, view) > _score(best, view)]
+        what = ("a legacy format" if all(legacy(r) and settings_changed(r) <= settings_changed(best) for r in faster)
+                else "more changed settings")
+        why = (f"its estimate is the highest of those as plain as it; "
+               f"{', '.join(r.cell.config.name for r in faster)} ({what}) measured higher, not significantly")
     else:
         why = "its estimate is the highest, though not significantly"
     return best, why
 
 
-def recommend(view: WorkloadView) -> list[str]:
-    """Two or three plain sentences."""
-    rows = [r for r in view.rows if r.primary.summary and r.cell.config.fstype != RAW]
-    if not rows:
-        return [f"{view.label}: nothing was measured, so there is nothing to recommend."]
-    safe = [r for r in rows if not r.unsafe]
+def _lost(view: WorkloadView) -> str:
+    """What an unsafe setting loses: a database's acknowledged commits, or a file workload's data."""
+    return "acknowledged commits" if view.commits else "data written"
+
+
+def candidates(view: WorkloadView) -> list[Row]:
+    """Configurations with figures where a database can live (not the raw device)."""
+    return [r for r in view.rows if r.primary.summary and r.cell.config.fstype != RAW]
+
+
+def choice(view: WorkloadView) -> tuple[list[Row], Row, str] | None:
+    """The leaders (safe, none significantly faster), the one recommended, and why ('' if it leads alone)."""
+    safe = [r for r in candidates(view) if not r.unsafe]
     if not safe:
-        return [f"{view.label}: every configuration measured has a setting that can lose acknowledged "
-                "commits on a power cut; add one with safe settings (such as plain ext4 or xfs) to compare."]
-    higher = rows[0].primary.metric.higher_is_better
-    # The leaders: every safe configuration that no other safe one is significantly faster than.
+        return None
+    higher = safe[0].primary.metric.higher_is_better
     beaten = _beaten(view, safe, higher)
     tied = sorted([r for r in safe if r.cell.config.name not in beaten] or safe, key=lambda r: -_score(r, view))
+    if len(tied) == 1:
+        return tied, tied[0], ""
+    best, why = tie_break(tied, view)
+    return tied, best, why
+
+
+def recommended(view: WorkloadView) -> str | None:
+    """The name of the configuration the recommendation names, if any."""
+    c = choice(view)
+    return c[1].cell.config.name if c else None
+
+
+def recommend(view: WorkloadView) -> list[str]:
+    """Two or three plain sentences."""
+    rows = candidates(view)
+    if not rows:
+        return [f"{view.label}: nothing was measured, so there is nothing to recommend."]
+    picked = choice(view)
+    if picked is None:
+        return [(f"{view.label}: every configuration measured has a setting that can lose {_lost(view)} "
+                 "on a power cut; add one with safe settings (such as plain ext4 or xfs) to compare.")]
+    safe = [r for r in rows if not r.unsafe]
+    higher = rows[0].primary.metric.higher_is_better
+    tied, chosen, why = picked
     leader = tied[0]
     out = []
-    chosen = leader
     tested = f", {leader.crash.verdict()} of a crash test" if leader.crash and not leader.crash.error else ""
     if len(tied) == 1:
         others = [r for r in safe if r is not leader]
@@ -133,19 +164,18 @@ def recommend(view: WorkloadView) -> list[str]:
             runner = max(others, key=lambda r: _score(r, view))
             c = pair(view, leader.cell.config.name, runner.cell.config.name)
             text += (f": significantly faster than every other configuration with no setting known to lose "
-                     f"acknowledged commits, {_x(c, higher)} the next best, {runner.cell.config.name}"
+                     f"{_lost(view)}, {_x(c, higher)} against the next best, {runner.cell.config.name}"
                      if c is not None else ": the only safe configuration with figures")
         else:
-            text += ": the only configuration measured with no setting known to lose acknowledged commits"
+            text += f": the only configuration measured with no setting known to lose {_lost(view)}"
         out.append(text + ".")
     else:
-        best, why = tie_break(tied, view)
-        chosen = best
+        best = chosen
         names = ", ".join(r.cell.config.name for r in sorted(tied, key=lambda r: -_score(r, view)))
         res = (f" (differences under {view.resolution[0]:.0%} cannot be told apart in this run)"
                if view.resolution else "")
-        text = (f"{view.label}: {names} are tied for the fastest with no setting known to lose acknowledged "
-                f"commits{res}; use {best.cell.config.name}, because {why} ({_fmt(best)}")
+        text = (f"{view.label}: {names} are tied for the fastest with no setting known to lose "
+                f"{_lost(view)}{res}; use {best.cell.config.name}, because {why} ({_fmt(best)}")
         if best.crash and not best.crash.error:
             text += f", {best.crash.verdict()} of a crash test"
         out.append(text + ").")
@@ -155,9 +185,11 @@ def recommend(view: WorkloadView) -> list[str]:
     if unsafe:
         r = unsafe[0]
         c = pair(view, r.cell.config.name, chosen.cell.config.name)
-        risks = "; ".join([*r.risks, *([f"crash test: {r.crash.verdict()}"] if r.crash_lost else [])])
+        risks = "; ".join([*r.risks, *([f"crash test: {r.crash.verdict()}"] if r.crash is not None and r.crash_lost
+                                       else [])])
         if c is not None and c.p < ALPHA:
-            out.append(f"{r.cell.config.name} would be {_x(c, higher)} as fast, at a price: {risks}.")
+            out.append(f"{r.cell.config.name} would be {_x(c, higher)} against {chosen.cell.config.name}, "
+                       f"at a price: {risks}.")
         else:
             gain = f" ({_x(c, higher)}, not a significant difference)" if c is not None else ""
             out.append(f"{r.cell.config.name} is not significantly faster{gain}, and has a price: {risks}.")

@@ -9,12 +9,25 @@ from rich.table import Table
 from rich.text import Text
 
 from pickfs.model import MetricDef, RunRecord
-from pickfs.report.recommend import recommend
 from pickfs.report.crash_text import crash_details, crash_statements
-from pickfs.report.text import (CRASH_COLUMNS, breakdown_cells, crash_cells, fmt_seconds, fmt_value,
-                                interval, method_lines, status_detail, verdict)
+from pickfs.report.recommend import recommend, recommended
+from pickfs.report.text import (
+    CRASH_COLUMNS,
+    INTERVAL_HEAD,
+    breakdown_cells,
+    crash_cells,
+    crash_model,
+    direction,
+    fmt_seconds,
+    fmt_value,
+    interval,
+    method_lines,
+    sanitized,
+    status_detail,
+    values_text,
+    verdict,
+)
 from pickfs.report.views import Row, WorkloadView, build_views, risk_legend
-
 
 P99_METRICS = ("lat_p99", "sync_p99", "write_p99")
 
@@ -51,24 +64,22 @@ def workload_table(view: WorkloadView) -> Table:
     title = f"{view.label} ({settings})" if settings else view.label
     table = Table(title=title, title_justify="left", show_lines=False)
     table.add_column("configuration")
-    table.add_column(f"median {metric.unit}", justify="right")
-    table.add_column("mean ± 95% CI", justify="right")
+    table.add_column(f"median {metric.unit} ({direction(metric)})", justify="right")
+    table.add_column(INTERVAL_HEAD, justify="right")
+    table.add_column("sanitized mean", justify="right")
     table.add_column(f"vs {view.baseline or 'baseline'}", justify="right")
-    table.add_column("significance (Holm)")
+    table.add_column("against the baseline (Holm)")
     table.add_column("p99 latency", justify="right")
     table.add_column("slices" if any(r.slice_s for r in view.rows) else "runs", justify="right")
     table.add_column("notes", overflow="fold")
-    ok_rows = [r for r in view.rows if r.primary.summary]
-    best = None
-    if ok_rows:
-        pick = max if metric.higher_is_better else min
-        best = pick(ok_rows, key=lambda r: r.primary.summary.median).cell.config.name
+    chosen = recommended(view)
     for row in view.rows:
         s = row.primary.summary
-        name = Text(row.cell.config.name, style="bold" if row.cell.config.name == best else "")
+        mark = "★ " if row.cell.config.name == chosen else ""
+        name = Text(mark + row.cell.config.name, style="bold" if mark else "")
         rel = "-" if row.relative is None else f"{row.relative:.1f}"
         text, tone = verdict(row, view.baseline)
-        table.add_row(name, fmt_value(s.median if s else None, metric), interval(row), rel,
+        table.add_row(name, fmt_value(s.median if s else None, metric), interval(row), sanitized(row), rel,
                       Text(text, style=TONES[tone]), _p99(row), str(s.n if s else 0), _notes(row))
     return table
 
@@ -102,6 +113,7 @@ def crash_table(view: WorkloadView) -> list:
 
 
 def explanation_block(view: WorkloadView) -> list[Text]:
+    """Every configuration's full explanation (--explain)."""
     out = []
     for row in view.rows:
         if row.explanation:
@@ -110,7 +122,35 @@ def explanation_block(view: WorkloadView) -> list[Text]:
     return out
 
 
-def render_run(record: RunRecord, explain: bool = True) -> Group:
+def matters(view: WorkloadView) -> list[str]:
+    """The configurations worth a line of explanation: those significantly different from the baseline,
+    and the one recommended."""
+    chosen = recommended(view)
+    return [r.cell.config.name for r in view.rows
+            if r.cell.config.name == chosen or (r.comparison is not None and r.comparison.significant)]
+
+
+def explanation_lines(view: WorkloadView) -> list[Text]:
+    """One line of explanation per configuration that matters (its first: the device's writes and flushes)."""
+    names = set(matters(view))
+    return [Text(f"why {r.cell.config.name}: {r.explanation[0]}", style="dim")
+            for r in view.rows if r.cell.config.name in names and r.explanation]
+
+
+def values_lines(view: WorkloadView) -> list[Text]:
+    """Each configuration's figures run by run (or slice by slice), in the order measured."""
+    rows = [r for r in view.rows if r.primary.values]
+    if not rows:
+        return []
+    what = "slice" if any(r.slice_s for r in rows) else "run"
+    width = max(len(r.cell.config.name) for r in rows)
+    head = Text(f"per {what} ({rows[0].primary.metric.unit}, in the order measured):", style="dim")
+    return [head, *(Text(f"  {r.cell.config.name:<{width}}  {values_text(r)}", style="dim") for r in rows)]
+
+
+def render_run(record: RunRecord, explain: bool = False) -> Group:
+    """The tables, the method, one line of explanation per configuration that matters, and the
+    recommendation last, where it does not scroll away; explain=True prints every explanation in full."""
     views = build_views(record)
     parts: list = []
     when = time.strftime("%Y-%m-%d %H:%M", time.localtime(record.created))
@@ -130,9 +170,9 @@ def render_run(record: RunRecord, explain: bool = True) -> Group:
         parts.extend(crash_table(view))
         parts.extend(Text(line, style="dim") for line in crash_details(view))  # crash-fidelity work
         if measured:
-            if explain:
-                parts.extend(explanation_block(view))
             parts.extend(Text(line, style="dim") for line in method_lines(view))
+            parts.extend(values_lines(view))
+            parts.extend(explanation_block(view) if explain else explanation_lines(view))
             parts.append(Text("recommendation: " + " ".join(recommend(view)), style="bold"))
     parts.extend(Text(line, style="dim") for line in crash_statements(views))  # the model in force, what none shows
     legend = risk_legend(views)

@@ -5,8 +5,10 @@ from __future__ import annotations
 import math
 
 from pickfs.model import MetricDef
-from pickfs.stats.paired import PairedComparison
 from pickfs.report.views import SIDE_BY_SIDE, WHOLE_RUNS, Row, WorkloadView
+from pickfs.stats.compare import Comparison
+from pickfs.stats.paired import PairedComparison
+from pickfs.stats.summary import log_interval
 
 
 def fmt_seconds(value: float) -> str:
@@ -43,15 +45,64 @@ def fmt_with_unit(value: float | None, metric: MetricDef) -> str:
 
 
 def interval(row: Row) -> str:
-    """'mean ± half-width (share)', or the single value of a one-run cell."""
+    """The 95% interval of the geometric mean, on the log scale (never below zero), or the single value."""
     s, m = row.primary.summary, row.primary.metric
     if s is None:
         return "-"
     if s.n < 2:
         return f"{fmt_value(s.mean, m)} (1 run)"
-    half = (s.ci_high - s.ci_low) / 2
-    share = f" ({half / s.mean:.1%})" if s.mean else ""
-    return f"{fmt_value(s.mean, m)} ± {fmt_value(half, m)}{share}"
+    est = log_interval(row.primary.values)
+    if est is None:  # a zero among the values: the plain Student-t interval
+        return f"{fmt_value(s.mean, m)} [{fmt_value(s.ci_low, m)} to {fmt_value(s.ci_high, m)}]"
+    gm, lo, hi = est
+    if m.unit == "s":  # all three in the estimate's unit, named once
+        unit, scale = ("µs", 1e6) if gm < 1e-3 else ("ms", 1e3) if gm < 1 else ("s", 1.0)
+        return f"{gm * scale:.3g} [{lo * scale:.3g} to {hi * scale:.3g}] {unit}"
+    return f"{fmt_value(gm, m)} [{fmt_value(lo, m)} to {fmt_value(hi, m)}]"
+
+
+INTERVAL_HEAD = "geo. mean [95% interval]"
+
+
+def direction(metric: MetricDef) -> str:
+    """'higher is better' or 'lower is better', for a column heading or an axis."""
+    return "higher is better" if metric.higher_is_better else "lower is better"
+
+
+def speed(ratio: float, higher_is_better: bool) -> float:
+    """A ratio of the metric as a ratio of speed: above 1 is faster (a time ratio is inverted)."""
+    return ratio if higher_is_better else (1 / ratio if ratio > 0 else math.inf)
+
+
+def speed_interval(c: Comparison, higher_is_better: bool) -> tuple[float, float, float]:
+    """A comparison as speed ratios (estimate, low, high), above 1 faster."""
+    if higher_is_better:
+        return c.ratio, c.ci_low, c.ci_high
+    return speed(c.ratio, False), speed(c.ci_high, False), speed(c.ci_low, False)
+
+
+def pct(s: float) -> str:
+    """A speed ratio as 'N% faster', 'N% slower' or, from twice the speed, 'Nx as fast': never a bare
+    factor that could read either way."""
+    if s >= 1.5:
+        return f"{s:.2f}x as fast" if s < 10 else f"{s:.1f}x as fast"
+    if s >= 1:
+        return f"{s - 1:.0%} faster" if s - 1 >= 0.005 else "the same speed"
+    return f"{1 - s:.0%} slower"
+
+
+def factor(x: float) -> str:
+    """A speed ratio as a factor: 0.15x, 2.6x, 37x, 120x."""
+    return f"{x:,.0f}x" if x >= 10 else f"{x:.2g}x"
+
+
+def speed_words(c: Comparison, higher_is_better: bool) -> str:
+    """'16% faster [+9% to +24%]': the estimate and its 95% interval in speed, whatever the metric's direction;
+    an interval reaching beyond half or twice the speed as factors of it ('2.0x as fast [1.5x to 2.7x]')."""
+    s, lo, hi = speed_interval(c, higher_is_better)
+    if lo < 0.5 or hi >= 2 or s >= 1.5:
+        return f"{pct(s)} [{factor(lo)} to {factor(hi)}]"
+    return f"{pct(s)} [{lo - 1:+.0%} to {hi - 1:+.0%}]"
 
 
 def verdict(row: Row, baseline: str | None) -> tuple[str, str]:
@@ -62,13 +113,28 @@ def verdict(row: Row, baseline: str | None) -> tuple[str, str]:
     if c is None:
         return "-", "neutral"
     if not c.significant:
-        if isinstance(c, PairedComparison):
-            return f"no significant difference ×{c.ratio:.2f} [{c.ci_low:.2f}-{c.ci_high:.2f}]", "neutral"
-        return f"no significant difference (p={c.p_adjusted:.2f})", "neutral"
-    better = (c.ratio > 1) == m.higher_is_better
-    word = ("faster" if better else "slower") if m.higher_is_better else ("better" if better else "worse")
-    return f"{word} ×{c.ratio:.2f} [{c.ci_low:.2f}-{c.ci_high:.2f}] p={c.p_adjusted:.3f}", \
-        "good" if better else "bad"
+        return f"not significant: {speed_words(c, m.higher_is_better)}", "neutral"
+    faster = speed(c.ratio, m.higher_is_better) > 1
+    return f"{speed_words(c, m.higher_is_better)} p={c.p_adjusted:.3f}", "good" if faster else "bad"
+
+
+MAX_VALUES_SHOWN = 12
+
+
+def values_text(row: Row, limit: int | None = MAX_VALUES_SHOWN) -> str:
+    """The primary figure of every run or slice, in the order measured (the first `limit`)."""
+    vals = row.primary.values
+    shown = vals if limit is None else vals[:limit]
+    text = " ".join(fmt_value(v, row.primary.metric) for v in shown)
+    if len(vals) > len(shown):
+        text += f" ... ({len(vals) - len(shown)} more in --json)"
+    return text
+
+
+def sanitized(row: Row) -> str:
+    """The mean without the highest and lowest value (R4's sanitized mean)."""
+    s = row.primary.summary
+    return fmt_value(s.sanitized_mean, row.primary.metric) if s else "-"
 
 
 def method_lines(view: WorkloadView) -> list[str]:
@@ -97,10 +163,11 @@ def method_lines(view: WorkloadView) -> list[str]:
                    f"({lo:.0%}-{hi:.0%} by configuration)")
     comps = [r.comparison for r in view.rows if isinstance(r.comparison, PairedComparison) and r.comparison.blocks > 1]
     if comps:
-        blocks = sum(c.block_share for c in comps) / len(comps)
-        rounds = sum(c.round_share for c in comps) / len(comps)
-        out.append(f"variance of the ratios: {blocks:.0%} between blocks (one mkfs against the next), {rounds:.0%} "
-                   f"between rounds (one moment against the next), {1 - blocks - rounds:.0%} slice to slice")
+        between_blocks = sum(c.block_share for c in comps) / len(comps)
+        between_rounds = sum(c.round_share for c in comps) / len(comps)
+        out.append(f"variance of the ratios: {between_blocks:.0%} between blocks (one mkfs against the next), "
+                   f"{between_rounds:.0%} between rounds (one moment against the next), "
+                   f"{1 - between_blocks - between_rounds:.0%} slice to slice")
     stalled = sum(r.comparison.stalled for r in view.rows if isinstance(r.comparison, PairedComparison))
     if stalled:
         out.append(f"{stalled} slice(s) measured nothing at all (a stall) and are left out of the ratios")
@@ -113,6 +180,7 @@ def status_detail(row: Row) -> str:
 
 
 SPACE = MetricDef("space", "B", False)
+SPACE_ROWS = ("after mkfs", "data in place", "peak in the run", "size of the filesystem", "free with the data in place")
 
 
 def breakdown_cells(view: WorkloadView) -> tuple[list[str], list[tuple[str, list[str]]]]:
@@ -135,10 +203,11 @@ def breakdown_cells(view: WorkloadView) -> tuple[list[str], list[tuple[str, list
             if base_mv and base_mv.summary and base_mv.summary.median and r is not base:
                 text += f" ({100 * mv.summary.median / base_mv.summary.median:.0f})"
             cells.append(text)
-        out.append((f"{d.name} ({d.unit})" if d.unit != "s" else d.name, cells))
-    for label in ("after mkfs", "data in place", "peak in the run"):
+        out.append((f"{d.name} ({d.unit}, {direction(d)})" if d.unit != "s" else f"{d.name} ({direction(d)})", cells))
+    for label in SPACE_ROWS:
         if any(label in r.space for r in rows):
-            out.append((f"space used {label}", [fmt_bytes(r.space[label]) if label in r.space else "-" for r in rows]))
+            head = label if label.startswith(("size", "free")) else f"space used {label}"
+            out.append((head, [fmt_bytes(r.space[label]) if label in r.space else "-" for r in rows]))
     return [r.cell.config.name for r in rows], out
 
 
@@ -157,7 +226,9 @@ def crash_cells(view: WorkloadView) -> list[tuple[str, list[str], bool]]:
             out.append((r.cell.config.name, ["-"] * (len(CRASH_COLUMNS) - 1) + [c.error], False))
             continue
         m = c.metrics
-        n = lambda k: f"{int(m.get(k, 0)):,}"  # noqa: E731
+
+        def n(k: str, m: dict[str, float] = m) -> str:
+            return f"{int(m.get(k, 0)):,}"
         out.append((r.cell.config.name, [
             n("crash_states"), n("crash_states_lost"), n("crash_max_lost"), f"{m.get('crash_max_lost_s', 0):.2f} s",
             n("crash_unmountable"), n("crash_fsck_failed"), n("crash_db_failed"), n("crash_inconsistent"),

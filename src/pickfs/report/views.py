@@ -7,14 +7,28 @@ import statistics
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-from pickfs.model import Cell, Method, MetricDef, RunRecord, Summary, Trial, plan_from_dict
+from pickfs.model import (
+    Cell,
+    Method,
+    MetricDef,
+    RunRecord,
+    Summary,
+    Trial,
+    plan_from_dict,
+)
 from pickfs.report.explain import explain, monitor_summary
 from pickfs.risks import config_risks, crash_model_gaps, short_flag, workload_risks
 from pickfs.stats import relative, summarize
 from pickfs.stats.anomalies import outliers
 from pickfs.stats.compare import Comparison, compare, compare_all
-from pickfs.stats.paired import (Obs, PairedComparison, paired_compare, paired_compare_all, primary_value,
-                                 resolution)
+from pickfs.stats.paired import (
+    Obs,
+    PairedComparison,
+    paired_compare,
+    paired_compare_all,
+    primary_value,
+    resolution,
+)
 from pickfs.stats.stopping import relative_half_width
 from pickfs.stats.summary import drift, trend
 
@@ -142,6 +156,18 @@ class Row:
         return None
 
 
+FILE_TREES = frozenset({"tree", "smallfiles", "mediumfiles", "bigfiles"})
+DATABASES = frozenset({"sqlite-tpcb", "pgbench", "sysbench-oltp", "tpcc", "firebird-tpcb"})
+DATABASE, FILE_TREE, OTHER = "database", "file tree", "other"
+
+
+def workload_kind(name: str, settings: dict[str, Any]) -> str:
+    """What a workload is, for choosing its charts: a database that commits, a file tree, or other I/O."""
+    if name in DATABASES or (name == "command" and settings.get("server")):
+        return DATABASE
+    return FILE_TREE if name in FILE_TREES else OTHER
+
+
 @dataclass(frozen=True)
 class WorkloadView:
     label: str
@@ -152,6 +178,12 @@ class WorkloadView:
     breakdown: tuple[MetricDef, ...] = ()  # metrics shown per configuration besides the primary (phases, methods)
     # the smallest difference this run could tell apart: median, lowest and highest interval half-width
     resolution: tuple[float, float, float] | None = None
+    kind: str = OTHER  # DATABASE, FILE_TREE or OTHER
+
+    @property
+    def commits(self) -> bool:
+        """Does the workload acknowledge commits (so a safety chart means something)?"""
+        return self.kind == DATABASE
 
     @property
     def measured(self) -> bool:
@@ -170,7 +202,9 @@ def _workload_entry(record: RunRecord, label: str) -> dict[str, Any]:
 def _space(trials: list) -> dict[str, float]:
     """Median space used after mkfs and with the workload's data in place, over the prepared slots."""
     out: dict[str, float] = {}
-    for key, name in (("space_mkfs_bytes", "after mkfs"), ("space_prepared_bytes", "data in place")):
+    for key, name in (("space_mkfs_bytes", "after mkfs"), ("space_prepared_bytes", "data in place"),
+                      ("space_size_bytes", "size of the filesystem"),
+                      ("space_free_bytes", "free with the data in place")):
         vals = [t.metrics[key] for t in trials if t.phase == "prepare" and t.ok and key in t.metrics]
         if vals:
             out[name] = statistics.median_high(vals)
@@ -213,11 +247,11 @@ def _row(record: RunRecord, cell: Cell, defs: tuple[MetricDef, ...], method: Met
     if primary.summary and primary.summary.n > 1 and not t_sliced(measured):
         if primary.summary.cv > NOISY_CV:
             notes.append(f"noisy (CV {primary.summary.cv:.0%})")
-        d = drift(primary.values)
+        change = drift(primary.values)
         tau, p = trend(primary.values)
-        if abs(d) > DRIFT_NOTE and p < TREND_P:
+        if abs(change) > DRIFT_NOTE and p < TREND_P:
             direction = "up" if tau > 0 else "down"
-            notes.append(f"runs 1-{len(primary.values)} trend {direction} ({d:+.0%} first to last, "
+            notes.append(f"runs 1-{len(primary.values)} trend {direction} ({change:+.0%} first to last, "
                          f"Kendall p={p:.2f}): not in steady state")
         for i in outliers(primary.values):
             notes.append(f"run {i + 1} is an outlier ({primary.values[i]:,.0f}; median {primary.summary.median:,.0f}): "
@@ -298,10 +332,10 @@ def build_views(record: RunRecord) -> list[WorkloadView]:
                             comparison=comparisons.get(r.cell.config.name)) for r in rows]
         wanted = _workload_entry(record, wl.label).get("breakdown", [])
         breakdown = tuple(d for d in defs if d.name in wanted
-                          and any(r.metric(d.name) and r.metric(d.name).summary for r in rows))
+                          and any((mv := r.metric(d.name)) is not None and mv.summary for r in rows))
         comps = {r.cell.config.name: r.comparison for r in rows if r.comparison is not None}
         views.append(WorkloadView(wl.label, wl.name, dict(wl.settings), base_name if base else None, tuple(rows),
-                                  breakdown, resolution(comps)))
+                                  breakdown, resolution(comps), workload_kind(wl.name, dict(wl.settings))))
     return views
 
 
@@ -324,7 +358,7 @@ def comparisons_for(rows: list[Row], baseline: str) -> dict[str, Comparison]:
     return compare_all({r.cell.config.name: r.primary.values for r in rows if r.primary.values}, baseline)
 
 
-def pair(view: "WorkloadView", a: str, b: str) -> Comparison | None:
+def pair(view: WorkloadView, a: str, b: str) -> Comparison | None:
     """a against b (not Holm-corrected): paired in time when both were measured in rounds."""
     ra = next((r for r in view.rows if r.cell.config.name == a), None)
     rb = next((r for r in view.rows if r.cell.config.name == b), None)

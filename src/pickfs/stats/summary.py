@@ -97,3 +97,18 @@ def trend(values: Sequence[float]) -> tuple[float, float]:
         return 0.0, 1.0
     result = sps.kendalltau(range(len(values)), values)
     return float(result.statistic), float(result.pvalue)
+
+
+def log_interval(values: Sequence[float], level: float = 0.95) -> tuple[float, float, float] | None:
+    """Geometric mean and its Student-t interval on the log scale, for positive figures (rates, times).
+
+    A rate or a time cannot go below zero, and its spread is multiplicative: the interval of the
+    mean of the logs, taken back, stays positive and is as wide in ratio either side. None when
+    a value is not positive or there are fewer than two.
+    """
+    if len(values) < 2 or any(v <= 0 for v in values):
+        return None
+    logs = [math.log(v) for v in values]
+    m = statistics.fmean(logs)
+    half = float(sps.t.ppf(0.5 + level / 2, len(logs) - 1)) * statistics.stdev(logs) / math.sqrt(len(logs))
+    return math.exp(m), math.exp(m - half), math.exp(m + half)

@@ -1,0 +1,267 @@
+"""Renderers on stored real runs: tests/data/real-runs.db.gz holds runs pickfs really made on this kind of machine
+(loop images, mkfs, the clients' raw output and the monitors' series as they were written), not hand-made
+fragments. Made with (PICKFS_WORKDIR of one's own, under the disk lock):
+
+    pickfs run --plan db.toml    # tmpfs, ext4, ext4-nobarrier, xfs, btrfs side by side; sqlite-tpcb with
+                                 # synchronous FULL and OFF; 75 s per workload; crash test, 4 states, 1.5 s
+    pickfs run --plan tree.toml  # tree (generated, 3,000 files) on ext4 and xfs, 3 whole runs each, twice
+    pickfs run --plan fio.toml   # fileio (128 MiB in 4 files) on ext4, ext4-nobarrier, xfs side by side, 45 s
+    pickfs run --max-time 2m     # the default job: sqlite-tpcb on every preset side by side
+
+(the plans are in tests/data/real-runs.md).
+"""
+
+import gzip
+import math
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from pickfs.report.charts import crash_chart, forest_chart, latency_chart, safety_chart
+from pickfs.report.html import charts_for, render_html
+from pickfs.report.markdown import render_markdown
+from pickfs.report.recommend import recommended
+from pickfs.report.site import PLOTLY_FILE, build_site, plan_key
+from pickfs.report.terminal import matters, render_run
+from pickfs.report.text import fmt_bytes, fmt_value, sanitized, values_text, verdict
+from pickfs.report.views import DATABASE, FILE_TREE, OTHER, build_views
+from pickfs.stats.summary import log_interval
+from pickfs.store import ResultStore
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "real-runs.db.gz"
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    path = tmp_path_factory.mktemp("real") / "results.db"
+    path.write_bytes(gzip.decompress(DATA.read_bytes()))
+    store = ResultStore(path)
+    records = [store.load(r.id) for r in store.list_runs()]
+    yield {"db": next(r for r in records if any(w["label"] == "sqlite-full" for w in r.plan["workloads"])),
+           "trees": [r for r in records if r.plan["workloads"][0]["name"] == "tree"],
+           "fio": next(r for r in records if r.plan["workloads"][0]["name"] == "fileio"), "all": records, "path": path}
+    store.close()
+
+
+def terminal(record, explain=False) -> str:
+    with open(os.devnull, "w") as sink:
+        console = Console(width=250, record=True, file=sink)
+        console.print(render_run(record, explain=explain))
+        return console.export_text()
+
+
+def test_the_fixtures_are_real_runs(runs):
+    db = runs["db"]
+    raw = [t.raw_output for t in db.trials if t.phase == "measured" and t.ok]
+    assert raw and all('"client"' in r or "per_second" in r for r in raw)  # the client's own JSON, verbatim
+    assert any(t.phase == "crash" and t.ok for t in db.trials)
+    assert len(runs["trees"]) >= 2 and plan_key(runs["trees"][0].plan) == plan_key(runs["trees"][1].plan)
+
+
+def test_intervals_of_rates_are_on_the_log_scale(runs):
+    for view in build_views(runs["db"]):
+        for row in view.rows:
+            if len(row.primary.values) < 2:
+                continue
+            gm, lo, hi = log_interval(row.primary.values)
+            assert 0 < lo < gm < hi
+            assert math.isclose(gm / lo, hi / gm, rel_tol=1e-9)  # symmetric in ratio
+            assert gm == pytest.approx(math.exp(sum(map(math.log, row.primary.values)) / len(row.primary.values)))
+
+
+def test_the_ratio_chart_keeps_references_apart_and_is_sorted(runs):
+    view = build_views(runs["db"])[0]
+    fig = forest_chart(view)
+    names = list(fig.data[0].y)
+    assert not any(n.startswith("tmpfs") for n in names)  # the in-memory upper bound does not set the scale
+    speeds = list(fig.data[0].x)
+    assert speeds == sorted(speeds, reverse=True) and min(speeds) > 0
+    assert fig.layout.xaxis.type == "log"
+    assert any(n.startswith(view.baseline) for n in names)
+    refs = forest_chart(view, references=True)
+    assert [n.split()[0] for n in refs.data[0].y] == ["tmpfs"]
+    # the resolution is drawn as a band around 1
+    [band] = [s for s in fig.layout.shapes if s.type == "rect"]
+    assert band.x0 < 1 < band.x1
+    assert band.x1 == pytest.approx(1 + view.resolution[0])
+    # marked when a setting trades safety for speed; the recommended one starred
+    unsafe = {r.cell.config.name for r in view.rows if r.unsafe}
+    for name, symbol in zip(names, fig.data[0].marker.symbol):
+        assert (symbol == "diamond") == (name.split()[0] in unsafe)
+    assert f"{recommended(view)} ★" in names
+
+
+def test_charts_are_chosen_per_kind_of_workload(runs):
+    db = runs["db"]
+    [tree] = build_views(runs["trees"][0])
+    assert tree.kind == FILE_TREE and all(v.kind == DATABASE for v in build_views(db))
+    kinds = [k for k, _ in charts_for(runs["trees"][0], tree)]
+    assert kinds[0] == "forest" and "phases" in kinds
+    assert "safety" not in kinds and "device" not in kinds  # no commit safety, no empty per-second panel
+    assert safety_chart(tree) is None
+    for view in build_views(db):
+        kinds = [k for k, _ in charts_for(db, view)]
+        assert kinds[0] == "forest" and {"safety", "latency", "over-time"} <= set(kinds) and "phases" not in kinds
+
+
+def test_safety_chart_names_every_configuration_once_and_marks_the_recommended(runs):
+    view = build_views(runs["db"])[0]
+    fig = safety_chart(view)
+    labels = [y for trace in fig.data if trace.name != "recommended" for y in trace.y]
+    measured = [r.cell.config.name for r in view.rows if r.primary.summary]
+    assert sorted(label.split()[0] for label in labels) == sorted(measured)
+    [star] = [t for t in fig.data if t.name == "recommended"]
+    assert star.y[0].split()[0] == recommended(view)
+    # safety from the crash test where one ran: a configuration that lost commits is in that group
+    lost = {r.cell.config.name for r in view.rows if r.crash_lost}
+    [group] = [t for t in fig.data if t.name == "lost commits in a crash test"] or [None]
+    assert lost == ({y.split()[0] for y in group.y} if group else set())
+
+
+def test_crash_picture_is_configurations_by_settings_with_the_worst_loss_on_hover(runs):
+    views = build_views(runs["db"])
+    fig = crash_chart(views)
+    [heat] = fig.data
+    assert len(heat.x) == 2 and "synchronous=FULL" in heat.x[0] and "synchronous=OFF" in heat.x[1]
+    for i, name in enumerate(heat.y):
+        for j, view in enumerate(views):
+            row = next(r for r in view.rows if r.cell.config.name == name)
+            if row.crash is None or row.crash.error:
+                assert heat.z[i][j] is None
+                continue
+            assert (heat.z[i][j] > 0) == row.crash.lost_any
+            assert row.crash.verdict() in heat.hovertext[i][j]
+
+
+def test_time_metrics_say_lower_is_better_and_factors_read_one_way(runs):
+    record = runs["trees"][0]
+    [view] = build_views(record)
+    row = next(r for r in view.rows if r.cell.config.name != view.baseline)
+    text, _ = verdict(row, view.baseline)
+    faster = row.comparison.ratio < 1  # a time: lower is faster
+    assert ("faster" in text or "as fast" in text) == faster and ("slower" in text) == (not faster)
+    assert not re.search(r"×?0\.\d+x? (faster|slower)", text)
+    for out in (terminal(record), render_markdown(record), render_html(record)):
+        assert "lower is better" in out
+
+
+def test_sanitized_mean_values_and_space_in_every_renderer(runs):
+    for record in (runs["db"], runs["trees"][0]):
+        outputs = {"terminal": terminal(record), "markdown": render_markdown(record).replace("\\", ""),
+                   "html": render_html(record)}
+        for view in build_views(record):
+            for row in view.rows:
+                if not row.primary.values:
+                    continue
+                for name, out in outputs.items():
+                    assert sanitized(row) in out, (name, row.cell.config.name)
+                    assert values_text(row) in out or values_text(row, None) in out, (name, row.cell.config.name)
+                    for label, value in row.space.items():
+                        assert fmt_bytes(value) in out, (name, label)
+    tree_out = terminal(runs["trees"][0])
+    assert "size of the filesystem" in tree_out and "free with the data in place" in tree_out
+
+
+def test_terminal_shows_one_line_of_why_for_the_configurations_that_matter(runs):
+    record = runs["db"]
+    short, full = terminal(record), terminal(record, explain=True)
+    for view in build_views(record):
+        want = [r for r in view.rows if r.cell.config.name in matters(view) and r.explanation]
+        assert recommended(view) is None or recommended(view) in matters(view)  # none when every one is unsafe
+        assert all(n == recommended(view) or next(r for r in view.rows if r.cell.config.name == n).comparison.significant
+                   for n in matters(view))
+        for r in view.rows:
+            line = f"why {r.cell.config.name}: {r.explanation[0]}" if r.explanation else None
+            if line:
+                assert (line in short) == (r in want)
+                assert f"why {r.cell.config.name}:" in full and all(x in full for x in r.explanation)
+    assert len(short.splitlines()) < len(full.splitlines())
+    # the recommendation closes each workload's part: nothing but the next workload's table follows it
+    lines = short.splitlines()
+    first_rec = next(i for i, x in enumerate(lines) if x.startswith("recommendation: sqlite-full"))
+    assert not any(x.startswith("why ") for x in lines[first_rec:first_rec + 6])
+
+
+def test_site_has_an_index_run_pages_and_a_comparison_of_runs_of_one_plan(runs):
+    files = build_site(runs["all"])
+    assert PLOTLY_FILE in files and "index.html" in files
+    for record in runs["all"]:
+        assert f"run-{record.id}.html" in files
+        assert f"href='run-{record.id}.html'" in files["index.html"]
+        assert record.host["hostname"] in files["index.html"]
+    plans = [f for f in files if f.startswith("plan-")]
+    assert plans == [f"plan-{plan_key(runs['trees'][0].plan)}.html"]
+    compare = files[plans[0]]
+    for record in runs["trees"]:
+        assert record.id in compare
+    assert f"{runs['trees'][1].id} against {runs['trees'][0].id}" in compare
+    for name, text in files.items():
+        if name.endswith(".html"):
+            assert not re.search(r"<(script|link)[^>]+(src|href)=[\"']?(https?:)?//", text), name  # nothing remote
+            if '<div class="chart"' in text:
+                assert f'<script src="{PLOTLY_FILE}"></script>' in text
+
+
+def test_pickfs_report_site_writes_the_pages(runs, tmp_path):
+    out = tmp_path / "site"
+    env = {**os.environ, "PICKFS_WORKDIR": str(tmp_path / "w")}
+    r = subprocess.run([sys.executable, "-m", "pickfs", "report", "--site", str(out), "--results", str(runs["path"])],
+                       capture_output=True, text=True, env=env, timeout=120, check=False)
+    assert r.returncode == 0, r.stderr
+    assert (out / "index.html").exists() and (out / PLOTLY_FILE).exists()
+    assert len(list(out.glob("run-*.html"))) == len(runs["all"])
+    bad = subprocess.run([sys.executable, "-m", "pickfs", "report", "--site", str(out / "index.html"), "--results",
+                          str(runs["path"])], capture_output=True, text=True, env=env, timeout=60,
+                         check=False)
+    assert bad.returncode == 2 and "is a file, not a directory" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_values_are_formatted_in_order(runs):
+    view = build_views(runs["db"])[0]
+    row = next(r for r in view.rows if len(r.primary.values) > 3)
+    assert values_text(row, None).split(" ")[0] == fmt_value(row.primary.values[0], row.primary.metric).split(" ")[0]
+
+
+def test_latency_is_drawn_as_distributions_with_fsync_apart(runs):
+    [view] = build_views(runs["fio"])
+    assert view.kind == OTHER
+    fig = latency_chart(view)
+    titles = [a.text for a in fig.layout.annotations]
+    assert titles == ["read latency", "write latency", "fsync latency"]  # one panel per call, fsync apart
+    for trace in fig.data:
+        row = next(r for r in view.rows if r.cell.config.name == trace.name)
+        # a percentile curve rises (fio's percentiles are binned, so p99 can sit a hair above the exact max)
+        assert all(b >= a * 0.98 for a, b in zip(trace.y, trace.y[1:])), trace.y
+        prefix = {"x": "read", "x2": "write", "x3": "sync"}[trace.xaxis]
+        assert trace.y[0] == pytest.approx(row.metric(f"{prefix}_p50").summary.median * 1000)
+    kinds = [k for k, _ in charts_for(runs["fio"], view)]
+    assert "safety" not in kinds and "phases" not in kinds and "latency" in kinds
+
+
+def test_json_has_the_log_interval_df_figures_and_the_recommendation(runs):
+    from pickfs.report.json_export import run_to_dict
+
+    doc = run_to_dict(runs["trees"][0])
+    for cell in doc["cells"]:
+        lo, gm, hi = (cell["log_interval"][k] for k in ("low", "geometric_mean", "high"))
+        assert 0 < lo < gm < hi
+        assert 0 < cell["free_bytes"] < cell["filesystem_size_bytes"]
+        assert cell["workload_kind"] == FILE_TREE
+    assert sum(c["recommended"] for c in doc["cells"]) == 1
+
+
+def test_default_job_ratio_chart_is_not_flattened_by_tmpfs(runs):
+    record = next(r for r in runs["all"] if len(r.plan["configs"]) == 12)
+    [view] = build_views(record)
+    main = forest_chart(view)
+    speeds = list(main.data[0].x)
+    assert len(speeds) == 11  # every disk configuration, tmpfs apart
+    tmpfs = next(r for r in view.rows if r.cell.config.name == "tmpfs")
+    assert tmpfs.comparison.ratio > 3 * max(speeds)  # it would have set the scale
+    _, hi = main.layout.xaxis.range
+    assert 10 ** hi < tmpfs.comparison.ratio  # and does not
