@@ -103,6 +103,16 @@ class Workload(ABC):
         return None
 
     @classmethod
+    def scaled(cls, spec: WorkloadSpec, data_bytes: int) -> dict[str, Any] | None:
+        """The settings with the data grown to about `data_bytes` (a plan's `scale`); None: no data to grow."""
+        return None
+
+    @classmethod
+    def raw_ok(cls, spec: WorkloadSpec) -> bool:
+        """Can it run with these settings straight on a block device (the raw baseline)?"""
+        return cls.supports_raw
+
+    @classmethod
     def image_growth(cls, spec: WorkloadSpec, image_bytes: int) -> int:
         """How far a sparse image under this workload is expected to grow: the filesystem's own
         metadata (a journal, inode tables: up to 5% of the image and 128 MiB) and the workload's

@@ -156,6 +156,11 @@ class Fileio(Workload):
     def space_needed(cls, spec: WorkloadSpec) -> int | None:
         return int(spec.get("size"))
 
+    @classmethod
+    def scaled(cls, spec: WorkloadSpec, data_bytes: int) -> dict[str, Any] | None:
+        block = int(spec.get("block_size"))
+        return {**dict(spec.settings), "size": max(data_bytes // block, spec.get("files")) * block}
+
     @staticmethod
     def _where(spec: WorkloadSpec, datadir: Path) -> dict[str, Any]:
         if is_block_device(datadir):
