@@ -9,7 +9,7 @@ round leaves it filled to the share. Everything is drawn from a fixed seed: the 
 the same way. The database's data is then laid out in the free space that is left.
 
 `fragmentation` measures what was reached: extents per file (FIEMAP) of the database's files and
-of the aged population, and the free space's fragments (e2freefrag for ext2/3/4, xfs_db for xfs).
+of the aged population, and the free space's fragments (e2freefrag for ext2/3/4, xfs_spaceman for xfs).
 """
 
 from __future__ import annotations
@@ -36,6 +36,8 @@ SIGMA = 1.9
 MIN_FILE_BYTES, MAX_FILE_BYTES = 512, 64 * 1024**2
 DELETE_SHARE = 0.5  # of the files, deleted at random between fills
 CHUNK = 1024**2
+GROWING = 4  # files of each batch of 32 that grow slowly side by side
+SLOW_CHUNK = 64 * 1024
 FS_IOC_FIEMAP = 0xC020660B
 FIEMAP_FLAG_SYNC = 0x1
 SAMPLE_FILES = 4000  # files whose extents are counted, at most, per population
@@ -126,29 +128,23 @@ def age(mountpoint: Path, fill: float, rounds: int, seed: int) -> AgingResult:
     t0 = time.monotonic()
     for r in range(rounds):
         while used_share(mountpoint) < fill:
+            batch = []
             for size in file_sizes(rng, 32):
                 d = root / f"d{serial // FILES_PER_DIR:05d}"
                 if serial % FILES_PER_DIR == 0:
                     d.mkdir(mode=0o700, exist_ok=True)
-                path = d / f"f{serial:07d}"
+                batch.append((d / f"f{serial:07d}", size))
                 serial += 1
-                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-                try:
-                    left = size
-                    offset = rng.randrange(CHUNK)
-                    while left > 0:
-                        piece = payload[offset:offset + min(left, CHUNK - offset)]
-                        os.write(fd, piece)
-                        left -= len(piece)
-                        offset = 0
-                except OSError as exc:
-                    os.close(fd)
-                    raise AgingFailed(f"aging stopped writing at {used_share(mountpoint):.0%} full: "
-                                      f"{exc.strerror or exc}", "age to a smaller share, or give a larger --size") \
-                        from None
-                os.close(fd)
-                files.append(path)
-                written += size
+            try:
+                # a few files grow slowly side by side, made durable as they go (logs, mailboxes): their
+                # blocks interleave; the rest are written whole, one after another
+                written += _grow_together(batch[:GROWING], payload, rng)
+                for path, size in batch[GROWING:]:
+                    written += _grow_together([(path, size)], payload, rng, sync=False)
+            except OSError as exc:
+                raise AgingFailed(f"aging stopped writing at {used_share(mountpoint):.0%} full: "
+                                  f"{exc.strerror or exc}", "age to a smaller share, or give a larger --size") from None
+            files += [path for path, _ in batch]
             if serial % 1024 < 32:  # delayed allocation: check the space really used now and then
                 _syncfs(mountpoint)
         _syncfs(mountpoint)  # every block allocated before any file is deleted
@@ -159,6 +155,27 @@ def age(mountpoint: Path, fill: float, rounds: int, seed: int) -> AgingResult:
             files = [f for i, f in enumerate(files) if i not in doomed]
             _syncfs(mountpoint)
     return AgingResult(time.monotonic() - t0, rounds, len(files), written, used_share(mountpoint))
+
+
+def _grow_together(batch: list[tuple[Path, int]], payload: bytes, rng: random.Random, sync: bool = True) -> int:
+    """Write the files of `batch` a chunk each in turn (each made durable after its chunk when `sync`)."""
+    fds = [os.open(p, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600) for p, _ in batch]
+    left = [size for _, size in batch]
+    step = SLOW_CHUNK if sync else CHUNK
+    try:
+        while any(left):
+            for i, fd in enumerate(fds):
+                if left[i] <= 0:
+                    continue
+                offset = rng.randrange(CHUNK - step + 1)
+                n = os.write(fd, payload[offset:offset + min(left[i], step)])
+                left[i] -= n
+                if sync:
+                    os.fdatasync(fd)
+    finally:
+        for fd in fds:
+            os.close(fd)
+    return sum(size for _, size in batch)
 
 
 class AgingFailed(PickfsError):
@@ -214,15 +231,16 @@ def parse_xfs_freesp(text: str) -> int | None:
     return int(m.group(1)) if m else None
 
 
-def free_extents(fstype: str, device: str | None) -> int | None:
-    """The free space's fragments, from the filesystem's own tool (read-only); None where there is none."""
+def free_extents(fstype: str, device: str | None, mountpoint: Path) -> int | None:
+    """The free space's fragments, from the filesystem's own tool (read-only); None where there is none.
+    xfs: xfs_spaceman asks the mounted filesystem (GETFSMAP): its AG headers on disk lag behind the log."""
     if not device:
         return None
     try:
         if fstype in ("ext2", "ext3", "ext4"):
             return parse_e2freefrag(run(["e2freefrag", device], package="e2fsprogs", timeout=300).text)
         if fstype == "xfs":
-            return parse_xfs_freesp(run(["xfs_db", "-r", "-c", "freesp -s", device], package="xfsprogs",
+            return parse_xfs_freesp(run(["xfs_spaceman", "-c", "freesp -s", str(mountpoint)], package="xfsprogs",
                                         timeout=300).text)
     except PickfsError:
         return None
@@ -237,5 +255,5 @@ def fragmentation(mountpoint: Path, datadir: Path, fstype: str, device: str | No
     aged = mountpoint / AGING_DIR
     aged_files, aged_extents = extents_under(aged, rng) if aged.is_dir() else (0, 0)
     st = os.statvfs(mountpoint)
-    return Fragmentation(data_files, data_extents, aged_files, aged_extents, free_extents(fstype, device),
+    return Fragmentation(data_files, data_extents, aged_files, aged_extents, free_extents(fstype, device, mountpoint),
                          st.f_bfree * st.f_frsize)
