@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import time
+import uuid
 from contextlib import AbstractContextManager, ExitStack, nullcontext
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -15,7 +16,10 @@ from pickfs.services import service_class
 from pickfs.services.base import Endpoint
 from pickfs.stack.aging import fragmentation
 from pickfs.stack.cgroups import MemoryGroup, memory_limited
+from pickfs.stack.cleanup import holding
+from pickfs.stack.filesystems import RAW
 from pickfs.stack.ledger import Ledger
+from pickfs.stack.workdir import PRIVATE_MODE, private_dir
 from pickfs.stack.provision import Provisioned, provision, space_used
 from pickfs.store import ResultStore
 from pickfs.workloads import workload_class
@@ -33,6 +37,15 @@ class Standing:
     def limited(self) -> AbstractContextManager[Any]:
         """pickfs (and what it starts) inside the configuration's memory group, if it has one."""
         return self.group.joined() if self.group else nullcontext()
+
+
+def scratch_dir(stack: ExitStack, ledger: Ledger, workdir: Path) -> Path:
+    """A private directory under the work directory's run/ (ledger-tracked), removed with what is in it."""
+    parent = private_dir(workdir / "run", PRIVATE_MODE)
+    path = parent / f"scratch-{uuid.uuid4().hex[:12]}"
+    stack.enter_context(holding(ledger, "dir", path=str(path), recursive=True))
+    path.mkdir(mode=PRIVATE_MODE)
+    return path
 
 
 def follow_memory(settings: dict[str, Any], by_memory: dict[str, str], defaults: dict[str, Any]) -> tuple[
@@ -66,6 +79,8 @@ def stand_up(stack: ExitStack, plan: Plan, ledger: Ledger, store: ResultStore, r
     group = stack.enter_context(memory_limited(ledger, memory)) if memory else None
     prov = stack.enter_context(provision(cell.config, plan.target, ledger, m.quiesce_seconds, m.quiesce_timeout,
                                          expect_bytes=expect_bytes))
+    if prov.info.fstype == RAW:  # no directory of its own for the workload's lock files: a scratch one
+        wl.scratch = scratch_dir(stack, ledger, Path(plan.target.workdir))
     endpoint = None
     notes: list[str] = []
     service_name = cls.service_for(cell.workload)

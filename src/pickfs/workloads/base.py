@@ -30,6 +30,9 @@ class Workload(ABC):
     def __init__(self, cache: Path | None = None) -> None:
         # Where generated input data is kept between configurations: never on the filesystem under test.
         self.cache = cache or Path(Target().workdir) / "data"
+        # A private scratch directory pickfs made for this configuration (when the data has no directory of
+        # its own: a database on the raw device keeps its lock files here); None when there is none.
+        self.scratch: Path | None = None
 
     @classmethod
     def normalize(cls, settings: dict[str, Any]) -> dict[str, Any]:

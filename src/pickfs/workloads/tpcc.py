@@ -14,6 +14,8 @@ from pickfs.model import MetricDef, RawOutput, WorkloadSpec
 from pickfs.proc import run as run_program
 from pickfs.services.base import Endpoint
 from pickfs.stack.filesystems import which
+from pickfs.stack.workdir import PRIVATE_MODE
+from pickfs.workloads.fio import is_block_device
 from pickfs.units import parse_duration
 from pickfs.workloads.base import Workload
 from pickfs.workloads.latency import latency_metrics
@@ -46,8 +48,9 @@ DB_STEM = "pickfs"  # the embedded databases' file name, .db (SQLite) or .fdb (F
 def connection_args(backend: str, datadir: Path, endpoint: Endpoint | None, settings: dict[str, Any],
                     stem: str) -> list[str]:
     """How a client of clients/ reaches the database: its file for the embedded ones, else the server's socket."""
-    if backend == "firebird":
-        return ["--db", str(datadir / f"{stem}.fdb"), "--fb-client", fbclient() or "libfbclient.so.2"]
+    if backend == "firebird":  # a database on a block device is the device itself (R5's raw baseline)
+        db = datadir if is_block_device(datadir) else datadir / f"{stem}.fdb"
+        return ["--db", str(db), "--fb-client", fbclient() or "libfbclient.so.2"]
     if backend == "sqlite":
         return ["--db", str(datadir / f"{stem}.db"), "--journal-mode", str(settings.get("journal_mode", "WAL")),
                 "--synchronous", str(settings.get("synchronous", "FULL"))]
@@ -63,11 +66,22 @@ def set_forced_writes(db: Path, on: bool, env: dict[str, str]) -> None:
     run_program(["gfix", "-write", "sync" if on else "async", str(db)], package="firebird3.0-utils", env=env)
 
 
-def firebird_env(datadir: Path) -> dict[str, str]:
-    """The embedded engine, with its lock files private to this run."""
-    lock = datadir / "fblock"
-    lock.mkdir(exist_ok=True)
+def firebird_env(datadir: Path, scratch: Path | None = None) -> dict[str, str]:
+    """The embedded engine, with its lock files private to this run: beside the database, or for a
+    database on a block device, in the configuration's scratch directory."""
+    if is_block_device(datadir):
+        if scratch is None:
+            raise ValueError("a Firebird database on a block device needs a directory for its lock files")
+        lock = scratch / "fblock"
+    else:
+        lock = datadir / "fblock"
+    lock.mkdir(mode=PRIVATE_MODE, exist_ok=True)
     return {"FIREBIRD": FIREBIRD_ROOT, "FIREBIRD_LOCK": str(lock), "FIREBIRD_TMP": str(lock)}
+
+
+def firebird_db(datadir: Path) -> Path:
+    """The database: a file in the data directory, or the block device itself."""
+    return datadir if is_block_device(datadir) else datadir / f"{DB_STEM}.fdb"
 TYPES = ("new_order", "payment", "order_status", "delivery", "stock_level")
 
 
@@ -134,6 +148,11 @@ class Tpcc(Workload):
         return spec.get("backend")
 
     @classmethod
+    def raw_ok(cls, spec: WorkloadSpec) -> bool:
+        """Firebird keeps a database on a block device as well as in a file: R5's raw baseline."""
+        return spec.get("backend") == "firebird"
+
+    @classmethod
     def service_for(cls, spec: WorkloadSpec) -> str | None:
         return BACKENDS[spec.get("backend")]
 
@@ -163,13 +182,13 @@ class Tpcc(Workload):
         return argv
 
     def _env(self, spec: WorkloadSpec, datadir: Path) -> dict[str, str] | None:
-        return firebird_env(datadir) if spec.get("backend") == "firebird" else None
+        return firebird_env(datadir, self.scratch) if spec.get("backend") == "firebird" else None
 
     def prepare(self, spec: WorkloadSpec, datadir: Path, endpoint: Endpoint | None = None) -> RawOutput:
         env = self._env(spec, datadir)
         out = run_program(self._argv("load", spec, datadir, endpoint), timeout=3600, env=env)
         if spec.get("backend") == "firebird":
-            set_forced_writes(datadir / f"{DB_STEM}.fdb", spec.get("forced_writes") == "on", env)
+            set_forced_writes(firebird_db(datadir), spec.get("forced_writes") == "on", env)
         return out
 
     def run(self, spec: WorkloadSpec, datadir: Path, endpoint: Endpoint | None = None) -> RawOutput:
