@@ -20,7 +20,7 @@ from pickfs.units import MAX_SIZE, has_control, parse_size
 from pickfs.workloads import DEFAULT_WORKLOAD, workload_class
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
-_TOP_KEYS = {"target", "method", "config", "workload", "fs", "baseline", "memory", "scale"}
+_TOP_KEYS = {"target", "method", "config", "workload", "fs", "baseline", "memory", "scale", "clients"}
 
 
 def _options(value: Any, what: str) -> tuple[str, ...]:
@@ -234,6 +234,38 @@ def parse_scale(value: Any) -> float:
     if not math.isfinite(scale) or not 0.1 <= scale <= 100:
         raise PlanError(f"scale {value!r} is out of range", "a multiple of the memory from 0.1 to 100, e.g. scale = 2")
     return scale
+
+
+def parse_clients(value: Any) -> tuple[int, ...]:
+    """The client counts of the concurrency dimension: [1, 2, 4, 8] or "1,2,4,8"."""
+    items = value.split(",") if isinstance(value, str) else value if isinstance(value, list) else [value]
+    counts = []
+    for item in items:
+        text = str(item).strip()
+        if isinstance(item, bool) or not text.isdigit() or not 1 <= int(text) <= 1024:
+            raise PlanError(f"clients {value!r} is not a list of client counts", "e.g. clients = [1, 2, 4, 8]")
+        counts.append(int(text))
+    if not counts:
+        raise PlanError("clients is empty", "e.g. clients = [1, 2, 4, 8]")
+    return tuple(dict.fromkeys(counts))
+
+
+def expand_clients(workloads: list[WorkloadSpec], counts: tuple[int, ...]) -> tuple[list[WorkloadSpec], list[str]]:
+    """Every server workload once per client count, labelled LABEL-cN; the others as they are, with a warning."""
+    out, warnings = [], []
+    for w in workloads:
+        cls = workload_class(w.name)
+        key = cls.clients_setting
+        if key is None:
+            warnings.append(f"clients does not apply to {w.label}: it has no client count")
+            out.append(w)
+            continue
+        for n in counts:
+            settings = {**dict(w.settings), key: n}
+            if "threads" in settings and key == "clients" and isinstance(settings["threads"], int):
+                settings["threads"] = min(settings["threads"], n)  # pgbench: no more threads than clients
+            out.append(WorkloadSpec(w.name, f"{w.label}-c{n}", tuple(sorted(cls.check(settings).items()))))
+    return out, warnings
 
 
 def sized_image(need: int, age: float | None, minimum: int) -> int:
@@ -548,13 +580,17 @@ def load_plan_file(path: Path, overrides: dict[str, Any] | None = None, workdir:
     configs += [directory_config(p) for p in paths]
     workload_tables = _tables(data.get("workload", [{}]), "workload", '[[workload]] with name = "sqlite-tpcb"')
     workloads = [workload_from_table(t, i) for i, t in enumerate(workload_tables)]
+    clients_warnings: list[str] = []
+    if "clients" in data:
+        workloads, clients_warnings = expand_clients(workloads, parse_clients(data["clients"]))
     method = _method_from_table(_table(data.get("method", {}), "[method]", "runs = 5 under [method]"))
     if overrides:
         method = replace(method, **{k: v for k, v in overrides.items() if v is not None})
     baseline = data.get("baseline")
     if baseline is not None:
         baseline = _text(baseline, "baseline", 'baseline = "ext4"')
-    return build_plan(target, configs, workloads, method, baseline)
+    plan = build_plan(target, configs, workloads, method, baseline)
+    return replace(plan, warnings=(*plan.warnings, *clients_warnings)) if clients_warnings else plan
 
 
 def parse_plan_text(text: str, source: str = "the plan") -> dict[str, Any]:

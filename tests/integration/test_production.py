@@ -15,7 +15,8 @@ from pickfs.stack.aging import fragmentation
 from pickfs.stack.ledger import Ledger
 from pickfs.stack.provision import provision
 from pickfs.workloads.fio import Fileio
-from tests.conftest import ledger_entries, loops_under, mounts_under, needs_root, pickfs, start_pickfs
+from tests.conftest import (ledger_entries, loops_under, measured_trials, mounts_under, needs_root, pickfs,
+                            start_pickfs)
 from tests.integration.test_interrupt import has_kind, wait_for
 
 pytestmark = needs_root
@@ -125,3 +126,78 @@ def test_big_workloads_need_no_size(workdir, workload):
     # a size given is still a size given: too small is one line naming the fix, exit code 2
     r = pickfs(workdir, "run", "--fs", "ext4", "--workload", workload, "--size", "2G", "--dry-run")
     assert r.returncode == 2 and "needs about" in r.stderr and "Traceback" not in r.stderr
+
+
+# -- Firebird as R5 ran it: a private SuperClassic server with several terminals; the database on the raw device
+def _firebird_missing() -> str | None:
+    from pickfs.services.firebird import FirebirdServer
+    from pickfs.workloads.firebird_tpcb import FirebirdTpcb
+
+    return FirebirdServer.unavailable_reason() or FirebirdTpcb.unavailable_reason()
+
+
+needs_firebird = pytest.mark.skipif(_firebird_missing() is not None and not os.environ.get("CI"),
+                                    reason=str(_firebird_missing()))
+FB_SERVER = ("--fs", "ext4", "--workload", "tpcc", "--set", "backend=firebird-server", "--set", "clients=2",
+             "--set", "scale_down=20", "--size", "1G", "--blocks", "1")
+FB_RAW = ("--fs", "raw,ext4", "--workload", "firebird-tpcb", "--baseline", "raw", "--size", "1G", "--blocks", "1")
+
+
+def firebird_servers(workdir: Path) -> list[int]:
+    """Firebird server processes whose configuration lies in this work directory."""
+    found = []
+    for proc in Path("/proc").glob("[0-9]*"):
+        try:
+            if (proc / "comm").read_text().strip() == "firebird" and \
+                    str(workdir) in (proc / "environ").read_bytes().decode(errors="replace"):
+                found.append(int(proc.name))
+        except OSError:
+            continue
+    return found
+
+
+@needs_firebird
+def test_firebird_server_runs_tpcc_with_two_terminals(workdir):
+    out = workdir / "fb.json"
+    r = pickfs(workdir, "run", *FB_SERVER, "--rounds", "2", "--json", str(out))
+    assert r.returncode == 0, r.stderr
+    cell = json.loads(out.read_text())["cells"][0]
+    assert len(cell["values"]) == 2 and min(cell["values"]) > 0, cell  # New-Order per minute
+    import sqlite3
+
+    conn = sqlite3.connect(workdir / "results.db")
+    outputs = [json.loads(t) for (t,) in conn.execute("SELECT raw_output FROM trials WHERE phase='measured'")]
+    conn.close()
+    assert outputs and all(o["clients"] == 2 and o["backend"] == "firebird" for o in outputs)
+    assert firebird_servers(workdir) == []
+    assert ledger_entries(workdir) == [] and mounts_under(workdir) == []
+
+
+@needs_firebird
+def test_firebird_on_the_raw_device_is_the_baseline(workdir):
+    out = workdir / "raw.json"
+    r = pickfs(workdir, "run", *FB_RAW, "--rounds", "2", "--json", str(out))
+    assert r.returncode == 0, r.stderr
+    cells = {c["config"]: c for c in json.loads(out.read_text())["cells"]}
+    assert len(cells["raw"]["values"]) == 2 and min(cells["raw"]["values"]) > 0
+    assert cells["ext4"]["relative_to_baseline"] is not None
+    assert not list((workdir / "run").glob("scratch-*")) if (workdir / "run").exists() else True
+    assert ledger_entries(workdir) == [] and loops_under(workdir) == []
+
+
+@needs_firebird
+@pytest.mark.parametrize("args", [FB_SERVER, FB_RAW], ids=["server", "raw"])
+def test_ctrl_c_stops_firebird_and_cleans_up(workdir, args):
+    proc = start_pickfs(workdir, "run", *args, "--rounds", "50")
+    try:
+        assert wait_for(lambda: len(measured_trials(workdir)) >= 1, timeout=240)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err
+    assert firebird_servers(workdir) == []
+    assert ledger_entries(workdir) == [] and mounts_under(workdir) == [] and loops_under(workdir) == []
+    assert not list((workdir / "run").glob("*")) if (workdir / "run").exists() else True

@@ -18,7 +18,7 @@ from pickfs.engine.executor import Executor
 from pickfs.engine.schedule import Slot
 from pickfs.errors import EXIT_INTERRUPTED, PickfsError, PlanError
 from pickfs.model import Method, Plan, Target, Trial, WorkloadSpec, plan_from_dict, plan_to_dict
-from pickfs.plan import (aging_fields, build_plan, check_setting_types, directory_config, load_plan_file,
+from pickfs.plan import (aging_fields, build_plan, expand_clients, parse_clients, check_setting_types, directory_config, load_plan_file,
                          parse_memory, parse_scale, resolve_fs_name)
 from pickfs.cli.report import check_export_targets, export_targets, with_exports, write_exports
 from pickfs.report.terminal import render_run
@@ -63,7 +63,7 @@ def workload_specs(names: tuple[str, ...], sets: tuple[str, ...], duration: str 
 
 
 # Flags whose value cannot be empty: an empty value is a mistake (a shell variable that was not set), not a default.
-NOT_EMPTY = ("fs", "size", "memory", "scale", "age", "device", "confirm_device", "baseline", "duration", "slice", "max_time", "target_ci",
+NOT_EMPTY = ("fs", "size", "memory", "scale", "age", "clients", "device", "confirm_device", "baseline", "duration", "slice", "max_time", "target_ci",
              "workdir", "resume")
 
 
@@ -107,8 +107,13 @@ def plan_from_flags(o: dict[str, Any]) -> Plan:
                      interleave=not o["sequential"])
     if o["sequential"]:  # "each configuration's repetitions together" is the one-at-a-time method
         method = replace(method, side_by_side=False)
-    plan = build_plan(target, configs, workload_specs(o["workloads"], o["sets"], o["duration"]), method,
-                      o["baseline"])
+    specs = workload_specs(o["workloads"], o["sets"], o["duration"])
+    clients_warnings: list[str] = []
+    if o.get("clients"):  # issue 13: concurrency as a dimension
+        specs, clients_warnings = expand_clients(specs, parse_clients(o["clients"]))
+    plan = build_plan(target, configs, specs, method, o["baseline"])
+    if clients_warnings:
+        plan = replace(plan, warnings=(*plan.warnings, *clients_warnings))
     sliced = [w.name for w in plan.workloads if REGISTRY[w.name].sliceable]
     if o["duration"] and method.side_by_side and kind != "device" and sliced:
         plan = replace(plan, warnings=(*plan.warnings, f"--duration does not change {', '.join(sliced)} side by side: "
@@ -119,7 +124,7 @@ def plan_from_flags(o: dict[str, Any]) -> Plan:
 
 # Flags that describe the matrix itself; with --plan, the plan file says these.
 PLAN_FLAGS = ("fs", "workloads", "sets", "duration", "scheduler", "target", "size", "device", "dirs", "baseline",
-              "memory", "scale", "age")
+              "memory", "scale", "age", "clients")
 
 
 def method_overrides(o: dict[str, Any]) -> dict[str, Any]:
@@ -237,6 +242,8 @@ class CliObserver:
 @click.option("--memory", help="the production box's memory: each configuration's server and client run in a "
                                "control group limited to it, e.g. 1G; server buffers follow it unless set")
 @click.option("--scale", help="with --memory: grow each workload's data to this multiple of the memory, e.g. 2")
+@click.option("--clients", help="concurrency as a dimension: run every server workload at each of these client "
+                                "counts, e.g. 1,2,4,8; the report charts throughput and p99 against clients")
 @click.option("--age", help="age every filesystem to this share full before the data is laid out, e.g. 70%")
 @click.option("--device", help="a spare block device to format (device target)")
 @click.option("--confirm-device", help="repeat the device path to confirm it may be erased")

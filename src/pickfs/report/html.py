@@ -14,6 +14,7 @@ from plotly.subplots import make_subplots
 
 from pickfs.model import RunRecord, Trial
 from pickfs.report.recommend import recommend
+from pickfs.report.scaling import scaling_html
 from pickfs.report.text import (CRASH_COLUMNS, breakdown_cells, crash_cells, crash_model, fmt_value, interval,
                                 method_lines, status_detail, verdict)
 from pickfs.report.views import Row, WorkloadView, build_views, risk_legend
@@ -311,6 +312,7 @@ def render_html(record: RunRecord) -> str:
         parts.append("<h2>Settings that trade safety for speed</h2><ul>"
                      + "".join(f"<li>{_e(r)}</li>" for r in risks) + "</ul>"
                      "<p class=dim>Safety here is judged from the settings; a simulated power cut would measure it.</p>")
+    parts.append(scaling_html(record))  # issue 13: throughput and p99 against clients (report/scaling.py)
     parts.append(f"<h2>Configurations</h2>{_settings_table(record)}")
     parts.append(f"<h2>Host</h2>{_host_table(record)}")
     return ("<!DOCTYPE html><html lang=en><head><meta charset=utf-8>"

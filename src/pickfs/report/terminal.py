@@ -10,6 +10,7 @@ from rich.text import Text
 
 from pickfs.model import MetricDef, RunRecord
 from pickfs.report.recommend import recommend
+from pickfs.report.scaling import scaling_text
 from pickfs.report.text import (CRASH_COLUMNS, breakdown_cells, crash_cells, crash_model, fmt_seconds, fmt_value,
                                 interval, method_lines, status_detail, verdict)
 from pickfs.report.views import Row, WorkloadView, build_views, risk_legend
@@ -132,6 +133,7 @@ def render_run(record: RunRecord, explain: bool = True) -> Group:
                 parts.extend(explanation_block(view))
             parts.extend(Text(line, style="dim") for line in method_lines(view))
             parts.append(Text("recommendation: " + " ".join(recommend(view)), style="bold"))
+    parts.extend(Text(block) for block in scaling_text(record).split("\n\n") if block)  # issue 13: report/scaling.py
     model = next((crash_model(v) for v in views if crash_model(v)), "")
     if model:
         parts.append(Text(f"crash-test model: {model}", style="dim"))

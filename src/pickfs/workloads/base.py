@@ -25,6 +25,8 @@ class Workload(ABC):
     # Side by side: can the run be cut into short slices that take turns with other configurations
     # on filesystems prepared once? (Its primary metric must then be a rate per second.)
     sliceable: ClassVar[bool] = False
+    # the setting that says how many clients (terminals, threads) drive the server: a plan's `clients` dimension
+    clients_setting: ClassVar[str | None] = None
     slice_seconds: ClassVar[float] = 1.0  # the default slice length
 
     def __init__(self, cache: Path | None = None) -> None:

@@ -17,6 +17,7 @@ class FirebirdTpcb(Tpcc):
     description = "pgbench's TPC-B-like transaction on Firebird 3 (embedded engine, one client)"
     mix = "tpcb"
     slice_seconds = 1.0
+    clients_setting = None  # the embedded engine: one client
     supports_raw = True  # the database on the block device itself, as R5 scored raw = 100
     metrics = (
         MetricDef("tps", "tx/s", True, "committed transactions per second"),

@@ -89,6 +89,7 @@ class Pgbench(Workload):
         MetricDef("transactions", "tx", True, "transactions processed"),
         MetricDef("failed", "tx", False, "transactions that failed"),
     )
+    clients_setting = "clients"
     defaults: dict[str, Any] = {
         "mode": "tpcb-like",
         "scale": 10,

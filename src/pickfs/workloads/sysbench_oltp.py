@@ -40,6 +40,7 @@ class SysbenchOltp(Workload):
         MetricDef("transactions", "tx", True, "transactions in the run"),
         MetricDef("errors", "err", False, "ignored errors"),
     )
+    clients_setting = "threads"
     defaults: dict[str, Any] = {
         "test": "oltp_read_write",
         "tables": 4,

@@ -21,9 +21,12 @@ from pickfs.workloads.base import Workload
 from pickfs.workloads.latency import latency_metrics
 
 CLIENT = "pickfs.clients.tpcc"
-BACKENDS = {"sqlite": None, "postgresql": "postgresql", "mariadb": "mariadb", "firebird": None}  # -> service
+# backend -> the server pickfs starts for it (None: embedded in the client); firebird-server: R5's SuperClassic
+BACKENDS = {"sqlite": None, "postgresql": "postgresql", "mariadb": "mariadb", "firebird": None,
+            "firebird-server": "firebird"}
 DRIVERS = {"postgresql": ("psycopg", "psycopg[binary]"), "mariadb": ("pymysql", "PyMySQL"),
-           "firebird": ("firebird.driver", "firebird-driver")}
+           "firebird": ("firebird.driver", "firebird-driver"), "firebird-server": ("firebird.driver", "firebird-driver")}
+FIREBIRDS = ("firebird", "firebird-server")
 FIREBIRD_ROOT = "/usr/lib/x86_64-linux-gnu/firebird/3.0"  # Debian's firebird3.0-server-core
 
 
@@ -51,6 +54,10 @@ def connection_args(backend: str, datadir: Path, endpoint: Endpoint | None, sett
     if backend == "firebird":  # a database on a block device is the device itself (R5's raw baseline)
         db = datadir if is_block_device(datadir) else datadir / f"{stem}.fdb"
         return ["--db", str(db), "--fb-client", fbclient() or "libfbclient.so.2"]
+    if backend == "firebird-server":  # the private server, over the loopback; the password in the environment
+        assert endpoint is not None, "firebird-server needs its server started"
+        db = datadir if is_block_device(datadir) else datadir / f"{stem}.fdb"
+        return ["--db", f"{endpoint.env['FIREBIRD_SERVER']}:{db}", "--fb-client", fbclient() or "libfbclient.so.2"]
     if backend == "sqlite":
         return ["--db", str(datadir / f"{stem}.db"), "--journal-mode", str(settings.get("journal_mode", "WAL")),
                 "--synchronous", str(settings.get("synchronous", "FULL"))]
@@ -61,7 +68,7 @@ def connection_args(backend: str, datadir: Path, endpoint: Endpoint | None, sett
     return ["--socket", endpoint.env["MYSQL_UNIX_PORT"], "--user", endpoint.user, "--database", endpoint.database]
 
 
-def set_forced_writes(db: Path, on: bool, env: dict[str, str]) -> None:
+def set_forced_writes(db: Path | str, on: bool, env: dict[str, str]) -> None:
     """Firebird's durability switch, set on the database file (gfix -write sync|async)."""
     run_program(["gfix", "-write", "sync" if on else "async", str(db)], package="firebird3.0-utils", env=env)
 
@@ -113,6 +120,7 @@ class Tpcc(Workload):
         MetricDef("client_wchar", "B", False, "bytes the client passed to write()"),
         MetricDef("forced_writes_in_force", "on", True, "Firebird: 1 when forced writes were on during the run"),
     )
+    clients_setting = "clients"
     defaults: dict[str, Any] = {
         "backend": "sqlite",
         "warehouses": 1,
@@ -137,20 +145,20 @@ class Tpcc(Workload):
         cls.require_counts(out, "warehouses", "scale_down", "clients")
         out["forced_writes"] = on_off(out["forced_writes"], "forced_writes")
         if out["backend"] == "firebird" and out["clients"] != 1:
-            raise PlanError("Firebird runs embedded here, one client per process",
-                            "set clients = 1 for the firebird backend")
+            raise PlanError("Firebird's embedded engine takes one client per process",
+                            "set clients = 1 for the firebird backend, or backend = \"firebird-server\" for several")
         out["synchronous"] = str(out["synchronous"]).upper()
         out["journal_mode"] = str(out["journal_mode"]).upper()
         return out
 
     @classmethod
     def database_for(cls, spec: WorkloadSpec) -> str | None:
-        return spec.get("backend")
+        return "firebird" if spec.get("backend") in FIREBIRDS else spec.get("backend")
 
     @classmethod
     def raw_ok(cls, spec: WorkloadSpec) -> bool:
         """Firebird keeps a database on a block device as well as in a file: R5's raw baseline."""
-        return spec.get("backend") == "firebird"
+        return spec.get("backend") in FIREBIRDS
 
     @classmethod
     def service_for(cls, spec: WorkloadSpec) -> str | None:
@@ -159,7 +167,7 @@ class Tpcc(Workload):
     @classmethod
     def unavailable_reason(cls, spec: WorkloadSpec | None = None) -> str | None:
         backend = spec.get("backend") if spec else cls.defaults["backend"]
-        if backend == "firebird" and firebird_unavailable():
+        if backend in FIREBIRDS and firebird_unavailable():
             return firebird_unavailable()
         if backend in DRIVERS and importlib.util.find_spec(DRIVERS[backend][0].split(".")[0]) is None:
             return f"the Python driver {DRIVERS[backend][1]} is missing (pip install {DRIVERS[backend][1]})"
@@ -174,26 +182,32 @@ class Tpcc(Workload):
 
     def _argv(self, step: str, spec: WorkloadSpec, datadir: Path, endpoint: Endpoint | None) -> list[str]:
         backend = spec.get("backend")
-        argv = [sys.executable, "-m", CLIENT, step, "--mix", self.mix, "--backend", backend,
+        argv = [sys.executable, "-m", CLIENT, step, "--mix", self.mix,
+                "--backend", "firebird" if backend in FIREBIRDS else backend,
                 "--warehouses", str(spec.get("warehouses", 1)), "--scale-down", str(spec.get("scale_down")),
                 *connection_args(backend, datadir, endpoint, dict(spec.settings), DB_STEM)]
         if step == "run":
             argv += ["--clients", str(spec.get("clients")), "--duration", str(spec.get("duration"))]
         return argv
 
-    def _env(self, spec: WorkloadSpec, datadir: Path) -> dict[str, str] | None:
+    def _env(self, spec: WorkloadSpec, datadir: Path, endpoint: Endpoint | None = None) -> dict[str, str] | None:
+        if spec.get("backend") == "firebird-server" and endpoint is not None:
+            return {k: endpoint.env[k] for k in ("ISC_USER", "ISC_PASSWORD")}
         return firebird_env(datadir, self.scratch) if spec.get("backend") == "firebird" else None
 
     def prepare(self, spec: WorkloadSpec, datadir: Path, endpoint: Endpoint | None = None) -> RawOutput:
-        env = self._env(spec, datadir)
+        env = self._env(spec, datadir, endpoint)
         out = run_program(self._argv("load", spec, datadir, endpoint), timeout=3600, env=env)
         if spec.get("backend") == "firebird":
-            set_forced_writes(firebird_db(datadir), spec.get("forced_writes") == "on", env)
+            set_forced_writes(firebird_db(datadir), spec.get("forced_writes") == "on", env or {})
+        elif spec.get("backend") == "firebird-server" and endpoint is not None:
+            set_forced_writes(f"{endpoint.env['FIREBIRD_SERVER']}:{firebird_db(datadir)}",
+                              spec.get("forced_writes") == "on", env or {})
         return out
 
     def run(self, spec: WorkloadSpec, datadir: Path, endpoint: Endpoint | None = None) -> RawOutput:
         return run_program(self._argv("run", spec, datadir, endpoint), timeout=spec.get("duration") * 5 + 300,
-                           env=self._env(spec, datadir))
+                           env=self._env(spec, datadir, endpoint))
 
     @staticmethod
     def parse(raw: str) -> dict[str, float]:
