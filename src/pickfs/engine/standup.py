@@ -75,6 +75,8 @@ def stand_up(stack: ExitStack, plan: Plan, ledger: Ledger, store: ResultStore, r
     cls = workload_class(cell.workload.name)
     wl = cls(Path(plan.target.workdir) / "data")
     memory = plan.target.memory_bytes
+    if cell.config.age and expect_bytes is not None:  # the aged files take their share of the image too
+        expect_bytes = min(plan.target.size_bytes, expect_bytes + int(cell.config.age * plan.target.size_bytes))
     # the group first: it is removed last, once the server in it has stopped
     group = stack.enter_context(memory_limited(ledger, memory)) if memory else None
     prov = stack.enter_context(provision(cell.config, plan.target, ledger, m.quiesce_seconds, m.quiesce_timeout,
