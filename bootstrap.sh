@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")"
 
 APT_PACKAGES=(e2fsprogs xfsprogs btrfs-progs util-linux sqlite3 python3-venv postgresql mariadb-server sysbench fio
-              firebird3.0-server-core libfbclient2 firebird3.0-utils libfuse3-3 fuse3)
+              firebird3.0-server-core firebird3.0-server libfbclient2 firebird3.0-utils libfuse3-3 fuse3)
 # The test suite also checks the HTML report in a real browser.
 [ "${1:-run}" = "test" ] && APT_PACKAGES+=(chromium)
 # The fleet tests (issue 16) reach hosts made of network namespaces through real SSH servers.

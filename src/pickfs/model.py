@@ -22,6 +22,11 @@ class FsConfig:
     base: str | None = None  # the config this one varies (one-variable-at-a-time check)
     path: str | None = None  # directory target: the existing directory to use
     description: str = ""
+    # -- aged filesystems (stack/aging.py): filled to `age` of its space with a file population,
+    # part deleted, refilled, `age_rounds` times, from `age_seed`, before the data is laid out
+    age: float | None = None
+    age_rounds: int = 3
+    age_seed: int = 1
 
     def settings(self) -> dict[str, Any]:
         return {
@@ -32,6 +37,9 @@ class FsConfig:
             "base": self.base,
             "path": self.path,
             "description": self.description,
+            "age": self.age,
+            "age_rounds": self.age_rounds,
+            "age_seed": self.age_seed,
         }
 
 
@@ -57,6 +65,10 @@ class Target:
     size_bytes: int = 4 * 1024**3
     device: str | None = None
     confirm: str | None = None
+    # -- the production box (stack/cgroups.py, stack/provision.py) --
+    size_auto: bool = False  # the image size was not given: sized to the workloads' data
+    memory_bytes: int | None = None  # each configuration's server and client in a cgroup of this much memory
+    scale: float | None = None  # the workloads' data grown to this multiple of memory_bytes
 
 
 @dataclass(frozen=True)
@@ -233,7 +245,8 @@ def plan_from_dict(d: dict[str, Any]) -> Plan:
     configs = tuple(
         FsConfig(name=c["name"], fstype=c["fstype"], mkfs_options=tuple(c["mkfs_options"]),
                  mount_options=tuple(c["mount_options"]), scheduler=c["scheduler"], base=c["base"],
-                 path=c["path"], description=c["description"])
+                 path=c["path"], description=c["description"], age=c.get("age"),
+                 age_rounds=c.get("age_rounds", 3), age_seed=c.get("age_seed", 1))
         for c in d["configs"]
     )
     workloads = tuple(WorkloadSpec(w["name"], w["label"], tuple(sorted(w["settings"].items())))

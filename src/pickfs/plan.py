@@ -20,7 +20,7 @@ from pickfs.units import MAX_SIZE, has_control, parse_size
 from pickfs.workloads import DEFAULT_WORKLOAD, workload_class
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
-_TOP_KEYS = {"target", "method", "config", "workload", "fs", "baseline"}
+_TOP_KEYS = {"target", "method", "config", "workload", "fs", "baseline", "memory", "scale", "clients"}
 
 
 def _options(value: Any, what: str) -> tuple[str, ...]:
@@ -147,7 +147,8 @@ def resolve_fs_name(name: str) -> FsConfig:
 
 
 def config_from_table(t: dict[str, Any], index: int) -> FsConfig:
-    allowed = {"preset", "name", "fs", "mkfs", "mount", "scheduler", "base", "path", "description"}
+    allowed = {"preset", "name", "fs", "mkfs", "mount", "scheduler", "base", "path", "description", "age",
+               "age_rounds", "age_seed"}
     unknown = sorted(set(t) - allowed)
     if unknown:
         raise PlanError(f"[[config]] #{index + 1} has unknown key(s) {', '.join(unknown)}",
@@ -177,7 +178,114 @@ def config_from_table(t: dict[str, Any], index: int) -> FsConfig:
         path=t.get("path"),
         description=t.get("description", start.description if start else ""),
     )
+    if "age" in t:
+        cfg = replace(cfg, **aging_fields(t, where))
     return cfg
+
+
+# -- production conditions: aged filesystems, the user's memory, data sized to it (issue 13) --------------------
+AGE_MAX = 0.8  # the most of a filesystem an aging may fill: the workload's data needs the rest
+
+
+def parse_share(value: Any, what: str, example: str) -> float:
+    """A share given as 0.7 or "70%" (pure)."""
+    text = str(value).strip() if isinstance(value, (str, int, float)) and not isinstance(value, bool) else ""
+    try:
+        share = float(text.rstrip("%")) / (100 if text.endswith("%") else 1)
+    except ValueError:
+        raise PlanError(f"{what} {value!r} is not a share", f"e.g. {example}") from None
+    if not math.isfinite(share):
+        raise PlanError(f"{what} {value!r} is not a share", f"e.g. {example}")
+    return share
+
+
+def aging_fields(t: dict[str, Any], where: str) -> dict[str, Any]:
+    """A [[config]]'s aging keys, checked: age = "70%", age_rounds = 3, age_seed = 1."""
+    age = parse_share(t["age"], f"{where} age", 'age = "70%"')
+    if not 0.05 <= age <= AGE_MAX:
+        raise PlanError(f"{where} age {t['age']!r} is out of range", f'age = "5%" to "{AGE_MAX:.0%}" of the filesystem')
+    out: dict[str, Any] = {"age": age}
+    for key, low, high in (("age_rounds", 1, 50), ("age_seed", 0, 2**63 - 1)):
+        if key in t:
+            v = t[key]
+            if isinstance(v, bool) or not isinstance(v, int) or not low <= v <= high:
+                raise PlanError(f"{where} {key} must be a whole number from {low} to {high}", f"e.g. {key} = 3")
+            out[key] = v
+    return out
+
+
+def parse_memory(value: Any) -> int:
+    """The memory of the production box: at least 64 MiB."""
+    size = parse_size(value)
+    if size < 64 * 1024**2:
+        raise PlanError(f"memory {value!r} is too small for a database server", 'e.g. memory = "1G" (at least 64M)')
+    return size
+
+
+def parse_scale(value: Any) -> float:
+    """How many times the memory the workloads' data should be: 2, 2.5 or "2x"."""
+    text = str(value).strip().lower().rstrip("x") if isinstance(value, (str, int, float)) \
+        and not isinstance(value, bool) else ""
+    try:
+        scale = float(text)
+    except ValueError:
+        raise PlanError(f"scale {value!r} is not a multiple of the memory", 'e.g. scale = 2 (data twice the memory)') \
+            from None
+    if not math.isfinite(scale) or not 0.1 <= scale <= 100:
+        raise PlanError(f"scale {value!r} is out of range", "a multiple of the memory from 0.1 to 100, e.g. scale = 2")
+    return scale
+
+
+def parse_clients(value: Any) -> tuple[int, ...]:
+    """The client counts of the concurrency dimension: [1, 2, 4, 8] or "1,2,4,8"."""
+    items = value.split(",") if isinstance(value, str) else value if isinstance(value, list) else [value]
+    counts = []
+    for item in items:
+        text = str(item).strip()
+        if isinstance(item, bool) or not text.isdigit() or not 1 <= int(text) <= 1024:
+            raise PlanError(f"clients {value!r} is not a list of client counts", "e.g. clients = [1, 2, 4, 8]")
+        counts.append(int(text))
+    if not counts:
+        raise PlanError("clients is empty", "e.g. clients = [1, 2, 4, 8]")
+    return tuple(dict.fromkeys(counts))
+
+
+def expand_clients(workloads: list[WorkloadSpec], counts: tuple[int, ...]) -> tuple[list[WorkloadSpec], list[str]]:
+    """Every server workload once per client count, labelled LABEL-cN; the others as they are, with a warning."""
+    out, warnings = [], []
+    for w in workloads:
+        cls = workload_class(w.name)
+        key = cls.clients_setting
+        if key is None:
+            warnings.append(f"clients does not apply to {w.label}: it has no client count")
+            out.append(w)
+            continue
+        for n in counts:
+            settings = {**dict(w.settings), key: n}
+            if "threads" in settings and key == "clients" and isinstance(settings["threads"], int):
+                settings["threads"] = min(settings["threads"], n)  # pgbench: no more threads than clients
+            out.append(WorkloadSpec(w.name, f"{w.label}-c{n}", tuple(sorted(cls.check(settings).items()))))
+    return out, warnings
+
+
+def sized_image(need: int, age: float | None, minimum: int) -> int:
+    """The image size that holds `need` bytes of data beside an aging's fill (pure): whole GiB, at least `minimum`."""
+    usable = IMAGE_USABLE_SHARE - (age or 0.0)
+    gib = 1024**3
+    return max(minimum, -(-int(need / usable) // gib) * gib)
+
+
+def scaled_workloads(workloads: list[WorkloadSpec], data_bytes: int) -> tuple[list[WorkloadSpec], list[str]]:
+    """Each workload with its data grown to about `data_bytes`; a warning for each that has no data to grow."""
+    out, warnings = [], []
+    for w in workloads:
+        grown = workload_class(w.name).scaled(w, data_bytes)
+        if grown is None:
+            warnings.append(f"scale does not apply to {w.label}: it has no data-size setting")
+            out.append(w)
+        else:
+            out.append(WorkloadSpec(w.name, w.label, tuple(sorted(grown.items()))))
+    return out, warnings
 
 
 def workload_from_table(t: dict[str, Any], index: int) -> WorkloadSpec:
@@ -222,7 +330,13 @@ def setting_differences(a: FsConfig, b: FsConfig) -> list[str]:
             diffs.append(f"mount {mb.get(k, '(unset)')} -> {ma.get(k, '(unset)')}")
     if a.scheduler != b.scheduler:
         diffs.append(f"scheduler {b.scheduler or '(default)'} -> {a.scheduler or '(default)'}")
+    if (a.age, a.age_rounds, a.age_seed) != (b.age, b.age_rounds, b.age_seed):
+        diffs.append(f"aged {_aged(b)} -> {_aged(a)}")
     return diffs
+
+
+def _aged(c: FsConfig) -> str:
+    return f"{c.age:.0%} ({c.age_rounds} rounds, seed {c.age_seed})" if c.age else "fresh"
 
 
 def one_variable_warnings(configs: tuple[FsConfig, ...]) -> list[str]:
@@ -312,15 +426,27 @@ def build_plan(target: Target, configs: list[FsConfig], workloads: list[Workload
         raise PlanError("a device target needs a device", "add --device /dev/sdX")
     if target.kind == "image" and target.size_bytes < 64 * 1024**2:
         raise PlanError(f"image size {target.size_bytes} bytes is too small", "use at least --size 64M (xfs needs 300M)")
+    notes: list[str] = []
+    if target.scale is not None:
+        if target.memory_bytes is None:
+            raise PlanError("scale grows the data to a multiple of the memory, and no memory is set",
+                            'add memory = "1G" (or --memory 1G), or drop scale')
+        workloads, scale_warnings = scaled_workloads(workloads, int(target.scale * target.memory_bytes))
+        notes += scale_warnings
     if target.kind == "image":
-        for w in workloads:
-            need = workload_class(w.name).space_needed(w)
-            if need and need > IMAGE_USABLE_SHARE * target.size_bytes:
-                gib = -(-need // int(IMAGE_USABLE_SHARE * 1024**3))
-                raise PlanError(f"{w.label} needs about {need / 1024**3:.1f} GiB on the filesystem; "
-                                f"the image is {target.size_bytes / 1024**3:.1f} GiB",
-                                f"use --size {gib}G (or size = \"{gib}G\" under [target]), or smaller settings")
-    warnings = one_variable_warnings(tuple(configs))
+        age = max((c.age or 0.0 for c in configs), default=0.0)
+        needs = {w.label: workload_class(w.name).space_needed(w) or 0 for w in workloads}
+        label, need = max(needs.items(), key=lambda kv: kv[1])
+        if target.size_auto:  # sized to the job: the sparse image only takes what is written to it
+            target = replace(target, size_bytes=sized_image(need, age, target.size_bytes))
+        elif need and need > (IMAGE_USABLE_SHARE - age) * target.size_bytes:
+            gib = sized_image(need, age, 0) // 1024**3
+            aged = f" beside the aging's {age:.0%}" if age else ""
+            raise PlanError(f"{label} needs about {need / 1024**3:.1f} GiB on the filesystem{aged}; "
+                            f"the image is {target.size_bytes / 1024**3:.1f} GiB",
+                            f"use --size {gib}G (or size = \"{gib}G\" under [target]), leave the size out to have "
+                            "it sized to the job, or smaller settings")
+    warnings = [*one_variable_warnings(tuple(configs)), *notes]
     # truth: which queue a scheduler setting changes on an image (issue 19.3)
     if target.kind == "image" and any(c.scheduler for c in configs):
         warnings.append(SCHEDULER_ON_IMAGES)
@@ -422,7 +548,7 @@ def _target_from_table(t: dict[str, Any]) -> tuple[Target, list[str]]:
     defaults = Target()
     target = Target(kind=kind, workdir=t.get("workdir", defaults.workdir),
                     size_bytes=parse_size(t.get("size", defaults.size_bytes)),
-                    device=t.get("device"), confirm=t.get("confirm"))
+                    device=t.get("device"), confirm=t.get("confirm"), size_auto="size" not in t)
     return target, list(paths)
 
 
@@ -460,6 +586,10 @@ def load_plan_file(path: Path, overrides: dict[str, Any] | None = None, workdir:
     target, paths = _target_from_table(target_table)
     if workdir and (workdir_given or "workdir" not in target_table):
         target = replace(target, workdir=workdir)
+    if "memory" in data:
+        target = replace(target, memory_bytes=parse_memory(data["memory"]))
+    if "scale" in data:
+        target = replace(target, scale=parse_scale(data["scale"]))
     fs = data.get("fs", [])
     if not isinstance(fs, list) or not all(isinstance(n, str) for n in fs):
         raise PlanError(f"fs must be a list of presets or filesystem types, not {_kind(fs)}", 'e.g. fs = ["ext4", "xfs"]')
@@ -469,13 +599,17 @@ def load_plan_file(path: Path, overrides: dict[str, Any] | None = None, workdir:
     configs += [directory_config(p) for p in paths]
     workload_tables = _tables(data.get("workload", [{}]), "workload", '[[workload]] with name = "sqlite-tpcb"')
     workloads = [workload_from_table(t, i) for i, t in enumerate(workload_tables)]
+    clients_warnings: list[str] = []
+    if "clients" in data:
+        workloads, clients_warnings = expand_clients(workloads, parse_clients(data["clients"]))
     method = _method_from_table(_table(data.get("method", {}), "[method]", "runs = 5 under [method]"))
     if overrides:
         method = replace(method, **{k: v for k, v in overrides.items() if v is not None})
     baseline = data.get("baseline")
     if baseline is not None:
         baseline = _text(baseline, "baseline", 'baseline = "ext4"')
-    return build_plan(target, configs, workloads, method, baseline)
+    plan = build_plan(target, configs, workloads, method, baseline)
+    return replace(plan, warnings=(*plan.warnings, *clients_warnings)) if clients_warnings else plan
 
 
 def parse_plan_text(text: str, source: str = "the plan") -> dict[str, Any]:

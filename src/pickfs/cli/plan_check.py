@@ -197,6 +197,12 @@ def describe(plan: Plan) -> list[str]:
     cells = plan.cells()
     lines = [f"plan: {len(plan.configs)} configuration(s) x {len(plan.workloads)} workload(s) = {len(cells)} cells, "
              f"on {where}"]
+    if t.kind == "image" and t.size_auto:  # issue 13: production conditions
+        lines.append(f"images sized to the job: {_size(t.size_bytes)} (sparse; --size to choose)")
+    if t.memory_bytes:
+        scale = f"; data grown to {t.scale:g}x the memory" if t.scale else ""
+        lines.append(f"memory: {_size(t.memory_bytes)} per configuration, its server and client in a memory-limited "
+                     f"control group{scale}")
     lines.append("configurations:" + (f" (baseline {plan.baseline})" if plan.baseline else ""))
     for c in plan.configs:
         parts = [f"fs {c.fstype}"]
@@ -209,6 +215,8 @@ def describe(plan: Plan) -> list[str]:
                                                                               else ""))
         if c.base:
             parts.append(f"base {c.base}")
+        if c.age:  # issue 13
+            parts.append(f"aged to {c.age:.0%} ({c.age_rounds} rounds, seed {c.age_seed})")
         flags = ", ".join(short_flag(r) for r in config_risks(c))
         lines.append(f"  {c.name}: {'; '.join(parts)}" + (f"  ⚠ {flags}" if flags else ""))
     lines.append("workloads:")

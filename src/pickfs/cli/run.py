@@ -18,7 +18,8 @@ from pickfs.engine.executor import Executor
 from pickfs.engine.schedule import Slot
 from pickfs.errors import EXIT_INTERRUPTED, PickfsError, PlanError
 from pickfs.model import Method, Plan, Target, Trial, WorkloadSpec, plan_from_dict, plan_to_dict
-from pickfs.plan import build_plan, check_setting_types, directory_config, load_plan_file, resolve_fs_name
+from pickfs.plan import (aging_fields, build_plan, expand_clients, parse_clients, check_setting_types, directory_config, load_plan_file,
+                         parse_memory, parse_scale, resolve_fs_name)
 from pickfs.cli.report import check_export_targets, export_targets, with_exports, write_exports
 from pickfs.report.terminal import render_run
 from pickfs.report.text import fmt_with_unit
@@ -89,7 +90,7 @@ def scoped_settings(sets: tuple[str, ...], selected: list[str]) -> list[tuple[st
 
 
 # Flags whose value cannot be empty: an empty value is a mistake (a shell variable that was not set), not a default.
-NOT_EMPTY = ("fs", "size", "device", "confirm_device", "baseline", "duration", "slice", "max_time", "target_ci",
+NOT_EMPTY = ("fs", "size", "memory", "scale", "age", "clients", "device", "confirm_device", "baseline", "duration", "slice", "max_time", "target_ci",
              "workdir", "resume")
 
 
@@ -112,7 +113,9 @@ def plan_from_flags(o: dict[str, Any]) -> Plan:
     kind = o["target"] or ("directory" if o["dirs"] else "device" if o["device"] else "image")
     size = Target().size_bytes if o["size"] is None else parse_size(o["size"])
     target = Target(kind=kind, workdir=o["workdir"], size_bytes=size,
-                    device=o["device"], confirm=o["confirm_device"])
+                    device=o["device"], confirm=o["confirm_device"], size_auto=o["size"] is None,
+                    memory_bytes=parse_memory(o["memory"]) if o.get("memory") else None,
+                    scale=parse_scale(o["scale"]) if o.get("scale") else None)
     if kind == "directory":
         configs = [directory_config(d) for d in o["dirs"]]
         if not configs:
@@ -125,12 +128,19 @@ def plan_from_flags(o: dict[str, Any]) -> Plan:
         configs = [resolve_fs_name(n) for n in dict.fromkeys(expanded)]
     if o["scheduler"]:
         configs = [replace(c, scheduler=o["scheduler"]) for c in configs]
+    if o.get("age"):  # issue 13: every configuration aged before its data is laid out
+        configs = [replace(c, **aging_fields({"age": o["age"]}, "--age")) for c in configs]
     method = replace(Method(), **method_overrides(o), drop_caches=not o["no_drop_caches"],
                      interleave=not o["sequential"])
     if o["sequential"]:  # "each configuration's repetitions together" is the one-at-a-time method
         method = replace(method, side_by_side=False)
-    plan = build_plan(target, configs, workload_specs(o["workloads"], o["sets"], o["duration"]), method,
-                      o["baseline"])
+    specs = workload_specs(o["workloads"], o["sets"], o["duration"])
+    clients_warnings: list[str] = []
+    if o.get("clients"):  # issue 13: concurrency as a dimension
+        specs, clients_warnings = expand_clients(specs, parse_clients(o["clients"]))
+    plan = build_plan(target, configs, specs, method, o["baseline"])
+    if clients_warnings:
+        plan = replace(plan, warnings=(*plan.warnings, *clients_warnings))
     sliced = [w.name for w in plan.workloads if REGISTRY[w.name].sliceable]
     if o["duration"] and method.side_by_side and kind != "device" and sliced:
         plan = replace(plan, warnings=(*plan.warnings, f"--duration does not change {', '.join(sliced)} side by side: "
@@ -140,7 +150,8 @@ def plan_from_flags(o: dict[str, Any]) -> Plan:
 
 
 # Flags that describe the matrix itself; with --plan, the plan file says these.
-PLAN_FLAGS = ("fs", "workloads", "sets", "duration", "scheduler", "target", "size", "device", "dirs", "baseline")
+PLAN_FLAGS = ("fs", "workloads", "sets", "duration", "scheduler", "target", "size", "device", "dirs", "baseline",
+              "memory", "scale", "age", "clients")
 
 
 def method_overrides(o: dict[str, Any]) -> dict[str, Any]:
@@ -259,7 +270,13 @@ class CliObserver:
 @click.option("--baseline", help="configuration scored as 100 (default: the first)")
 @click.option("--scheduler", type=click.Choice(["none", "mq-deadline", "kyber", "bfq"]), help="I/O scheduler for every configuration")
 @click.option("--target", type=click.Choice(["image", "device", "directory"]), help="what to build on [image]")
-@click.option("--size", help="image size, e.g. 4G [4G]")
+@click.option("--size", help="image size, e.g. 4G [sized to the workloads' data, at least 4G]")
+@click.option("--memory", help="the production box's memory: each configuration's server and client run in a "
+                               "control group limited to it, e.g. 1G; server buffers follow it unless set")
+@click.option("--scale", help="with --memory: grow each workload's data to this multiple of the memory, e.g. 2")
+@click.option("--clients", help="concurrency as a dimension: run every server workload at each of these client "
+                                "counts, e.g. 1,2,4,8; the report charts throughput and p99 against clients")
+@click.option("--age", help="age every filesystem to this share full before the data is laid out, e.g. 70%")
 @click.option("--device", help="a spare block device to format (device target)")
 @click.option("--confirm-device", help="repeat the device path to confirm it may be erased")
 @click.option("--dir", "dirs", multiple=True, help="an existing directory to compare (directory target); repeatable")

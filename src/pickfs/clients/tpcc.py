@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import resource
 import sys
@@ -99,7 +100,7 @@ def connect(args: argparse.Namespace):
 
         if args.fb_client:
             driver_config.fb_client_library.value = args.fb_client
-        conn = fb_connect(args.db, user="SYSDBA")
+        conn = fb_connect(args.db, user="SYSDBA", password=os.environ.get("ISC_PASSWORD"))
         return FirebirdConnection(conn), (DatabaseError,)
     raise SystemExit(f"unknown backend {args.backend}")
 
@@ -198,7 +199,7 @@ def create_firebird(args: argparse.Namespace) -> None:
 
     if args.fb_client:
         driver_config.fb_client_library.value = args.fb_client
-    create_database(args.db, user="SYSDBA").close()
+    create_database(args.db, user="SYSDBA", password=os.environ.get("ISC_PASSWORD")).close()
 
 
 def forced_writes(args: argparse.Namespace) -> bool | None:

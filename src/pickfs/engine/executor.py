@@ -39,7 +39,7 @@ class Observer(Protocol):
 
 def cell_unavailable(cell: Cell, plan: Plan) -> str | None:
     cls = workload_class(cell.workload.name)
-    if cell.config.fstype == RAW and not cls.supports_raw:
+    if cell.config.fstype == RAW and not cls.raw_ok(cell.workload):
         return (f"{cell.workload.name} needs a filesystem; the raw device runs only "
                 f"{', '.join(sorted(n for n, c in REGISTRY.items() if c.supports_raw))}")
     if plan.target.kind != "directory":
@@ -114,7 +114,7 @@ class Executor:
                 monitor = RunMonitor(prov.disk, m.monitor_interval, scope=scope, mountpoint=prov.info.mountpoint
                                      or None) if m.monitors and phase == "measured" else None
                 started = time.time()
-                with monitor or nullcontext():
+                with monitor or nullcontext(), standing.limited():
                     raw = wl.run(cell.workload, prov.datadir, endpoint)
                 try:
                     metrics = wl.parse(raw.text)

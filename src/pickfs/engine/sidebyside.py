@@ -29,6 +29,7 @@ from pickfs.engine.standup import stand_up
 from pickfs.monitors.sampler import RunMonitor, cell_scope, read_disk
 from pickfs.services.base import Endpoint
 from pickfs.services.freeze import Freezer
+from pickfs.stack.cgroups import MemoryGroup
 from pickfs.stack.ledger import Ledger
 from pickfs.stack.provision import Provisioned, space_used
 from pickfs.stats.paired import Obs, paired_compare_all, primary_value, settled
@@ -63,6 +64,7 @@ class Member:
     freezer: Freezer | None
     block: int = 0  # which copy: every block is a fresh mkfs of every configuration
     mount: dict[str, Any] = field(default_factory=dict)
+    group: MemoryGroup | None = None  # the memory limit its server and client run under
 
 
 class SideBySide:
@@ -117,7 +119,7 @@ class SideBySide:
         freezer = Freezer(s.endpoint.pidfile) if s.endpoint and s.endpoint.pidfile and m.freeze_idle else None
         if freezer is not None:
             stack.callback(freezer.thaw)  # never leave a server stopped, whatever happens
-        member = Member(cell, s.prov, s.endpoint, s.workload, freezer, block, mount=s.mount)
+        member = Member(cell, s.prov, s.endpoint, s.workload, freezer, block, mount=s.mount, group=s.group)
         for _ in range(m.warmup):
             self._slice(member, None, [])
         if freezer is not None:
@@ -146,7 +148,7 @@ class SideBySide:
             member.freezer.thaw()
         try:
             started = time.time()
-            with monitor or nullcontext():
+            with monitor or nullcontext(), member.group.joined() if member.group else nullcontext():
                 raw = member.workload.run(spec, member.prov.datadir, member.endpoint)
                 sync_s = syncfs(member.prov.datadir) if member.prov.info.mountpoint else 0.0
             elapsed = time.time() - started

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from pickfs.errors import PlanError
 from pickfs.services.base import Endpoint, Service
+from pickfs.services.firebird import FirebirdServer
 from pickfs.services.mariadb import MariaDB
 from pickfs.services.postgres import PostgreSQL
 
-REGISTRY: dict[str, type[Service]] = {cls.name: cls for cls in (PostgreSQL, MariaDB)}
+REGISTRY: dict[str, type[Service]] = {cls.name: cls for cls in (PostgreSQL, MariaDB, FirebirdServer)}
 
 
 def service_class(name: str) -> type[Service]:

@@ -45,6 +45,11 @@ class Service(ABC):
         """None when this machine has the server; else what to install."""
 
     @classmethod
+    def memory_settings(cls, limit: int) -> dict[str, str]:
+        """Buffer settings that follow a memory limit of `limit` bytes (used where the workload sets none)."""
+        return {}
+
+    @classmethod
     def ensure_available(cls) -> None:
         reason = cls.unavailable_reason()
         if reason:

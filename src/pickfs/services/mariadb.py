@@ -61,6 +61,11 @@ class MariaDB(Service):
     package = "mariadb-server"
 
     @classmethod
+    def memory_settings(cls, limit: int) -> dict[str, str]:
+        """Half the memory for InnoDB's buffer pool (its data bypasses the page cache: O_DIRECT)."""
+        return {"innodb_buffer_pool_size": f"{limit // 2 // 1024**2}M"}
+
+    @classmethod
     def unavailable_reason(cls) -> str | None:
         if not server_binary() or not install_binary() or not client_binary():
             return "MariaDB is not installed (apt-get install mariadb-server)"

@@ -37,6 +37,11 @@ class PostgreSQL(Service):
     package = "postgresql"
 
     @classmethod
+    def memory_settings(cls, limit: int) -> dict[str, str]:
+        """A quarter of the memory for shared_buffers (PostgreSQL's own advice); the page cache keeps the rest."""
+        return {"shared_buffers": f"{limit // 4 // 1024**2}MB"}
+
+    @classmethod
     def unavailable_reason(cls) -> str | None:
         if bindir() is None:
             return "PostgreSQL is not installed (apt-get install postgresql)"

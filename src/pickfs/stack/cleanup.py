@@ -21,6 +21,7 @@ from typing import Any
 from pickfs.errors import NotUndone, PickfsError
 from pickfs.proc import run
 from pickfs.stack import blockdev
+from pickfs.stack.cgroups import cgroup_refusal, undo_cgroup
 from pickfs.stack.ledger import Entry, Ledger, start_ticks
 from pickfs.stack.mountinfo import find_mount, parse_mountinfo
 from pickfs.stack.processes import descendants, parent_pids
@@ -206,6 +207,8 @@ def refusal(e: Entry, workdir: Path) -> str | None:
         return _scheduler_refusal(e)
     if e.kind == "process":
         return _process_refusal(e)
+    if e.kind == "cgroup":  # issue 13: a memory-limited group (stack/cgroups.py)
+        return cgroup_refusal(e.get("path"))
     return f"kind {e.kind!r} is unknown (known: {', '.join(sorted(UNDO))})"
 
 
@@ -216,6 +219,7 @@ UNDO: dict[str, Callable[[Entry], None]] = {
     "dir": _undo_dir,
     "scheduler": _undo_scheduler,
     "process": _undo_process,
+    "cgroup": lambda e: undo_cgroup(e.get("path"), int(e.get("version", 1))),
 }
 
 

@@ -14,6 +14,7 @@ from pickfs.errors import CommandFailed, ConfigUnavailable, NoRoom
 from pickfs.model import FsConfig, MountInfo, Target
 from pickfs.proc import run
 from pickfs.stack import blockdev
+from pickfs.stack.aging import AgingResult, age
 from pickfs.stack.cleanup import holding
 from pickfs.stack.filesystems import RAW, fs_type, legacy_default_notes
 from pickfs.stack.ledger import Ledger
@@ -32,6 +33,7 @@ class Provisioned:
     info: MountInfo
     datadir: Path  # where the workload keeps its files; for the raw configuration, the block device itself
     disk: str | None  # kernel name of the block device to watch (loop3, sdb), if any
+    aging: AgingResult | None = None  # the configuration was aged before its data was laid out
 
 
 def space_used(path: str) -> int:
@@ -240,10 +242,17 @@ def provision(config: FsConfig, target: Target, ledger: Ledger, quiet_s: float =
         info = _read_back(config, mountpoint, device, scheduler)
         if config.scheduler:
             info = _with_note(info, sched_note)
+        aged = None
+        if config.age:  # before the data is laid out: it lands in what the aging left free
+            aged = age(mountpoint, config.age, config.age_rounds, config.age_seed)
+            info = _with_note(info, f"aged to {aged.fill:.0%} full in {aged.rounds} rounds (seed {config.age_seed}): "
+                                    f"{aged.files:,} files standing, {aged.bytes_written / 1024**3:.2f} GiB "
+                                    f"written in {aged.seconds:.0f} s")
+            info = replace(info, space_used_bytes=space_used(str(mountpoint)))
         idle, waited = wait_idle(disk, quiet_s, quiesce_timeout)
         if not idle:
             info = _with_note(info, f"device still busy {waited:.0f}s after mount")
-        yield Provisioned(info, _datadir(mountpoint), disk)
+        yield Provisioned(info, _datadir(mountpoint), disk, aged)
 
 
 def _datadir(mountpoint: Path) -> Path:

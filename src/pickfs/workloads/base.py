@@ -25,11 +25,16 @@ class Workload(ABC):
     # Side by side: can the run be cut into short slices that take turns with other configurations
     # on filesystems prepared once? (Its primary metric must then be a rate per second.)
     sliceable: ClassVar[bool] = False
+    # the setting that says how many clients (terminals, threads) drive the server: a plan's `clients` dimension
+    clients_setting: ClassVar[str | None] = None
     slice_seconds: ClassVar[float] = 1.0  # the default slice length
 
     def __init__(self, cache: Path | None = None) -> None:
         # Where generated input data is kept between configurations: never on the filesystem under test.
         self.cache = cache or Path(Target().workdir) / "data"
+        # A private scratch directory pickfs made for this configuration (when the data has no directory of
+        # its own: a database on the raw device keeps its lock files here); None when there is none.
+        self.scratch: Path | None = None
 
     @classmethod
     def normalize(cls, settings: dict[str, Any]) -> dict[str, Any]:
@@ -101,6 +106,16 @@ class Workload(ABC):
     def space_needed(cls, spec: WorkloadSpec) -> int | None:
         """Bytes of data the workload puts on the filesystem at its peak, when known beforehand."""
         return None
+
+    @classmethod
+    def scaled(cls, spec: WorkloadSpec, data_bytes: int) -> dict[str, Any] | None:
+        """The settings with the data grown to about `data_bytes` (a plan's `scale`); None: no data to grow."""
+        return None
+
+    @classmethod
+    def raw_ok(cls, spec: WorkloadSpec) -> bool:
+        """Can it run with these settings straight on a block device (the raw baseline)?"""
+        return cls.supports_raw
 
     @classmethod
     def image_growth(cls, spec: WorkloadSpec, image_bytes: int) -> int:

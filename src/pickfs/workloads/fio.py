@@ -117,6 +117,9 @@ class Fileio(Workload):
         "iodepth": 1,
         "threads": 1,
         "duration": 10.0,
+        # false: fio drops the files' page cache before each run (cold reads); true: the cache stays as the
+        # workload left it, as a database's does, so memory (--memory) decides what reads reach the device
+        "keep_cache": False,
     }
 
     @classmethod
@@ -146,6 +149,7 @@ class Fileio(Workload):
         if out["duration"] <= 0:
             raise PlanError(f"{cls.name} duration must be positive", "e.g. --duration 10s")
         out["direct"] = bool(out["direct"])
+        out["keep_cache"] = bool(out["keep_cache"])
         return out
 
     @classmethod
@@ -155,6 +159,11 @@ class Fileio(Workload):
     @classmethod
     def space_needed(cls, spec: WorkloadSpec) -> int | None:
         return int(spec.get("size"))
+
+    @classmethod
+    def scaled(cls, spec: WorkloadSpec, data_bytes: int) -> dict[str, Any] | None:
+        block = int(spec.get("block_size"))
+        return {**dict(spec.settings), "size": max(data_bytes // block, spec.get("files")) * block}
 
     @staticmethod
     def _where(spec: WorkloadSpec, datadir: Path) -> dict[str, Any]:
@@ -188,6 +197,7 @@ class Fileio(Workload):
             "time_based": 1,
             "runtime": f"{round(spec.get('duration') * 1000)}ms",
             "randrepeat": 1,
+            "invalidate": 0 if spec.get("keep_cache") else None,
         }
         every = spec.get("fsync_every")
         if every:

@@ -71,6 +71,9 @@ def fold_logs(paths: list[Path]) -> tuple[dict[str, int], list[int], int]:
     return {str(k): v for k, v in sorted(hist.items())}, series, failed
 
 
+SCALE_STEP_BYTES = 15 * 1024**2  # pgbench_accounts' 100,000 rows and their index, per scale step
+
+
 class Pgbench(Workload):
     name = "pgbench"
     description = "pgbench (TPC-B-like, select-only or simple-update) on a private PostgreSQL server"
@@ -86,6 +89,7 @@ class Pgbench(Workload):
         MetricDef("transactions", "tx", True, "transactions processed"),
         MetricDef("failed", "tx", False, "transactions that failed"),
     )
+    clients_setting = "clients"
     defaults: dict[str, Any] = {
         "mode": "tpcb-like",
         "scale": 10,
@@ -121,6 +125,15 @@ class Pgbench(Workload):
         for key in SETTINGS:
             out[key] = str(out[key])
         return out
+
+    @classmethod
+    def space_needed(cls, spec: WorkloadSpec) -> int | None:
+        """Tables and indexes (about 15 MiB per scale step, half again as they churn), and some WAL."""
+        return spec.get("scale") * SCALE_STEP_BYTES * 3 // 2 + 320 * 1024**2
+
+    @classmethod
+    def scaled(cls, spec: WorkloadSpec, data_bytes: int) -> dict[str, Any] | None:
+        return {**dict(spec.settings), "scale": max(1, round(data_bytes / SCALE_STEP_BYTES))}
 
     @classmethod
     def unavailable_reason(cls, spec: WorkloadSpec | None = None) -> str | None:

@@ -68,6 +68,10 @@ class SqliteTpcb(Workload):
         """About 20 MiB per scale step laid out, the WAL, and the history rows a run adds."""
         return spec.get("scale") * 64 * 1024**2 + 256 * 1024**2
 
+    @classmethod
+    def scaled(cls, spec: WorkloadSpec, data_bytes: int) -> dict[str, Any] | None:
+        return {**dict(spec.settings), "scale": max(1, round(data_bytes / (20 * 1024**2)))}
+
     def _argv(self, step: str, spec: WorkloadSpec, datadir: Path) -> list[str]:
         argv = [sys.executable, "-m", CLIENT, step, "--db", str(datadir / "tpcb.db"),
                 "--scale", str(spec.get("scale")), "--journal-mode", spec.get("journal_mode"),

@@ -19,6 +19,9 @@ from pickfs.workloads.base import Workload
 TESTS = ("oltp_read_only", "oltp_read_write", "oltp_write_only")
 
 
+ROW_BYTES = 250  # an sbtest row in InnoDB with its secondary index
+
+
 class SysbenchOltp(Workload):
     name = "sysbench-oltp"
     description = "sysbench OLTP (read-only, read-write, write-only) on a private MariaDB/MySQL server"
@@ -37,6 +40,7 @@ class SysbenchOltp(Workload):
         MetricDef("transactions", "tx", True, "transactions in the run"),
         MetricDef("errors", "err", False, "ignored errors"),
     )
+    clients_setting = "threads"
     defaults: dict[str, Any] = {
         "test": "oltp_read_write",
         "tables": 4,
@@ -60,6 +64,15 @@ class SysbenchOltp(Workload):
         out["duration"] = parse_duration(out["duration"])
         cls.require_counts(out, "tables", "table_size", "threads")
         return out
+
+    @classmethod
+    def space_needed(cls, spec: WorkloadSpec) -> int | None:
+        """The tables in InnoDB (about 250 bytes a row with its index) and the redo log and system files."""
+        return spec.get("tables") * spec.get("table_size") * ROW_BYTES + 512 * 1024**2
+
+    @classmethod
+    def scaled(cls, spec: WorkloadSpec, data_bytes: int) -> dict[str, Any] | None:
+        return {**dict(spec.settings), "table_size": max(1000, data_bytes // (spec.get("tables") * ROW_BYTES))}
 
     @classmethod
     def unavailable_reason(cls, spec: WorkloadSpec | None = None) -> str | None:

@@ -14,14 +14,19 @@ from pickfs.model import MetricDef, RawOutput, WorkloadSpec
 from pickfs.proc import run as run_program
 from pickfs.services.base import Endpoint
 from pickfs.stack.filesystems import which
+from pickfs.stack.workdir import PRIVATE_MODE
+from pickfs.workloads.fio import is_block_device
 from pickfs.units import parse_duration
 from pickfs.workloads.base import Workload
 from pickfs.workloads.latency import latency_metrics
 
 CLIENT = "pickfs.clients.tpcc"
-BACKENDS = {"sqlite": None, "postgresql": "postgresql", "mariadb": "mariadb", "firebird": None}  # -> service
+# backend -> the server pickfs starts for it (None: embedded in the client); firebird-server: R5's SuperClassic
+BACKENDS = {"sqlite": None, "postgresql": "postgresql", "mariadb": "mariadb", "firebird": None,
+            "firebird-server": "firebird"}
 DRIVERS = {"postgresql": ("psycopg", "psycopg[binary]"), "mariadb": ("pymysql", "PyMySQL"),
-           "firebird": ("firebird.driver", "firebird-driver")}
+           "firebird": ("firebird.driver", "firebird-driver"), "firebird-server": ("firebird.driver", "firebird-driver")}
+FIREBIRDS = ("firebird", "firebird-server")
 FIREBIRD_ROOT = "/usr/lib/x86_64-linux-gnu/firebird/3.0"  # Debian's firebird3.0-server-core
 
 
@@ -46,8 +51,13 @@ DB_STEM = "pickfs"  # the embedded databases' file name, .db (SQLite) or .fdb (F
 def connection_args(backend: str, datadir: Path, endpoint: Endpoint | None, settings: dict[str, Any],
                     stem: str) -> list[str]:
     """How a client of clients/ reaches the database: its file for the embedded ones, else the server's socket."""
-    if backend == "firebird":
-        return ["--db", str(datadir / f"{stem}.fdb"), "--fb-client", fbclient() or "libfbclient.so.2"]
+    if backend == "firebird":  # a database on a block device is the device itself (R5's raw baseline)
+        db = datadir if is_block_device(datadir) else datadir / f"{stem}.fdb"
+        return ["--db", str(db), "--fb-client", fbclient() or "libfbclient.so.2"]
+    if backend == "firebird-server":  # the private server, over the loopback; the password in the environment
+        assert endpoint is not None, "firebird-server needs its server started"
+        db = datadir if is_block_device(datadir) else datadir / f"{stem}.fdb"
+        return ["--db", f"{endpoint.env['FIREBIRD_SERVER']}:{db}", "--fb-client", fbclient() or "libfbclient.so.2"]
     if backend == "sqlite":
         return ["--db", str(datadir / f"{stem}.db"), "--journal-mode", str(settings.get("journal_mode", "WAL")),
                 "--synchronous", str(settings.get("synchronous", "FULL"))]
@@ -58,16 +68,27 @@ def connection_args(backend: str, datadir: Path, endpoint: Endpoint | None, sett
     return ["--socket", endpoint.env["MYSQL_UNIX_PORT"], "--user", endpoint.user, "--database", endpoint.database]
 
 
-def set_forced_writes(db: Path, on: bool, env: dict[str, str]) -> None:
+def set_forced_writes(db: Path | str, on: bool, env: dict[str, str]) -> None:
     """Firebird's durability switch, set on the database file (gfix -write sync|async)."""
     run_program(["gfix", "-write", "sync" if on else "async", str(db)], package="firebird3.0-utils", env=env)
 
 
-def firebird_env(datadir: Path) -> dict[str, str]:
-    """The embedded engine, with its lock files private to this run."""
-    lock = datadir / "fblock"
-    lock.mkdir(exist_ok=True)
+def firebird_env(datadir: Path, scratch: Path | None = None) -> dict[str, str]:
+    """The embedded engine, with its lock files private to this run: beside the database, or for a
+    database on a block device, in the configuration's scratch directory."""
+    if is_block_device(datadir):
+        if scratch is None:
+            raise ValueError("a Firebird database on a block device needs a directory for its lock files")
+        lock = scratch / "fblock"
+    else:
+        lock = datadir / "fblock"
+    lock.mkdir(mode=PRIVATE_MODE, exist_ok=True)
     return {"FIREBIRD": FIREBIRD_ROOT, "FIREBIRD_LOCK": str(lock), "FIREBIRD_TMP": str(lock)}
+
+
+def firebird_db(datadir: Path) -> Path:
+    """The database: a file in the data directory, or the block device itself."""
+    return datadir if is_block_device(datadir) else datadir / f"{DB_STEM}.fdb"
 TYPES = ("new_order", "payment", "order_status", "delivery", "stock_level")
 
 
@@ -99,6 +120,7 @@ class Tpcc(Workload):
         MetricDef("client_wchar", "B", False, "bytes the client passed to write()"),
         MetricDef("forced_writes_in_force", "on", True, "Firebird: 1 when forced writes were on during the run"),
     )
+    clients_setting = "clients"
     defaults: dict[str, Any] = {
         "backend": "sqlite",
         "warehouses": 1,
@@ -123,15 +145,20 @@ class Tpcc(Workload):
         cls.require_counts(out, "warehouses", "scale_down", "clients")
         out["forced_writes"] = on_off(out["forced_writes"], "forced_writes")
         if out["backend"] == "firebird" and out["clients"] != 1:
-            raise PlanError("Firebird runs embedded here, one client per process",
-                            "set clients = 1 for the firebird backend")
+            raise PlanError("Firebird's embedded engine takes one client per process",
+                            "set clients = 1 for the firebird backend, or backend = \"firebird-server\" for several")
         out["synchronous"] = str(out["synchronous"]).upper()
         out["journal_mode"] = str(out["journal_mode"]).upper()
         return out
 
     @classmethod
     def database_for(cls, spec: WorkloadSpec) -> str | None:
-        return spec.get("backend")
+        return "firebird" if spec.get("backend") in FIREBIRDS else spec.get("backend")
+
+    @classmethod
+    def raw_ok(cls, spec: WorkloadSpec) -> bool:
+        """Firebird keeps a database on a block device as well as in a file: R5's raw baseline."""
+        return spec.get("backend") in FIREBIRDS
 
     @classmethod
     def service_for(cls, spec: WorkloadSpec) -> str | None:
@@ -140,7 +167,7 @@ class Tpcc(Workload):
     @classmethod
     def unavailable_reason(cls, spec: WorkloadSpec | None = None) -> str | None:
         backend = spec.get("backend") if spec else cls.defaults["backend"]
-        if backend == "firebird" and firebird_unavailable():
+        if backend in FIREBIRDS and firebird_unavailable():
             return firebird_unavailable()
         if backend in DRIVERS and importlib.util.find_spec(DRIVERS[backend][0].split(".")[0]) is None:
             return f"the Python driver {DRIVERS[backend][1]} is missing (pip install {DRIVERS[backend][1]})"
@@ -155,26 +182,32 @@ class Tpcc(Workload):
 
     def _argv(self, step: str, spec: WorkloadSpec, datadir: Path, endpoint: Endpoint | None) -> list[str]:
         backend = spec.get("backend")
-        argv = [sys.executable, "-m", CLIENT, step, "--mix", self.mix, "--backend", backend,
+        argv = [sys.executable, "-m", CLIENT, step, "--mix", self.mix,
+                "--backend", "firebird" if backend in FIREBIRDS else backend,
                 "--warehouses", str(spec.get("warehouses", 1)), "--scale-down", str(spec.get("scale_down")),
                 *connection_args(backend, datadir, endpoint, dict(spec.settings), DB_STEM)]
         if step == "run":
             argv += ["--clients", str(spec.get("clients")), "--duration", str(spec.get("duration"))]
         return argv
 
-    def _env(self, spec: WorkloadSpec, datadir: Path) -> dict[str, str] | None:
-        return firebird_env(datadir) if spec.get("backend") == "firebird" else None
+    def _env(self, spec: WorkloadSpec, datadir: Path, endpoint: Endpoint | None = None) -> dict[str, str] | None:
+        if spec.get("backend") == "firebird-server" and endpoint is not None:
+            return {k: endpoint.env[k] for k in ("ISC_USER", "ISC_PASSWORD")}
+        return firebird_env(datadir, self.scratch) if spec.get("backend") == "firebird" else None
 
     def prepare(self, spec: WorkloadSpec, datadir: Path, endpoint: Endpoint | None = None) -> RawOutput:
-        env = self._env(spec, datadir)
+        env = self._env(spec, datadir, endpoint)
         out = run_program(self._argv("load", spec, datadir, endpoint), timeout=3600, env=env)
         if spec.get("backend") == "firebird":
-            set_forced_writes(datadir / f"{DB_STEM}.fdb", spec.get("forced_writes") == "on", env)
+            set_forced_writes(firebird_db(datadir), spec.get("forced_writes") == "on", env or {})
+        elif spec.get("backend") == "firebird-server" and endpoint is not None:
+            set_forced_writes(f"{endpoint.env['FIREBIRD_SERVER']}:{firebird_db(datadir)}",
+                              spec.get("forced_writes") == "on", env or {})
         return out
 
     def run(self, spec: WorkloadSpec, datadir: Path, endpoint: Endpoint | None = None) -> RawOutput:
         return run_program(self._argv("run", spec, datadir, endpoint), timeout=spec.get("duration") * 5 + 300,
-                           env=self._env(spec, datadir))
+                           env=self._env(spec, datadir, endpoint))
 
     @staticmethod
     def parse(raw: str) -> dict[str, float]:
