@@ -48,7 +48,7 @@ margin:1rem 0;font-size:.9rem}th,td{padding:.3rem .6rem;border-bottom:1px solid 
 td.num{text-align:right;font-variant-numeric:tabular-nums}.risk{color:#e8590c}.dim{color:#868e96}.good{color:#2b8a3e}
 .bad{color:#c92a2a}.rec{background:#f1f3f5;padding:.8rem 1rem;border-left:4px solid #2b8a3e}
 .why{font-family:ui-monospace,monospace;font-size:.85rem;white-space:pre-wrap;background:#f8f9fa;padding:.6rem}
-.chart{margin:.5rem 0}
+.chart{margin:.5rem 0}.nowrap{white-space:nowrap}
 """
 
 _PROBE = """

@@ -140,7 +140,8 @@ def index_page(records: Sequence[RunRecord], plans: dict[str, list[RunRecord]]) 
     for rec in sorted(records, key=lambda r: -r.created):
         key = plan_key(rec.plan)
         compared = f" (<a href='plan-{key}.html'>compare {len(plans[key])} runs</a>)" if key in plans else ""
-        rows.append(f"<tr><td><a href='{run_file(rec)}'>{_e(rec.id)}</a></td><td>{_when(rec.created)}</td>"
+        rows.append(f"<tr><td class=nowrap><a href='{run_file(rec)}'>{_e(rec.id)}</a></td>"
+                    f"<td class=nowrap>{_when(rec.created)}</td>"
                     f"<td>{_e(rec.host.get('hostname', '?'))}</td><td>{_e(rec.status)}</td>"
                     f"<td>{_e(plan_words(rec.plan))}{compared}</td></tr>")
     body = ("<h1>pickfs runs</h1><table><tr><th>run</th><th>date</th><th>host</th><th>status</th><th>plan</th></tr>"
