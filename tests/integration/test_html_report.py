@@ -55,7 +55,7 @@ def record_with_everything(tmp_path):
                        "transactions": t.metrics["tps"] * 3}
             t = Trial(run_id=t.run_id, cell_index=t.cell_index, repetition=t.repetition, phase=t.phase,
                       started=t.started, elapsed_s=3.0, ok=True, metrics=metrics, raw_output=raw,
-                      mount=t.mount, notes=t.notes, t.error, mon)
+                      mount=t.mount, notes=t.notes, error=t.error, monitor=mon)
         trials.append(t)
     return type(rec)(**{**rec.__dict__, "trials": tuple(trials)})
 

@@ -7,6 +7,7 @@ from dataclasses import asdict
 from pickfs.crash.runner import UNSEEN, CrashResult, StateResult, model_text
 from pickfs.model import Method, Plan, Target, Trial, WorkloadSpec, plan_to_dict
 from pickfs.report.crash_text import crash_details
+from pickfs.report.html import render_html
 from pickfs.report.markdown import render_markdown
 from pickfs.report.views import build_views
 from pickfs.risks import crash_model_gaps
@@ -33,7 +34,7 @@ def saved(store, workloads, docs):
     store.create_run(RUN, "0.1.0", d, {"hostname": "box", "kernel": "6.1"})
     for cell, doc in enumerate(docs):
         metrics = doc.pop("_metrics")
-        store.save_trial(Trial(RUN, cell, 0, "crash", 1.0, 10.0, True, metrics, json.dumps(doc)))
+        store.save_trial(Trial(run_id=RUN, cell_index=cell, repetition=0, phase="crash", started=1.0, elapsed_s=10.0, ok=True, metrics=metrics, raw_output=json.dumps(doc)))
     store.set_status(RUN, "complete")
     return store.load(RUN)
 
@@ -65,6 +66,9 @@ def test_a_clean_verdict_on_a_torn_page_setting_is_refused_when_the_model_cannot
     assert any("states/s" in x for x in lines)
     md = render_markdown(record)
     assert "4 KiB units" in md and "acknowledges a flush it has not done" in md
+    page = render_html(record, plotly=None)  # the HTML says the same: model, what none shows, when states were cut
+    assert "4 KiB units" in page and "acknowledges a flush it has not done" in page
+    assert "cut 1.50 s into the run, 0.02 s after a checkpoint" in page
 
 
 def test_settings_the_model_cannot_exercise():

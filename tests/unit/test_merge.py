@@ -23,7 +23,7 @@ def test_merging_twice_adds_nothing_and_a_longer_copy_adds_only_its_new_trials(t
     first = merge_runs(dest, src)
     assert first.runs_added == [run_id] and first.trials_added == len(src.load(run_id).trials)
     assert merge_runs(dest, src).nothing
-    src.save_trial(Trial(run_id, 0, 9, "measured", 99.0, 1.0, True, {"tps": 1.0}))
+    src.save_trial(Trial(run_id=run_id, cell_index=0, repetition=9, phase="measured", started=99.0, elapsed_s=1.0, ok=True, metrics={"tps": 1.0}))
     third = merge_runs(dest, src)
     assert third.runs_extended == [run_id] and third.trials_added == 1
     assert len(dest.load(run_id).trials) == len(src.load(run_id).trials)

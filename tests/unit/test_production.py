@@ -131,8 +131,8 @@ def _record() -> RunRecord:
         for ci, base in enumerate((100.0, 80.0)):
             for rep in range(3):
                 tps = base * min(n, 2 if ci else 4) + rep
-                trials.append(Trial("r", wi * 2 + ci, rep, "measured", time.time(), 1.0, True,
-                                    {"tps": tps, "lat_p99": 0.001 * n}))
+                trials.append(Trial(run_id="r", cell_index=wi * 2 + ci, repetition=rep, phase="measured", started=time.time(), elapsed_s=1.0, ok=True,
+                                    metrics={"tps": tps, "lat_p99": 0.001 * n}))
     return RunRecord("r", 0.0, 0.0, "complete", "0", {"configs": configs, "workloads": workloads}, {}, (), tuple(trials))
 
 

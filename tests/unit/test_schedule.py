@@ -70,12 +70,12 @@ def test_slot_walls_and_measured_estimates():
     cs = cells(2)
     m = Method(runs=2, warmup=1)
     keys = {c.index: slot_key(c, m) for c in cs}
-    trials = [Trial("r", 0, 0, "warmup", 102.0, 1.0, True, {}),
-              Trial("r", 0, 0, "measured", 104.0, 2.0, True, {}),  # ends at 106: 6 s after the run began
-              Trial("r", 1, 0, "measured", 110.0, 5.0, True, {}),  # ends at 115: 9 s after the one before
-              Trial("r", 1, 1, "measured", 116.0, 1.0, False, {}),  # failed: not a timing
-              Trial("r", 0, 1, "measured", 120.0, 4.0, True, {}),  # 9 s
-              Trial("r", 1, 1, "measured", 125.0, 1.0, True, {"slice_s": 1.0})]  # a slice
+    trials = [Trial(run_id="r", cell_index=0, repetition=0, phase="warmup", started=102.0, elapsed_s=1.0, ok=True, metrics={}),
+              Trial(run_id="r", cell_index=0, repetition=0, phase="measured", started=104.0, elapsed_s=2.0, ok=True, metrics={}),  # ends at 106: 6 s after the run began
+              Trial(run_id="r", cell_index=1, repetition=0, phase="measured", started=110.0, elapsed_s=5.0, ok=True, metrics={}),  # ends at 115: 9 s after the one before
+              Trial(run_id="r", cell_index=1, repetition=1, phase="measured", started=116.0, elapsed_s=1.0, ok=False, metrics={}),  # failed: not a timing
+              Trial(run_id="r", cell_index=0, repetition=1, phase="measured", started=120.0, elapsed_s=4.0, ok=True, metrics={}),  # 9 s
+              Trial(run_id="r", cell_index=1, repetition=1, phase="measured", started=125.0, elapsed_s=1.0, ok=True, metrics={"slice_s": 1.0})]  # a slice
     walls = slot_walls(keys, trials, created=100.0)
     assert walls == {keys[0]: [6.0, 9.0], keys[1]: [9.0]}
     measured = measured_estimates(walls)
@@ -93,12 +93,12 @@ def test_comparison_walls_time_a_side_by_side_comparison_from_the_end_of_what_ra
     cs = cells(2)
     m = Method()
     key = comparison_key(cs, m)
-    trials = [Trial("r", 5, 0, "measured", 100.0, 10.0, True, {}),  # another workload first: ends at 110
-              Trial("r", 0, 0, "warmup", 130.0, 1.0, True, {"slice_s": 1.0}),
-              Trial("r", 1, 0, "measured", 140.0, 1.0, True, {"slice_s": 1.0}),
-              Trial("r", 0, 0, "measured", 150.0, 2.0, True, {"slice_s": 1.0})]
+    trials = [Trial(run_id="r", cell_index=5, repetition=0, phase="measured", started=100.0, elapsed_s=10.0, ok=True, metrics={}),  # another workload first: ends at 110
+              Trial(run_id="r", cell_index=0, repetition=0, phase="warmup", started=130.0, elapsed_s=1.0, ok=True, metrics={"slice_s": 1.0}),
+              Trial(run_id="r", cell_index=1, repetition=0, phase="measured", started=140.0, elapsed_s=1.0, ok=True, metrics={"slice_s": 1.0}),
+              Trial(run_id="r", cell_index=0, repetition=0, phase="measured", started=150.0, elapsed_s=2.0, ok=True, metrics={"slice_s": 1.0})]
     assert comparison_walls({key: {0, 1}}, trials, created=90.0) == {key: 152.0 - 110.0}
     # whole runs are not a side-by-side comparison
-    whole = [Trial("r", 0, 0, "measured", 150.0, 2.0, True, {})]
+    whole = [Trial(run_id="r", cell_index=0, repetition=0, phase="measured", started=150.0, elapsed_s=2.0, ok=True, metrics={})]
     assert comparison_walls({key: {0, 1}}, whole, created=90.0) == {}
     assert comparison_key(cs, m) != comparison_key(cs, Method(blocks=2))

@@ -73,7 +73,7 @@ def _with_mount(store, run_id, effective, journal_mode=None):
         settings = tuple(sorted({**dict(wl.settings), "journal_mode": journal_mode}.items()))
         plan = replace(plan, workloads=(replace(wl, settings=settings),))
     rid = fill(store, plan, run_id=run_id)
-    store.save_trial(Trial(rid, 0, 9, "warmup", 0.1, 1.0, True, {"tps": 1.0}, "", {"effective_options": effective}))
+    store.save_trial(Trial(run_id=rid, cell_index=0, repetition=9, phase="warmup", started=0.1, elapsed_s=1.0, ok=True, metrics={"tps": 1.0}, raw_output="", mount={"effective_options": effective}))
     return store.load(rid)
 
 

@@ -19,6 +19,7 @@ from pickfs.report.charts import (
     phases_chart,
     safety_chart,
 )
+from pickfs.report.crash_text import crash_details, crash_statements
 from pickfs.report.recommend import recommend, recommended
 from pickfs.report.scaling import scaling_html
 from pickfs.report.text import (
@@ -126,8 +127,11 @@ def _crash_table(view: WorkloadView) -> str:
     head = "<tr><th>configuration</th>" + "".join(f"<th>{_e(c)}</th>" for c in CRASH_COLUMNS) + "</tr>"
     body = "".join(f"<tr><td>{_e(name)}</td>" + "".join(f"<td class=num>{_e(c)}</td>" for c in cells[:-1])
                    + f"<td class={'bad' if lost else 'good'}>{_e(cells[-1])}</td></tr>" for name, cells, lost in rows)
+    details = crash_details(view)  # settings the model could not exercise, losing states and when they were cut
+    more = (f"<details><summary>Losing states and what the model could not exercise</summary><div class=why>"
+            f"{_e(chr(10).join(details))}</div></details>") if details else ""
     return (f"<h3>Crash test</h3><p class=dim>Acknowledged commits after a simulated power cut. Model: "
-            f"{_e(crash_model(view))}.</p><table>{head}{body}</table>")
+            f"{_e(crash_model(view))}.</p><table>{head}{body}</table>{more}")
 
 
 def _values_table(view: WorkloadView) -> str:
@@ -240,7 +244,9 @@ def render_html(record: RunRecord, plotly: str | None = INLINE) -> str:
                          f"</span></summary><div class=why>{_e(chr(10).join(why))}</div></details>")
     crash = crash_chart(views)
     if crash is not None:
-        parts.append("<h2>Crash tests</h2>" + _fig_html(crash, "crash"))
+        statements = crash_statements(views)  # the model in force, and what no simulation can show
+        parts.append("<h2>Crash tests</h2>" + _fig_html(crash, "crash")
+                     + "".join(f"<p class=dim>{_e(line)}</p>" for line in statements))
     risks = risk_legend(views)
     if risks:
         parts.append("<h2>Settings that trade safety for speed</h2><ul>"
