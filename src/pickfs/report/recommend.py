@@ -185,9 +185,13 @@ def recommend(view: WorkloadView) -> list[str]:
     if unsafe:
         r = unsafe[0]
         c = pair(view, r.cell.config.name, chosen.cell.config.name)
+        # significant only after Holm over every faster unsafe one against the chosen (as the table corrects)
+        family = [pair(view, u.cell.config.name, chosen.cell.config.name) for u in unsafe]
+        ps = [x.p for x in family if x is not None]
+        p_adj = holm(ps)[0] if c is not None else 1.0  # c is family[0], so ps[0]
         risks = "; ".join([*r.risks, *([f"crash test: {r.crash.verdict()}"] if r.crash is not None and r.crash_lost
                                        else [])])
-        if c is not None and c.p < ALPHA:
+        if c is not None and p_adj < ALPHA:
             out.append(f"{r.cell.config.name} would be {_x(c, higher)} against {chosen.cell.config.name}, "
                        f"at a price: {risks}.")
         else:
