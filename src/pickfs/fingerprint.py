@@ -23,8 +23,7 @@ from pickfs.stack.mountinfo import mount_containing, parse_mountinfo, read_effec
 _QUEUE = ("scheduler", "write_cache", "rotational", "nr_requests", "logical_block_size", "physical_block_size",
           "discard_max_bytes", "max_sectors_kb")
 _DB_PACKAGES = ("sqlite3", "postgresql-[0-9]*", "mariadb-server", "mysql-server", "firebird*-server")
-_PG_KEYS = ("fsync", "synchronous_commit", "wal_sync_method", "full_page_writes")
-_PG_KEYS += ("commit_delay", "wal_level")
+_PG_KEYS = ("fsync", "synchronous_commit", "wal_sync_method", "full_page_writes", "commit_delay", "wal_level")
 _MY_KEYS = ("innodb_flush_log_at_trx_commit", "innodb_flush_method", "sync_binlog", "innodb_doublewrite",
             "innodb_flush_log_at_timeout")
 # Firebird's forced writes are set per database (gfix -write sync|async; on for a new database);

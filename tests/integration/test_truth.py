@@ -55,7 +55,7 @@ def test_r1_suite_through_command_on_two_filesystems_names_flushes_and_the_journ
                "--runs", "1", "--warmup", "0", "--size", "1G", "--json", str(out))
     assert r.returncode == 0, r.stderr
     both = cells(out)
-    for name, cell in both.items():
+    for cell in both.values():
         assert cell["values"] and cell["values"][0] > 0, cell
         text = "\n".join(cell["explanation"])
         assert re.search(r"wrote [\d.,]+ MiB in [\d,]+ writes and [\d,]+ flushes: [\d.,]+ flushes per second", text), text

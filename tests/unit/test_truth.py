@@ -31,8 +31,8 @@ def test_effective_options_of_ext4_come_from_the_driver_list():
 def test_requested_options_are_checked_against_those_in_force():
     eff = effective_options("ext4", ("rw",), "rw\nnobarrier\ndata=writeback\n")
     assert compare_options(("barrier=0", "data=writeback"), eff, ()) == []
-    assert compare_options(("data=journal",), eff, ()) == ["mount option data=journal not in force: the kernel uses "
-                                                          "data=writeback"]
+    assert compare_options(("data=journal",), eff, ()) == [
+        "mount option data=journal not in force: the kernel uses data=writeback"]
 
 
 def test_env_diff_names_a_barrier_that_mountinfo_does_not_list():

@@ -108,8 +108,8 @@ def parse_stat_fields(text: str) -> tuple[str, str, int]:
 def parse_jbd2_info(text: str, block_size: int) -> int | None:
     """/proc/fs/jbd2/<dev>-8/info -> bytes the journal has logged since mount: transactions times
     the logged blocks per transaction (each an integer average since mount, so an estimate)."""
-    tx = re.search(r"^(\d+) transactions", text, re.M)
-    logged = re.search(r"^\s*(\d+) logged blocks per transaction", text, re.M)
+    tx = re.search(r"^(\d+) transactions", text, re.MULTILINE)
+    logged = re.search(r"^\s*(\d+) logged blocks per transaction", text, re.MULTILINE)
     if not tx or not logged:
         return None
     return int(tx.group(1)) * int(logged.group(1)) * block_size

@@ -76,7 +76,8 @@ def tasks_waiting_on_io(scope: Scope) -> tuple[list[str], list[str]]:
     own, and the others on this machine."""
     tasks = read_tasks()
     own = own_processes({pid: ppid for pid, (_c, _s, ppid) in tasks.items()}, scope)
-    mine, others = [], []
+    mine: list[str] = []
+    others: list[str] = []
     for pid, (comm, state, ppid) in tasks.items():
         if state == "D":
             (mine if belongs(pid, ppid, comm, own, scope) else others).append(comm)
@@ -239,7 +240,8 @@ class RunMonitor:
         ppids.update({pid: p[3] for pid, p in self.procs0.items() if pid not in ppids})
         ppids[os.getpid()] = os.getppid()
         own = own_processes(ppids, self.scope)
-        procs, other = [], []
+        procs: list[dict[str, Any]] = []
+        other: list[dict[str, Any]] = []
         for pid, (comm, rb, wb, ppid) in self.procs1.items():
             before = self.procs0.get(pid)
             if before is None or before[0] != comm:
@@ -258,8 +260,8 @@ class RunMonitor:
         def shares(counts: dict[str, int]) -> list[dict[str, Any]]:
             if not self.state_samples:
                 return []
-            return sorted(({"comm": c, "share": n / self.state_samples} for c, n in counts.items()),
-                          key=lambda w: -w["share"])[:TOP_PROCESSES]
+            ranked = sorted(counts.items(), key=lambda item: -item[1])[:TOP_PROCESSES]
+            return [{"comm": c, "share": n / self.state_samples} for c, n in ranked]
 
         return {"interval_s": self.interval_s, "totals": totals, "processes": procs[:TOP_PROCESSES],
                 "io_waiting": shares(self.waiting), "state_samples": self.state_samples, "series": self.series,

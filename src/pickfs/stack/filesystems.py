@@ -46,9 +46,9 @@ KNOWN: dict[str, FsType] = {
 # then is not what a preset measures now (keyed by filesystem; the note applies while the option
 # named is in force).
 LEGACY_DEFAULTS: dict[str, tuple[str, str]] = {
-    "ext3": ("barrier", "ext3 here is mounted by the ext4 driver with barriers on (barrier=1); kernels before "
-             "2.6.38 (the 2009-2010 field reports R1, R2) mounted ext3 with barriers off by default, fast and "
-             "unsafe on power loss: mount with barrier=0 to measure what they measured"),
+    "ext3": ("barrier", ("ext3 here is mounted by the ext4 driver with barriers on (barrier=1); kernels before "
+                         "2.6.38 (the 2009-2010 field reports R1, R2) mounted ext3 with barriers off by default, "
+                         "fast and unsafe on power loss: mount with barrier=0 to measure what they measured")),
 }
 
 
