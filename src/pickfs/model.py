@@ -116,7 +116,7 @@ class Plan:
     warnings: tuple[str, ...] = ()
 
     def cells(self) -> tuple["Cell", ...]:
-        out = []
+        out: list[Cell] = []
         for wl in self.workloads:
             for cfg in self.configs:
                 out.append(Cell(index=len(out), config=cfg, workload=wl))

@@ -32,8 +32,13 @@ def run(argv: Sequence[str], *, package: str = "", timeout: float | None = 600, 
         proc = subprocess.run(args, capture_output=True, text=True, timeout=timeout, input=input_text,
                               env=full_env)
     except subprocess.TimeoutExpired as exc:
-        raise CommandFailed(list(argv), -1, f"timed out after {timeout:.0f}s {exc.stderr or ''}", hint) from None
+        raise CommandFailed(list(argv), -1, f"timed out after {timeout:.0f}s {_text(exc.stderr)}", hint) from None
     elapsed = time.perf_counter() - t0
     if proc.returncode != 0:
         raise CommandFailed(list(argv), proc.returncode, proc.stderr or proc.stdout, hint)
     return RawOutput(text=proc.stdout, elapsed_s=elapsed)
+
+
+def _text(out: str | bytes | None) -> str:
+    """What a timed-out program had written: text, whether it arrived as text or bytes."""
+    return out.decode(errors="replace") if isinstance(out, bytes) else out or ""

@@ -65,6 +65,11 @@ def load_command(name: str) -> click.Command:
     return module.command
 
 
+def _short_help(command: click.Command, limit: int) -> str:
+    """The one-line summary click shows for a command (its first sentence, cut to the limit)."""
+    return command.get_short_help_str(limit)
+
+
 class LazyGroup(click.Group):
     """A group whose commands are imported on demand; --help lists them from COMMANDS."""
 
@@ -85,8 +90,8 @@ class LazyGroup(click.Group):
         if not names:
             return
         limit = formatter.width - 6 - max(len(n) for n in names)
-        rows = [(n, click.utils.make_default_short_help(COMMANDS[n][1], limit) if n in COMMANDS
-                 else self.commands[n].get_short_help_str(limit)) for n in names]
+        rows = [(n, _short_help(click.Command(n, help=COMMANDS[n][1]) if n in COMMANDS else self.commands[n], limit))
+                for n in names]
         with formatter.section("Commands"):
             formatter.write_dl(rows)
 

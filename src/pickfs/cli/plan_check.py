@@ -225,8 +225,8 @@ def describe(plan: Plan) -> list[str]:
         lines.append(f"  {w.label} ({w.name}): {settings or '(defaults)'}")
     lines.append("method:")
     lines += [f"  {x}" for x in method_lines(plan)]
-    for w in plan.warnings:
-        lines.append(f"warning: {w}")
+    for warning in plan.warnings:
+        lines.append(f"warning: {warning}")
     missing = unavailable_cells(plan)
     problems = machine_problems(plan)
     if missing or problems:

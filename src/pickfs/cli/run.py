@@ -17,7 +17,7 @@ from pickfs.cli.common import clean_orphans, ledger_for, open_store, require_roo
 from pickfs.engine.executor import Executor
 from pickfs.engine.schedule import Slot
 from pickfs.errors import EXIT_INTERRUPTED, PickfsError, PlanError
-from pickfs.model import Method, Plan, Target, Trial, WorkloadSpec, plan_from_dict, plan_to_dict
+from pickfs.model import Method, Plan, Target, TargetKind, Trial, WorkloadSpec, plan_from_dict, plan_to_dict
 from pickfs.plan import (aging_fields, build_plan, expand_clients, parse_clients, check_setting_types, directory_config, load_plan_file,
                          parse_memory, parse_scale, resolve_fs_name)
 from pickfs.cli.report import check_export_targets, export_targets, with_exports, write_exports
@@ -110,7 +110,7 @@ def check_flags(o: dict[str, Any]) -> None:
 
 def plan_from_flags(o: dict[str, Any]) -> Plan:
     check_flags(o)
-    kind = o["target"] or ("directory" if o["dirs"] else "device" if o["device"] else "image")
+    kind: TargetKind = o["target"] or ("directory" if o["dirs"] else "device" if o["device"] else "image")
     size = Target().size_bytes if o["size"] is None else parse_size(o["size"])
     target = Target(kind=kind, workdir=o["workdir"], size_bytes=size,
                     device=o["device"], confirm=o["confirm_device"], size_auto=o["size"] is None,

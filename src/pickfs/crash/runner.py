@@ -179,7 +179,7 @@ class CrashResult:
 
 
 def _client(step: str, backend: str, datadir: Path, endpoint: Endpoint | None, settings: dict[str, Any],
-            extra: list[str] = ()) -> dict:
+            extra: tuple[str, ...] | list[str] = ()) -> dict:
     argv = [sys.executable, "-m", CLIENT, step, "--backend", backend,
             *connection_args(backend, datadir, endpoint, settings, DB_STEM)]
     env = firebird_env(datadir) if backend == "firebird" else None
@@ -356,7 +356,7 @@ def check_state(config: FsConfig, image: Path, work: Path, ledger: Ledger, drive
     """Mount the crash image (journal replay), recover the database, count what is missing, fsck."""
     t0 = time.monotonic()
     acked = sum(1 for t in acks.values() if t < state.t_ns)
-    common = {"index": state.index, "mode": state.mode, "cut": state.cut, "dropped": state.dropped,
+    common: dict[str, Any] = {"index": state.index, "mode": state.mode, "cut": state.cut, "dropped": state.dropped,
               "acked_before": acked, "units": state.units, "torn": state.torn, "why": state.why}
     mnt = work / f"mnt-{state.index}"
     clean: bool | None = None

@@ -195,7 +195,7 @@ def crash_moments(records: Sequence[Record], t_start: int, t_end: int, n: int,
         return [items[round(j * (len(items) - 1) / (k - 1))] for j in range(k)] if k > 1 else items[:1]
 
     inside = [e for e in events if t_start <= e.t_ns <= t_end]
-    near = []
+    by_kind: list[tuple[str, tuple[int, int, str]]] = []
     for k, e in enumerate(inside):
         at = max(first, bisect.bisect_right(times, e.t_ns))
         until = min(last, bisect.bisect_right(times, inside[k + 1].t_ns) if k + 1 < len(inside) else last)
@@ -203,12 +203,13 @@ def crash_moments(records: Sequence[Record], t_start: int, t_end: int, n: int,
         flush = next(iter(exposed_flushes(records, at, until, unit)), None)
         if flush is None:
             flush = next((i for i in range(at, last) if records[i].kind == FLUSH), last)
-        near.append((e.kind, (flush, _moment(records, flush, t_end), f"before the most exposed flush after {e.what}")))
+        by_kind.append((e.kind, (flush, _moment(records, flush, t_end), f"before the most exposed flush after {e.what}")))
     # the database's own write-backs first (they are what torn-page protections guard), then file events
-    near = [m for kind in ("write-back", "file") for m in spread([m for k, m in near if k == kind], share)]
+    near = [m for kind in ("write-back", "file") for m in spread([m for k, m in by_kind if k == kind], share)]
     out: list[tuple[int, int, str]] = []
     seen: set[tuple[int, int]] = set()
-    for queues in ([even, bursts, near], [more]):  # in turn; evenly spread ones fill what the others lack
+    groups: tuple[list[list[tuple[int, int, str]]], ...] = ([even, bursts, near], [more])
+    for queues in groups:  # in turn; evenly spread ones fill what the others lack
         while len(out) < n and any(queues):
             for q in queues:
                 while q and len(out) < n:

@@ -11,7 +11,7 @@ from typing import Any, Protocol
 
 from pickfs.crash.runner import crash_test, crash_unavailable
 from pickfs.errors import PickfsError, ResultsWriteFailed
-from pickfs.model import Cell, Plan, Trial, plan_from_dict
+from pickfs.model import Cell, Phase, Plan, Trial, plan_from_dict
 from pickfs.engine.schedule import (Slot, SlotKey, estimate_seconds, fixed_slots, measured_estimates, needs, next_slot,
                                    round_order, run_seed, slot_key, slot_walls, ComparisonKey, comparison_key,
                                    comparison_walls)
@@ -107,7 +107,7 @@ class Executor:
             standing = stand_up(stack, self.plan, self.ledger, self.store, self.run_id, cell, slot.repetition)
             prov, endpoint, wl, mount = standing.prov, standing.endpoint, standing.workload, standing.mount
             for i in range(m.warmup + 1):
-                phase = "warmup" if i < m.warmup else "measured"
+                phase: Phase = "warmup" if i < m.warmup else "measured"
                 notes = self._settle(prov, cold=(i == 0))
                 # truth: the monitors attribute I/O to this cell's own processes and device threads only
                 scope = cell_scope(prov.disk, prov.info.fstype, endpoint.pidfile if endpoint else "")

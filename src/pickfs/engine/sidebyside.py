@@ -171,7 +171,7 @@ class SideBySide:
         observed = monitor.result() if monitor else {}
         if observed and member.prov.info.mountpoint:
             observed["totals"]["space_used_bytes"] = space_used(member.prov.info.mountpoint)
-        trial = Trial(run_id=self.run_id, cell_index=cell.index, repetition=round_no if measured else 0,
+        trial = Trial(run_id=self.run_id, cell_index=cell.index, repetition=round_no if round_no is not None else 0,
                       phase="measured" if measured else "warmup", started=started, elapsed_s=elapsed, ok=True,
                       metrics=metrics, raw_output=raw.text, mount=member.mount,
                       notes=(*member.prov.info.notes, *member.workload.notes_from(raw.text)), monitor=observed,
@@ -200,7 +200,7 @@ class SideBySide:
         todo = None if m.blocks is None else max(1, m.blocks - len(done_blocks))
         if all(c.index in failed for c in cells):
             return
-        share = 1.0 if m.blocks is None or not done_blocks else todo / m.blocks
+        share = 1.0 if m.blocks is None or todo is None or not done_blocks else todo / m.blocks
         budget = round_budget(m, share)
         started = time.monotonic()
         label = cells[0].workload.label

@@ -98,9 +98,9 @@ def render_markdown(record: RunRecord) -> str:
             lines += ["", f"Model: {md_text(crash_model(view))}."]
             # crash-fidelity work: what no simulation shows, settings not exercised, when losing states were cut
             lines += [f"{md_text(x)}." for x in crash_statements([view])[1:]]
-            details = crash_details(view)
-            if details:
-                lines += [""] + [f"- {md_text(x)}" for x in details]
+            losing = crash_details(view)
+            if losing:
+                lines += [""] + [f"- {md_text(x)}" for x in losing]
         if view.measured:
             lines += ["", *(f"- {md_text(line)}" for line in method_lines(view))]
             lines += ["", "**Recommendation.** " + md_text(" ".join(recommend(view)))]

@@ -78,13 +78,13 @@ def private_dir(path: Path, mode: int) -> Path:
         fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
     except OSError as exc:
         problem = {errno.ELOOP: "is a symbolic link", errno.ENOTDIR: "is not a directory"}.get(
-            exc.errno, f"cannot be opened: {exc.strerror}")
+            exc.errno or 0, f"cannot be opened: {exc.strerror}")
         raise _refuse(path, problem) from None
     try:
         st = os.fstat(fd)  # the directory itself, even if swapped since the check above
-        problem = owner_problem(st.st_mode, st.st_uid, os.geteuid())
-        if problem:
-            raise _refuse(path, problem, st.st_uid)
+        owned = owner_problem(st.st_mode, st.st_uid, os.geteuid())
+        if owned:
+            raise _refuse(path, owned, st.st_uid)
         if stat.S_IMODE(st.st_mode) & ~mode:
             os.fchmod(fd, stat.S_IMODE(st.st_mode) & mode)
     finally:
