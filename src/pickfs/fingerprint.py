@@ -16,9 +16,9 @@ import re
 import subprocess
 from pathlib import Path
 
-from pickfs.sysinfo import cpu_model, mem_total, os_name, read_text
 from pickfs.stack.filesystems import legacy_default_notes, which
 from pickfs.stack.mountinfo import mount_containing, parse_mountinfo, read_effective_options
+from pickfs.sysinfo import cpu_model, mem_total, os_name, read_text
 
 _QUEUE = ("scheduler", "write_cache", "rotational", "nr_requests", "logical_block_size", "physical_block_size",
           "discard_max_bytes", "max_sectors_kb")

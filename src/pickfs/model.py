@@ -115,7 +115,7 @@ class Plan:
     baseline: str | None = None
     warnings: tuple[str, ...] = ()
 
-    def cells(self) -> tuple["Cell", ...]:
+    def cells(self) -> tuple[Cell, ...]:
         out: list[Cell] = []
         for wl in self.workloads:
             for cfg in self.configs:

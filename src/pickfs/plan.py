@@ -99,7 +99,7 @@ def check_setting_types(cls: Any, settings: dict[str, Any], where: str) -> None:
     for key, value in settings.items():
         default = cls.defaults.get(key)
 
-        def scalar(v: Any) -> bool:
+        def scalar(v: Any, key: str = key) -> bool:
             if isinstance(v, float) and not math.isfinite(v):
                 raise PlanError(f"{where} {key} is {v}, not a finite number", f"e.g. {key} = {_default_text(cls, key)}")
             return isinstance(v, (str, int, float))

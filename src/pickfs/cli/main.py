@@ -14,7 +14,7 @@ import sys
 from pickfs.errors import EXIT_INTERRUPTED
 
 
-def _quiet_interrupt(signum: int, frame: object) -> None:  # noqa: ARG001
+def _quiet_interrupt(signum: int, frame: object) -> None:
     """SIGINT before any resource exists: nothing to undo, so exit at once, without a traceback."""
     os.write(2, b"error: interrupted\n")
     os._exit(EXIT_INTERRUPTED)
@@ -125,7 +125,7 @@ def main(argv: list[str] | None = None) -> None:
     except KeyboardInterrupt:
         _error("interrupted")
         sys.exit(EXIT_INTERRUPTED)
-    except Exception as exc:  # noqa: BLE001 - a bug: one line, the traceback on request
+    except Exception as exc:
         if os.environ.get("PICKFS_DEBUG"):
             traceback.print_exc()
         _error(f"internal error: {type(exc).__name__}: {exc} (rerun with PICKFS_DEBUG=1 for the traceback)")

@@ -32,7 +32,16 @@ def estimate(plan: Plan, unavailable: dict[int, str] | None = None,
     unless the rounds are fixed; whole runs (one at a time, or workloads that cannot be sliced) take
     estimate_seconds per run, as the progress bar counts them: what the same workload took on the
     same filesystem in a stored run (`measured`), else a figure from the workload's length."""
-    from pickfs.engine.schedule import RUN_OVERHEAD_S, SETUP_S, Slot, estimate_seconds, round_budget, slot_key, comparison_key, auto_blocks
+    from pickfs.engine.schedule import (
+        RUN_OVERHEAD_S,
+        SETUP_S,
+        Slot,
+        auto_blocks,
+        comparison_key,
+        estimate_seconds,
+        round_budget,
+        slot_key,
+    )
     from pickfs.workloads import workload_class
 
     m = plan.method

@@ -14,13 +14,23 @@ from rich.text import Text
 
 from pickfs import __version__, console, host
 from pickfs.cli.common import clean_orphans, ledger_for, open_store, require_root, results_option, workdir_option
+from pickfs.cli.report import check_export_targets, export_targets, with_exports, write_exports
 from pickfs.engine.executor import Executor
 from pickfs.engine.schedule import Slot
 from pickfs.errors import EXIT_INTERRUPTED, PickfsError, PlanError
 from pickfs.model import Method, Plan, Target, TargetKind, Trial, WorkloadSpec, plan_from_dict, plan_to_dict
-from pickfs.plan import (aging_fields, build_plan, expand_clients, parse_clients, check_setting_types, directory_config, load_plan_file,
-                         parse_memory, parse_scale, resolve_fs_name)
-from pickfs.cli.report import check_export_targets, export_targets, with_exports, write_exports
+from pickfs.plan import (
+    aging_fields,
+    build_plan,
+    check_setting_types,
+    directory_config,
+    expand_clients,
+    load_plan_file,
+    parse_clients,
+    parse_memory,
+    parse_scale,
+    resolve_fs_name,
+)
 from pickfs.report.terminal import render_run
 from pickfs.report.text import fmt_with_unit
 from pickfs.stack.presets import PRESETS

@@ -31,7 +31,7 @@ class Recorder(fuse.Operations):
 
     def __init__(self, backing: Path, log: Path) -> None:
         self.path = backing / IMAGE
-        self.log = open(log, "ab", buffering=1 << 20)
+        self.log = open(log, "ab", buffering=1 << 20)  # noqa: SIM115 - closed when the filesystem is released
 
     def _check(self, path: str) -> None:
         if path != "/" + IMAGE:

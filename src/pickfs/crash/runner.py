@@ -38,8 +38,20 @@ from typing import Any
 from pickfs.crash import log as wlog
 from pickfs.crash.files import FileWatch
 from pickfs.crash.session import Recording, fuse_unavailable, recording
-from pickfs.crash.states import (DEFAULT_UNIT, STRATEGIES, STRATEGY_TEXT, CrashState, generate, losses,
-                                 parse_acks, parse_events, parse_strategies, recovery_crash, when, window)
+from pickfs.crash.states import (
+    DEFAULT_UNIT,
+    STRATEGIES,
+    STRATEGY_TEXT,
+    CrashState,
+    generate,
+    losses,
+    parse_acks,
+    parse_events,
+    parse_strategies,
+    recovery_crash,
+    when,
+    window,
+)
 from pickfs.errors import PickfsError
 from pickfs.model import FsConfig, Target, WorkloadSpec
 from pickfs.proc import run as run_program

@@ -4,24 +4,37 @@ from __future__ import annotations
 
 import os
 import time
-from contextlib import ExitStack, nullcontext
 from collections.abc import Sequence
+from contextlib import ExitStack, nullcontext
 from pathlib import Path
 from typing import Any, Protocol
 
 from pickfs.crash.runner import crash_test, crash_unavailable
-from pickfs.errors import PickfsError, ResultsWriteFailed
-from pickfs.model import Cell, Phase, Plan, Trial, plan_from_dict
-from pickfs.engine.schedule import (Slot, SlotKey, estimate_seconds, fixed_slots, measured_estimates, needs, next_slot,
-                                   round_order, run_seed, slot_key, slot_walls, ComparisonKey, comparison_key,
-                                   comparison_walls)
+from pickfs.engine.schedule import (
+    ComparisonKey,
+    Slot,
+    SlotKey,
+    comparison_key,
+    comparison_walls,
+    estimate_seconds,
+    fixed_slots,
+    measured_estimates,
+    needs,
+    next_slot,
+    round_order,
+    run_seed,
+    slot_key,
+    slot_walls,
+)
 from pickfs.engine.sidebyside import SideBySide
 from pickfs.engine.standup import stand_up
+from pickfs.errors import PickfsError, ResultsWriteFailed
+from pickfs.model import Cell, Phase, Plan, Trial, plan_from_dict
+from pickfs.monitors.sampler import RunMonitor, cell_scope
 from pickfs.stack.filesystems import RAW, unavailable_reason
 from pickfs.stack.ledger import Ledger
 from pickfs.stack.provision import Provisioned, space_used
 from pickfs.stack.quiesce import wait_idle
-from pickfs.monitors.sampler import RunMonitor, cell_scope
 from pickfs.store import ResultStore
 from pickfs.workloads import REGISTRY, workload_class
 

@@ -159,7 +159,7 @@ def run_seed(run_id: str, given: int | None = None) -> int:
     return given if given is not None else int(hashlib.sha256(run_id.encode()).hexdigest()[:8], 16)
 
 
-def round_budget(method: Method, share: float = 1.0) -> "RoundBudget":
+def round_budget(method: Method, share: float = 1.0) -> RoundBudget:
     """The stopping rule of a side-by-side comparison (a resumed run gets the `share` of the time
     budget its missing blocks had)."""
     adaptive = method.rounds is None or method.target_ci is not None or method.max_seconds is not None

@@ -23,9 +23,9 @@ from pathlib import Path
 from typing import Any
 
 from pickfs.engine.schedule import auto_blocks, round_budget, round_order, run_seed
+from pickfs.engine.standup import stand_up
 from pickfs.errors import PickfsError, ResultsWriteFailed
 from pickfs.model import Cell, Plan, Trial, WorkloadSpec
-from pickfs.engine.standup import stand_up
 from pickfs.monitors.sampler import RunMonitor, cell_scope, read_disk
 from pickfs.services.base import Endpoint
 from pickfs.services.freeze import Freezer

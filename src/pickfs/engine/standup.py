@@ -19,8 +19,8 @@ from pickfs.stack.cgroups import MemoryGroup, memory_limited
 from pickfs.stack.cleanup import holding
 from pickfs.stack.filesystems import RAW
 from pickfs.stack.ledger import Ledger
-from pickfs.stack.workdir import PRIVATE_MODE, private_dir
 from pickfs.stack.provision import Provisioned, provision, space_used
+from pickfs.stack.workdir import PRIVATE_MODE, private_dir
 from pickfs.store import ResultStore
 from pickfs.workloads import workload_class
 from pickfs.workloads.base import Workload

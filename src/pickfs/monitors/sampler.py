@@ -9,8 +9,18 @@ from pathlib import Path
 from typing import Any
 
 from pickfs.monitors.attribution import Scope, belongs, own_processes
-from pickfs.monitors.procfs import (CHILDREN, CpuTimes, DiskCounters, parse_cpu, parse_disk, parse_jbd2_info,
-                                    parse_pid_io, parse_psi, parse_stat_fields, parse_xfs_log)
+from pickfs.monitors.procfs import (
+    CHILDREN,
+    CpuTimes,
+    DiskCounters,
+    parse_cpu,
+    parse_disk,
+    parse_jbd2_info,
+    parse_pid_io,
+    parse_psi,
+    parse_stat_fields,
+    parse_xfs_log,
+)
 
 TOP_PROCESSES = 8
 
@@ -161,7 +171,7 @@ class RunMonitor:
         self._thread: threading.Thread | None = None
         self._cost_s = 0.0
 
-    def __enter__(self) -> "RunMonitor":
+    def __enter__(self) -> RunMonitor:
         self._exclude = {os.getpid()}
         self.t0 = time.monotonic()
         self.disk0, self.cpu0, self.psi0 = read_disk(self.disk), read_cpu(), read_psi()

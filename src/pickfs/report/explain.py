@@ -7,8 +7,8 @@ import statistics
 from collections.abc import Sequence
 from typing import Any
 
-from pickfs.monitors.procfs import CHILDREN
 from pickfs.model import Trial
+from pickfs.monitors.procfs import CHILDREN
 
 
 def process_group(comm: str) -> str:

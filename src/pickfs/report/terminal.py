@@ -17,7 +17,6 @@ from pickfs.report.text import (
     INTERVAL_HEAD,
     breakdown_cells,
     crash_cells,
-    crash_model,
     direction,
     fmt_seconds,
     fmt_value,

@@ -54,9 +54,9 @@ def mount_containing(entries: list[MountEntry], path: str) -> MountEntry | None:
     best = None
     for e in entries:
         mp = e.mountpoint
-        if path == mp or path.startswith(mp.rstrip("/") + "/"):
-            if best is None or len(mp) >= len(best.mountpoint):
-                best = e
+        inside = path == mp or path.startswith(mp.rstrip("/") + "/")
+        if inside and (best is None or len(mp) >= len(best.mountpoint)):
+            best = e
     return best
 
 

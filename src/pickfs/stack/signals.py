@@ -13,7 +13,7 @@ class Terminated(KeyboardInterrupt):
 
 
 def install_sigterm() -> None:
-    def _raise(signum, frame):  # noqa: ARG001
+    def _raise(signum, frame):
         raise Terminated()
 
     if threading.current_thread() is threading.main_thread():
@@ -28,7 +28,7 @@ def shielded() -> Iterator[None]:
         return
     received: list[int] = []
 
-    def _note(signum, frame):  # noqa: ARG001
+    def _note(signum, frame):
         received.append(signum)
 
     old_int = signal.signal(signal.SIGINT, _note)

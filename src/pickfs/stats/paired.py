@@ -34,7 +34,6 @@ from scipy import stats as sps
 from pickfs.stats.compare import ALPHA, Comparison, holm
 
 
-
 def slice_rate(value: float, slice_s: float, sync_s: float) -> float:
     """A rate measured over `slice_s` seconds, spread over the slice and the syncfs that ended it."""
     return value * slice_s / (slice_s + sync_s) if slice_s > 0 else value
