@@ -178,7 +178,7 @@ def fleet():
     finally:
         for h in hosts:
             h.remove()
-        deadline = time.monotonic() + 30  # a loop mount lets go of its device once the last namespace holding it is gone
+        deadline = time.monotonic() + 30  # a loop mount lets go of its device once no namespace holds it
         while (mounts_under(root) or loops_under(root)) and time.monotonic() < deadline:
             time.sleep(0.5)
         leftovers = mounts_under(root), loops_under(root)
@@ -322,3 +322,75 @@ def test_ctrl_c_on_the_controller_leaves_nothing_on_either_host(fleet):
         run_id = hosts[name]["run_id"]
         assert run_id, hosts
         assert results(db, f"SELECT status FROM runs WHERE id='{run_id}'")[0][0] == "interrupted"
+
+
+def measured_on(h: Host, earlier: set[Path]) -> int:
+    """Measured trials saved so far in the host's own results of a fleet job (not of the `earlier` ones)."""
+    import sqlite3
+
+    total = 0
+    for db in set((h.workdir / "fleet").glob("fleet-*/results.db")) - earlier:
+        try:
+            conn = sqlite3.connect(db, timeout=30)
+            try:
+                total += conn.execute("SELECT COUNT(*) FROM trials WHERE phase='measured' AND ok=1").fetchone()[0]
+            finally:
+                conn.close()
+        except sqlite3.Error:
+            pass
+    return total
+
+
+def children(pid: int) -> list[int]:
+    out = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            out.append(int(stat.parent.name))
+    return out
+
+
+def test_a_killed_controller_leaves_the_jobs_running_then_cleanup_and_resume_finish_them(fleet):
+    inventory = fleet.inventory(name="killed.ini")
+    plan = fleet.root / "twelve.toml"
+    plan.write_text(PLAN.replace("rounds = 4", "rounds = 12"))
+    earlier = {db for h in fleet.hosts for db in (h.workdir / "fleet").glob("fleet-*/results.db")}
+    proc = subprocess.Popen([sys.executable, "-m", "pickfs", "fleet", "run", "-i", str(inventory), "--plan", str(plan),
+                             "--poll", "1s"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=fleet.env())
+    try:
+        deadline = time.monotonic() + 240
+        while not all(h.mounts() and h.pickfs_processes() and measured_on(h, earlier) for h in fleet.hosts):
+            assert proc.poll() is None and time.monotonic() < deadline, "the plan did not start on both hosts"
+            time.sleep(1)
+    finally:  # the controller machine dies: pickfs and its ansible-playbook (its own session), at once
+        for child in children(proc.pid):
+            os.killpg(child, signal.SIGKILL) if os.getpgid(child) == child else os.kill(child, signal.SIGKILL)
+        proc.kill()
+        proc.communicate()
+    killed = time.time()
+    time.sleep(3)
+    assert all(h.pickfs_processes() for h in fleet.hosts)  # async jobs: the runs outlive the connection
+    clean = fleet.pickfs("fleet", "cleanup", "-i", str(inventory))
+    assert clean.returncode == 0, clean.stderr
+    assert "[a] stop the plan: done" in clean.stderr and "[b] stop the plan: done" in clean.stderr
+    fleet.assert_clean()
+    db = fleet.controller / "results.db"
+    fleet_id = results(db, "SELECT id FROM fleets ORDER BY created DESC LIMIT 1")[0][0]
+    resuming = time.time()
+    resumed = fleet.pickfs("fleet", "run", "-i", str(inventory), "--resume", fleet_id, "--poll", "1s")
+    assert resumed.returncode == 0, resumed.stderr
+    row = results(db, f"SELECT hosts_json FROM fleets WHERE id='{fleet_id}'")[0]
+    hosts = {h["name"]: h for h in json.loads(row[0])}
+    for name in ("a", "b"):
+        assert hosts[name]["status"] == "complete"
+        run_id = hosts[name]["run_id"]
+        status, = results(db, f"SELECT status FROM runs WHERE id='{run_id}'")[0]
+        started = [t for (t,) in results(db, f"SELECT started FROM trials WHERE run_id='{run_id}' AND "
+                                              "phase='measured' AND ok=1")]
+        assert status == "complete"
+        assert min(started) < killed and max(started) > resuming  # measured before the kill, kept; resumed after
+    fleet.assert_clean()

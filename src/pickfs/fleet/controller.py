@@ -93,7 +93,7 @@ class FleetController:
             record_plan = {**plan_to_dict(plan), "file": plan_file.name}
             self.store.create_fleet(fleet_id, record_plan, str(Path(self.inventory).resolve()), list(hosts.values()))
             todo = [n for n, h in hosts.items() if h.status == "pending"]
-        self.fleet_id, self.work, self.hosts = fleet_id, work, hosts
+        self.fleet_id, self.work, self.hosts, self.resuming = fleet_id, work, hosts, bool(resume)
         for n, h in hosts.items():
             if h.status == "failed" and n not in todo:
                 self.observer.host(n, f"refused: {h.error}")
@@ -113,7 +113,7 @@ class FleetController:
             fleet_id=self.fleet_id, local_dir=str(self.work / "hosts"), wheels_dir=str(shipment.wheels),
             wheel=shipment.wheel, tree_hash=shipment.tree_hash, plan_path=str(plan_copy),
             async_timeout=int(self.timeout_s), poll_delay=max(1, int(self.poll_s)),
-            poll_retries=int(self.timeout_s / max(1, int(self.poll_s))) + 1))
+            poll_retries=int(self.timeout_s / max(1, int(self.poll_s))) + 1, resume="yes" if self.resuming else "no"))
         for n in todo:
             self.hosts[n] = replace(self.hosts[n], status="running", error="")
         self.store.update_fleet(self.fleet_id, "running", list(self.hosts.values()))
@@ -164,7 +164,7 @@ class FleetController:
                 if self.hosts[e.host].status == "running":
                     self.hosts[e.host] = replace(self.hosts[e.host], status="complete")
                 self.observer.host(e.host, "results fetched")
-            elif e.task == OUTCOME_TASK:
+            elif e.task in (OUTCOME_TASK, "prepare the job"):
                 pass
             else:
                 self.observer.host(e.host, e.task + (" (changed)" if e.result.get("changed") else ""))

@@ -83,9 +83,12 @@ def run_playbook() -> str:
         {"name": "install pickfs", "ansible.builtin.shell": _INSTALL_SCRIPT, "when": "not pf_installed.stat.exists"},
         {"name": "ship the plan", "ansible.builtin.copy": {"src": "{{ plan_path }}", "dest": "{{ pf_job }}/plan.toml",
                                                            "mode": "0600"}},
+        {"name": "prepare the job", "ansible.builtin.command": {"argv": _hostside("prepare", "--dir", "{{ pf_job }}")},
+         "changed_when": False},
         {"name": "start the plan", "ansible.builtin.command": {"argv": _hostside(
             "start", "--dir", "{{ pf_job }}", "--workdir", "{{ pf_workdir }}", "--plan", "{{ pf_job }}/plan.toml",
-            "--name", "{{ inventory_hostname }}", "--fleet", "{{ fleet_id }}", "--confirm-device", "{{ pf_confirm }}")},
+            "--name", "{{ inventory_hostname }}", "--fleet", "{{ fleet_id }}", "--confirm-device", "{{ pf_confirm }}",
+            "--resume", "{{ resume }}")},
          "async": "{{ async_timeout }}", "poll": 0, "register": "pf_started"},
         {"name": "progress", "ansible.builtin.command": {"argv": _hostside("status", "--dir", "{{ pf_job }}")},
          "register": "pf_status", "changed_when": False,
