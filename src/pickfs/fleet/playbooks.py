@@ -39,7 +39,7 @@ exit 3
 
 _INSTALL_SCRIPT = (
     "set -e; {{ pf_system_python }} -m venv {{ pf_venv }}; "
-    "{{ pf_venv }}/bin/pip install -q --disable-pip-version-check --no-index --find-links {{ pf_dir }}/wheels "
+    "{{ pf_venv }}/bin/pip install -q --no-compile --disable-pip-version-check --no-index --find-links {{ pf_dir }}/wheels "
     "{{ pf_dir }}/wheels/{{ wheel }}; "
     "{{ pf_venv }}/bin/pip install -q --disable-pip-version-check --no-index --no-deps --force-reinstall "
     "{{ pf_dir }}/wheels/{{ wheel }}; touch {{ pf_venv }}/.pickfs-{{ tree_hash }}"
