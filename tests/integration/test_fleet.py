@@ -178,7 +178,7 @@ def fleet():
     finally:
         for h in hosts:
             h.remove()
-        deadline = time.monotonic() + 30  # a loop mount lets go of its device once no namespace holds it
+        deadline = time.monotonic() + 120  # a loop mount lets go of its device once no namespace holds it (slow)
         while (mounts_under(root) or loops_under(root)) and time.monotonic() < deadline:
             time.sleep(0.5)
         leftovers = mounts_under(root), loops_under(root)

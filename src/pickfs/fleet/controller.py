@@ -16,7 +16,7 @@ from pickfs.fleet.ansible import Event, Playbook, run_to_end
 from pickfs.fleet.inventory import InventoryHost, list_hosts
 from pickfs.model import Plan, plan_to_dict
 from pickfs.plan import load_plan_file
-from pickfs.stack.workdir import private_dir
+from pickfs.stack.workdir import prepare, private_dir
 from pickfs.store.fleets import FleetHost, FleetRecord, new_fleet_id
 from pickfs.store.merge import merge_runs
 from pickfs.store.results import ResultStore
@@ -59,7 +59,7 @@ class FleetController:
         self.store, self.workdir, self.inventory, self.limit = store, workdir, inventory, limit
         self.observer, self.forks, self.poll_s, self.timeout_s, self.stop_wait_s = (observer, forks, poll_s,
                                                                                     timeout_s, stop_wait_s)
-        self.base = private_dir(Path(workdir) / "fleet", 0o700)
+        self.base = private_dir(prepare(workdir) / "fleet", 0o700)  # the controller's own, checked as pickfs's
 
     # -- a fleet run -------------------------------------------------------------------------
     def run(self, plan_file: Path | None, resume: str | None = None) -> FleetRecord:
