@@ -234,12 +234,14 @@ def results(path: Path, sql: str) -> list[tuple]:
 
 def test_fleet_run_merges_each_hosts_runs_and_keeps_them_when_another_host_fails(fleet):
     # c is in the inventory but its work directory is a symbolic link: pickfs refuses it there, as it would here;
-    # d has no SSH server at all.
+    # d has no SSH server at all; e needs a Debian package no registry it can reach has.
     c_target = fleet.root / "c-real"
     c_target.mkdir()
     (fleet.root / "c-link").symlink_to(c_target)
     extra = (f"c ansible_host={fleet.hosts[0].addr} pickfs_workdir={fleet.root / 'c-link'}\n"
-             f"d ansible_host=10.254.{int(fleet.root.name[-4:-2], 16)}.9")
+             f"d ansible_host=10.254.{int(fleet.root.name[-4:-2], 16)}.9\n"
+             f"e ansible_host={fleet.hosts[1].addr} pickfs_workdir={fleet.root / 'e'} "
+             """pickfs_extra_packages='["pickfs-no-such-package"]'""")
     inventory = fleet.inventory(extra)
     t0 = time.monotonic()
     r = fleet.pickfs("fleet", "run", "-i", str(inventory), "--plan", str(fleet.plan), "--poll", "2s")
@@ -254,6 +256,7 @@ def test_fleet_run_merges_each_hosts_runs_and_keeps_them_when_another_host_fails
     assert hosts["a"]["status"] == hosts["b"]["status"] == "complete"
     assert hosts["c"]["status"] == "failed" and "symbolic link" in hosts["c"]["error"]
     assert hosts["d"]["status"] == "unreachable" and hosts["d"]["error"]
+    assert hosts["e"]["status"] == "failed" and "missing Debian packages: pickfs-no-such-package" in hosts["e"]["error"]
     assert "symbolic link" in r.stderr  # the failed host's error, reported
     runs = {row[0]: json.loads(row[1]) for row in results(db, "SELECT id, host_json FROM runs")}
     assert {h["name"] for h in runs.values()} >= {"a", "b"}
