@@ -19,6 +19,7 @@ import uuid
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from tests.conftest import loops_under, mounts_under  # noqa: E402
 from tests.integration.test_fleet import Fleet, Host, sh  # noqa: E402
 
 
@@ -74,8 +75,16 @@ def main() -> None:
     finally:
         for h in hosts:
             h.remove()
-        time.sleep(5)
-        subprocess.run(["rm", "-rf", str(root)])
+        deadline = time.monotonic() + 120
+        while (mounts_under(root) or loops_under(root)) and time.monotonic() < deadline:
+            for mp in reversed(mounts_under(root)):
+                subprocess.run(["umount", mp], capture_output=True)
+            time.sleep(1)
+        left = mounts_under(root) + loops_under(root)
+        if left:
+            print(f"left behind, not removed: {left}", file=sys.stderr)
+        else:
+            subprocess.run(["rm", "-rf", str(root)])
 
 
 if __name__ == "__main__":
