@@ -369,10 +369,17 @@ def test_a_killed_controller_leaves_the_jobs_running_then_cleanup_and_resume_fin
         while not all(h.mounts() and h.pickfs_processes() and measured_on(h, earlier) for h in fleet.hosts):
             assert proc.poll() is None and time.monotonic() < deadline, "the plan did not start on both hosts"
             time.sleep(1)
-    finally:  # the controller machine dies: pickfs and its ansible-playbook (its own session), at once
-        for child in children(proc.pid):
-            os.killpg(child, signal.SIGKILL) if os.getpgid(child) == child else os.kill(child, signal.SIGKILL)
-        proc.kill()
+    finally:  # the controller machine dies: pickfs, its ansible-playbook and Ansible's workers (own sessions) at once
+        tree, todo = [], [proc.pid]
+        while todo:
+            pid = todo.pop()
+            tree.append(pid)
+            todo += children(pid)
+        for pid in tree:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
         proc.communicate()
     killed = time.time()
     time.sleep(3)
