@@ -178,7 +178,7 @@ def fleet():
     finally:
         for h in hosts:
             h.remove()
-        deadline = time.monotonic() + 30  # a loop mount lets go of its device once the last namespace holding it is gone
+        deadline = time.monotonic() + 120  # a loop mount lets go of its device once no namespace holds it (slow)
         while (mounts_under(root) or loops_under(root)) and time.monotonic() < deadline:
             time.sleep(0.5)
         leftovers = mounts_under(root), loops_under(root)
@@ -234,12 +234,14 @@ def results(path: Path, sql: str) -> list[tuple]:
 
 def test_fleet_run_merges_each_hosts_runs_and_keeps_them_when_another_host_fails(fleet):
     # c is in the inventory but its work directory is a symbolic link: pickfs refuses it there, as it would here;
-    # d has no SSH server at all.
+    # d has no SSH server at all; e needs a Debian package no registry it can reach has.
     c_target = fleet.root / "c-real"
     c_target.mkdir()
     (fleet.root / "c-link").symlink_to(c_target)
     extra = (f"c ansible_host={fleet.hosts[0].addr} pickfs_workdir={fleet.root / 'c-link'}\n"
-             f"d ansible_host=10.254.{int(fleet.root.name[-4:-2], 16)}.9")
+             f"d ansible_host=10.254.{int(fleet.root.name[-4:-2], 16)}.9\n"
+             f"e ansible_host={fleet.hosts[1].addr} pickfs_workdir={fleet.root / 'e'} "
+             """pickfs_extra_packages='["pickfs-no-such-package"]'""")
     inventory = fleet.inventory(extra)
     t0 = time.monotonic()
     r = fleet.pickfs("fleet", "run", "-i", str(inventory), "--plan", str(fleet.plan), "--poll", "2s")
@@ -254,6 +256,7 @@ def test_fleet_run_merges_each_hosts_runs_and_keeps_them_when_another_host_fails
     assert hosts["a"]["status"] == hosts["b"]["status"] == "complete"
     assert hosts["c"]["status"] == "failed" and "symbolic link" in hosts["c"]["error"]
     assert hosts["d"]["status"] == "unreachable" and hosts["d"]["error"]
+    assert hosts["e"]["status"] == "failed" and "missing Debian packages: pickfs-no-such-package" in hosts["e"]["error"]
     assert "symbolic link" in r.stderr  # the failed host's error, reported
     runs = {row[0]: json.loads(row[1]) for row in results(db, "SELECT id, host_json FROM runs")}
     assert {h["name"] for h in runs.values()} >= {"a", "b"}
@@ -322,3 +325,82 @@ def test_ctrl_c_on_the_controller_leaves_nothing_on_either_host(fleet):
         run_id = hosts[name]["run_id"]
         assert run_id, hosts
         assert results(db, f"SELECT status FROM runs WHERE id='{run_id}'")[0][0] == "interrupted"
+
+
+def measured_on(h: Host, earlier: set[Path]) -> int:
+    """Measured trials saved so far in the host's own results of a fleet job (not of the `earlier` ones)."""
+    import sqlite3
+
+    total = 0
+    for db in set((h.workdir / "fleet").glob("fleet-*/results.db")) - earlier:
+        try:
+            conn = sqlite3.connect(db, timeout=30)
+            try:
+                total += conn.execute("SELECT COUNT(*) FROM trials WHERE phase='measured' AND ok=1").fetchone()[0]
+            finally:
+                conn.close()
+        except sqlite3.Error:
+            pass
+    return total
+
+
+def children(pid: int) -> list[int]:
+    out = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            out.append(int(stat.parent.name))
+    return out
+
+
+def test_a_killed_controller_leaves_the_jobs_running_then_cleanup_and_resume_finish_them(fleet):
+    inventory = fleet.inventory(name="killed.ini")
+    plan = fleet.root / "twelve.toml"
+    plan.write_text(PLAN.replace("rounds = 4", "rounds = 12"))
+    earlier = {db for h in fleet.hosts for db in (h.workdir / "fleet").glob("fleet-*/results.db")}
+    proc = subprocess.Popen([sys.executable, "-m", "pickfs", "fleet", "run", "-i", str(inventory), "--plan", str(plan),
+                             "--poll", "1s"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=fleet.env())
+    try:
+        deadline = time.monotonic() + 240
+        while not all(h.mounts() and h.pickfs_processes() and measured_on(h, earlier) for h in fleet.hosts):
+            assert proc.poll() is None and time.monotonic() < deadline, "the plan did not start on both hosts"
+            time.sleep(1)
+    finally:  # the controller machine dies: pickfs, its ansible-playbook and Ansible's workers (own sessions) at once
+        tree, todo = [], [proc.pid]
+        while todo:
+            pid = todo.pop()
+            tree.append(pid)
+            todo += children(pid)
+        for pid in tree:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        proc.communicate()
+    killed = time.time()
+    time.sleep(3)
+    assert all(h.pickfs_processes() for h in fleet.hosts)  # async jobs: the runs outlive the connection
+    clean = fleet.pickfs("fleet", "cleanup", "-i", str(inventory))
+    assert clean.returncode == 0, clean.stderr
+    assert "[a] stop the plan: done" in clean.stderr and "[b] stop the plan: done" in clean.stderr
+    fleet.assert_clean()
+    db = fleet.controller / "results.db"
+    fleet_id = results(db, "SELECT id FROM fleets ORDER BY created DESC LIMIT 1")[0][0]
+    resuming = time.time()
+    resumed = fleet.pickfs("fleet", "run", "-i", str(inventory), "--resume", fleet_id, "--poll", "1s")
+    assert resumed.returncode == 0, resumed.stderr
+    row = results(db, f"SELECT hosts_json FROM fleets WHERE id='{fleet_id}'")[0]
+    hosts = {h["name"]: h for h in json.loads(row[0])}
+    for name in ("a", "b"):
+        assert hosts[name]["status"] == "complete"
+        run_id = hosts[name]["run_id"]
+        status, = results(db, f"SELECT status FROM runs WHERE id='{run_id}'")[0]
+        started = [t for (t,) in results(db, f"SELECT started FROM trials WHERE run_id='{run_id}' AND "
+                                              "phase='measured' AND ok=1")]
+        assert status == "complete"
+        assert min(started) < killed and max(started) > resuming  # measured before the kill, kept; resumed after
+    fleet.assert_clean()

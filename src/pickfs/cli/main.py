@@ -49,8 +49,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
                                       "that is gone."),
     "presets": ("pickfs.cli.presets", "List filesystem presets, their options, and what this machine lacks."),
     # --- fleet (issue 16)
-    "fleet": ("pickfs.cli.fleet", "The same plan on many machines through Ansible: run, cleanup, list."),
-    "merge": ("pickfs.cli.merge", "Merge the runs of other results databases into this one (idempotent)."),
+    "fleet": ("pickfs.cli.fleet", "The same plan on many machines through Ansible: run, clean up, list."),
+    "merge": ("pickfs.cli.merge", "Merge the runs of other results databases into this one; merging twice adds nothing."),
     # --- end fleet
     "plan": ("pickfs.cli.plan_check", "Check a plan file without running it: the matrix, what this machine lacks, "
                                       "and the time."),

@@ -132,7 +132,9 @@ def write_site(store, path: Path) -> None:
 @workdir_option
 @results_option
 def command(run: str, explain: bool, site: Path | None, workdir: str, results_path, **o) -> None:
-    """Show a saved run (an id, a unique prefix, or 'latest'), or a fleet run (fleet-...): its machines compared."""
+    """Show a saved run (an id, a unique prefix, or 'latest').
+
+    A fleet run's id (fleet-...) shows its machines compared: --html with heat maps, or --json."""
     targets = export_targets(o)
     check_export_targets(targets)
     store = open_store(workdir, results_path)

@@ -16,7 +16,7 @@ from pickfs.fleet.ansible import Event, Playbook, run_to_end
 from pickfs.fleet.inventory import InventoryHost, list_hosts
 from pickfs.model import Plan, plan_to_dict
 from pickfs.plan import load_plan_file
-from pickfs.stack.workdir import private_dir
+from pickfs.stack.workdir import prepare, private_dir
 from pickfs.store.fleets import FleetHost, FleetRecord, new_fleet_id
 from pickfs.store.merge import merge_runs
 from pickfs.store.results import ResultStore
@@ -59,7 +59,7 @@ class FleetController:
         self.store, self.workdir, self.inventory, self.limit = store, workdir, inventory, limit
         self.observer, self.forks, self.poll_s, self.timeout_s, self.stop_wait_s = (observer, forks, poll_s,
                                                                                     timeout_s, stop_wait_s)
-        self.base = private_dir(Path(workdir) / "fleet", 0o700)
+        self.base = private_dir(prepare(workdir) / "fleet", 0o700)  # the controller's own, checked as pickfs's
 
     # -- a fleet run -------------------------------------------------------------------------
     def run(self, plan_file: Path | None, resume: str | None = None) -> FleetRecord:
@@ -93,7 +93,7 @@ class FleetController:
             record_plan = {**plan_to_dict(plan), "file": plan_file.name}
             self.store.create_fleet(fleet_id, record_plan, str(Path(self.inventory).resolve()), list(hosts.values()))
             todo = [n for n, h in hosts.items() if h.status == "pending"]
-        self.fleet_id, self.work, self.hosts = fleet_id, work, hosts
+        self.fleet_id, self.work, self.hosts, self.resuming = fleet_id, work, hosts, bool(resume)
         for n, h in hosts.items():
             if h.status == "failed" and n not in todo:
                 self.observer.host(n, f"refused: {h.error}")
@@ -113,7 +113,7 @@ class FleetController:
             fleet_id=self.fleet_id, local_dir=str(self.work / "hosts"), wheels_dir=str(shipment.wheels),
             wheel=shipment.wheel, tree_hash=shipment.tree_hash, plan_path=str(plan_copy),
             async_timeout=int(self.timeout_s), poll_delay=max(1, int(self.poll_s)),
-            poll_retries=int(self.timeout_s / max(1, int(self.poll_s))) + 1))
+            poll_retries=int(self.timeout_s / max(1, int(self.poll_s))) + 1, resume="yes" if self.resuming else "no"))
         for n in todo:
             self.hosts[n] = replace(self.hosts[n], status="running", error="")
         self.store.update_fleet(self.fleet_id, "running", list(self.hosts.values()))
@@ -164,7 +164,7 @@ class FleetController:
                 if self.hosts[e.host].status == "running":
                     self.hosts[e.host] = replace(self.hosts[e.host], status="complete")
                 self.observer.host(e.host, "results fetched")
-            elif e.task == OUTCOME_TASK:
+            elif e.task in (OUTCOME_TASK, "prepare the job"):
                 pass
             else:
                 self.observer.host(e.host, e.task + (" (changed)" if e.result.get("changed") else ""))

@@ -29,6 +29,7 @@ from pickfs.errors import EXIT_INTERRUPTED
 
 STATUS, LOG, RESULTS, STOPPED = "status.json", "log", "results.db", "stopped"
 FINAL = ("complete", "failed", "interrupted", "lost")
+START_GRACE_S = 300.0
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
 
@@ -103,6 +104,8 @@ def start(a: argparse.Namespace) -> int:
         while alive(status, job):  # a second start (the controller came back): wait for the first
             time.sleep(1)
         return 0 if read_status(job).get("state") == "complete" else 1
+    if a.resume == "yes":  # the controller resumes this job: an earlier stop no longer applies
+        (job / STOPPED).unlink(missing_ok=True)
     if (job / STOPPED).exists():
         write_status(job, {"state": "interrupted", "error": "stopped before it started (pickfs fleet cleanup)"})
         return EXIT_INTERRUPTED
@@ -169,10 +172,21 @@ def execute(a: argparse.Namespace) -> int:
         return EXIT_INTERRUPTED
 
 
+def prepare(a: argparse.Namespace) -> int:
+    """Before a start: a job that is not running is 'starting', so no poll reads an earlier job's end as this one's."""
+    job = Path(a.dir)
+    st = read_status(job)
+    if not (st.get("state") == "running" and alive(st, job)):
+        write_status(job, {"state": "starting", "since": time.time()})
+    return 0
+
+
 def status(a: argparse.Namespace) -> int:
     job = Path(a.dir)
     st = read_status(job)
     state = st.get("state") or "starting"
+    if state == "starting" and time.time() - float(st.get("since", time.time())) > START_GRACE_S:
+        state, st["error"] = "lost", f"the job did not start within {START_GRACE_S:.0f} s"
     if state == "running" and not alive(st, job):
         st = read_status(job)  # it may have ended between the two reads
         state = st.get("state", "running")
@@ -221,13 +235,15 @@ def main(argv: list[str] | None = None) -> int:
         if name == "start":
             s.add_argument("--name", required=True)
             s.add_argument("--fleet", required=True)
+            s.add_argument("--resume", choices=("yes", "no"), default="no")
     sub.add_parser("status").add_argument("--dir", required=True)
+    sub.add_parser("prepare").add_argument("--dir", required=True)
     s = sub.add_parser("stop")
     s.add_argument("--workdir", required=True)
     s.add_argument("--dir")
     s.add_argument("--wait", type=float, default=120.0)
     a = p.parse_args(argv)
-    return {"start": start, "execute": execute, "status": status, "stop": stop}[a.what](a)
+    return {"start": start, "execute": execute, "status": status, "stop": stop, "prepare": prepare}[a.what](a)
 
 
 if __name__ == "__main__":

@@ -10,7 +10,8 @@ APT_PACKAGES = ("e2fsprogs", "xfsprogs", "btrfs-progs", "util-linux", "sqlite3",
                 "mariadb-server", "sysbench", "fio", "firebird3.0-server-core", "libfbclient2", "firebird3.0-utils",
                 "libfuse3-3", "fuse3")
 
-# Per host; the inventory may set pickfs_workdir, and pickfs_confirm_device for a device target.
+# Per host; the inventory may set pickfs_workdir, pickfs_confirm_device for a device target, pickfs_python, and
+# pickfs_extra_packages (Debian packages a plan's own command needs there).
 HOST_VARS = {
     "pf_workdir": "{{ pickfs_workdir | default('/var/tmp/pickfs') }}",
     "pf_dir": "{{ pf_workdir }}/fleet",
@@ -25,7 +26,7 @@ HOST_VARS = {
 # Installs what is missing; a host that cannot reach a package registry fails naming what it lacks.
 _PACKAGES_SCRIPT = """
 missing=""
-for p in {{ apt_packages | join(' ') }}; do
+for p in {{ (apt_packages + (pickfs_extra_packages | default([]))) | join(' ') }}; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
 done
 [ -z "$missing" ] && exit 0
@@ -39,8 +40,8 @@ exit 3
 
 _INSTALL_SCRIPT = (
     "set -e; {{ pf_system_python }} -m venv {{ pf_venv }}; "
-    "{{ pf_venv }}/bin/pip install -q --disable-pip-version-check --no-index --find-links {{ pf_dir }}/wheels "
-    "{{ pf_dir }}/wheels/{{ wheel }}; "
+    "{{ pf_venv }}/bin/pip install -q --no-compile --disable-pip-version-check --no-index "
+    "--find-links {{ pf_dir }}/wheels {{ pf_dir }}/wheels/{{ wheel }}; "
     "{{ pf_venv }}/bin/pip install -q --disable-pip-version-check --no-index --no-deps --force-reinstall "
     "{{ pf_dir }}/wheels/{{ wheel }}; touch {{ pf_venv }}/.pickfs-{{ tree_hash }}"
 )
@@ -83,9 +84,12 @@ def run_playbook() -> str:
         {"name": "install pickfs", "ansible.builtin.shell": _INSTALL_SCRIPT, "when": "not pf_installed.stat.exists"},
         {"name": "ship the plan", "ansible.builtin.copy": {"src": "{{ plan_path }}", "dest": "{{ pf_job }}/plan.toml",
                                                            "mode": "0600"}},
+        {"name": "prepare the job", "ansible.builtin.command": {"argv": _hostside("prepare", "--dir", "{{ pf_job }}")},
+         "changed_when": False},
         {"name": "start the plan", "ansible.builtin.command": {"argv": _hostside(
             "start", "--dir", "{{ pf_job }}", "--workdir", "{{ pf_workdir }}", "--plan", "{{ pf_job }}/plan.toml",
-            "--name", "{{ inventory_hostname }}", "--fleet", "{{ fleet_id }}", "--confirm-device", "{{ pf_confirm }}")},
+            "--name", "{{ inventory_hostname }}", "--fleet", "{{ fleet_id }}", "--confirm-device", "{{ pf_confirm }}",
+            "--resume", "{{ resume }}")},
          "async": "{{ async_timeout }}", "poll": 0, "register": "pf_started"},
         {"name": "progress", "ansible.builtin.command": {"argv": _hostside("status", "--dir", "{{ pf_job }}")},
          "register": "pf_status", "changed_when": False,

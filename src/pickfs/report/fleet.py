@@ -13,6 +13,7 @@ from __future__ import annotations
 import html
 import itertools
 import json
+import math
 import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -247,9 +248,14 @@ def heatmap_figures(w: WorkloadFleetView) -> list[Any]:
                 tr.append("-" if v is None else f"{v:.0f}<br>{fmt_value(cell.median, w.metric)} {w.metric.unit}")
             z.append(zr)
             text.append(tr)
-        fig = go.Figure(go.Heatmap(z=z, x=list(w.hosts), y=list(w.configs), text=text, texttemplate="%{text}",
-                                   colorscale="RdYlGn" if w.metric.higher_is_better else "RdYlGn_r", zmid=100,
-                                   colorbar={"title": "score"}))
+        # coloured on a log scale around 100, so a 16x outlier does not wash out a 10% difference
+        logz = [[None if v is None or v <= 0 else math.log2(v / 100.0) for v in zr] for zr in z]
+        ticks = [-3, -2, -1, 0, 1, 2, 3]
+        fig = go.Figure(go.Heatmap(z=logz, x=list(w.hosts), y=list(w.configs), text=text, texttemplate="%{text}",
+                                   hoverinfo="text", zmid=0, zmin=-3, zmax=3,
+                                   colorscale="RdYlGn" if w.metric.higher_is_better else "RdYlGn_r",
+                                   colorbar={"title": "score", "tickvals": ticks,
+                                             "ticktext": [f"{100 * 2 ** t:g}" for t in ticks]}))
         fig.update_layout(title=f"{w.label}: {title}", xaxis_title="host", yaxis_title="configuration")
         figs.append(fig)
     return figs
@@ -287,7 +293,7 @@ def render_fleet_html(view: FleetView) -> str:
         parts.append(f"<p class=rec>{_e(ranking_line(w))}</p>")
         parts.append("<p>Hosts that differ significantly on a configuration:</p><ul>"
                      + "".join(f"<li>{_e(line)}</li>" for line in difference_lines(view, w)) + "</ul>")
-        parts += [_fig_html(fig) for fig in heatmap_figures(w)]
+        parts += [_fig_html(fig, "heatmap") for fig in heatmap_figures(w)]
     measured = [h for h, *_ in view.hosts if any(h in w.hosts for w in view.workloads)]
     for a, b in itertools.combinations(measured, 2):
         parts.append(f"<h2>Storage differences, {_e(a)} -&gt; {_e(b)}</h2><div class=why>"
