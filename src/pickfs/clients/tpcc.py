@@ -101,7 +101,9 @@ def connect(args: argparse.Namespace):
         if args.fb_client:
             driver_config.fb_client_library.value = args.fb_client
         conn = fb_connect(args.db, user="SYSDBA", password=os.environ.get("ISC_PASSWORD"))
-        return FirebirdConnection(conn), (DatabaseError,)
+        # IndexError: a row read moments ago vanished under another terminal's committed transaction (several
+        # terminals on the server): rolled back and counted as an error, as a conflict is
+        return FirebirdConnection(conn), (DatabaseError, IndexError)
     raise SystemExit(f"unknown backend {args.backend}")
 
 
