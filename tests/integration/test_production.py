@@ -190,7 +190,8 @@ def test_firebird_on_the_raw_device_is_the_baseline(workdir):
 def test_ctrl_c_stops_firebird_and_cleans_up(workdir, args):
     proc = start_pickfs(workdir, "run", *args, "--rounds", "50")
     try:
-        assert wait_for(lambda: len(measured_trials(workdir)) >= 1, timeout=240)
+        assert wait_for(lambda: len(measured_trials(workdir)) >= 1 or proc.poll() is not None, timeout=240)
+        assert proc.poll() is None, proc.communicate()[1]  # still running: it measured, and goes on
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=120)
     finally:

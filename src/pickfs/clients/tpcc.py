@@ -75,6 +75,9 @@ DIALECTS = {
 }
 
 
+FB_CONNECT = threading.Lock()
+
+
 def connect(args: argparse.Namespace):
     """A connection with autocommit off, and the exceptions that mean 'retry this transaction'."""
     if args.backend == "sqlite":
@@ -100,8 +103,11 @@ def connect(args: argparse.Namespace):
 
         if args.fb_client:
             driver_config.fb_client_library.value = args.fb_client
-        conn = fb_connect(args.db, user="SYSDBA", password=os.environ.get("ISC_PASSWORD"))
-        return FirebirdConnection(conn), (DatabaseError,)
+        with FB_CONNECT:  # firebird-driver loads its client interfaces on first use: not from two threads at once
+            conn = fb_connect(args.db, user="SYSDBA", password=os.environ.get("ISC_PASSWORD"))
+        # IndexError: a row read moments ago vanished under another terminal's committed transaction (several
+        # terminals on the server): rolled back and counted as an error, as a conflict is
+        return FirebirdConnection(conn), (DatabaseError, IndexError)
     raise SystemExit(f"unknown backend {args.backend}")
 
 

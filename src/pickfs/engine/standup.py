@@ -20,7 +20,7 @@ from pickfs.stack.cleanup import holding
 from pickfs.stack.filesystems import RAW
 from pickfs.stack.ledger import Ledger
 from pickfs.stack.provision import Provisioned, provision, space_used
-from pickfs.stack.workdir import PRIVATE_MODE, private_dir
+from pickfs.stack.workdir import PRIVATE_MODE, WORKDIR_MODE, private_dir
 from pickfs.store import ResultStore
 from pickfs.workloads import workload_class
 from pickfs.workloads.base import Workload
@@ -41,7 +41,7 @@ class Standing:
 
 def scratch_dir(stack: ExitStack, ledger: Ledger, workdir: Path) -> Path:
     """A private directory under the work directory's run/ (ledger-tracked), removed with what is in it."""
-    parent = private_dir(workdir / "run", PRIVATE_MODE)
+    parent = private_dir(workdir / "run", WORKDIR_MODE)  # 0711: servers' users pass through to their sockets
     path = parent / f"scratch-{uuid.uuid4().hex[:12]}"
     stack.enter_context(holding(ledger, "dir", path=str(path), recursive=True))
     path.mkdir(mode=PRIVATE_MODE)

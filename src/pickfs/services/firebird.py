@@ -27,7 +27,7 @@ from pickfs.proc import run
 from pickfs.services.base import Endpoint, Service, ServiceFailed, log_tail
 from pickfs.stack.cleanup import holding
 from pickfs.stack.ledger import Ledger
-from pickfs.stack.workdir import PRIVATE_MODE, private_dir
+from pickfs.stack.workdir import PRIVATE_MODE, WORKDIR_MODE, private_dir
 
 SERVER = "/usr/sbin/firebird"
 ENGINE_ROOT = "/usr/lib/x86_64-linux-gnu/firebird/3.0"
@@ -84,7 +84,7 @@ class FirebirdServer(Service):
               fresh: bool = True) -> Iterator[Endpoint]:
         cls.ensure_available()
         with ExitStack() as stack:
-            parent = private_dir(rundir, PRIVATE_MODE)
+            parent = private_dir(rundir, WORKDIR_MODE)  # 0711: other servers' users pass through it
             root = parent / f"fb-{uuid.uuid4().hex[:12]}"
             stack.enter_context(holding(ledger, "dir", path=str(root), recursive=True))
             root.mkdir(mode=PRIVATE_MODE)
