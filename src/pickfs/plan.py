@@ -359,8 +359,8 @@ def one_variable_warnings(configs: tuple[FsConfig, ...]) -> list[str]:
 IMAGE_USABLE_SHARE = 0.85  # of an image, what is left for data after the filesystem's own metadata
 
 
-def build_plan(target: Target, configs: list[FsConfig], workloads: list[WorkloadSpec], method: Method,
-               baseline: str | None) -> Plan:
+def _check_names(configs: list[FsConfig], workloads: list[WorkloadSpec]) -> list[str]:
+    """Something to build and run, each named once; the configurations' names."""
     if not configs:
         raise PlanError("the plan has no configuration", "add --fs ext4,xfs or [[config]] tables")
     if not workloads:
@@ -372,39 +372,51 @@ def build_plan(target: Target, configs: list[FsConfig], workloads: list[Workload
     labels = [w.label for w in workloads]
     if len(set(labels)) != len(labels):
         raise PlanError("two workloads share a label", 'give each [[workload]] a distinct label = "..."')
-    for c in configs:
-        if not _NAME.match(c.name):
-            raise PlanError(f"configuration name {c.name!r} is not valid", "use letters, digits, - _ . +")
-        if c.scheduler is not None and c.scheduler not in SCHEDULERS:
-            raise PlanError(f"{c.name}: unknown I/O scheduler {c.scheduler!r}", f"use one of {', '.join(SCHEDULERS)}")
-        if c.fstype == RAW and (c.mkfs_options or c.mount_options):
-            raise PlanError(f"{c.name}: the raw device has no filesystem to give mkfs or mount options",
-                            "drop mkfs and mount from this configuration")
-        if c.fstype == RAW and target.kind == "directory":
-            raise PlanError(f"{c.name}: a raw device needs an image or device target",
-                            "use --target image (the default) or --target device for the raw baseline")
-        if target.kind == "directory" and not c.path:
-            raise PlanError(f"{c.name}: a directory target needs a path per configuration",
-                            "use --dir PATH (repeatable) or path = \"/mnt/x\" in [[config]]")
-    _check_target(target)
-    if method.runs < 1:
-        raise PlanError("runs must be at least 1", "e.g. --runs 5")
+    return names
+
+
+def _check_config(c: FsConfig, target: Target) -> None:
+    """One configuration: a valid name, a known scheduler, and what its target can build."""
+    if not _NAME.match(c.name):
+        raise PlanError(f"configuration name {c.name!r} is not valid", "use letters, digits, - _ . +")
+    if c.scheduler is not None and c.scheduler not in SCHEDULERS:
+        raise PlanError(f"{c.name}: unknown I/O scheduler {c.scheduler!r}", f"use one of {', '.join(SCHEDULERS)}")
+    if c.fstype == RAW and (c.mkfs_options or c.mount_options):
+        raise PlanError(f"{c.name}: the raw device has no filesystem to give mkfs or mount options",
+                        "drop mkfs and mount from this configuration")
+    if c.fstype == RAW and target.kind == "directory":
+        raise PlanError(f"{c.name}: a raw device needs an image or device target",
+                        "use --target image (the default) or --target device for the raw baseline")
+    if target.kind == "directory" and not c.path:
+        raise PlanError(f"{c.name}: a directory target needs a path per configuration",
+                        "use --dir PATH (repeatable) or path = \"/mnt/x\" in [[config]]")
+
+
+def _check_crash_method(method: Method, target: Target) -> None:
+    """The crash test's settings: states, duration, the unit and the strategies."""
     if method.crash_states < 0 or (not method.speed and method.crash_states < 1):
         raise PlanError("crash_states must be a positive number of power-cut states", "e.g. --states 12")
-    if method.crash_states and method.crash_duration <= 0:
+    if not method.crash_states:
+        return
+    if method.crash_duration <= 0:
         raise PlanError("crash_duration must be positive", "e.g. crash_duration = 3.0")
-    if method.crash_states:  # crash fidelity: the unit and the strategies
-        from pickfs.crash.states import STRATEGIES, parse_strategies
+    from pickfs.crash.states import STRATEGIES, parse_strategies
 
-        if method.crash_unit & (method.crash_unit - 1):
-            raise PlanError(f"crash_unit = {method.crash_unit} is not a power of two", "e.g. crash_unit = 4096")
-        try:
-            parse_strategies(method.crash_strategies)
-        except ValueError as exc:
-            raise PlanError(f"crash_strategies: {exc}", f"use some of: {', '.join(STRATEGIES)}") from None
-    if method.crash_states and target.kind == "directory":
+    if method.crash_unit & (method.crash_unit - 1):
+        raise PlanError(f"crash_unit = {method.crash_unit} is not a power of two", "e.g. crash_unit = 4096")
+    try:
+        parse_strategies(method.crash_strategies)
+    except ValueError as exc:
+        raise PlanError(f"crash_strategies: {exc}", f"use some of: {', '.join(STRATEGIES)}") from None
+    if target.kind == "directory":
         raise PlanError("a crash test builds its own filesystems; it cannot use existing directories",
                         "use an image target (the default) for crash tests")
+
+
+def _check_method_ranges(method: Method) -> None:
+    """Counts, lengths and shares of the method within their ranges."""
+    if method.runs < 1:
+        raise PlanError("runs must be at least 1", "e.g. --runs 5")
     if method.warmup < 0:
         raise PlanError("warmup cannot be negative", "e.g. --warmup 1")
     if method.blocks is not None and method.blocks < 1:
@@ -419,6 +431,42 @@ def build_plan(target: Target, configs: list[FsConfig], workloads: list[Workload
         raise PlanError("target_ci must be a share between 0 and 1", "e.g. target_ci = 0.05 (or --target-ci 5%)")
     if method.target_ci is not None and method.max_runs < method.runs:
         raise PlanError(f"max_runs {method.max_runs} is below runs {method.runs}", "raise --max-runs or lower --runs")
+
+
+MAX_DATA_BYTES = 1024**5  # 1 PiB: more than any image or spare device pickfs would build
+
+
+def _sized_target(target: Target, configs: list[FsConfig], workloads: list[WorkloadSpec]) -> Target:
+    """An image sized to the job when no size was given; a given size checked against the largest need."""
+    if target.kind != "image":
+        return target
+    age = max((c.age or 0.0 for c in configs), default=0.0)
+    needs = {w.label: workload_class(w.name).space_needed(w) or 0 for w in workloads}
+    label, need = max(needs.items(), key=lambda kv: kv[1])
+    if need > MAX_DATA_BYTES:
+        raise PlanError(f"{label} needs more than {MAX_DATA_BYTES // 1024**5} PiB on the filesystem",
+                        "use smaller settings (scale, sizes, file counts)")
+    if target.size_auto:  # sized to the job: the sparse image only takes what is written to it
+        return replace(target, size_bytes=sized_image(need, age, target.size_bytes))
+    if need and need > (IMAGE_USABLE_SHARE - age) * target.size_bytes:
+        gib = sized_image(need, age, 0) // 1024**3
+        aged = f" beside the aging's {age:.0%}" if age else ""
+        raise PlanError(f"{label} needs about {need / 1024**3:.1f} GiB on the filesystem{aged}; "
+                        f"the image is {target.size_bytes / 1024**3:.1f} GiB",
+                        f"use --size {gib}G (or size = \"{gib}G\" under [target]), leave the size out to have "
+                        "it sized to the job, or smaller settings")
+    return target
+
+
+def build_plan(target: Target, configs: list[FsConfig], workloads: list[WorkloadSpec], method: Method,
+               baseline: str | None) -> Plan:
+    """The one place a plan is built and checked, whether it came from flags or a file."""
+    names = _check_names(configs, workloads)
+    for c in configs:
+        _check_config(c, target)
+    _check_target(target)
+    _check_method_ranges(method)
+    _check_crash_method(method, target)
     check_method(method)
     if baseline is not None and baseline not in names:
         raise PlanError(f"baseline {baseline!r} is not a configuration of this plan", f"use one of {', '.join(names)}")
@@ -433,19 +481,7 @@ def build_plan(target: Target, configs: list[FsConfig], workloads: list[Workload
                             'add memory = "1G" (or --memory 1G), or drop scale')
         workloads, scale_warnings = scaled_workloads(workloads, int(target.scale * target.memory_bytes))
         notes += scale_warnings
-    if target.kind == "image":
-        age = max((c.age or 0.0 for c in configs), default=0.0)
-        needs = {w.label: workload_class(w.name).space_needed(w) or 0 for w in workloads}
-        label, need = max(needs.items(), key=lambda kv: kv[1])
-        if target.size_auto:  # sized to the job: the sparse image only takes what is written to it
-            target = replace(target, size_bytes=sized_image(need, age, target.size_bytes))
-        elif need and need > (IMAGE_USABLE_SHARE - age) * target.size_bytes:
-            gib = sized_image(need, age, 0) // 1024**3
-            aged = f" beside the aging's {age:.0%}" if age else ""
-            raise PlanError(f"{label} needs about {need / 1024**3:.1f} GiB on the filesystem{aged}; "
-                            f"the image is {target.size_bytes / 1024**3:.1f} GiB",
-                            f"use --size {gib}G (or size = \"{gib}G\" under [target]), leave the size out to have "
-                            "it sized to the job, or smaller settings")
+    target = _sized_target(target, configs, workloads)
     warnings = [*one_variable_warnings(tuple(configs)), *notes]
     # truth: which queue a scheduler setting changes on an image (issue 19.3)
     if target.kind == "image" and any(c.scheduler for c in configs):

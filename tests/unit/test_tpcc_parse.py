@@ -61,7 +61,8 @@ def test_firebird_tpcb_parse_and_settings():
     assert m["tps"] == 500 and m["errors"] == 2 and m["forced_writes_in_force"] == 0.0
     assert m["lat_p99"] == pytest.approx(0.0015) and m["client_cpu_share"] == 0.5
     s = FirebirdTpcb.normalize({"forced_writes": False, "scale": 2})
-    assert s["forced_writes"] == "off" and s["scale_down"] == 2
+    assert s["forced_writes"] == "off" and s["scale"] == 2 and "scale_down" not in s
+    assert FirebirdTpcb._size_args(WorkloadSpec("firebird-tpcb", "x", tuple(sorted(s.items())))) == ["--scale", "2"]
     with pytest.raises(PlanError, match="one client"):
         FirebirdTpcb.normalize({"clients": 4})
     with pytest.raises(PlanError, match="one client per process"):

@@ -424,7 +424,7 @@ TPCB_SCHEMA = (
 
 
 def load_tpcb(args: argparse.Namespace) -> dict:
-    """pgbench's tables at --scale-down branches (the TPC-B mix uses --scale-down as its scale)."""
+    """pgbench's tables at --scale branches."""
     t0 = time.perf_counter()
     if args.backend == "firebird":
         create_firebird(args)
@@ -434,7 +434,7 @@ def load_tpcb(args: argparse.Namespace) -> dict:
     for stmt in TPCB_SCHEMA:
         cur.execute(stmt)
     conn.commit()
-    scale = args.scale_down
+    scale = args.scale
     for table, rows in (("pgbench_branches", [(b, 0, "") for b in range(1, scale + 1)]),
                         ("pgbench_tellers", [(t, (t - 1) // 10 + 1, 0, "") for t in range(1, 10 * scale + 1)]),
                         ("pgbench_accounts", [(a, (a - 1) // 100_000 + 1, 0, "") for a in range(1, 100_000 * scale + 1)])):
@@ -459,7 +459,7 @@ class TpcbTerminal(Terminal):
     def run(self) -> None:
         conn, retryable = connect(self.args)
         tx = Tx(conn, DIALECTS[self.args.backend])
-        clock, rng, scale = time.perf_counter, self.rng, self.args.scale_down
+        clock, rng, scale = time.perf_counter, self.rng, self.args.scale
         while clock() < self.deadline:
             aid, tid, bid = rng.randint(1, 100_000 * scale), rng.randint(1, 10 * scale), rng.randint(1, scale)
             delta = rng.randint(-5000, 5000)
@@ -541,7 +541,8 @@ def main(argv: list[str] | None = None) -> int:
     add_connection_options(p)
     p.add_argument("--mix", choices=("tpcc", "tpcb"), default="tpcc")
     p.add_argument("--warehouses", type=int, default=1)
-    p.add_argument("--scale-down", type=int, default=10, help="tpcc: divide the data set by this; tpcb: the scale")
+    p.add_argument("--scale-down", type=int, default=10, help="tpcc: divide the data set by this")
+    p.add_argument("--scale", type=int, default=1, help="tpcb: branches, as pgbench's scale")
     p.add_argument("--clients", type=int, default=2)
     p.add_argument("--duration", type=float, default=10.0)
     p.add_argument("--seed", type=int, default=None)

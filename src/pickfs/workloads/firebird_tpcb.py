@@ -39,8 +39,12 @@ class FirebirdTpcb(Tpcc):
         cls.require_counts(out, "scale")
         out["duration"] = parse_duration(out["duration"])
         out["forced_writes"] = on_off(out["forced_writes"], "forced_writes")
-        out["scale_down"] = out["scale"]  # the client's knob for the TPC-B scale
         return out
+
+    @staticmethod
+    def _size_args(spec: WorkloadSpec) -> list[str]:
+        """TPC-B's size: branches, as pgbench's scale."""
+        return ["--scale", str(spec.get("scale"))]
 
     @classmethod
     def raw_ok(cls, spec: WorkloadSpec) -> bool:

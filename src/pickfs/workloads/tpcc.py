@@ -180,11 +180,16 @@ class Tpcc(Workload):
 
     mix = "tpcc"
 
+    @staticmethod
+    def _size_args(spec: WorkloadSpec) -> list[str]:
+        """The client's data-size arguments for this mix."""
+        return ["--warehouses", str(spec.get("warehouses", 1)), "--scale-down", str(spec.get("scale_down"))]
+
     def _argv(self, step: str, spec: WorkloadSpec, datadir: Path, endpoint: Endpoint | None) -> list[str]:
         backend = spec.get("backend")
         argv = [sys.executable, "-m", CLIENT, step, "--mix", self.mix,
                 "--backend", "firebird" if backend in FIREBIRDS else backend,
-                "--warehouses", str(spec.get("warehouses", 1)), "--scale-down", str(spec.get("scale_down")),
+                *self._size_args(spec),
                 *connection_args(backend, datadir, endpoint, dict(spec.settings), DB_STEM)]
         if step == "run":
             argv += ["--clients", str(spec.get("clients")), "--duration", str(spec.get("duration"))]
