@@ -98,7 +98,8 @@ def connect(args: argparse.Namespace):
         conn = pymysql.connect(unix_socket=args.socket, user=args.user, database=args.database, autocommit=False)
         return conn, (pymysql.err.OperationalError,)
     if args.backend == "firebird":
-        from firebird.driver import connect as fb_connect, driver_config
+        from firebird.driver import connect as fb_connect
+        from firebird.driver import driver_config
         from firebird.driver.types import DatabaseError
 
         if args.fb_client:
@@ -172,7 +173,7 @@ class Tx:
         self.cur.execute(sql.replace("?", self.d.placeholder), params)
         try:
             return self.cur.fetchall()
-        except Exception:  # noqa: BLE001 - statements without a result set
+        except Exception:
             return []
 
     def commit(self) -> None:
@@ -494,7 +495,7 @@ def run(args: argparse.Namespace) -> dict:
     def guard(t: Terminal) -> None:
         try:
             t.run()
-        except Exception as exc:  # noqa: BLE001 - reported in the output, and the exit status
+        except Exception as exc:
             failures.append(f"{type(exc).__name__}: {exc}")
 
     threads = [threading.Thread(target=guard, args=(t,)) for t in terminals]

@@ -119,7 +119,7 @@ def start(a: argparse.Namespace) -> int:
         child = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env)
     write_status(job, {"state": "running", "pid": child.pid, "pid_start": _start_time(child.pid), "started": t0})
 
-    def forward(signum: int, frame: object) -> None:  # noqa: ARG001 - the async job's own end: end the run too
+    def forward(signum: int, frame: object) -> None:
         child.send_signal(signal.SIGTERM)
 
     signal.signal(signal.SIGTERM, forward)

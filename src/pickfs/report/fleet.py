@@ -129,7 +129,7 @@ def _workload(label: str, records: dict[str, RunRecord]) -> WorkloadFleetView | 
     return WorkloadFleetView(label, metric, baseline, tuple(configs), hosts, cells, rankings, diffs)
 
 
-def build_fleet_view(fleet: "FleetRecord", records: dict[str, RunRecord]) -> FleetView:
+def build_fleet_view(fleet: FleetRecord, records: dict[str, RunRecord]) -> FleetView:
     """`records`: each host's run by inventory name, in the fleet's host order."""
     labels: list[str] = []
     for record in records.values():

@@ -88,7 +88,7 @@ class MariaDB(Service):
                          "--skip-test-db"],
                         package="mariadb-server", timeout=600)
                 except CommandFailed as exc:
-                    raise ServiceFailed(f"mariadb-install-db failed: {exc.one_line()}", "is the filesystem writable?")
+                    raise ServiceFailed(f"mariadb-install-db failed: {exc.one_line()}", "is the filesystem writable?") from None
             argv = [server_binary() or "mariadbd", "--no-defaults", f"--datadir={data}", f"--socket={socket}",
                     f"--pid-file={pidfile}", f"--tmpdir={tmpdir}", "--skip-networking", f"--user={OS_USER}",
                     f"--log-error={log}"]

@@ -18,8 +18,13 @@ from pickfs.stack.aging import AgingResult, age
 from pickfs.stack.cleanup import holding
 from pickfs.stack.filesystems import RAW, fs_type, legacy_default_notes
 from pickfs.stack.ledger import Ledger
-from pickfs.stack.mountinfo import (compare_options, find_mount, mount_containing, parse_mountinfo,
-                                   read_effective_options)
+from pickfs.stack.mountinfo import (
+    compare_options,
+    find_mount,
+    mount_containing,
+    parse_mountinfo,
+    read_effective_options,
+)
 from pickfs.stack.quiesce import wait_idle
 from pickfs.stack.safety import check_device
 from pickfs.stack.workdir import PRIVATE_MODE, WORKDIR_MODE, private_dir
@@ -110,7 +115,7 @@ def new_image(ledger: Ledger, stack: ExitStack, workdir: Path, size: int, expect
 def _kernel_log_tail(lines: int = 3) -> str:
     try:
         out = run(["dmesg", "--notime"], timeout=10).text.splitlines()
-    except Exception:  # noqa: BLE001 - dmesg is a courtesy for the error message
+    except Exception:
         return ""
     return " | ".join(out[-lines:])
 

@@ -60,7 +60,7 @@ class _Connection:
 class PostgresStore(ResultStore):
     errors = (psycopg.Error,)
 
-    def __init__(self, url: str) -> None:  # noqa: D107 - no call to ResultStore.__init__: no file to check
+    def __init__(self, url: str) -> None:
         self.url = url
         self.path = masked(url)  # type: ignore[assignment]
         self.conn = None

@@ -14,8 +14,14 @@ from typing import Any
 from pickfs.errors import NotFound, ResultsUnusable, ResultsWriteFailed
 from pickfs.model import RunRecord, Trial
 from pickfs.store.fleets import FLEET_SCHEMA, FleetMixin
-from pickfs.store.sqlitefile import (OPEN_HERE, OTHER_FILE, create_private, existing_version, remove_created,
-                                    write_failure)
+from pickfs.store.sqlitefile import (
+    OPEN_HERE,
+    OTHER_FILE,
+    create_private,
+    existing_version,
+    remove_created,
+    write_failure,
+)
 
 SCHEMA_VERSION = 4
 

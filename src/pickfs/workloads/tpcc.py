@@ -15,9 +15,9 @@ from pickfs.proc import run as run_program
 from pickfs.services.base import Endpoint
 from pickfs.stack.filesystems import which
 from pickfs.stack.workdir import PRIVATE_MODE
-from pickfs.workloads.fio import is_block_device
 from pickfs.units import parse_duration
 from pickfs.workloads.base import Workload
+from pickfs.workloads.fio import is_block_device
 from pickfs.workloads.latency import latency_metrics
 
 CLIENT = "pickfs.clients.tpcc"
