@@ -53,7 +53,8 @@ def test_the_recorder_sees_flushes_and_its_log_replays_to_the_image(workdir):
         during = [r for r in wlog.read_log(rec.log) if t0 < r.t_ns <= t1]
         flushes = sum(1 for r in during if r.kind == wlog.FLUSH)
         assert (flushes >= 10) == flushes_expected, (preset, flushes)
-        assert sum(r.length for r in during if r.kind == wlog.WRITE) >= 10 * 4096 or not flushes_expected
+        # fdatasync writes the data to the device with or without barriers; only the cache flush goes
+        assert sum(r.length for r in during if r.kind == wlog.WRITE) >= 10 * 4096, (preset, len(during))
         replayed = base / "replayed.img"
         with open(replayed, "wb") as fh:
             fh.truncate(256 * 1024**2)
