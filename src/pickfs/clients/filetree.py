@@ -17,6 +17,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 CLIENT = "pickfs-filetree"
 
@@ -87,9 +88,12 @@ def read_all(root: Path, needle: bytes, times: int) -> int:
     return hits
 
 
-def run_phase(phase: dict) -> dict:
-    op, src, dst = phase["op"], phase.get("src"), phase.get("dst")
-    extra: dict = {}
+def run_phase(phase: dict[str, Any]) -> dict[str, Any]:
+    # The spec's JSON values, as given: src and dst are the paths of the ops that use them.
+    op = phase["op"]
+    src: Any = phase.get("src")
+    dst: Any = phase.get("dst")
+    extra: dict[str, Any] = {}
     if op == "copy_file":
         Path(dst).parent.mkdir(parents=True, exist_ok=True)
         _tool(["cp", src, dst])

@@ -22,6 +22,7 @@ import sys
 import threading
 import time
 from dataclasses import dataclass
+from typing import Any
 
 from pickfs.clients.histogram import add
 from pickfs.clients.sqlite_tpcb import name_process, own_io
@@ -90,8 +91,8 @@ def connect(args: argparse.Namespace):
     if args.backend == "postgresql":
         import psycopg
 
-        conn = psycopg.connect(host=args.host, port=args.port, user=args.user, dbname=args.database)
-        return conn, (psycopg.errors.SerializationFailure, psycopg.errors.DeadlockDetected)
+        pg_conn = psycopg.connect(host=args.host, port=args.port, user=args.user, dbname=args.database)
+        return pg_conn, (psycopg.errors.SerializationFailure, psycopg.errors.DeadlockDetected)
     if args.backend == "mariadb":
         import pymysql
 
@@ -165,7 +166,7 @@ class Tx:
 
     def __init__(self, conn, dialect: Dialect) -> None:
         self.conn, self.d = conn, dialect
-        self.cur = None
+        self.cur: Any = None  # the driver's DB-API cursor (sqlite3, psycopg, pymysql, firebird-driver)
 
     def q(self, sql: str, params: tuple = ()) -> list[tuple]:
         if self.cur is None:

@@ -86,8 +86,8 @@ class FleetController:
             plan_copy = work / "plan.toml"
             shutil.copyfile(plan_file, plan_copy)
             hosts = {n: FleetHost(n) for n in inventory_hosts}
-            for n, h in inventory_hosts.items():
-                problem = device_problem(plan, h)
+            for n, inv_host in inventory_hosts.items():
+                problem = device_problem(plan, inv_host)
                 if problem:
                     hosts[n] = FleetHost(n, "failed", error=problem)
             record_plan = {**plan_to_dict(plan), "file": plan_file.name}

@@ -232,11 +232,19 @@ def heatmap_figures(w: WorkloadFleetView) -> list[Any]:
 
     figs = []
     first = w.hosts[0] if w.hosts else None
+
+    def against_first(c: str, h: str) -> float | None:
+        """Host h's median against the first host's = 100; None where the first has none (or zero).
+        Called only for a cell with a median."""
+        ref = w.cells.get((c, first)) if first is not None else None
+        if ref is None or not ref.median:
+            return None
+        median = w.cells[(c, h)].median
+        return None if median is None else 100.0 * median / ref.median
+
     for title, value in (
         (f"score against each host's {w.baseline} = 100", lambda c, h: w.cells[(c, h)].score),
-        (f"each host against {first} = 100 (same configuration)",
-         lambda c, h: (100.0 * w.cells[(c, h)].median / w.cells[(c, first)].median)
-         if w.cells.get((c, first)) and w.cells[(c, first)].median else None),
+        (f"each host against {first} = 100 (same configuration)", against_first),
     ):
         z, text = [], []
         for c in w.configs:
@@ -245,7 +253,8 @@ def heatmap_figures(w: WorkloadFleetView) -> list[Any]:
                 cell = w.cells.get((c, h))
                 v = value(c, h) if cell is not None and cell.median is not None else None
                 zr.append(v)
-                tr.append("-" if v is None else f"{v:.0f}<br>{fmt_value(cell.median, w.metric)} {w.metric.unit}")
+                tr.append("-" if v is None or cell is None  # cell is not None whenever v is not None
+                          else f"{v:.0f}<br>{fmt_value(cell.median, w.metric)} {w.metric.unit}")
             z.append(zr)
             text.append(tr)
         # coloured on a log scale around 100, so a 16x outlier does not wash out a 10% difference

@@ -42,7 +42,7 @@ class _Connection:
         self.raw = raw
 
     def execute(self, sql: str, params: tuple[Any, ...] = ()) -> psycopg.Cursor:
-        return self.raw.execute(pg_dialect(sql, bool(params)), params or None)  # type: ignore[arg-type]
+        return self.raw.execute(pg_dialect(sql, bool(params)), params or None)
 
     def executescript(self, script: str) -> None:
         for stmt in script.split(";"):
@@ -62,7 +62,7 @@ class PostgresStore(ResultStore):
 
     def __init__(self, url: str) -> None:
         self.url = url
-        self.path = masked(url)  # type: ignore[assignment]
+        self.path = masked(url)
         self.conn = None
         self._failed: ResultsWriteFailed | None = None
         try:
@@ -70,7 +70,7 @@ class PostgresStore(ResultStore):
         except psycopg.Error as exc:
             reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise ResultsUnusable(f"cannot use the results database {self.path}: {reason}", FIX_URL) from None
-        self.conn = _Connection(raw)  # type: ignore[assignment]
+        self.conn = _Connection(raw)
         try:
             self._migrate(self._existing_version())
         except psycopg.Error as exc:
@@ -79,9 +79,9 @@ class PostgresStore(ResultStore):
 
     def _existing_version(self) -> int | None:
         """The stored schema version; None for an empty database. Refuses another program's tables."""
-        tables = {r[0] for r in self.conn.execute(
+        tables = {r[0] for r in self._conn.execute(
             "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()").fetchall()}
-        row = self.conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone() \
+        row = self._conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone() \
             if "meta" in tables else None
         version = None if row is None else str(row[0])
         problem = schema_problem(tables & {"meta", "runs", "trials"} or tables, version, SCHEMA_VERSION)
@@ -94,15 +94,15 @@ class PostgresStore(ResultStore):
     def _create_tables(self) -> None:
         from pickfs.store.results import _SCHEMA
 
-        self.conn.executescript(_SCHEMA)
+        self._conn.executescript(_SCHEMA)
 
     def _begin_exclusive(self) -> None:
-        self.conn.execute("BEGIN")
+        self._conn.execute("BEGIN")
         # Two pickfs creating or migrating the same database at once: the second waits for the first.
-        self.conn.execute("SELECT pg_advisory_xact_lock(7261636)")
+        self._conn.execute("SELECT pg_advisory_xact_lock(7261636)")
 
     def _in_transaction(self) -> bool:
-        return self.conn.in_transaction
+        return self._conn.in_transaction
 
     def _failure(self, exc: BaseException, run_id: str | None) -> ResultsWriteFailed:
         reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__

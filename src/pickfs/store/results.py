@@ -7,9 +7,10 @@ import os
 import sqlite3
 import time
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from pickfs.errors import NotFound, ResultsUnusable, ResultsWriteFailed
 from pickfs.model import RunRecord, Trial
@@ -78,6 +79,29 @@ class RunSummaryRow:
     trials_failed: int
 
 
+class StoreCursor(Protocol):
+    """The rows of a statement: an sqlite3 or a psycopg cursor."""
+
+    def fetchone(self) -> Any: ...
+
+    def fetchall(self) -> list[Any]: ...
+
+    def __iter__(self) -> Iterator[Any]: ...
+
+
+class StoreConnection(Protocol):
+    """The calls a store makes on its connection: an sqlite3 one, or store/postgres.py's over psycopg."""
+
+    def execute(self, sql: str, parameters: tuple[Any, ...] = ..., /) -> StoreCursor: ...
+
+    def executescript(self, sql_script: str, /) -> object: ...
+
+    @property
+    def in_transaction(self) -> bool: ...
+
+    def close(self) -> None: ...
+
+
 def new_run_id(now: float | None = None) -> str:
     return time.strftime("%Y%m%d-%H%M%S", time.localtime(now)) + "-" + uuid.uuid4().hex[:4]
 
@@ -90,7 +114,7 @@ class ResultStore(FleetMixin):
 
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
-        self.conn: sqlite3.Connection | None = None
+        self.conn: StoreConnection | None = None
         self._failed: ResultsWriteFailed | None = None  # once a write failed, every later write fails too
         version = existing_version(self.path, SCHEMA_VERSION)  # read-only: a refused file is never changed
         created = False
@@ -112,38 +136,45 @@ class ResultStore(FleetMixin):
                 raise ResultsUnusable(f"results database {self.path} is damaged ({exc})", OTHER_FILE) from None
             raise write_failure(self.path, exc) from None
 
+    @property
+    def _conn(self) -> StoreConnection:
+        """The connection, once __init__ has made it."""
+        if self.conn is None:
+            raise RuntimeError(f"results database {self.path} has no connection")
+        return self.conn
+
     def _migrate(self, version: int | None) -> None:
         """Create the tables of a new database, or take an older schema to this one, in one transaction."""
         if version is None:
             self._create_tables()
         self._begin_exclusive()
         try:
-            row = self.conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+            row = self._conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
             if row is None:
-                self.conn.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+                self._conn.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
             elif int(row[0]) > SCHEMA_VERSION:  # a newer pickfs upgraded it meanwhile
                 raise ResultsUnusable(f"results database {self.path} was written by a newer pickfs (schema "
                                       f"{row[0]})", "upgrade pickfs, or pass --results PATH to use another file")
             elif int(row[0]) < SCHEMA_VERSION:
                 for step in range(int(row[0]), SCHEMA_VERSION):
                     for stmt in _MIGRATIONS[step]:
-                        self.conn.execute(stmt)
-                self.conn.execute("UPDATE meta SET value=? WHERE key='schema_version'", (str(SCHEMA_VERSION),))
-            self.conn.execute("COMMIT")
+                        self._conn.execute(stmt)
+                self._conn.execute("UPDATE meta SET value=? WHERE key='schema_version'", (str(SCHEMA_VERSION),))
+            self._conn.execute("COMMIT")
         except BaseException:
             if self._in_transaction():
-                self.conn.execute("ROLLBACK")
+                self._conn.execute("ROLLBACK")
             raise
 
     # -- backend ---------------------------------------------------------------------------
     def _create_tables(self) -> None:
-        self.conn.executescript(_SCHEMA)
+        self._conn.executescript(_SCHEMA)
 
     def _begin_exclusive(self) -> None:
-        self.conn.execute("BEGIN IMMEDIATE")
+        self._conn.execute("BEGIN IMMEDIATE")
 
     def _in_transaction(self) -> bool:
-        return bool(self.conn.in_transaction)
+        return bool(self._conn.in_transaction)
 
     def _failure(self, exc: BaseException, run_id: str | None) -> ResultsWriteFailed:
         return write_failure(self.path, exc, run_id)
@@ -155,13 +186,13 @@ class ResultStore(FleetMixin):
         if self._failed is not None:
             raise self._failed
         try:
-            self.conn.execute("BEGIN")
+            self._conn.execute("BEGIN")
             for sql, params in statements:
-                self.conn.execute(sql, params)
-            self.conn.execute("COMMIT")
+                self._conn.execute(sql, params)
+            self._conn.execute("COMMIT")
         except self.errors as exc:
             if self._in_transaction():
-                self.conn.execute("ROLLBACK")
+                self._conn.execute("ROLLBACK")
             self._failed = self._failure(exc, run_id)
             self._mark_failed(run_id)
             raise self._failed from None
@@ -169,8 +200,8 @@ class ResultStore(FleetMixin):
     def _mark_failed(self, run_id: str) -> None:
         """Best effort: a run whose trial could not be saved is not left 'running'."""
         try:
-            self.conn.execute("UPDATE runs SET status='failed', updated=? WHERE id=? AND status='running'",
-                              (time.time(), run_id))
+            self._conn.execute("UPDATE runs SET status='failed', updated=? WHERE id=? AND status='running'",
+                               (time.time(), run_id))
         except self.errors:
             pass
 
@@ -208,7 +239,7 @@ class ResultStore(FleetMixin):
 
     # -- reading -----------------------------------------------------------------------
     def _row(self, run_id: str) -> dict[str, Any]:
-        row = self.conn.execute(
+        row = self._conn.execute(
             "SELECT id, created, updated, status, pickfs_version, plan_json, host_json, notes_json"
             " FROM runs WHERE id=?", (run_id,)).fetchone()
         if row is None:
@@ -219,11 +250,11 @@ class ResultStore(FleetMixin):
     def resolve(self, ref: str) -> str:
         """A run id, a unique prefix of one, or 'latest'."""
         if ref == "latest":
-            row = self.conn.execute("SELECT id FROM runs ORDER BY created DESC LIMIT 1").fetchone()
+            row = self._conn.execute("SELECT id FROM runs ORDER BY created DESC LIMIT 1").fetchone()
             if row is None:
                 raise NotFound(f"no runs in {self.path}", "start one with: pickfs run")
             return row[0]
-        rows = [r for r in self.conn.execute("SELECT id FROM runs").fetchall() if r[0].startswith(ref)]
+        rows = [r for r in self._conn.execute("SELECT id FROM runs").fetchall() if r[0].startswith(ref)]
         if len(rows) == 1:
             return rows[0][0]
         if not rows:
@@ -238,7 +269,7 @@ class ResultStore(FleetMixin):
                   elapsed_s=row[4], ok=bool(row[5]), metrics=json.loads(row[6]), raw_output=row[7],
                   mount=json.loads(row[8]), notes=tuple(json.loads(row[9])), error=row[10],
                   monitor=json.loads(row[11]), block=row[12], round=row[13])
-            for row in self.conn.execute(
+            for row in self._conn.execute(
                 "SELECT cell_index, repetition, phase, started, elapsed_s, ok, metrics_json, raw_output,"
                 " mount_json, notes_json, error, monitor_json, block, round FROM trials WHERE run_id=? ORDER BY id",
                 (run_id,))
@@ -247,11 +278,11 @@ class ResultStore(FleetMixin):
                          tuple(r["notes"]), trials)
 
     def run_ids(self) -> set[str]:
-        return {r[0] for r in self.conn.execute("SELECT id FROM runs").fetchall()}
+        return {r[0] for r in self._conn.execute("SELECT id FROM runs").fetchall()}
 
     def list_runs(self) -> list[RunSummaryRow]:
         out = []
-        for row in self.conn.execute(
+        for row in self._conn.execute(
             "SELECT r.id, r.created, r.status, r.plan_json,"
             " (SELECT COUNT(*) FROM trials t WHERE t.run_id=r.id AND t.ok=1 AND t.phase='measured'),"
             " (SELECT COUNT(*) FROM trials t WHERE t.run_id=r.id AND t.ok=0)"

@@ -25,7 +25,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from pickfs.errors import CommandFailed, PlanError
 from pickfs.model import MetricDef, RawOutput, WorkloadSpec
@@ -137,7 +137,7 @@ class Command(Workload):
         MetricDef("elapsed_s", "s", False, "wall time of the command"),
         MetricDef("cpu_s", "s", False, "user + system CPU time of the command and its children"),
     )
-    defaults: dict[str, Any] = {
+    defaults: ClassVar[dict[str, Any]] = {
         "command": "",  # a shell line, or a list of arguments
         "setup": "",  # run once before the warm-up, not timed (create a schema, install dependencies)
         "server": "",  # postgresql or mariadb: started on the filesystem under test

@@ -87,7 +87,7 @@ class Tree(FileTreeWorkload):
               ("copy", "copy the extracted tree (cp -a)"), ("delete", "delete the tarball and both trees"))
     metrics = phase_metrics(phases)
     breakdown = ("copy_in_s", "extract_s", "copy_s", "delete_s")
-    defaults: dict[str, Any] = {
+    defaults: ClassVar[dict[str, Any]] = {
         "source": "auto",  # auto (linux-source if installed, else generated), generated, or a tarball's path
         "files": treedata.KERNEL_FILES,  # generated tree only
         "seed": 1,
@@ -154,7 +154,7 @@ class SmallFiles(FileTreeWorkload):
               ("delete", "delete the database"))
     metrics = phase_metrics(phases)
     breakdown = ("write_s", "search_s", "query_s", "delete_s")
-    defaults: dict[str, Any] = {"packages": 2000, "queries": 3, "seed": 1}
+    defaults: ClassVar[dict[str, Any]] = {"packages": 2000, "queries": 3, "seed": 1}
 
     @classmethod
     def check(cls, settings: dict[str, Any]) -> dict[str, Any]:
@@ -199,7 +199,7 @@ class MediumFiles(_CopyFiles):
     phases = (("copy_in", "copy the folder onto the filesystem"), ("delete", "delete it"))
     metrics = phase_metrics(phases)
     breakdown = ("copy_in_s", "delete_s")
-    defaults: dict[str, Any] = {"total": "2G", "seed": 1}
+    defaults: ClassVar[dict[str, Any]] = {"total": "2G", "seed": 1}
     FILE_LOW, FILE_HIGH = 3_500_000, 4_500_000
 
     @classmethod
@@ -239,7 +239,7 @@ class BigFiles(_CopyFiles):
               ("delete", "delete both copies"))
     metrics = phase_metrics(phases)
     breakdown = ("copy_in_s", "copy_s", "delete_s")
-    defaults: dict[str, Any] = {"files": 2, "file_size": "2.2G", "seed": 1, "reflink": "auto"}
+    defaults: ClassVar[dict[str, Any]] = {"files": 2, "file_size": "2.2G", "seed": 1, "reflink": "auto"}
 
     @classmethod
     def check(cls, settings: dict[str, Any]) -> dict[str, Any]:

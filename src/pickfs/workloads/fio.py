@@ -10,7 +10,7 @@ import json
 import os
 import stat
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from pickfs.errors import CommandFailed, PlanError
 from pickfs.model import MetricDef, RawOutput, WorkloadSpec
@@ -105,7 +105,7 @@ class Fileio(Workload):
         MetricDef("sync_max", "s", False, "slowest fsync/fdatasync"),
     )
     breakdown = ("read_iops", "write_iops", "read_MBps", "write_MBps", "read_p99", "write_p99", "sync_p99")
-    defaults: dict[str, Any] = {
+    defaults: ClassVar[dict[str, Any]] = {
         "size": "1G",  # total over all files
         "files": 16,
         "block_size": "16K",
@@ -308,7 +308,7 @@ class Wal(Workload):
     breakdown = tuple(f"{m}_{_kib(bs)}_per_s" for bs in WAL_BLOCK_SIZES for m in SYNC_METHODS)
     sliceable = True
     slice_seconds = 2.0  # shared among the methods and block sizes
-    defaults: dict[str, Any] = {
+    defaults: ClassVar[dict[str, Any]] = {
         "methods": list(SYNC_METHODS),
         "block_sizes": ["8K", "16K"],
         "layout": "prewritten",  # like PostgreSQL's recycled, zero-filled segments; or append (a growing file)

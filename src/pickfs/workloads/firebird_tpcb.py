@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, ClassVar
 
 from pickfs.errors import PlanError
 from pickfs.model import MetricDef, WorkloadSpec
@@ -27,8 +27,8 @@ class FirebirdTpcb(Tpcc):
         MetricDef("transactions", "tx", True, "transactions in the run"),
         MetricDef("forced_writes_in_force", "on", True, "1 when forced writes were on during the run"),
     )
-    defaults: dict[str, Any] = {"scale": 1, "duration": 10.0, "forced_writes": "on", "backend": "firebird",
-                                "clients": 1}
+    defaults: ClassVar[dict[str, Any]] = {"scale": 1, "duration": 10.0, "forced_writes": "on",
+                                          "backend": "firebird", "clients": 1}
 
     @classmethod
     def check(cls, settings: dict[str, Any]) -> dict[str, Any]:

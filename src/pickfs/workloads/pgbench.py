@@ -11,7 +11,7 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from pickfs.clients.histogram import add
 from pickfs.errors import PlanError
@@ -90,7 +90,7 @@ class Pgbench(Workload):
         MetricDef("failed", "tx", False, "transactions that failed"),
     )
     clients_setting = "clients"
-    defaults: dict[str, Any] = {
+    defaults: ClassVar[dict[str, Any]] = {
         "mode": "tpcb-like",
         "scale": 10,
         "clients": 4,
@@ -142,34 +142,40 @@ class Pgbench(Workload):
         return PostgreSQL.unavailable_reason()
 
     @staticmethod
-    def _conn(endpoint: Endpoint | None) -> list[str]:
+    def _server(endpoint: Endpoint | None) -> Endpoint:
         assert endpoint is not None, "pgbench needs its PostgreSQL server"
+        return endpoint
+
+    @staticmethod
+    def _conn(endpoint: Endpoint) -> list[str]:
         return ["-h", endpoint.socket_dir, "-p", str(endpoint.port), "-U", endpoint.user]
 
     def prepare(self, spec: WorkloadSpec, datadir: Path, endpoint: Endpoint | None = None) -> RawOutput:
+        server = self._server(endpoint)
         t0 = time.perf_counter()
-        out = run_program([_tool("pgbench"), "-i", "-q", "-s", str(spec.get("scale")), *self._conn(endpoint),
-                           endpoint.database], package="postgresql-client", timeout=3600)
+        out = run_program([_tool("pgbench"), "-i", "-q", "-s", str(spec.get("scale")), *self._conn(server),
+                           server.database], package="postgresql-client", timeout=3600)
         # The load's own checkpoint must not land in the first measured run.
-        run_program([_tool("psql"), *self._conn(endpoint), "-d", endpoint.database, "-c", "CHECKPOINT"],
+        run_program([_tool("psql"), *self._conn(server), "-d", server.database, "-c", "CHECKPOINT"],
                     package="postgresql-client")
         return RawOutput(out.text, time.perf_counter() - t0)
 
     def run(self, spec: WorkloadSpec, datadir: Path, endpoint: Endpoint | None = None) -> RawOutput:
+        server = self._server(endpoint)
         # The ledger of the work directory whose data/ cache this workload was given.
         with log_directory(Ledger(self.cache.parent / "ledger")) as logdir:
             prefix = logdir / "pgbench_log"
             argv = [_tool("pgbench"), "-b", MODES[spec.get("mode")], "-c", str(spec.get("clients")),
                     "-j", str(spec.get("threads")), "-T", str(max(1, round(spec.get("duration")))), "-P", "1",
                     "-l", f"--log-prefix={prefix}", f"--sampling-rate={spec.get('log_sampling')}",
-                    *self._conn(endpoint), endpoint.database]
+                    *self._conn(server), server.database]
             t0 = time.perf_counter()
             out = run_program(argv, package="postgresql-client", timeout=spec.get("duration") * 5 + 300)
             elapsed = time.perf_counter() - t0
             hist, sampled, failed = fold_logs(sorted(logdir.glob("pgbench_log*")))
         rate = spec.get("log_sampling")
         doc = {"client": "pgbench", "argv": argv, "stdout": out.text, "latency_us": hist, "log_sampling": rate,
-               "per_second": [round(n / rate) for n in sampled], "failed": failed, "server": endpoint.version}
+               "per_second": [round(n / rate) for n in sampled], "failed": failed, "server": server.version}
         return RawOutput(json.dumps(doc), elapsed)
 
     @staticmethod

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from pickfs.errors import PlanError
 from pickfs.model import MetricDef, RawOutput, WorkloadSpec
@@ -32,7 +32,7 @@ class SqliteTpcb(Workload):
         MetricDef("client_wchar", "B", False, "bytes the client passed to write()"),
         MetricDef("client_write_bytes", "B", False, "bytes the client caused to be written to storage"),
     )
-    defaults: dict[str, Any] = {
+    defaults: ClassVar[dict[str, Any]] = {
         "scale": 1,
         "journal_mode": "WAL",
         "synchronous": "FULL",

@@ -6,7 +6,7 @@ import json
 import re
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from pickfs.errors import PlanError
 from pickfs.model import MetricDef, RawOutput, WorkloadSpec
@@ -41,7 +41,7 @@ class SysbenchOltp(Workload):
         MetricDef("errors", "err", False, "ignored errors"),
     )
     clients_setting = "threads"
-    defaults: dict[str, Any] = {
+    defaults: ClassVar[dict[str, Any]] = {
         "test": "oltp_read_write",
         "tables": 4,
         "table_size": 10_000,

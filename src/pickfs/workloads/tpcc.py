@@ -7,7 +7,7 @@ import importlib.util
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from pickfs.errors import PlanError
 from pickfs.model import MetricDef, RawOutput, WorkloadSpec
@@ -120,8 +120,8 @@ class Tpcc(Workload):
         MetricDef("client_wchar", "B", False, "bytes the client passed to write()"),
         MetricDef("forced_writes_in_force", "on", True, "Firebird: 1 when forced writes were on during the run"),
     )
-    clients_setting = "clients"
-    defaults: dict[str, Any] = {
+    clients_setting: ClassVar[str | None] = "clients"  # None in firebird-tpcb (one client)
+    defaults: ClassVar[dict[str, Any]] = {
         "backend": "sqlite",
         "warehouses": 1,
         "scale_down": 10,
