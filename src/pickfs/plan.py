@@ -411,6 +411,13 @@ def _check_crash_method(method: Method, target: Target) -> None:
     if target.kind == "directory":
         raise PlanError("a crash test builds its own filesystems; it cannot use existing directories",
                         "use an image target (the default) for crash tests")
+    if method.crash_keep:
+        keep = Path(method.crash_keep)
+        if keep.is_symlink() or (keep.exists() and not keep.is_dir()):
+            raise PlanError(f"crash_keep {keep} is not a directory (or is a symbolic link)",
+                            "name a directory of your own (it is made if missing)")
+        if not keep.parent.is_dir():
+            raise PlanError(f"crash_keep {keep}: its parent directory does not exist", "make it first, or name another")
 
 
 def _check_method_ranges(method: Method) -> None:

@@ -26,6 +26,7 @@ import random
 import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import uuid
@@ -61,6 +62,7 @@ from pickfs.stack.cleanup import holding
 from pickfs.stack.filesystems import RAW, SBIN_PATH, unavailable_reason
 from pickfs.stack.ledger import Ledger
 from pickfs.stack.provision import attached, mount, provision
+from pickfs.stack.workdir import private_dir
 from pickfs.workloads import workload_class
 from pickfs.workloads.tpcc import connection_args, firebird_env, firebird_unavailable, set_forced_writes
 
@@ -408,6 +410,24 @@ def copy_image(src: Path, dst: Path) -> None:
     subprocess.run(["cp", "--reflink=auto", "--sparse=always", str(src), str(dst)], check=True)
 
 
+def keep_image(src: Path, keep: Path, name: str) -> Path:
+    """A failing state's image kept in the user's `keep` directory, readable by root only.
+
+    The directory is made 0700 or proven ours (no symbolic link, not another user's, not writable by
+    others); the copy goes to a fresh file made with O_EXCL and is renamed into place, so nothing planted
+    under the image's predictable name is followed or overwritten through."""
+    private_dir(keep, 0o700)
+    fd, tmp = tempfile.mkstemp(prefix=".keeping-", dir=keep)  # O_EXCL, 0600
+    os.close(fd)
+    try:
+        copy_image(src, Path(tmp))
+        os.replace(tmp, keep / name)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return keep / name
+
+
 class Workbench:
     """One working image, served by the recorder, so that every write a check makes is known and undone.
 
@@ -564,10 +584,12 @@ def crash_test(config: FsConfig, spec: WorkloadSpec, workdir: Path, ledger: Ledg
                 r = replace(r, seconds=time.monotonic() - t_state,  # building the image included
                             at_s=(st.t_ns - t_start) / 1e9, when=when(st.t_ns, t_start, events))
                 if keep is not None and r.failed:
-                    keep.mkdir(parents=True, exist_ok=True)
-                    kept = keep / f"{config.name}-{spec.label}-state-{st.index}.img".replace("/", "_")
-                    copy_image(served.backing, kept)  # as the check left it (recovered, if it could)
-                    r = replace(r, kept_as=str(kept))
+                    name = f"{config.name}-{spec.label}-state-{st.index}.img".replace("/", "_")
+                    try:  # as the check left it (recovered, if it could)
+                        r = replace(r, kept_as=str(keep_image(served.backing, keep, name)))
+                    except (OSError, subprocess.CalledProcessError, PickfsError) as exc:
+                        why = exc.one_line() if isinstance(exc, PickfsError) else str(exc)
+                        r = replace(r, problem="; ".join(x for x in (r.problem, f"image not kept: {why}") if x))
                 bench.reset()
                 results.append(r)
                 problem = f"; {r.problem[:120]}{'...' if len(r.problem) > 120 else ''}" if r.problem else ""
