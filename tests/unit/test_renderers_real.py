@@ -219,6 +219,21 @@ def test_pickfs_report_site_writes_the_pages(runs, tmp_path):
                           str(runs["path"])], capture_output=True, text=True, env=env, timeout=60,
                          check=False)
     assert bad.returncode == 2 and "is a file, not a directory" in bad.stderr and "Traceback" not in bad.stderr
+    # a link planted under a page's name is replaced, never written through; a shared directory is refused
+    victim = tmp_path / "victim"
+    victim.write_text("must stay")
+    (out / "index.html").unlink()
+    (out / "index.html").symlink_to(victim)
+    again = subprocess.run([sys.executable, "-m", "pickfs", "report", "--site", str(out), "--results",
+                            str(runs["path"])], capture_output=True, text=True, env=env, timeout=120, check=False)
+    assert again.returncode == 0, again.stderr
+    assert victim.read_text() == "must stay" and not (out / "index.html").is_symlink()
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o1777)
+    refused = subprocess.run([sys.executable, "-m", "pickfs", "report", "--site", str(shared), "--results",
+                              str(runs["path"])], capture_output=True, text=True, env=env, timeout=60, check=False)
+    assert refused.returncode == 2 and "not your own directory" in refused.stderr and not list(shared.iterdir())
 
 
 def test_values_are_formatted_in_order(runs):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -100,8 +101,15 @@ def check_site_dir(path: Path) -> None:
     text = str(path)
     if not text or has_control(text):
         raise PlanError(f"--site {text!r} is not a directory name", "e.g. --site report-site")
+    if path.is_symlink():
+        raise PlanError(f"--site {path} is a symbolic link", "name the directory itself")
     if path.exists() and not path.is_dir():
         raise PlanError(f"--site {path} is a file, not a directory", f"name a directory, e.g. --site {path}.d")
+    if path.exists():
+        st = path.lstat()
+        if st.st_uid != os.geteuid() or st.st_mode & 0o022:
+            raise PlanError(f"--site {path} is not your own directory (another user owns it, or others can write "
+                            "to it)", "name a directory of your own, e.g. --site report-site")
     parent = path if path.exists() else path.parent
     if not parent.is_dir():
         raise PlanError(f"--site {path}: the directory {parent} does not exist",
@@ -110,14 +118,27 @@ def check_site_dir(path: Path) -> None:
         raise PlanError(f"--site {path} cannot be written (permission denied)", "name a directory you can write to")
 
 
+def _write_replacing(path: Path, text: str) -> None:
+    """Write a file by renaming a fresh one into place: a link planted under its name is replaced, never followed."""
+    fd, tmp = tempfile.mkstemp(prefix=".pickfs-", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w") as fh:
+            fh.write(text)
+        os.chmod(tmp, 0o644)  # a report, for reading
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
 def write_site(store, path: Path) -> None:
     from pickfs.report.site import build_site
 
     records = [store.load(r.id) for r in store.list_runs()]
-    path.mkdir(exist_ok=True)
+    path.mkdir(mode=0o755, exist_ok=True)
     files = build_site(records)
     for name, text in files.items():
-        (path / name).write_text(text)
+        _write_replacing(path / name, text)
     console.info(f"site of {len(records)} run(s) written to {path / 'index.html'}")
 
 
