@@ -139,10 +139,14 @@ def memory_limited(ledger: Ledger, limit: int) -> Iterator[MemoryGroup]:
                                 "drop --memory, or run on a host with the cgroup memory controller")
     path = _under(h, h.parent) / f"{PREFIX}{uuid.uuid4().hex[:12]}"
     with holding(ledger, "cgroup", path=str(path), version=h.version):
-        path.mkdir(mode=0o755)
         try:
-            for name, value in limit_files(h.version, limit):
+            path.mkdir(mode=0o755)
+            for i, (name, value) in enumerate(limit_files(h.version, limit)):
                 target = path / name
+                if i == 0 and not target.exists():  # the memory limit itself must be there to be set
+                    raise CgroupUnavailable(
+                        f"the group {path} has no {name}: the memory controller is not enabled for it",
+                        "enable it (v2: echo +memory > /sys/fs/cgroup/cgroup.subtree_control), or drop --memory")
                 if target.exists():  # memsw exists only with swap accounting; swap.max only with swap
                     target.write_text(value)
         except OSError as exc:
