@@ -24,7 +24,8 @@ def is_postgres_url(spec: str) -> bool:
 
 def masked(url: str) -> str:
     """The URL with its password, if any, replaced (pure): what messages and reports show."""
-    return re.sub(r"^(postgres(?:ql)?://[^:/@]*):[^@/]*@", r"\1:***@", url)
+    url = re.sub(r"^(postgres(?:ql)?://[^:/@]*):[^@]*@", r"\1:***@", url)  # user:password@ (any character but @)
+    return re.sub(r"([?&](?:ssl)?password=)[^&]*", r"\1***", url)  # ?password=... among the parameters
 
 
 def pg_dialect(sql: str, with_params: bool = True) -> str:
