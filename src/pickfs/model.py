@@ -6,6 +6,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 TargetKind = Literal["image", "device", "directory"]
+# The name under which a run's started-and-reaped processes (its client, cp, tar, fio) are listed in its monitors.
+CHILDREN = "the run's own processes (client, tools)"
 Phase = Literal["prepare", "warmup", "measured", "crash"]
 SCHEDULERS = ("none", "mq-deadline", "kyber", "bfq")
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pickfs.model import FsConfig, WorkloadSpec
-from pickfs.workloads import REGISTRY
 
 _MOUNT_RISKS = {
     "nobarrier": "nobarrier: the disk's volatile cache is not flushed at commit; a power cut can lose "
@@ -51,10 +50,21 @@ def _innodb_risks(spec: WorkloadSpec) -> list[str]:
     return out
 
 
-def workload_risks(spec: WorkloadSpec) -> list[str]:
-    out = []
+def database_of(spec: WorkloadSpec) -> str | None:
+    """The database a workload drives with these settings (what the registry knows; recorded with each run)."""
+    from pickfs.workloads import REGISTRY
+
     cls = REGISTRY.get(spec.name)
-    backend = cls.database_for(spec) if cls else None
+    return cls.database_for(spec) if cls else None
+
+
+def workload_risks(spec: WorkloadSpec) -> list[str]:
+    return risks_of(spec, database_of(spec))
+
+
+def risks_of(spec: WorkloadSpec, backend: str | None) -> list[str]:
+    """What the settings of a workload on this database risk (pure)."""
+    out = []
     if backend == "firebird" and str(spec.get("forced_writes", "on")) == "off":
         out.append("forced_writes=off: Firebird leaves writes to the operating system's cache; a power cut can "
                    "lose acknowledged commits and corrupt the database")
@@ -78,11 +88,6 @@ def workload_risks(spec: WorkloadSpec) -> list[str]:
     return out
 
 
-def short_flag(risk: str) -> str:
-    """The option a risk line is about: the text before its first colon."""
-    return risk.split(":", 1)[0]
-
-
 # --- what a crash test's model in force cannot exercise (crash-fidelity work) ---
 PAGE_BYTES = {"postgresql": 8192, "mariadb": 16384}  # the pages a torn write would tear (defaults)
 _TORN_PAGE_SETTINGS = {("postgresql", "full_page_writes"): ("off",),
@@ -90,13 +95,15 @@ _TORN_PAGE_SETTINGS = {("postgresql", "full_page_writes"): ("off",),
 
 
 def crash_model_gaps(spec: WorkloadSpec, unit: int | None, torn_states: int | None) -> list[str]:
+    return model_gaps(spec, database_of(spec), unit, torn_states)
+
+
+def model_gaps(spec: WorkloadSpec, backend: str | None, unit: int | None, torn_states: int | None) -> list[str]:
     """Per setting of `spec` whose risk the crash model in force could not exercise, why (pure).
 
     `unit`: the model's atomic unit in bytes (None: a stored run from before units, whose states kept or
     lost whole recorded requests); `torn_states`: how many states tore a write (None: not known).
     """
-    cls = REGISTRY.get(spec.name)
-    backend = cls.database_for(spec) if cls else None
     out = []
     for (db, key), bad in _TORN_PAGE_SETTINGS.items():
         if backend != db or str(spec.get(key, "")).lower() not in bad:

@@ -67,7 +67,7 @@ def test_a_busy_client_is_named():
 
 
 def test_processes_the_run_reaped_count_as_the_client_once():
-    from pickfs.monitors.procfs import CHILDREN
+    from pickfs.model import CHILDREN
 
     procs = [{"pid": 1, "comm": CHILDREN, "write_bytes": 300, "read_bytes": 0},
              {"pid": 2, "comm": "jbd2/loop0-8", "write_bytes": 100, "read_bytes": 0}]

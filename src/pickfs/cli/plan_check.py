@@ -198,7 +198,8 @@ def method_lines(plan: Plan) -> list[str]:
 
 def describe(plan: Plan) -> list[str]:
     """The dry run's report, one line each (reads the machine, changes nothing)."""
-    from pickfs.risks import config_risks, short_flag
+    from pickfs.report.views import short_flag
+    from pickfs.risks import config_risks
 
     t = plan.target
     where = {"image": f"{_size(t.size_bytes)} loop-backed images under {t.workdir}",

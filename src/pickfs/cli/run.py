@@ -195,11 +195,20 @@ def method_overrides(o: dict[str, Any]) -> dict[str, Any]:
 
 
 def plan_record(plan: Plan) -> dict[str, Any]:
-    """The plan as stored with the run, with each workload's metric definitions."""
+    """The plan as stored with the run, with what its reports need to know and must not look up later:
+    each workload's metric definitions, its database and the risks of its settings, and each
+    configuration's risks (report/ reads these, and imports no workload, service or risk table)."""
+    from pickfs.risks import config_risks, risks_of
+
     d = plan_to_dict(plan)
-    for w in d["workloads"]:
-        w["metrics"] = [asdict(m) for m in REGISTRY[w["name"]].metrics]
-        w["breakdown"] = list(REGISTRY[w["name"]].breakdown)
+    for w, spec in zip(d["workloads"], plan.workloads, strict=True):
+        cls = REGISTRY[w["name"]]
+        w["metrics"] = [asdict(m) for m in cls.metrics]
+        w["breakdown"] = list(cls.breakdown)
+        w["database"] = cls.database_for(spec)
+        w["risks"] = risks_of(spec, w["database"])
+    for c, config in zip(d["configs"], plan.configs, strict=True):
+        c["risks"] = config_risks(config)
     return d
 
 

@@ -56,6 +56,7 @@ from pickfs.crash.states import (
 from pickfs.errors import PickfsError
 from pickfs.model import FsConfig, Target, WorkloadSpec
 from pickfs.proc import run as run_program
+from pickfs.risks import crash_model_gaps
 from pickfs.services import service_class
 from pickfs.services.base import Endpoint
 from pickfs.stack.cleanup import holding
@@ -166,6 +167,7 @@ class CrashResult:
     check_seconds: float = 0.0  # building and checking every state
     build_seconds: float = 0.0  # of which building the images
     events: tuple[str, ...] = ()  # what the workload did when (the first ones)
+    not_exercised: tuple[str, ...] = ()  # settings whose risk this model could not exercise, and why
 
     def metrics(self) -> dict[str, float]:
         s = self.states
@@ -599,9 +601,10 @@ def crash_test(config: FsConfig, spec: WorkloadSpec, workdir: Path, ledger: Ledg
                             ("check failed" if r.consistent is False else "check passed")) + problem)
         check_s = time.monotonic() - t_check
         shutil.rmtree(base, ignore_errors=True)
+    gaps = crash_model_gaps(spec, unit, sum(1 for r in results if r.torn))
     return CrashResult(backend, len(acks), last - first, flushes, tuple(results), record_s,
                        model_text(unit, recovery_share, chosen), UNSEEN, unit, recovery_share, check_s, bench.seconds,
-                       tuple(f"{(e.t_ns - t_start) / 1e9:.2f} s: {e.what}" for e in events[:50]))
+                       tuple(f"{(e.t_ns - t_start) / 1e9:.2f} s: {e.what}" for e in events[:50]), tuple(gaps))
 
 
 def owed_lines(stamped: str, t_cut: int) -> list[str]:

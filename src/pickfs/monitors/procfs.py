@@ -94,9 +94,6 @@ def parse_disk(text: str, name: str) -> DiskCounters | None:
     return None
 
 
-# The name under which a run's started-and-reaped processes (its client, cp, tar, fio) are listed.
-CHILDREN = "the run's own processes (client, tools)"
-
 
 def parse_stat_fields(text: str) -> tuple[str, str, int]:
     """/proc/<pid>/stat -> (comm, state letter, parent pid)."""

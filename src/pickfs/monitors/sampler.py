@@ -8,9 +8,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from pickfs.model import CHILDREN
 from pickfs.monitors.attribution import Scope, belongs, own_processes
 from pickfs.monitors.procfs import (
-    CHILDREN,
     CpuTimes,
     DiskCounters,
     parse_cpu,

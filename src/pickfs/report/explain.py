@@ -7,8 +7,7 @@ import statistics
 from collections.abc import Sequence
 from typing import Any
 
-from pickfs.model import Trial
-from pickfs.monitors.procfs import CHILDREN
+from pickfs.model import CHILDREN, Trial
 
 
 def process_group(comm: str) -> str:

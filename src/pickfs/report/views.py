@@ -17,7 +17,6 @@ from pickfs.model import (
     plan_from_dict,
 )
 from pickfs.report.explain import explain, monitor_summary
-from pickfs.risks import config_risks, crash_model_gaps, short_flag, workload_risks
 from pickfs.stats import relative, summarize
 from pickfs.stats.anomalies import outliers
 from pickfs.stats.compare import Comparison, compare, compare_all
@@ -108,7 +107,7 @@ def _crash(trials: list, cell: Cell | None = None) -> CrashView | None:
         states = tuple(doc.get("states", ()))
         unit = doc.get("unit")  # absent: stored before the model tore writes
         torn = sum(1 for s in states if s.get("torn")) if states else None
-        gaps = tuple(crash_model_gaps(cell.workload, unit, torn)) if cell is not None else ()
+        gaps = _crash_gaps(doc, cell, unit, torn)
         return CrashView(dict(t.metrics), states, doc.get("model", ""), unseen=doc.get("unseen", ""), gaps=gaps,
                          unit=unit, backend=doc.get("backend", ""))
     if crash:
@@ -199,6 +198,36 @@ def _workload_entry(record: RunRecord, label: str) -> dict[str, Any]:
     return next((w for w in record.plan["workloads"] if w["label"] == label), {})
 
 
+def _config_entry(record: RunRecord, name: str) -> dict[str, Any]:
+    return next((c for c in record.plan["configs"] if c["name"] == name), {})
+
+
+def short_flag(risk: str) -> str:
+    """The option a risk line is about: the text before its first colon."""
+    return risk.split(":", 1)[0]
+
+
+def _risks(record: RunRecord, cell: Cell) -> tuple[str, ...]:
+    """What the cell's settings risk, as recorded with the run; runs stored before that are judged now."""
+    config, workload = _config_entry(record, cell.config.name), _workload_entry(record, cell.workload.label)
+    if "risks" in config and "risks" in workload:
+        return tuple(config["risks"]) + tuple(workload["risks"])
+    from pickfs.risks import config_risks, workload_risks  # a run stored before risks were recorded
+
+    return tuple(config_risks(cell.config) + workload_risks(cell.workload))
+
+
+def _crash_gaps(doc: dict[str, Any], cell: Cell | None, unit: int | None, torn: int | None) -> tuple[str, ...]:
+    """The settings the crash model could not exercise, as the crash test recorded them (older runs: judged now)."""
+    if "not_exercised" in doc:
+        return tuple(doc["not_exercised"])
+    if cell is None:
+        return ()
+    from pickfs.risks import crash_model_gaps  # a crash test stored before it recorded these
+
+    return tuple(crash_model_gaps(cell.workload, unit, torn))
+
+
 def _space(trials: list) -> dict[str, float]:
     """Median space used after mkfs and with the workload's data in place, over the prepared slots."""
     out: dict[str, float] = {}
@@ -269,7 +298,7 @@ def _row(record: RunRecord, cell: Cell, defs: tuple[MetricDef, ...], method: Met
         status = "failed"
     else:
         status = "no data"
-    risks = tuple(config_risks(cell.config) + workload_risks(cell.workload))
+    risks = _risks(record, cell)
     return Row(cell, status, primary, tuple(mvs[1:]), None, risks, tuple(notes),
                explanation=tuple(explain(measured)), monitors=monitor_summary(measured), space=_space(trials),
                crash=_crash(every, cell), how=measured_how(measured), method=how, neighbour_writes=tuple(neighbours),
