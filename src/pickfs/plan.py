@@ -133,6 +133,13 @@ def _default_text(cls: Any, key: str) -> str:
     return '"..."'
 
 
+def configs_from_names(text: str) -> list[FsConfig]:
+    """The configurations a comma-separated list names ('all': every preset), each once, in order."""
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    expanded = [p for n in names for p in (list(PRESETS) if n == "all" else [n])]
+    return [resolve_fs_name(n) for n in dict.fromkeys(expanded)]
+
+
 def resolve_fs_name(name: str) -> FsConfig:
     """A preset, or a bare filesystem type the user names (jfs, f2fs, ...)."""
     name = _text(name, "a filesystem or preset name", '"ext4"')

@@ -14,8 +14,7 @@ from pickfs.cli.run import execute_plan, workload_specs
 from pickfs.crash.states import STRATEGIES, parse_strategies
 from pickfs.errors import PlanError
 from pickfs.model import Method, Target
-from pickfs.plan import build_plan, load_plan_file, resolve_fs_name
-from pickfs.stack.presets import PRESETS
+from pickfs.plan import build_plan, configs_from_names, load_plan_file
 from pickfs.units import parse_duration, parse_size
 
 DEFAULT_FS = "ext4,ext4-nobarrier,xfs,btrfs"
@@ -89,9 +88,7 @@ def command(**o: Any) -> None:
         method = replace(loaded.method, speed=False, **crash)
         plan = build_plan(loaded.target, list(loaded.configs), list(loaded.workloads), method, loaded.baseline)
     else:
-        names = [n.strip() for n in (o["fs"] or DEFAULT_FS).split(",") if n.strip()]
-        expanded = [p for n in names for p in (list(PRESETS) if n == "all" else [n])]
-        configs = [resolve_fs_name(n) for n in dict.fromkeys(expanded)]
+        configs = configs_from_names(o["fs"] or DEFAULT_FS)
         method = Method(runs=1, warmup=0, speed=False, **crash)
         plan = build_plan(Target(workdir=o["workdir"], size_bytes=size), configs,
                           workload_specs(o["workloads"], sets, None), method, None)

@@ -23,17 +23,16 @@ from pickfs.plan import (
     aging_fields,
     build_plan,
     check_setting_types,
+    configs_from_names,
     directory_config,
     expand_clients,
     load_plan_file,
     parse_clients,
     parse_memory,
     parse_scale,
-    resolve_fs_name,
 )
 from pickfs.report.terminal import render_run
 from pickfs.report.text import fmt_with_unit
-from pickfs.stack.presets import PRESETS
 from pickfs.stack.safety import check_device
 from pickfs.store import ResultStore
 from pickfs.store.results import new_run_id
@@ -131,11 +130,7 @@ def plan_from_flags(o: dict[str, Any]) -> Plan:
         if not configs:
             raise PlanError("a directory target needs directories", "add --dir PATH (repeatable)")
     else:
-        names = [n.strip() for n in (o["fs"] or "all").split(",") if n.strip()]
-        expanded: list[str] = []
-        for n in names:
-            expanded += list(PRESETS) if n == "all" else [n]
-        configs = [resolve_fs_name(n) for n in dict.fromkeys(expanded)]
+        configs = configs_from_names(o["fs"] or "all")
     if o["scheduler"]:
         configs = [replace(c, scheduler=o["scheduler"]) for c in configs]
     if o.get("age"):  # issue 13: every configuration aged before its data is laid out
