@@ -7,8 +7,8 @@ from typing import Any
 
 # What a host needs, as bootstrap.sh installs it for `./bootstrap.sh run` (keep the two lists together).
 APT_PACKAGES = ("e2fsprogs", "xfsprogs", "btrfs-progs", "util-linux", "sqlite3", "python3-venv", "postgresql",
-                "mariadb-server", "sysbench", "fio", "firebird3.0-server-core", "libfbclient2", "firebird3.0-utils",
-                "libfuse3-3", "fuse3")
+                "mariadb-server", "sysbench", "fio", "firebird3.0-server-core", "firebird3.0-server", "libfbclient2",
+                "firebird3.0-utils", "libfuse3-3", "fuse3")
 
 # Per host; the inventory may set pickfs_workdir, pickfs_confirm_device for a device target, pickfs_python, and
 # pickfs_extra_packages (Debian packages a plan's own command needs there).
@@ -26,7 +26,7 @@ HOST_VARS = {
 # Installs what is missing; a host that cannot reach a package registry fails naming what it lacks.
 _PACKAGES_SCRIPT = """
 missing=""
-for p in {{ (apt_packages + (pickfs_extra_packages | default([]))) | join(' ') }}; do
+for p in {{ (apt_packages + (pickfs_extra_packages | default([]))) | map('quote') | join(' ') }}; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
 done
 [ -z "$missing" ] && exit 0
@@ -38,13 +38,32 @@ echo "missing Debian packages:$missing ($fix)" >&2
 exit 3
 """
 
-_INSTALL_SCRIPT = (
-    "set -e; {{ pf_system_python }} -m venv {{ pf_venv }}; "
-    "{{ pf_venv }}/bin/pip install -q --no-compile --disable-pip-version-check --no-index "
-    "--find-links {{ pf_dir }}/wheels {{ pf_dir }}/wheels/{{ wheel }}; "
-    "{{ pf_venv }}/bin/pip install -q --disable-pip-version-check --no-index --no-deps --force-reinstall "
-    "{{ pf_dir }}/wheels/{{ wheel }}; touch {{ pf_venv }}/.pickfs-{{ tree_hash }}"
+_INSTALL_SCRIPT = (  # every inventory value quoted: this runs as root
+    "set -e; {{ pf_system_python | quote }} -m venv {{ pf_venv | quote }}; "
+    "{{ pf_venv | quote }}/bin/pip install -q --no-compile --disable-pip-version-check --no-index "
+    "--find-links {{ pf_dir | quote }}/wheels {{ pf_dir | quote }}/wheels/{{ wheel | quote }}; "
+    "{{ pf_venv | quote }}/bin/pip install -q --disable-pip-version-check --no-index --no-deps --force-reinstall "
+    "{{ pf_dir | quote }}/wheels/{{ wheel | quote }}; touch {{ pf_venv | quote }}/.pickfs-{{ tree_hash | quote }}"
 )
+
+# pickfs runs root code from its work directory: one that exists must be root's own, a real directory, writable
+# by root alone (the default is under world-writable /var/tmp, where anyone may have made it first).
+_SAFE_DIR = ("not pf_dirstat.stat.exists or (pf_dirstat.stat.isdir and not pf_dirstat.stat.islnk and "
+             "pf_dirstat.stat.uid == 0 and not pf_dirstat.stat.wgrp and not pf_dirstat.stat.woth)")
+
+
+def _check_dirs() -> list[dict[str, Any]]:
+    return [
+        {"name": "look at pickfs's directories", "ansible.builtin.stat": {"path": "{{ item }}", "follow": False},
+         "loop": ["{{ pf_workdir }}", "{{ pf_dir }}"], "register": "pf_dirstats"},
+        {"name": "pickfs's directories are root's own", "ansible.builtin.assert": {
+            "that": [_SAFE_DIR],
+            "fail_msg": "{{ pf_dirstat.item }} is not a directory that only root owns and writes (a link, another "
+                        "owner, or group/other write): move it aside, or set pickfs_workdir for this host to a "
+                        "directory root owns",
+            "quiet": True},
+         "loop": "{{ pf_dirstats.results }}", "loop_control": {"loop_var": "pf_dirstat", "label": "{{ pf_dirstat.item }}"}},
+    ]
 
 
 def _play(name: str, tasks: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -72,8 +91,10 @@ def run_playbook() -> str:
     tasks: list[dict[str, Any]] = [
         {"name": "check the packages pickfs needs", "ansible.builtin.shell": _PACKAGES_SCRIPT,
          "changed_when": "'installed:' in pf_packages.stdout", "register": "pf_packages"},
+        *_check_dirs(),
         {"name": "make pickfs's directories", "ansible.builtin.file": {
-            "path": "{{ item.path }}", "state": "directory", "mode": "{{ item.mode }}"},
+            "path": "{{ item.path }}", "state": "directory", "mode": "{{ item.mode }}", "owner": "root",
+            "group": "root", "follow": False},
          "loop": [{"path": "{{ pf_workdir }}", "mode": "0711"}, {"path": "{{ pf_dir }}", "mode": "0700"},
                   {"path": "{{ pf_dir }}/wheels", "mode": "0700"}, {"path": "{{ pf_job }}", "mode": "0700"}]},
         {"name": "is this pickfs installed", "ansible.builtin.stat": {"path": "{{ pf_venv }}/.pickfs-{{ tree_hash }}"},
@@ -102,12 +123,14 @@ def run_playbook() -> str:
     return json.dumps(_play("pickfs fleet run", tasks), indent=1)
 
 
-def stop_playbook(fetch: bool) -> str:
-    """Stop every pickfs fleet job on each host, undo what it left (pickfs cleanup), fetch what it measured."""
+def stop_playbook(fetch: bool, one_job: bool = False) -> str:
+    """Stop this fleet's job (one_job) or every pickfs fleet job on each host, undo what it left (pickfs cleanup),
+    fetch what it measured."""
+    job = ["--dir", "{{ pf_job }}"] if one_job else []
     tasks: list[dict[str, Any]] = [
         {"name": "is pickfs installed", "ansible.builtin.stat": {"path": "{{ pf_python }}"}, "register": "pf_py"},
         {"name": "stop the plan", "ansible.builtin.command": {"argv": _hostside(
-            "stop", "--workdir", "{{ pf_workdir }}", "--wait", "{{ stop_wait }}")},
+            "stop", "--workdir", "{{ pf_workdir }}", *job, "--wait", "{{ stop_wait }}")},
          "when": "pf_py.stat.exists", "changed_when": "'\"stopped\": []' not in pf_stop.stdout", "register": "pf_stop"},
         {"name": "undo what is left", "ansible.builtin.command": {"argv": [
             "{{ pf_venv }}/bin/pickfs", "cleanup", "--workdir", "{{ pf_workdir }}"]},
