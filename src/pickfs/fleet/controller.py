@@ -188,13 +188,18 @@ class FleetController:
                 continue
             try:
                 source = ResultStore(db)
-                try:
-                    result = merge_runs(self.store, source)
-                    mine = [r.id for r in source.list_runs() if source.load(r.id).host.get("fleet") == self.fleet_id]
+                try:  # only this fleet's runs: the host's file is not trusted to hold nothing else
+                    hosts = {r.id: source.load(r.id).host for r in source.list_runs()}
+                    mine = [i for i, h in hosts.items() if isinstance(h, dict) and h.get("fleet") == self.fleet_id]
+                    result = merge_runs(self.store, source, run_ids=mine)
                 finally:
                     source.close()
-            except PickfsError as exc:
-                self.observer.host(n, f"its results could not be merged: {exc.one_line()}")
+            except (PickfsError, ValueError, TypeError) as exc:
+                error = exc.one_line() if isinstance(exc, PickfsError) else str(exc).splitlines()[0] if str(exc) \
+                    else type(exc).__name__
+                error = f"its results could not be merged: {error}"
+                self.hosts[n] = replace(self.hosts[n], status="failed", error=error)
+                self.observer.host(n, error)
                 continue
             if mine:
                 self.hosts[n] = replace(self.hosts[n], run_id=mine[-1])
@@ -204,7 +209,8 @@ class FleetController:
     def _stop(self, names: list[str], fetch: bool) -> dict[str, str]:
         """Stop pickfs on these hosts, undo what it built, fetch what it measured; a host's problem by name."""
         work = getattr(self, "work", None) or private_dir(self.base / "cleanup", 0o700)
-        (work / "stop.json").write_text(playbooks.stop_playbook(fetch))
+        one_job = getattr(self, "fleet_id", None) is not None  # a fleet's Ctrl-C stops its own job only
+        (work / "stop.json").write_text(playbooks.stop_playbook(fetch, one_job=one_job))
         vars_file = work / "stop-vars.json"
         vars_file.write_text(playbooks.extra_vars(fleet_id=getattr(self, "fleet_id", "none"),
                                                   local_dir=str(work / "hosts"), stop_wait=int(self.stop_wait_s)))
