@@ -1,0 +1,144 @@
+"""Issue 16's review of the fleet code: host work directories checked, inventory values quoted, host results
+checked before they are merged, source databases read-only, report links escaped (pure, or a temporary file)."""
+
+import json
+import sqlite3
+
+import pytest
+
+from pickfs.errors import ResultsUnusable
+from pickfs.fleet.playbooks import APT_PACKAGES, run_playbook, stop_playbook
+from pickfs.model import RunRecord
+from pickfs.report.site import comparison_page, index_page
+from pickfs.store import ResultStore
+from pickfs.store.merge import check_run_id, merge_runs, plan_merge
+from pickfs.store.sqlitefile import OPEN_HERE
+from tests.records import fill, make_plan
+
+
+def tasks(text):
+    (play,) = json.loads(text)
+    out = []
+    for t in play["tasks"]:
+        out.append(t)
+        for part in ("block", "rescue"):
+            out += t.get(part, [])
+    return out
+
+
+def test_run_ids_are_only_those_pickfs_makes():
+    assert check_run_id("20260101-000000-abcd") == "20260101-000000-abcd"
+    for bad in ("../../etc/x", "20260101-000000-ABCD", "20260101-000000-abcd\n", "fleet-20260101-000000-abcd",
+                "20260101-000000-abcd' onclick='x", "", None, 7):
+        with pytest.raises(ValueError):
+            check_run_id(bad)
+
+
+def test_a_run_with_an_id_pickfs_does_not_make_is_refused(tmp_path):
+    src = ResultStore(tmp_path / "src.db")
+    fill(src, make_plan(), run_id="x'><script>")
+    with pytest.raises(ValueError):
+        plan_merge(src.load("x'><script>"), None)
+    with pytest.raises(ValueError):
+        merge_runs(ResultStore(tmp_path / "dest.db"), src)
+
+
+def test_merging_a_source_database_leaves_its_bytes_unchanged(tmp_path):
+    path = tmp_path / "theirs.db"
+    src = ResultStore(path)
+    run_id = fill(src, make_plan())
+    src.close()
+    OPEN_HERE.discard(str(path.resolve()))  # as if another pickfs had written it
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    source = ResultStore.read_only(path)
+    try:
+        assert merge_runs(ResultStore(tmp_path / "sub" / "mine.db"), source).runs_added == [run_id]
+    finally:
+        source.close()
+    assert path.read_bytes() == before["theirs.db"]
+    # SQLite's read-only connection to a WAL database leaves an empty log (and its index) beside it: nothing in it
+    assert not (tmp_path / "theirs.db-wal").exists() or (tmp_path / "theirs.db-wal").stat().st_size == 0
+
+
+def test_a_source_database_of_an_older_schema_is_refused_not_migrated(tmp_path):
+    path = tmp_path / "old.db"
+    fill(ResultStore(path), make_plan())
+    conn = sqlite3.connect(path)
+    conn.execute("UPDATE meta SET value='3' WHERE key='schema_version'")
+    conn.commit()
+    conn.close()
+    before = path.read_bytes()
+    with pytest.raises(ResultsUnusable) as e:
+        ResultStore.read_only(path)
+    assert "older schema" in e.value.one_line() and "\n" not in e.value.one_line()
+    assert path.read_bytes() == before
+
+
+def test_the_host_work_directory_is_checked_before_it_is_used():
+    ts = tasks(run_playbook())
+    names = [t["name"] for t in ts]
+    look = ts[names.index("look at pickfs's directories")]
+    assert look["ansible.builtin.stat"]["follow"] is False and look["loop"] == ["{{ pf_workdir }}", "{{ pf_dir }}"]
+    check = ts[names.index("pickfs's directories are root's own")]
+    (cond,) = check["ansible.builtin.assert"]["that"]
+    for word in ("not pf_dirstat.stat.exists", "isdir", "not pf_dirstat.stat.islnk", "uid == 0", "wgrp", "woth"):
+        assert word in cond
+    assert "move it aside" in check["ansible.builtin.assert"]["fail_msg"]
+    assert "pickfs_workdir" in check["ansible.builtin.assert"]["fail_msg"]
+    make = ts[names.index("make pickfs's directories")]["ansible.builtin.file"]
+    assert (make["owner"], make["group"], make["follow"]) == ("root", "root", False)
+    assert names.index("pickfs's directories are root's own") < names.index("make pickfs's directories")
+
+
+def test_inventory_values_in_shell_scripts_are_quoted():
+    text = run_playbook()
+    shells = [t["ansible.builtin.shell"] for t in tasks(text) if "ansible.builtin.shell" in t]
+    assert "(pickfs_extra_packages | default([]))) | map('quote') | join(' ')" in shells[0]
+    for var in ("pf_system_python", "pf_venv", "pf_dir", "wheel", "tree_hash"):
+        assert f"{{{{ {var} }}}}" not in shells[1] and f"{{{{ {var} | quote }}}}" in shells[1]
+
+
+def test_the_fleet_packages_are_bootstraps():
+    from pathlib import Path
+
+    text = (Path(__file__).parents[2] / "bootstrap.sh").read_text()
+    listed = text.split("APT_PACKAGES=(", 1)[1].split(")", 1)[0].split()
+    assert list(APT_PACKAGES) == listed
+
+
+def test_a_fleets_stop_stops_its_own_job_and_cleanup_stops_every_one():
+    def stop_argv(text):
+        return next(t for t in tasks(text) if t["name"] == "stop the plan")["ansible.builtin.command"]["argv"]
+
+    own = stop_argv(stop_playbook(fetch=True, one_job=True))
+    assert own[own.index("--dir") + 1] == "{{ pf_job }}"
+    assert "--dir" not in stop_argv(stop_playbook(fetch=False))
+
+
+def test_site_links_are_escaped(tmp_path):
+    store = ResultStore(tmp_path / "r.db")
+    fill(store, make_plan(), run_id="20260101-000000-abcd")
+    rec = store.load("20260101-000000-abcd")
+    odd = RunRecord(**{**rec.__dict__, "id": "x'><script>alert(1)</script>"})
+    page = index_page([odd], {})
+    assert "<script>alert" not in page and "href='run-x&#x27;&gt;&lt;script&gt;" in page
+    assert "<script>alert" not in comparison_page([odd, odd])
+
+
+def test_pickfs_merge_of_a_damaged_file_is_one_line_and_changes_nothing(tmp_path):
+    import subprocess
+    import sys
+
+    path = tmp_path / "theirs.db"
+    theirs = ResultStore(path)
+    fill(theirs, make_plan())
+    theirs.close()
+    conn = sqlite3.connect(path)
+    conn.execute("UPDATE runs SET plan_json='{bad'")
+    conn.commit()
+    conn.close()
+    before = path.read_bytes()
+    p = subprocess.run([sys.executable, "-m", "pickfs", "merge", str(path), "--workdir", str(tmp_path / "w"),
+                        "--results", str(tmp_path / "mine.db")], capture_output=True, text=True)
+    assert p.returncode == 2 and "damaged run" in p.stderr and "Traceback" not in p.stderr
+    assert path.read_bytes() == before
