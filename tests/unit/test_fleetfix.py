@@ -142,3 +142,41 @@ def test_pickfs_merge_of_a_damaged_file_is_one_line_and_changes_nothing(tmp_path
                         "--results", str(tmp_path / "mine.db")], capture_output=True, text=True)
     assert p.returncode == 2 and "damaged run" in p.stderr and "Traceback" not in p.stderr
     assert path.read_bytes() == before
+
+
+def test_a_resumed_fleet_confirms_each_hosts_device_again_and_needs_its_plan_copy(tmp_path, monkeypatch):
+    from pickfs.errors import PlanError
+    from pickfs.fleet import controller as ctl
+    from pickfs.fleet.inventory import InventoryHost
+    from pickfs.model import Plan, Target
+    from pickfs.stack.presets import PRESETS
+    from pickfs.store.fleets import FleetHost
+
+    class Quiet:
+        def __init__(self):
+            self.lines = []
+
+        def host(self, name, text):
+            self.lines.append(f"{name}: {text}")
+
+        def note(self, text):
+            self.lines.append(text)
+
+    plan = Plan(Target(kind="device", device="/dev/sdb"), (PRESETS["ext4"],), ())
+    monkeypatch.setattr(ctl, "list_hosts", lambda inventory, limit: [
+        InventoryHost("a", {ctl.CONFIRM_VAR: "/dev/sdc"}), InventoryHost("b")])
+    monkeypatch.setattr(ctl, "load_plan_file", lambda path: plan)
+    monkeypatch.setattr(ctl.FleetController, "_run_hosts", lambda self, todo, copy: pytest.fail("ran"))
+    store = ResultStore(tmp_path / "results.db")
+    store.create_fleet("fleet-20260101-000000-abcd", {}, "hosts.ini",
+                       [FleetHost("a", "interrupted"), FleetHost("b", "failed", error="x")])
+    observer = Quiet()
+    c = ctl.FleetController(store, str(tmp_path / "w"), "hosts.ini", None, observer)
+    with pytest.raises(PlanError):  # its work directory is gone: made again, but the plan copy is not there
+        c.run(None, resume="fleet-20260101-000000-abcd")
+    assert (c.base / "fleet-20260101-000000-abcd").is_dir()
+    (c.base / "fleet-20260101-000000-abcd" / "plan.toml").write_text("")
+    record = c.run(None, resume="fleet-20260101-000000-abcd")
+    errors = {h.name: h.error for h in record.hosts}
+    assert "is not the plan's device" in errors["a"] and "does not confirm" in errors["b"]
+    assert record.status == "failed"

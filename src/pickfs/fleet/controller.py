@@ -66,13 +66,23 @@ class FleetController:
         inventory_hosts = {h.name: h for h in list_hosts(self.inventory, self.limit)}
         if resume:
             record = self.store.load_fleet(resume)
-            fleet_id, work = record.id, self.base / record.id
-            plan_copy = work / "plan.toml"
+            fleet_id = record.id
             hosts = {h.name: h for h in record.hosts}
             todo = [n for n, h in hosts.items() if h.status != "complete" and n in inventory_hosts]
             if not todo:
                 self.observer.note(f"every host of {fleet_id} in this inventory is complete: nothing to resume")
                 return record
+            work = private_dir(self.base / fleet_id, 0o700)  # made again (and checked) if it is gone
+            plan_copy = work / "plan.toml"
+            if not plan_copy.is_file():
+                raise PlanError(f"fleet {fleet_id} cannot be resumed: its copy of the plan, {plan_copy}, is gone",
+                                "start a new fleet run: pickfs fleet run --inventory HOSTS --plan PLAN.toml")
+            plan = load_plan_file(plan_copy)
+            for n in list(todo):  # the inventory may have changed since: each host's device confirmed again
+                problem = device_problem(plan, inventory_hosts[n])
+                if problem:
+                    hosts[n] = replace(hosts[n], status="failed", error=problem)
+                    todo.remove(n)
         else:
             if plan_file is None:
                 raise PlanError("a fleet run needs a plan", "pickfs fleet run --inventory HOSTS --plan PLAN.toml")
