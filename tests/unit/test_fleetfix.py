@@ -180,3 +180,49 @@ def test_a_resumed_fleet_confirms_each_hosts_device_again_and_needs_its_plan_cop
     errors = {h.name: h.error for h in record.hosts}
     assert "is not the plan's device" in errors["a"] and "does not confirm" in errors["b"]
     assert record.status == "failed"
+
+
+def test_a_job_past_its_time_is_stopped_undone_and_fetched_and_the_host_fails():
+    (play,) = json.loads(run_playbook())
+    (job,) = [t for t in play["tasks"] if "block" in t]
+    assert [t["name"] for t in job["block"]][:2] == ["start the plan", "progress"]
+    rescue = [t["name"] for t in job["rescue"]]
+    assert rescue == ["stop the plan", "undo what is left", "fetch the results", "fetch the log", "the job failed"]
+    stop = job["rescue"][0]["ansible.builtin.command"]["argv"]
+    assert stop[stop.index("--dir") + 1] == "{{ pf_job }}"
+    assert "ansible.builtin.fail" in job["rescue"][-1]
+    start = job["block"][0]["ansible.builtin.command"]["argv"]
+    assert start[start.index("--timeout") + 1] == "{{ job_timeout | default(0) }}"
+
+
+def test_hostside_start_keeps_the_time_limit_with_sigterm_and_its_child_in_its_own_session(tmp_path, monkeypatch):
+    import argparse
+    import os
+    import sys
+
+    from pickfs.fleet import hostside
+
+    child = tmp_path / "child"
+    child.write_text(f"#!{sys.executable}\n" + (
+        "import os, signal, sys, time\n"
+        f"open({str(tmp_path / 'sid')!r}, 'w').write(str(os.getsid(0)))\n"
+        "def term(*a):\n"
+        f"    open({str(tmp_path / 'term')!r}, 'w').write('1'); print('error: interrupted'); sys.exit(130)\n"
+        "signal.signal(signal.SIGTERM, term)\n"
+        "time.sleep(30)\n"))
+    child.chmod(0o755)
+    monkeypatch.setattr(hostside.sys, "executable", str(child))
+    job = tmp_path / "job"
+    job.mkdir()
+    a = argparse.Namespace(dir=str(job), workdir=str(tmp_path), plan="p.toml", name="h", fleet="f",
+                           confirm_device="", resume="no", timeout=1.0)
+    try:
+        assert hostside.start(a) == 1
+    finally:
+        import signal
+
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    st = hostside.read_status(job)
+    assert st["state"] == "failed" and "did not end within 1 s" in st["error"]
+    assert (tmp_path / "term").exists() and int((tmp_path / "sid").read_text()) != os.getsid(0)

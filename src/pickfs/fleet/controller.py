@@ -119,11 +119,14 @@ class FleetController:
                            f"dependencies shipped from {shipment.wheels}")
         (self.work / "run.json").write_text(playbooks.run_playbook())
         vars_file = self.work / "vars.json"
+        # the host's job keeps its own time limit (and undoes what it built); Ansible's, later, is the backstop
+        async_s = int(self.timeout_s + self.stop_wait_s + 60)
         vars_file.write_text(playbooks.extra_vars(
             fleet_id=self.fleet_id, local_dir=str(self.work / "hosts"), wheels_dir=str(shipment.wheels),
             wheel=shipment.wheel, tree_hash=shipment.tree_hash, plan_path=str(plan_copy),
-            async_timeout=int(self.timeout_s), poll_delay=max(1, int(self.poll_s)),
-            poll_retries=int(self.timeout_s / max(1, int(self.poll_s))) + 1, resume="yes" if self.resuming else "no"))
+            job_timeout=int(self.timeout_s), async_timeout=async_s, stop_wait=int(self.stop_wait_s),
+            poll_delay=max(1, int(self.poll_s)), poll_retries=int(async_s / max(1, int(self.poll_s))) + 1,
+            resume="yes" if self.resuming else "no"))
         for n in todo:
             self.hosts[n] = replace(self.hosts[n], status="running", error="")
         self.store.update_fleet(self.fleet_id, "running", list(self.hosts.values()))

@@ -85,6 +85,20 @@ def _fetch() -> list[dict[str, Any]]:
     ]
 
 
+def _stop_tasks(one_job: bool, wait: str, installed: str | None) -> list[dict[str, Any]]:
+    """Stop this fleet's job (one_job) or every fleet job here, then undo what is left (pickfs cleanup)."""
+    job = ["--dir", "{{ pf_job }}"] if one_job else []
+    when = {"when": installed} if installed else {}
+    return [
+        {"name": "stop the plan", "ansible.builtin.command": {"argv": _hostside(
+            "stop", "--workdir", "{{ pf_workdir }}", *job, "--wait", wait)},
+         **when, "changed_when": "'\"stopped\": []' not in pf_stop.stdout", "register": "pf_stop"},
+        {"name": "undo what is left", "ansible.builtin.command": {"argv": [
+            "{{ pf_venv }}/bin/pickfs", "cleanup", "--workdir", "{{ pf_workdir }}"]},
+         **when, "register": "pf_cleanup", "changed_when": "'undid' in pf_cleanup.stderr"},
+    ]
+
+
 def run_playbook() -> str:
     """Install pickfs on each host, run the plan there as an async job, poll it, fetch its results."""
     final = "['complete', 'failed', 'interrupted', 'lost']"
@@ -107,16 +121,25 @@ def run_playbook() -> str:
                                                            "mode": "0600"}},
         {"name": "prepare the job", "ansible.builtin.command": {"argv": _hostside("prepare", "--dir", "{{ pf_job }}")},
          "changed_when": False},
-        {"name": "start the plan", "ansible.builtin.command": {"argv": _hostside(
-            "start", "--dir", "{{ pf_job }}", "--workdir", "{{ pf_workdir }}", "--plan", "{{ pf_job }}/plan.toml",
-            "--name", "{{ inventory_hostname }}", "--fleet", "{{ fleet_id }}", "--confirm-device", "{{ pf_confirm }}",
-            "--resume", "{{ resume }}")},
-         "async": "{{ async_timeout }}", "poll": 0, "register": "pf_started"},
-        {"name": "progress", "ansible.builtin.command": {"argv": _hostside("status", "--dir", "{{ pf_job }}")},
-         "register": "pf_status", "changed_when": False,
-         "until": f"pf_status.rc == 0 and (pf_status.stdout | from_json).state in {final}",
-         "retries": "{{ poll_retries }}", "delay": "{{ poll_delay }}"},
-        *_fetch(),
+        # A job past its time (or a poll that fails) is stopped, undone and fetched, and the host still fails.
+        {"name": "the job", "block": [
+            {"name": "start the plan", "ansible.builtin.command": {"argv": _hostside(
+                "start", "--dir", "{{ pf_job }}", "--workdir", "{{ pf_workdir }}", "--plan", "{{ pf_job }}/plan.toml",
+                "--name", "{{ inventory_hostname }}", "--fleet", "{{ fleet_id }}", "--confirm-device",
+                "{{ pf_confirm }}", "--resume", "{{ resume }}", "--timeout", "{{ job_timeout | default(0) }}")},
+             "async": "{{ async_timeout }}", "poll": 0, "register": "pf_started"},
+            {"name": "progress", "ansible.builtin.command": {"argv": _hostside("status", "--dir", "{{ pf_job }}")},
+             "register": "pf_status", "changed_when": False,
+             "until": f"pf_status.rc == 0 and (pf_status.stdout | from_json).state in {final}",
+             "retries": "{{ poll_retries }}", "delay": "{{ poll_delay }}"},
+            *_fetch(),
+        ], "rescue": [
+            *_stop_tasks(one_job=True, wait="{{ stop_wait | default(120) }}", installed=None),
+            *_fetch(),
+            {"name": "the job failed", "ansible.builtin.fail": {
+                "msg": "{{ ansible_failed_task.name | default('the job') }}: "
+                       "{{ ansible_failed_result.msg | default('failed') }} (stopped, undone, results fetched)"}},
+        ]},
         {"name": "the outcome", "ansible.builtin.fail": {"msg": "{{ (pf_status.stdout | from_json).error }}"},
          "when": "(pf_status.stdout | from_json).state != 'complete'"},
     ]
@@ -126,15 +149,9 @@ def run_playbook() -> str:
 def stop_playbook(fetch: bool, one_job: bool = False) -> str:
     """Stop this fleet's job (one_job) or every pickfs fleet job on each host, undo what it left (pickfs cleanup),
     fetch what it measured."""
-    job = ["--dir", "{{ pf_job }}"] if one_job else []
     tasks: list[dict[str, Any]] = [
         {"name": "is pickfs installed", "ansible.builtin.stat": {"path": "{{ pf_python }}"}, "register": "pf_py"},
-        {"name": "stop the plan", "ansible.builtin.command": {"argv": _hostside(
-            "stop", "--workdir", "{{ pf_workdir }}", *job, "--wait", "{{ stop_wait }}")},
-         "when": "pf_py.stat.exists", "changed_when": "'\"stopped\": []' not in pf_stop.stdout", "register": "pf_stop"},
-        {"name": "undo what is left", "ansible.builtin.command": {"argv": [
-            "{{ pf_venv }}/bin/pickfs", "cleanup", "--workdir", "{{ pf_workdir }}"]},
-         "when": "pf_py.stat.exists", "register": "pf_cleanup", "changed_when": "'undid' in pf_cleanup.stderr"},
+        *_stop_tasks(one_job, "{{ stop_wait }}", "pf_py.stat.exists"),
     ]
     if fetch:
         tasks += _fetch()
