@@ -77,17 +77,20 @@ def test_a_source_database_of_an_older_schema_is_refused_not_migrated(tmp_path):
 def test_the_host_work_directory_is_checked_before_it_is_used():
     ts = tasks(run_playbook())
     names = [t["name"] for t in ts]
-    look = ts[names.index("look at pickfs's directories")]
-    assert look["ansible.builtin.stat"]["follow"] is False and look["loop"] == ["{{ pf_workdir }}", "{{ pf_dir }}"]
-    check = ts[names.index("pickfs's directories are root's own")]
-    (cond,) = check["ansible.builtin.assert"]["that"]
-    for word in ("not pf_dirstat.stat.exists", "isdir", "not pf_dirstat.stat.islnk", "uid == 0", "wgrp", "woth"):
-        assert word in cond
-    assert "move it aside" in check["ansible.builtin.assert"]["fail_msg"]
-    assert "pickfs_workdir" in check["ansible.builtin.assert"]["fail_msg"]
+    for var in ("pf_workdir", "pf_dir"):
+        look = ts[names.index(f"look at {var}")]
+        assert look["ansible.builtin.stat"] == {"path": f"{{{{ {var} }}}}", "follow": False}
+        check = ts[names.index(f"look at {var}") + 1]["ansible.builtin.assert"]
+        (cond,) = check["that"]
+        st = look["register"] + ".stat"
+        for word in (f"not {st}.exists", f"{st}.isdir", f"not {st}.islnk", f"{st}.uid == 0", f"not {st}.wgrp",
+                     f"not {st}.woth"):
+            assert word in cond
+        assert "symbolic link" in check["fail_msg"] and "move it aside" in check["fail_msg"]
+        assert "pickfs_workdir" in check["fail_msg"]
     make = ts[names.index("make pickfs's directories")]["ansible.builtin.file"]
     assert (make["owner"], make["group"], make["follow"]) == ("root", "root", False)
-    assert names.index("pickfs's directories are root's own") < names.index("make pickfs's directories")
+    assert names.index("look at pf_dir") < names.index("make pickfs's directories")
 
 
 def test_inventory_values_in_shell_scripts_are_quoted():

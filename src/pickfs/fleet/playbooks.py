@@ -48,22 +48,25 @@ _INSTALL_SCRIPT = (  # every inventory value quoted: this runs as root
 
 # pickfs runs root code from its work directory: one that exists must be root's own, a real directory, writable
 # by root alone (the default is under world-writable /var/tmp, where anyone may have made it first).
-_SAFE_DIR = ("not pf_dirstat.stat.exists or (pf_dirstat.stat.isdir and not pf_dirstat.stat.islnk and "
-             "pf_dirstat.stat.uid == 0 and not pf_dirstat.stat.wgrp and not pf_dirstat.stat.woth)")
-
-
 def _check_dirs() -> list[dict[str, Any]]:
-    return [
-        {"name": "look at pickfs's directories", "ansible.builtin.stat": {"path": "{{ item }}", "follow": False},
-         "loop": ["{{ pf_workdir }}", "{{ pf_dir }}"], "register": "pf_dirstats"},
-        {"name": "pickfs's directories are root's own", "ansible.builtin.assert": {
-            "that": [_SAFE_DIR],
-            "fail_msg": "{{ pf_dirstat.item }} is not a directory that only root owns and writes (a link, another "
-                        "owner, or group/other write): move it aside, or set pickfs_workdir for this host to a "
-                        "directory root owns",
-            "quiet": True},
-         "loop": "{{ pf_dirstats.results }}", "loop_control": {"loop_var": "pf_dirstat", "label": "{{ pf_dirstat.item }}"}},
-    ]
+    tasks: list[dict[str, Any]] = []
+    for var, reg in (("pf_workdir", "pf_workdir_stat"), ("pf_dir", "pf_dir_stat")):
+        st = f"{reg}.stat"
+        why = (f"{{{{ 'is missing' if not {st}.exists else "  # (the message is made even when the check passes)
+               f"'is a symbolic link' if {st}.islnk else 'is not a directory' if not {st}.isdir else "
+               f"'is owned by uid ' ~ {st}.uid ~ ', not root' if {st}.uid != 0 else "
+               f"'is writable by its group or others' }}}}")
+        tasks += [
+            {"name": f"look at {var}", "ansible.builtin.stat": {"path": f"{{{{ {var} }}}}", "follow": False},
+             "register": reg},
+            {"name": "pickfs's directories are root's own", "ansible.builtin.assert": {
+                "that": [f"not {st}.exists or ({st}.isdir and not {st}.islnk and {st}.uid == 0 and "
+                         f"not {st}.wgrp and not {st}.woth)"],
+                "fail_msg": f"{{{{ {var} }}}} {why}: move it aside, or set pickfs_workdir for this host to a "
+                            "directory root owns",
+                "quiet": True}},
+        ]
+    return tasks
 
 
 def _play(name: str, tasks: list[dict[str, Any]]) -> list[dict[str, Any]]:
