@@ -229,3 +229,32 @@ def test_hostside_start_keeps_the_time_limit_with_sigterm_and_its_child_in_its_o
     st = hostside.read_status(job)
     assert st["state"] == "failed" and "did not end within 1 s" in st["error"]
     assert (tmp_path / "term").exists() and int((tmp_path / "sid").read_text()) != os.getsid(0)
+
+
+def test_the_controller_merges_only_its_fleets_runs_and_a_malformed_host_file_fails_that_host(tmp_path):
+    from pickfs.fleet.controller import FleetController
+    from pickfs.store.fleets import FleetHost
+
+    class Quiet:
+        def host(self, name, text):
+            pass
+
+        def note(self, text):
+            pass
+
+    store = ResultStore(tmp_path / "results.db")
+    c = FleetController(store, str(tmp_path / "w"), "hosts.ini", None, Quiet())
+    c.fleet_id, c.work = "fleet-20260101-000000-abcd", tmp_path / "work"
+    c.hosts = {"a": FleetHost("a", "complete"), "b": FleetHost("b", "complete")}
+    a = ResultStore(c.work / "hosts" / "a" / "results.db")
+    fill(a, make_plan(), run_id="20260101-000000-aaaa", host={"hostname": "a", "fleet": c.fleet_id})
+    fill(a, make_plan(), run_id="20260101-000000-bbbb", host={"hostname": "a", "fleet": "fleet-other"})
+    a.close()
+    b = ResultStore(c.work / "hosts" / "b" / "results.db")
+    fill(b, make_plan(), run_id="20260101-000000-cccc", host={"hostname": "b", "fleet": c.fleet_id})
+    b.conn.execute("UPDATE runs SET plan_json='{bad'")
+    b.close()
+    c._merge(["a", "b"])
+    assert store.run_ids() == {"20260101-000000-aaaa"} and c.hosts["a"].run_id == "20260101-000000-aaaa"
+    assert c.hosts["b"].status == "failed" and "could not be merged" in c.hosts["b"].error
+    assert "\n" not in c.hosts["b"].error
