@@ -36,10 +36,11 @@ def test_ansible_events_and_their_one_line_errors():
 
 def test_the_playbooks_poll_an_async_job_and_fetch_before_failing():
     (play,) = json.loads(run_playbook())
-    names = [t["name"] for t in play["tasks"]]
-    start = play["tasks"][names.index("start the plan")]
+    tasks = [u for t in play["tasks"] for u in [t, *t.get("block", [])]]  # the job's tasks are in a block
+    names = [t["name"] for t in tasks]
+    start = tasks[names.index("start the plan")]
     assert start["poll"] == 0 and start["async"]  # an async job, polled by the next task
-    poll = play["tasks"][names.index("progress")]
+    poll = tasks[names.index("progress")]
     assert "until" in poll and "retries" in poll and "delay" in poll
     assert names.index("fetch the results") < names.index("the outcome")  # a failed host's results are kept too
     assert names.index("prepare the job") < names.index("start the plan")

@@ -8,7 +8,7 @@ import click
 
 from pickfs import console
 from pickfs.cli.common import open_store, results_option, workdir_option
-from pickfs.errors import PlanError
+from pickfs.errors import PlanError, ResultsUnusable
 from pickfs.store import ResultStore
 from pickfs.store.merge import merge_runs
 
@@ -23,9 +23,13 @@ def command(files: tuple[Path, ...], workdir: str, results_path) -> None:
     for f in files:
         if not f.is_file():
             raise PlanError(f"{f} is not a results database file", "name a results.db another pickfs wrote")
-        source = ResultStore(f)
+        source = ResultStore.read_only(f)  # someone else's file: read, never changed
         try:
             result = merge_runs(store, source)
+        except (ValueError, TypeError) as exc:  # a damaged record (bad JSON, a run id pickfs does not make)
+            why = (str(exc).splitlines() or [type(exc).__name__])[0]
+            raise ResultsUnusable(f"{f} holds a damaged run: {why}",
+                                  "merge a copy pickfs wrote, or leave this file out") from None
         finally:
             source.close()
         for clash in result.clashes:

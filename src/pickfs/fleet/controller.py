@@ -66,13 +66,23 @@ class FleetController:
         inventory_hosts = {h.name: h for h in list_hosts(self.inventory, self.limit)}
         if resume:
             record = self.store.load_fleet(resume)
-            fleet_id, work = record.id, self.base / record.id
-            plan_copy = work / "plan.toml"
+            fleet_id = record.id
             hosts = {h.name: h for h in record.hosts}
             todo = [n for n, h in hosts.items() if h.status != "complete" and n in inventory_hosts]
             if not todo:
                 self.observer.note(f"every host of {fleet_id} in this inventory is complete: nothing to resume")
                 return record
+            work = private_dir(self.base / fleet_id, 0o700)  # made again (and checked) if it is gone
+            plan_copy = work / "plan.toml"
+            if not plan_copy.is_file():
+                raise PlanError(f"fleet {fleet_id} cannot be resumed: its copy of the plan, {plan_copy}, is gone",
+                                "start a new fleet run: pickfs fleet run --inventory HOSTS --plan PLAN.toml")
+            plan = load_plan_file(plan_copy)
+            for n in list(todo):  # the inventory may have changed since: each host's device confirmed again
+                problem = device_problem(plan, inventory_hosts[n])
+                if problem:
+                    hosts[n] = replace(hosts[n], status="failed", error=problem)
+                    todo.remove(n)
         else:
             if plan_file is None:
                 raise PlanError("a fleet run needs a plan", "pickfs fleet run --inventory HOSTS --plan PLAN.toml")
@@ -109,11 +119,14 @@ class FleetController:
                            f"dependencies shipped from {shipment.wheels}")
         (self.work / "run.json").write_text(playbooks.run_playbook())
         vars_file = self.work / "vars.json"
+        # the host's job keeps its own time limit (and undoes what it built); Ansible's, later, is the backstop
+        async_s = int(self.timeout_s + self.stop_wait_s + 60)
         vars_file.write_text(playbooks.extra_vars(
             fleet_id=self.fleet_id, local_dir=str(self.work / "hosts"), wheels_dir=str(shipment.wheels),
             wheel=shipment.wheel, tree_hash=shipment.tree_hash, plan_path=str(plan_copy),
-            async_timeout=int(self.timeout_s), poll_delay=max(1, int(self.poll_s)),
-            poll_retries=int(self.timeout_s / max(1, int(self.poll_s))) + 1, resume="yes" if self.resuming else "no"))
+            job_timeout=int(self.timeout_s), async_timeout=async_s, stop_wait=int(self.stop_wait_s),
+            poll_delay=max(1, int(self.poll_s)), poll_retries=int(async_s / max(1, int(self.poll_s))) + 1,
+            resume="yes" if self.resuming else "no"))
         for n in todo:
             self.hosts[n] = replace(self.hosts[n], status="running", error="")
         self.store.update_fleet(self.fleet_id, "running", list(self.hosts.values()))
@@ -188,13 +201,18 @@ class FleetController:
                 continue
             try:
                 source = ResultStore(db)
-                try:
-                    result = merge_runs(self.store, source)
-                    mine = [r.id for r in source.list_runs() if source.load(r.id).host.get("fleet") == self.fleet_id]
+                try:  # only this fleet's runs: the host's file is not trusted to hold nothing else
+                    hosts = {r.id: source.load(r.id).host for r in source.list_runs()}
+                    mine = [i for i, h in hosts.items() if isinstance(h, dict) and h.get("fleet") == self.fleet_id]
+                    result = merge_runs(self.store, source, run_ids=mine)
                 finally:
                     source.close()
-            except PickfsError as exc:
-                self.observer.host(n, f"its results could not be merged: {exc.one_line()}")
+            except (PickfsError, ValueError, TypeError) as exc:
+                error = exc.one_line() if isinstance(exc, PickfsError) else str(exc).splitlines()[0] if str(exc) \
+                    else type(exc).__name__
+                error = f"its results could not be merged: {error}"
+                self.hosts[n] = replace(self.hosts[n], status="failed", error=error)
+                self.observer.host(n, error)
                 continue
             if mine:
                 self.hosts[n] = replace(self.hosts[n], run_id=mine[-1])
@@ -204,7 +222,8 @@ class FleetController:
     def _stop(self, names: list[str], fetch: bool) -> dict[str, str]:
         """Stop pickfs on these hosts, undo what it built, fetch what it measured; a host's problem by name."""
         work = getattr(self, "work", None) or private_dir(self.base / "cleanup", 0o700)
-        (work / "stop.json").write_text(playbooks.stop_playbook(fetch))
+        one_job = getattr(self, "fleet_id", None) is not None  # a fleet's Ctrl-C stops its own job only
+        (work / "stop.json").write_text(playbooks.stop_playbook(fetch, one_job=one_job))
         vars_file = work / "stop-vars.json"
         vars_file.write_text(playbooks.extra_vars(fleet_id=getattr(self, "fleet_id", "none"),
                                                   local_dir=str(work / "hosts"), stop_wait=int(self.stop_wait_s)))

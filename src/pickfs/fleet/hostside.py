@@ -1,12 +1,13 @@
 """On a fleet host: the job Ansible starts as an async task, and the calls it polls and stops it with.
 
     python -m pickfs.fleet.hostside start   --dir JOB --workdir W --plan P --name HOST --fleet ID [--confirm-device D]
+                                            [--timeout S]
     python -m pickfs.fleet.hostside status  --dir JOB                  (one JSON line)
     python -m pickfs.fleet.hostside stop    --workdir W [--dir JOB] [--wait S]
 
-`start` runs the plan in a child process (`execute`) with its output in JOB/log and its state in
+`start` runs the plan in a child process (`execute`, in its own session) with its output in JOB/log and its state in
 JOB/status.json; started again while that child still runs, it waits for it instead of starting a
-second one; started after an interruption, it resumes the run kept in JOB/results.db. `stop` marks
+second one; past --timeout it stops the child with SIGTERM; started after an interruption, it resumes the run kept in JOB/results.db. `stop` marks
 the job stopped (so a start still on its way does not begin) and sends SIGTERM to the child, which
 undoes everything it built, as pickfs run does on Ctrl-C.
 """
@@ -115,8 +116,9 @@ def start(a: argparse.Namespace) -> int:
     if a.confirm_device:
         argv += ["--confirm-device", a.confirm_device]
     t0 = time.time()
-    with open(job / LOG, "a") as log:
-        child = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env)
+    with open(job / LOG, "a") as log:  # its own session: the async wrapper's killpg on its timeout misses it
+        child = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env,
+                                 start_new_session=True)
     write_status(job, {"state": "running", "pid": child.pid, "pid_start": _start_time(child.pid), "started": t0})
 
     def forward(signum: int, frame: object) -> None:
@@ -124,8 +126,16 @@ def start(a: argparse.Namespace) -> int:
 
     signal.signal(signal.SIGTERM, forward)
     signal.signal(signal.SIGINT, forward)
-    rc = child.wait()
+    timed_out = False
+    try:  # the time limit kept here, with SIGTERM, so the plan undoes what it built before Ansible gives up
+        rc = child.wait(timeout=a.timeout if a.timeout > 0 else None)
+    except subprocess.TimeoutExpired:
+        timed_out = True
+        child.send_signal(signal.SIGTERM)
+        rc = child.wait()
     state, error = outcome(rc, (job / LOG).read_text(errors="replace"))
+    if timed_out:
+        state, error = "failed", f"the plan did not end within {a.timeout:.0f} s: stopped, what it built undone"
     run_id, _ = run_id_in(job)
     write_status(job, {"state": state, "rc": rc, "error": error, "started": t0, "job_s": time.time() - t0,
                        "run_id": run_id})
@@ -236,6 +246,7 @@ def main(argv: list[str] | None = None) -> int:
             s.add_argument("--name", required=True)
             s.add_argument("--fleet", required=True)
             s.add_argument("--resume", choices=("yes", "no"), default="no")
+            s.add_argument("--timeout", type=float, default=0.0, help="seconds; 0: no limit")
     sub.add_parser("status").add_argument("--dir", required=True)
     sub.add_parser("prepare").add_argument("--dir", required=True)
     s = sub.add_parser("stop")

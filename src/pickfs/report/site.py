@@ -108,7 +108,7 @@ def comparison_page(runs: Sequence[RunRecord]) -> str:
         for rec in runs:
             view = next((v for v in build_views(rec) if v.label == label), None)
             text = " ".join(recommend(view)) if view is not None and view.measured else "nothing measured"
-            parts.append(f"<li><a href='{run_file(rec)}'>{_e(rec.id)}</a> ({_e(rec.host.get('hostname', '?'))}, "
+            parts.append(f"<li><a href='{_e(run_file(rec))}'>{_e(rec.id)}</a> ({_e(rec.host.get('hostname', '?'))}, "
                          f"{_when(rec.created)}): {_e(text)}</li>")
         parts.append("</ul>")
         fig = comparison_chart(runs, label)
@@ -140,7 +140,7 @@ def index_page(records: Sequence[RunRecord], plans: dict[str, list[RunRecord]]) 
     for rec in sorted(records, key=lambda r: -r.created):
         key = plan_key(rec.plan)
         compared = f" (<a href='plan-{key}.html'>compare {len(plans[key])} runs</a>)" if key in plans else ""
-        rows.append(f"<tr><td class=nowrap><a href='{run_file(rec)}'>{_e(rec.id)}</a></td>"
+        rows.append(f"<tr><td class=nowrap><a href='{_e(run_file(rec))}'>{_e(rec.id)}</a></td>"
                     f"<td class=nowrap>{_when(rec.created)}</td>"
                     f"<td>{_e(rec.host.get('hostname', '?'))}</td><td>{_e(rec.status)}</td>"
                     f"<td>{_e(plan_words(rec.plan))}{compared}</td></tr>")

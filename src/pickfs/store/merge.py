@@ -4,10 +4,22 @@ into this one. Idempotent: a run already here gains only the trials it lacks, so
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from pickfs.model import RunRecord, Trial
+
+# The run ids pickfs makes (store/results.py's new_run_id): a merged id becomes a file name in the report site.
+RUN_ID = re.compile(r"[0-9]{8}-[0-9]{6}-[0-9a-f]{4}")
+
+
+def check_run_id(run_id: object) -> str:
+    """The id, when it is one pickfs makes; ValueError otherwise (pure)."""
+    if not isinstance(run_id, str) or not RUN_ID.fullmatch(run_id):
+        raise ValueError(f"run id {str(run_id)[:40]!r} is not one pickfs makes (YYYYMMDD-HHMMSS-xxxx)")
+    return run_id
+
 
 # What identifies a trial across databases (the row id does not: each database numbers its own).
 TrialKey = tuple[int, int, str, float, int, int | None]
@@ -35,6 +47,7 @@ class MergePlan:
 
 
 def plan_merge(incoming: RunRecord, existing: RunRecord | None) -> MergePlan:
+    check_run_id(incoming.id)
     if existing is None:
         return MergePlan(incoming.id, True, incoming.trials)
     if not same_run(incoming, existing):

@@ -136,6 +136,29 @@ class ResultStore(FleetMixin):
                 raise ResultsUnusable(f"results database {self.path} is damaged ({exc})", OTHER_FILE) from None
             raise write_failure(self.path, exc) from None
 
+    @classmethod
+    def read_only(cls, path: Path) -> ResultStore:
+        """Someone else's results file, to read runs from (`pickfs merge FILE`): opened read-only and never
+        migrated; a file of another schema is refused, naming the fix."""
+        path = Path(path)
+        version = existing_version(path, SCHEMA_VERSION)  # refuses a damaged file and a newer schema
+        if version is None:
+            raise ResultsUnusable(f"results database {path} is empty or missing", "name a results.db pickfs wrote")
+        if version != SCHEMA_VERSION:
+            raise ResultsUnusable(f"results database {path} has an older schema ({version}; this pickfs reads "
+                                  f"{SCHEMA_VERSION}) and is not changed here",
+                                  f"upgrade a copy first: cp {path} COPY; pickfs results --results COPY; "
+                                  "pickfs merge COPY")
+        store = cls.__new__(cls)
+        store.path, store.conn, store._failed = path, None, None
+        try:
+            store.conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=30)
+            store.conn.execute("SELECT 1 FROM runs LIMIT 1").fetchall()
+        except sqlite3.Error as exc:
+            store.close()
+            raise ResultsUnusable(f"results database {path} cannot be read ({exc})", OTHER_FILE) from None
+        return store
+
     @property
     def _conn(self) -> StoreConnection:
         """The connection, once __init__ has made it."""
