@@ -50,10 +50,12 @@ def test_first_and_last_runs_agree_without_warmup(workdir):
                "--size", "4G", "--json", str(out))
     assert r.returncode == 0, r.stderr
     values = json.loads(out.read_text())["cells"][0]["values"]
-    # This VM's disk switches between two speeds: identical runs differed up to 1.7x here
-    # (ext3: 10,888 and 17,565 tx/s). A filesystem still initialising in the background makes
-    # the first run stand apart by more; the exact checks are the idle-device and dumpe2fs tests.
-    assert max(values) / min(values) < 2.5, values
+    # This VM's disk switches between speeds: identical runs differed up to 1.7x here (ext3: 10,888
+    # and 17,565 tx/s) and fdatasync speed moves up to 3x within a minute on the shared disk (2.5x was
+    # seen between runs of a full test session). A filesystem still initialising in the background
+    # (lazy inode tables, journal) makes the first run stand apart by far more; the exact checks are
+    # the idle-device and dumpe2fs tests.
+    assert max(values) / min(values) < 4, values
 
 
 def test_directory_target_compares_existing_directories(workdir):
