@@ -65,8 +65,8 @@ def test_runs_merged_into_postgresql_are_reported_and_merging_twice_adds_nothing
     from pickfs.store.results import SCHEMA_VERSION
 
     dev, ci = ResultStore(tmp_path / "dev.db"), ResultStore(tmp_path / "ci.db")
-    fill(dev, make_plan(), run_id="20260101-000000-dev0", host={"hostname": "dev", "name": "dev"})
-    fill(ci, make_plan(), run_id="20260101-000000-ci00", host={"hostname": "ci", "name": "ci"},
+    fill(dev, make_plan(), run_id="20260101-000000-de00", host={"hostname": "dev", "name": "dev"})
+    fill(ci, make_plan(), run_id="20260101-000000-c100", host={"hostname": "ci", "name": "ci"},
          values={0: [125, 130, 120], 1: [2000, 2100, 1900], 2: [60, 61, 62]})
     first = pickfs("merge", str(tmp_path / "dev.db"), str(tmp_path / "ci.db"), "--results", server, workdir=tmp_path)
     assert first.returncode == 0, first.stderr
@@ -75,13 +75,13 @@ def test_runs_merged_into_postgresql_are_reported_and_merging_twice_adds_nothing
     assert again.stderr.count("nothing new") == 2, again.stderr
 
     listed = pickfs("results", workdir=tmp_path, PICKFS_RESULTS=server)  # the environment variable works too
-    assert listed.returncode == 0 and "20260101-000000-dev0" in listed.stdout and "ci00" in listed.stdout
+    assert listed.returncode == 0 and "20260101-000000-de00" in listed.stdout and "c100" in listed.stdout
     assert "postgresql://" in listed.stdout
-    report = pickfs("report", "20260101-000000-ci0", "--json", "-", "--results", server, workdir=tmp_path)
+    report = pickfs("report", "20260101-000000-c10", "--json", "-", "--results", server, workdir=tmp_path)
     assert report.returncode == 0, report.stderr
     doc = json.loads(report.stdout)
     assert doc["host"]["name"] == "ci"
-    compared = pickfs("compare", "20260101-000000-dev0", "20260101-000000-ci00", "--results", server,
+    compared = pickfs("compare", "20260101-000000-de00", "20260101-000000-c100", "--results", server,
                       workdir=tmp_path)
     assert compared.returncode == 0 and "different" in compared.stdout
 
@@ -89,9 +89,9 @@ def test_runs_merged_into_postgresql_are_reported_and_merging_twice_adds_nothing
     try:
         assert store.conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()[0] == \
             str(SCHEMA_VERSION)
-        record = store.load("20260101-000000-dev0")
-        assert record.created == dev.load("20260101-000000-dev0").created  # 8-byte floats, not PostgreSQL's REAL
-        assert len(record.trials) == len(dev.load("20260101-000000-dev0").trials)
+        record = store.load("20260101-000000-de00")
+        assert record.created == dev.load("20260101-000000-de00").created  # 8-byte floats, not PostgreSQL's REAL
+        assert len(record.trials) == len(dev.load("20260101-000000-de00").trials)
     finally:
         store.close()
 

@@ -32,7 +32,9 @@ def test_every_available_preset_is_built_checked_and_undone(workdir, preset):
         assert info.fstype == ("ext4" if preset.fstype == "ext3" and info.fstype == "ext4" else preset.fstype)
         for opt in preset.mount_options:
             assert opt in info.effective_options, f"{opt} not in force: {info.effective_options}"
-        assert info.notes == ()
+        # ext3's only note: today's ext3 runs on the ext4 driver with barriers on (older kernels had them off)
+        assert [n for n in info.notes if not n.startswith("ext3 here is mounted by the ext4 driver")] == []
+        assert bool(info.notes) == (preset.fstype == "ext3"), info.notes
         (prov.datadir / "probe").write_text("written on the filesystem under test")
         if preset.fstype != "tmpfs":
             assert loops_under(workdir) and info.scheduler_effective == "none"
