@@ -122,10 +122,16 @@ def test_a_server_is_held_still_outside_its_slices(workdir):
             return {Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()[0] for p in tree
                     if Path(f"/proc/{p}").exists()}
         freezer.freeze()
-        try:
+        try:  # SIGSTOP lands when a process next leaves the kernel: one in disk sleep (D) stops a moment later
+            deadline = time.monotonic() + 5
+            while states() != {"T"} and time.monotonic() < deadline:
+                time.sleep(0.05)
             assert states() == {"T"}
         finally:
             freezer.thaw()
+        deadline = time.monotonic() + 5
+        while "T" in states() and time.monotonic() < deadline:
+            time.sleep(0.05)
         assert "T" not in states()
     assert not Path(endpoint.pidfile).exists()
 
