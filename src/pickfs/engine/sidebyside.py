@@ -14,12 +14,9 @@ interval is narrow enough, or when the time budget is spent.
 
 from __future__ import annotations
 
-import ctypes
-import os
 import time
 from contextlib import ExitStack, nullcontext
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from pickfs.engine.schedule import auto_blocks, round_budget, round_order, run_seed
@@ -32,25 +29,11 @@ from pickfs.services.freeze import Freezer
 from pickfs.stack.cgroups import MemoryGroup
 from pickfs.stack.ledger import Ledger
 from pickfs.stack.provision import Provisioned, space_used
+from pickfs.stack.quiesce import syncfs
 from pickfs.stats.paired import Obs, paired_compare_all, primary_value, settled
 from pickfs.store import ResultStore
 from pickfs.workloads import workload_class
 from pickfs.workloads.base import Workload
-
-_libc = ctypes.CDLL(None, use_errno=True)
-
-
-def syncfs(path: Path) -> float:
-    """Make everything written to the filesystem holding `path` durable; return the seconds it took."""
-    t0 = time.perf_counter()
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        if _libc.syncfs(fd) != 0:
-            err = ctypes.get_errno()
-            raise OSError(err, f"syncfs failed: {os.strerror(err)}")
-    finally:
-        os.close(fd)
-    return time.perf_counter() - t0
 
 
 @dataclass

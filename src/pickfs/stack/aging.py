@@ -14,7 +14,6 @@ of the aged population, and the free space's fragments (e2freefrag for ext2/3/4,
 
 from __future__ import annotations
 
-import ctypes
 import fcntl
 import math
 import os
@@ -28,6 +27,7 @@ from typing import Any
 
 from pickfs.errors import PickfsError
 from pickfs.proc import run
+from pickfs.stack.quiesce import syncfs
 
 AGING_DIR = "pickfs-aging"
 FILES_PER_DIR = 64
@@ -42,7 +42,6 @@ FS_IOC_FIEMAP = 0xC020660B
 FIEMAP_FLAG_SYNC = 0x1
 SAMPLE_FILES = 4000  # files whose extents are counted, at most, per population
 
-_libc = ctypes.CDLL(None, use_errno=True)
 
 
 @dataclass(frozen=True)
@@ -106,16 +105,6 @@ def used_share(path: Path) -> float:
     return (st.f_blocks - st.f_bfree) / st.f_blocks if st.f_blocks else 1.0
 
 
-def _syncfs(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        if _libc.syncfs(fd) != 0:
-            err = ctypes.get_errno()
-            raise OSError(err, f"syncfs failed: {os.strerror(err)}")
-    finally:
-        os.close(fd)
-
-
 def age(mountpoint: Path, fill: float, rounds: int, seed: int) -> AgingResult:
     """Age the filesystem mounted at `mountpoint` to `fill` of its space (see the module's docstring)."""
     rng = random.Random(seed)
@@ -146,14 +135,14 @@ def age(mountpoint: Path, fill: float, rounds: int, seed: int) -> AgingResult:
                                   f"{exc.strerror or exc}", "age to a smaller share, or give a larger --size") from None
             files += [path for path, _ in batch]
             if serial % 1024 < 32:  # delayed allocation: check the space really used now and then
-                _syncfs(mountpoint)
-        _syncfs(mountpoint)  # every block allocated before any file is deleted
+                syncfs(mountpoint)
+        syncfs(mountpoint)  # every block allocated before any file is deleted
         if r < rounds - 1:
             doomed = set(rng.sample(range(len(files)), int(len(files) * DELETE_SHARE)))
             for i in sorted(doomed):
                 files[i].unlink()
             files = [f for i, f in enumerate(files) if i not in doomed]
-            _syncfs(mountpoint)
+            syncfs(mountpoint)
     return AgingResult(time.monotonic() - t0, rounds, len(files), written, used_share(mountpoint))
 
 
@@ -249,7 +238,7 @@ def free_extents(fstype: str, device: str | None, mountpoint: Path) -> int | Non
 
 def fragmentation(mountpoint: Path, datadir: Path, fstype: str, device: str | None, seed: int = 0) -> Fragmentation:
     """What a filesystem's layout has come to: its data files, its aged population and its free space."""
-    _syncfs(mountpoint)
+    syncfs(mountpoint)
     rng = random.Random(seed)
     data_files, data_extents = extents_under(datadir, rng)
     aged = mountpoint / AGING_DIR

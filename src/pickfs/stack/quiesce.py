@@ -1,8 +1,11 @@
-"""Wait until a block device is idle, so a measured run starts in steady state."""
+"""Wait until a block device is idle, so a measured run starts in steady state; make a filesystem durable."""
 
 from __future__ import annotations
 
+import ctypes
+import os
 import time
+from pathlib import Path
 
 from pickfs.monitors.sampler import read_disk
 
@@ -27,3 +30,19 @@ def wait_idle(name: str, quiet_s: float, timeout_s: float, poll_s: float = 0.1) 
             return True, now - t0
         if now - t0 >= timeout_s:
             return False, now - t0
+
+
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+def syncfs(path: Path) -> float:
+    """Make everything written to the filesystem holding `path` durable; return the seconds it took."""
+    t0 = time.perf_counter()
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        if _libc.syncfs(fd) != 0:
+            err = ctypes.get_errno()
+            raise OSError(err, f"syncfs failed: {os.strerror(err)}")
+    finally:
+        os.close(fd)
+    return time.perf_counter() - t0
