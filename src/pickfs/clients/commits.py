@@ -49,7 +49,33 @@ def load(args: argparse.Namespace) -> dict:
 
 
 # --- crash moments around write-back (crash-fidelity work) ---
-def _write_back(args: argparse.Namespace, conn, k: int) -> str:
+class InnoDBPageFlush:
+    """InnoDB's nearest to a checkpoint, while commits go on: the page cleaner is told to write every dirty
+    page, and a moment later the old limit returns.
+
+    The limit is put back because a page cleaner kept at 0 flushes the log before every page it writes,
+    which would make a lazy log flush (innodb_flush_log_at_trx_commit = 2) look safe for the rest of the run.
+    """
+
+    def __init__(self, hold_s: float) -> None:
+        self.hold_s = hold_s
+        self.before: float | None = None
+        self.until = 0.0
+
+    def start(self, cur) -> None:
+        if self.before is None:
+            cur.execute("SELECT @@GLOBAL.innodb_max_dirty_pages_pct")
+            self.before = float(cur.fetchall()[0][0])
+        cur.execute("SET GLOBAL innodb_max_dirty_pages_pct = 0")
+        self.until = time.monotonic() + self.hold_s
+
+    def end_if_due(self, conn) -> None:
+        if self.until and time.monotonic() >= self.until:
+            conn.cursor().execute(f"SET GLOBAL innodb_max_dirty_pages_pct = {self.before}")
+            self.until = 0.0
+
+
+def _write_back(args: argparse.Namespace, conn, k: int, innodb: InnoDBPageFlush) -> str:
     """Make the database write its pages back now; what was asked for, as an event's words."""
     cur = conn.cursor()
     if args.backend == "postgresql":
@@ -65,8 +91,8 @@ def _write_back(args: argparse.Namespace, conn, k: int) -> str:
         cur.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
         what = "a WAL checkpoint"
     elif args.backend == "mariadb":
-        cur.execute("SET GLOBAL innodb_max_dirty_pages_pct = 0")  # the page cleaner writes every dirty page
-        what = "a page flush request"
+        innodb.start(cur)
+        what = "a page flush"
     else:
         return ""
     conn.commit()
@@ -83,6 +109,7 @@ def run(args: argparse.Namespace) -> dict:
     deadline = start + args.duration
     next_write_back = start + args.checkpoint_every if args.checkpoint_every > 0 else float("inf")
     n = k = 0
+    innodb = InnoDBPageFlush(hold_s=min(0.3, args.checkpoint_every / 2))
     try:
         while n < args.transactions and time.monotonic() < deadline:
             n += 1
@@ -91,10 +118,11 @@ def run(args: argparse.Namespace) -> dict:
             tx.q("INSERT INTO pickfs_commits VALUES (?, ?, ?)", (n, delta, FILLER))
             tx.commit()
             os.write(acks, f"{n} {time.monotonic_ns()}\n".encode())
+            innodb.end_if_due(conn)
             if time.monotonic() >= next_write_back:
                 t = time.monotonic_ns()
                 try:
-                    what = _write_back(args, conn, k)
+                    what = _write_back(args, conn, k, innodb)
                 except Exception as exc:
                     what = ""
                     conn.rollback()

@@ -9,7 +9,7 @@ workload started is taken as safely on disk.
 
 Which subsets are tried is a stated strategy (STRATEGIES): the tearing and reordering ones in turn at
 the moments before a burst's flush, the others first at the moments spread evenly;
-the moments are spread over the whole run: evenly, just before the flushes that end the largest
+the moments are spread over the whole run: evenly over its time, just before the flushes that end the largest
 bursts of writes, and around events the workload reported (checkpoints, WAL switches, files
 created, renamed or removed).
 """
@@ -177,18 +177,24 @@ def crash_moments(records: Sequence[Record], t_start: int, t_end: int, n: int,
                   events: Sequence[Event] = (), unit: int = DEFAULT_UNIT) -> list[tuple[int, int, str]]:
     """n (cut, latest moment, why) triples over the whole run.
 
-    In turn: evenly over the window's records, just before the flush ending the next most exposed
+    In turn: evenly over the run's time, just before the flush ending the next most exposed
     burst of writes, and just before the most exposed flush after each event the workload reported; when one
-    kind runs out the others fill in. A window with few records is then filled over its time (a
+    kind runs out the others fill in, then moments evenly over the window's records. A window with few
+    records is then filled over its time (a
     database that never wrote while acknowledging commits gets n moments on the same image).
     """
     first, last = window(records, t_start, t_end)
     share = -(-n // 3)  # a third of the moments evenly, a third before bursts, a third after events
-    even = [(c, _moment(records, c, t_end), "evenly over the run") for c in cut_points(first, last, share)]
+    times = [r.t_ns for r in records]
+    # evenly over the run's time, not its records: writes crowd into write-back bursts, while commits that a lazy
+    # log flush leaves in memory are lost between them
+    even = []
+    for j in range(share):
+        c = min(last, max(first, bisect.bisect_right(times, t_start + (t_end - t_start) * (2 * j + 1) // (2 * share))))
+        even.append((c, _moment(records, c, t_end), "evenly over the run"))
     more = [(c, _moment(records, c, t_end), "evenly over the run") for c in cut_points(first, last, n)]
     bursts = [(c, _moment(records, c, t_end), "before the flush ending a burst that overwrites the most")
               for c in exposed_flushes(records, first, last, unit)]
-    times = [r.t_ns for r in records]
     def spread(items: list, k: int) -> list:
         if len(items) <= k:
             return items
