@@ -371,27 +371,13 @@ def execute_plan(plan: Plan, o: dict[str, Any], store: ResultStore | None = None
         console.warn(f"undid {n} resource(s) left by an earlier pickfs that did not finish")
     for p in problems:
         console.warn(f"could not undo: {p}")
-    for w in plan.warnings:
-        console.warn(w)
-    for spec in plan.workloads:
-        warning = Command.root_warning(spec)
-        if warning:
-            console.warn(warning)
+    for w in (*plan.warnings, *(Command.root_warning(spec) for spec in plan.workloads)):
+        if w:
+            console.warn(w)
     if run_id is None:
         run_id = store_new_run(store, plan)
-    m = plan.method
-    if not m.speed:
-        what = "no speed runs"
-    elif m.side_by_side:
-        rounds = f"{m.rounds} rounds" if m.rounds else "rounds until the intervals settle"
-        blocks = "automatic blocks" if m.blocks is None else f"{m.blocks} block(s)"
-        what = f"side by side, {blocks}, {rounds}, after {m.warmup} warm-up slice(s)"
-    else:
-        what = f"{m.runs} runs each after {m.warmup} warm-up, one at a time"
-    if m.crash_states:
-        what += f"; a crash test of {m.crash_states} power-cut states each"
     console.info(f"run {run_id}: {len(plan.configs)} configurations x {len(plan.workloads)} workload(s), "
-                 f"{what}; results in {store.path}")
+                 f"{method_words(plan.method)}; results in {store.path}")
     with console.progress() as bar:
         executor = Executor(plan, run_id, store, ledger, CliObserver(bar))
         try:
@@ -413,6 +399,21 @@ def execute_plan(plan: Plan, o: dict[str, Any], store: ResultStore | None = None
     console.show(render_run(record, explain=bool(o.get("explain"))))
     write_exports(record, export_targets(o))
     console.info(f"saved as run {run_id} in {store.path}; re-render with: pickfs report {run_id}")
+
+
+def method_words(m: Method) -> str:
+    """How the run measures, in a few words (pure)."""
+    if not m.speed:
+        what = "no speed runs"
+    elif m.side_by_side:
+        rounds = f"{m.rounds} rounds" if m.rounds else "rounds until the intervals settle"
+        blocks = "automatic blocks" if m.blocks is None else f"{m.blocks} block(s)"
+        what = f"side by side, {blocks}, {rounds}, after {m.warmup} warm-up slice(s)"
+    else:
+        what = f"{m.runs} runs each after {m.warmup} warm-up, one at a time"
+    if m.crash_states:
+        what += f"; a crash test of {m.crash_states} power-cut states each"
+    return what
 
 
 def interrupted(exc: BaseException | None) -> bool:

@@ -19,7 +19,7 @@ from contextlib import ExitStack, nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
-from pickfs.engine.schedule import auto_blocks, round_budget, round_order, run_seed
+from pickfs.engine.schedule import RoundBudget, auto_blocks, round_budget, round_order, run_seed
 from pickfs.engine.standup import stand_up
 from pickfs.errors import PickfsError, ResultsWriteFailed
 from pickfs.model import Cell, Plan, Trial, WorkloadSpec
@@ -180,64 +180,79 @@ class SideBySide:
         done_blocks = {b for b, rounds in rounds_in.items() if len(rounds) >= minimum}
         if done_blocks and len(done_blocks) == len(rounds_in) and (m.blocks is None or len(done_blocks) >= m.blocks):
             return
-        todo = None if m.blocks is None else max(1, m.blocks - len(done_blocks))
         if all(c.index in failed for c in cells):
             return
+        todo = None if m.blocks is None else max(1, m.blocks - len(done_blocks))
         share = 1.0 if m.blocks is None or todo is None or not done_blocks else todo / m.blocks
         budget = round_budget(m, share)
         started = time.monotonic()
-        label = cells[0].workload.label
-        self.observer.rounds_started(label, budget.budget_s, todo, len(cells))
+        self.observer.rounds_started(cells[0].workload.label, budget.budget_s, todo, len(cells))
         with ExitStack() as stack:
-            members: list[Member] = []
-            block = first
-            while todo is None or block < first + todo:
-                for cell in cells:
-                    if cell.index in failed:
-                        continue
-                    try:
-                        # a configuration that fails to stand up is undone at once (its server must not
-                        # run on, unfrozen, through everyone else's rounds)
-                        with ExitStack() as own:
-                            members.append(self._stand_up(own, cell, block))
-                            stack.enter_context(own.pop_all())
-                    except ResultsWriteFailed:
-                        raise
-                    except (PickfsError, SliceFailed, OSError) as exc:
-                        failed.add(cell.index)
-                        self.fail(cell, _why(exc), getattr(exc, "raw", ""), block=block)
-                if todo is None:  # as many blocks as fit a share of the budget, judged by the first one
-                    wanted = auto_blocks(time.monotonic() - started, budget.budget_s)
-                    todo = max(1, wanted - len(done_blocks))
-                    self.observer.note(f"{label}: standing up {todo} block(s) of {len(cells)} configurations "
-                                       f"(the first took {time.monotonic() - started:.0f} s)")
-                block += 1
-                if all(c.index in failed for c in cells):
-                    break
-            members = [x for x in members if x.cell.index not in failed]
+            members = self._stand_up_blocks(stack, cells, failed, first, todo, len(done_blocks), budget.budget_s)
             # a resumed run numbers its rounds on: its new blocks did not stand in the old rounds
-            round_no = first_round = max((t.round for t in history if t.round is not None), default=-1) + 1
-            while members:
-                t0 = time.monotonic()
-                for member in round_order(members, self.seed, first, round_no):
-                    if member.cell.index in failed:
-                        continue
-                    try:
-                        history.append(self._slice(member, round_no, members))
-                    except ResultsWriteFailed:
-                        raise
-                    except (PickfsError, SliceFailed, OSError) as exc:
-                        failed.add(member.cell.index)
-                        self.fail(member.cell, _why(exc), getattr(exc, "raw", ""), block=member.block)
-                members = [x for x in members if x.cell.index not in failed]
-                round_no += 1
-                rounds_done = round_no - first_round
-                standing = list({x.cell.index: x.cell for x in members}.values())
-                done, widest = self.settled(cells, history, standing, budget.target)
-                self.observer.round_finished(label, first, rounds_done, widest)
-                if not budget.another_round(rounds_done, done, time.monotonic(), started + budget.budget_s,
-                                            time.monotonic() - t0, m.max_runs if m.target_ci is not None else 10_000):
-                    break
+            first_round = max((t.round for t in history if t.round is not None), default=-1) + 1
+            self._rounds(cells, members, history, failed, first, first_round, budget, started)
+
+    def _stand_up_blocks(self, stack: ExitStack, cells: list[Cell], failed: set[int], first: int,
+                         todo: int | None, done: int, budget_s: float) -> list[Member]:
+        """`todo` blocks of every configuration (None: as many as fit a share of the budget, judged by the
+        first block); a configuration that fails to stand up is marked failed and left out."""
+        started = time.monotonic()
+        members: list[Member] = []
+        block = first
+        while todo is None or block < first + todo:
+            for cell in cells:
+                if cell.index not in failed:
+                    self._stand_up_one(stack, members, cell, block, failed)
+            if todo is None:
+                todo = max(1, auto_blocks(time.monotonic() - started, budget_s) - done)
+                self.observer.note(f"{cells[0].workload.label}: standing up {todo} block(s) of {len(cells)} "
+                                   f"configurations (the first took {time.monotonic() - started:.0f} s)")
+            block += 1
+            if all(c.index in failed for c in cells):
+                break
+        return [x for x in members if x.cell.index not in failed]
+
+    def _stand_up_one(self, stack: ExitStack, members: list[Member], cell: Cell, block: int, failed: set[int]) -> None:
+        try:
+            # a configuration that fails to stand up is undone at once (its server must not
+            # run on, unfrozen, through everyone else's rounds)
+            with ExitStack() as own:
+                members.append(self._stand_up(own, cell, block))
+                stack.enter_context(own.pop_all())
+        except ResultsWriteFailed:
+            raise
+        except (PickfsError, SliceFailed, OSError) as exc:
+            failed.add(cell.index)
+            self.fail(cell, _why(exc), getattr(exc, "raw", ""), block=block)
+
+    def _rounds(self, cells: list[Cell], members: list[Member], history: list[Trial], failed: set[int],
+                first: int, first_round: int, budget: RoundBudget, started: float) -> None:
+        """Rounds over every standing member, in a shuffled order each, until the comparisons settle."""
+        m = self.plan.method
+        label = cells[0].workload.label
+        round_no = first_round
+        while members:
+            t0 = time.monotonic()
+            for member in round_order(members, self.seed, first, round_no):
+                if member.cell.index in failed:
+                    continue
+                try:
+                    history.append(self._slice(member, round_no, members))
+                except ResultsWriteFailed:
+                    raise
+                except (PickfsError, SliceFailed, OSError) as exc:
+                    failed.add(member.cell.index)
+                    self.fail(member.cell, _why(exc), getattr(exc, "raw", ""), block=member.block)
+            members = [x for x in members if x.cell.index not in failed]
+            round_no += 1
+            rounds_done = round_no - first_round
+            standing = list({x.cell.index: x.cell for x in members}.values())
+            done, widest = self.settled(cells, history, standing, budget.target)
+            self.observer.round_finished(label, first, rounds_done, widest)
+            if not budget.another_round(rounds_done, done, time.monotonic(), started + budget.budget_s,
+                                        time.monotonic() - t0, m.max_runs if m.target_ci is not None else 10_000):
+                break
 
 
 def is_reference(cell: Cell) -> bool:

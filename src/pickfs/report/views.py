@@ -249,23 +249,9 @@ def _row(record: RunRecord, cell: Cell, defs: tuple[MetricDef, ...], method: Met
     trials = [t for t in every if t.phase != "crash"]
     measured = sorted((t for t in trials if t.phase == "measured" and t.ok), key=lambda t: t.started)
     failures = [t.error for t in trials if not t.ok]
-    notes: list[str] = []
-    for t in trials:
-        for n in t.notes:
-            if n not in notes:
-                notes.append(n)
-    for e in failures:
-        if e not in notes:
-            notes.append(e)
-    mvs = []
-    for i, d in enumerate(defs):
-        if i == 0:  # a slice's rate includes the syncfs that ended it
-            vals = tuple(v for v in (primary_value(t.metrics, d.name) for t in measured) if v is not None)
-        else:
-            vals = tuple(t.metrics[d.name] for t in measured if d.name in t.metrics)
-        mvs.append(MetricValues(d, vals, summarize(vals) if vals else None))
+    notes = list(dict.fromkeys([*(n for t in trials for n in t.notes), *failures]))
+    mvs = _metric_values(measured, defs)
     primary = mvs[0] if mvs else MetricValues(MetricDef("value", "", True), (), None)
-    how = method_text(measured)
     neighbours = [t.metrics["idle_neighbours_wrote_bytes"] for t in measured
                   if "idle_neighbours_wrote_bytes" in t.metrics]
     if neighbours and max(neighbours) > 1024**2:
@@ -274,36 +260,55 @@ def _row(record: RunRecord, cell: Cell, defs: tuple[MetricDef, ...], method: Met
     # Slices take turns with the other configurations and are judged in pairs: their spread over
     # the run is the machine's weather, not the configuration's noise.
     if primary.summary and primary.summary.n > 1 and not t_sliced(measured):
-        if primary.summary.cv > NOISY_CV:
-            notes.append(f"noisy (CV {primary.summary.cv:.0%})")
-        change = drift(primary.values)
-        tau, p = trend(primary.values)
-        if abs(change) > DRIFT_NOTE and p < TREND_P:
-            direction = "up" if tau > 0 else "down"
-            notes.append(f"runs 1-{len(primary.values)} trend {direction} ({change:+.0%} first to last, "
-                         f"Kendall p={p:.2f}): not in steady state")
-        for i in outliers(primary.values):
-            notes.append(f"run {i + 1} is an outlier ({primary.values[i]:,.0f}; median {primary.summary.median:,.0f}): "
-                         "was the machine disturbed?")
-        if method.target_ci is not None:
-            hw = relative_half_width(primary.values)
-            if hw > method.target_ci:
-                notes.append(f"did not settle: ±{hw:.1%} after {len(primary.values)} runs "
-                             f"(target ±{method.target_ci:.1%})")
-    if primary.values:
-        status = "ok"
-    elif any(e.startswith("unavailable") for e in failures):
-        status = "unavailable"
-    elif failures:
-        status = "failed"
-    else:
-        status = "no data"
-    risks = _risks(record, cell)
-    return Row(cell, status, primary, tuple(mvs[1:]), None, risks, tuple(notes),
+        notes += _whole_run_notes(primary, method)
+    return Row(cell, _status(primary, failures), primary, tuple(mvs[1:]), None, _risks(record, cell), tuple(notes),
                explanation=tuple(explain(measured)), monitors=monitor_summary(measured), space=_space(trials),
-               crash=_crash(every, cell), how=measured_how(measured), method=how, neighbour_writes=tuple(neighbours),
+               crash=_crash(every, cell), how=measured_how(measured), method=method_text(measured),
+               neighbour_writes=tuple(neighbours),
                slice_s=statistics.median(t.metrics["slice_s"] for t in measured) if t_sliced(measured) else None,
                observations=observations(measured, primary.metric.name))
+
+
+def _metric_values(measured: list[Trial], defs: tuple[MetricDef, ...]) -> list[MetricValues]:
+    mvs = []
+    for i, d in enumerate(defs):
+        if i == 0:  # a slice's rate includes the syncfs that ended it
+            vals = tuple(v for v in (primary_value(t.metrics, d.name) for t in measured) if v is not None)
+        else:
+            vals = tuple(t.metrics[d.name] for t in measured if d.name in t.metrics)
+        mvs.append(MetricValues(d, vals, summarize(vals) if vals else None))
+    return mvs
+
+
+def _status(primary: MetricValues, failures: list[str]) -> str:
+    if primary.values:
+        return "ok"
+    if any(e.startswith("unavailable") for e in failures):
+        return "unavailable"
+    return "failed" if failures else "no data"
+
+
+def _whole_run_notes(primary: MetricValues, method: Method) -> list[str]:
+    """Noise, trend, outliers and an unmet target of whole runs taken one after another."""
+    assert primary.summary is not None
+    notes = []
+    if primary.summary.cv > NOISY_CV:
+        notes.append(f"noisy (CV {primary.summary.cv:.0%})")
+    change = drift(primary.values)
+    tau, p = trend(primary.values)
+    if abs(change) > DRIFT_NOTE and p < TREND_P:
+        direction = "up" if tau > 0 else "down"
+        notes.append(f"runs 1-{len(primary.values)} trend {direction} ({change:+.0%} first to last, "
+                     f"Kendall p={p:.2f}): not in steady state")
+    for i in outliers(primary.values):
+        notes.append(f"run {i + 1} is an outlier ({primary.values[i]:,.0f}; median {primary.summary.median:,.0f}): "
+                     "was the machine disturbed?")
+    if method.target_ci is not None:
+        hw = relative_half_width(primary.values)
+        if hw > method.target_ci:
+            notes.append(f"did not settle: ±{hw:.1%} after {len(primary.values)} runs "
+                         f"(target ±{method.target_ci:.1%})")
+    return notes
 
 
 def observations(measured: list[Trial], primary: str) -> tuple[Obs, ...]:
