@@ -48,8 +48,11 @@ def wait_for_slices(workdir: Path, count: int, timeout: float = 240) -> None:
     """Until `count` slices measured in rounds are saved."""
     t0 = time.monotonic()
     while time.monotonic() - t0 < timeout:
-        if (workdir / "results.db").exists() and \
-                len([t for t in trials(workdir) if t[1] == "measured" and t[3] is not None]) >= count:
+        try:
+            saved = trials(workdir) if (workdir / "results.db").exists() else []
+        except sqlite3.OperationalError:  # pickfs is still creating its tables
+            saved = []
+        if len([t for t in saved if t[1] == "measured" and t[3] is not None]) >= count:
             return
         time.sleep(0.2)
     pytest.fail(f"fewer than {count} slices measured in {timeout:.0f} s")
