@@ -2,7 +2,8 @@
 
 A configuration is named faster only when it is significantly faster. Among the configurations
 with no setting that can lose acknowledged commits, the leaders are those no other is
-significantly faster than (every pair compared both ways, Holm-corrected over the pairs).
+significantly faster than (every pair compared both ways; each configuration's k - 1 comparisons
+Holm-corrected, so that the leaders hold the truly fastest with 95% confidence).
 Among tied ones pickfs recommends by safety (a crash test that lost nothing), then by being the
 distribution's default (plain ext4, as Debian and most distributions install), then a current
 filesystem over a legacy format (ext2, ext3), then the fewest settings changed, and says why.
@@ -57,21 +58,29 @@ def _fmt(row: Row) -> str:
 
 
 def _beaten(view: WorkloadView, rows: list[Row], higher: bool) -> set[str]:
-    """Configurations some other one is significantly faster than: every pair compared both ways
-    (each against the other's level at the same moments; the larger p counts, and both ways must
-    agree on which is faster), Holm-corrected over all the pairs."""
-    tests = []
+    """Configurations some other one is significantly faster than.
+
+    Each pair is compared both ways (each against the other's level at the same moments; the larger p
+    counts, and both ways must agree on which is faster). A configuration is beaten when, among its own
+    comparisons with the others, Holm-corrected over those (k - 1, not every pair), one is significantly
+    faster: the configurations left then hold the truly fastest with 95% confidence (the fastest is
+    wrongly left out only through its own k - 1 comparisons), a tighter set than Holm over all the pairs.
+    """
+    faster_than: dict[str, list[tuple[str, float]]] = {r.cell.config.name: [] for r in rows}
     for i, a in enumerate(rows):
         for b in rows[i + 1:]:
-            ab = pair(view, a.cell.config.name, b.cell.config.name)
-            ba = pair(view, b.cell.config.name, a.cell.config.name)
-            if ab is not None and ba is not None:
-                agree = (ab.ratio > 1) == (ba.ratio < 1)
-                tests.append((a.cell.config.name, b.cell.config.name, ab, max(ab.p, ba.p) if agree else 1.0))
+            x, y = a.cell.config.name, b.cell.config.name
+            ab, ba = pair(view, x, y), pair(view, y, x)
+            if ab is None or ba is None:
+                continue
+            p = max(ab.p, ba.p) if (ab.ratio > 1) == (ba.ratio < 1) else 1.0
+            slower = y if _speedup(ab, higher)[0] > 1 else x
+            faster_than[slower].append((x if slower == y else y, p))
+            faster_than[x if slower == y else y].append((slower, 1.0))  # the slower one beats nothing here
     out = set()
-    for (first, second, c, _), p in zip(tests, holm([p for *_, p in tests])):
-        if p < ALPHA:
-            out.add(second if _speedup(c, higher)[0] > 1 else first)
+    for name, tests in faster_than.items():
+        if tests and min(holm([p for _, p in tests])) < ALPHA:
+            out.add(name)
     return out
 
 
