@@ -40,6 +40,9 @@ def test_every_database_provides_the_whole_contract(name):
     assert all(isinstance(s, str) for s in db.server_settings())
     args = argparse.Namespace(journal_mode="WAL", synchronous="FULL")
     assert isinstance(db.write_back(args, 0.5), WriteBack)
+    facts = db.installed_settings({})
+    assert all(k.startswith("db.") and isinstance(v, str) for k, v in facts.items())
+    assert db.name != db.database or db.packages  # a fingerprint lists each database's installed packages
     reason = db.unavailable_reason()
     assert reason is None or isinstance(reason, str)
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import re
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
@@ -80,6 +81,7 @@ class Database(ABC):
     crash_testable: bool = True  # the crash test's commits client covers it
     page_bytes: int | None = None  # the pages a torn write would tear (the default size)
     torn_page_settings: tuple[TornPage, ...] = ()
+    packages: tuple[str, ...] = ()  # its Debian packages (dpkg-query patterns) whose versions a fingerprint lists
 
     # --- the client side (in the client process) ---
     @abstractmethod
@@ -137,6 +139,11 @@ class Database(ABC):
         """Settings whose risk the crash test's check cannot see, and why (pure)."""
         return []
 
+    def installed_settings(self, found: dict[str, str]) -> dict[str, str]:
+        """A fingerprint's keys (db.NAME.KEY) for the durability settings of its installed configuration;
+        `found`: the keys found so far (the packages' versions)."""
+        return {}
+
     def server_settings(self) -> tuple[str, ...]:
         """The server's settings a workload may set (none for an embedded database)."""
         return ()
@@ -150,3 +157,17 @@ class Database(ABC):
 
             return service_class(self.service).unavailable_reason()
         return None
+
+
+def conf_values(paths: list[str], keys: tuple[str, ...]) -> dict[str, str]:
+    """`key = value` lines of configuration files, for these keys (the last file wins)."""
+    from pickfs.sysinfo import read_text
+
+    found: dict[str, str] = {}
+    for p in paths:
+        for line in read_text(p).splitlines():
+            line = line.split("#", 1)[0].strip()
+            m = re.match(r"^([A-Za-z_-]+)\s*=\s*'?([^'\s]+)'?", line)
+            if m and m.group(1).replace("-", "_") in keys:
+                found[m.group(1).replace("-", "_")] = m.group(2)
+    return found

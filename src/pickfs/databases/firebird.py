@@ -10,7 +10,7 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pickfs.databases.base import Database, Dialect, Driver
+from pickfs.databases.base import Database, Dialect, Driver, conf_values
 
 if TYPE_CHECKING:
     from pickfs.model import WorkloadSpec
@@ -18,6 +18,10 @@ if TYPE_CHECKING:
 
 FIREBIRD_ROOT = "/usr/lib/x86_64-linux-gnu/firebird/3.0"  # Debian's firebird3.0-server-core
 FB_CONNECT = threading.Lock()
+# Firebird's forced writes are set per database (gfix -write sync|async; on for a new database);
+# the server's file says how it writes when they are off, and whether it goes through the page cache.
+FINGERPRINT_KEYS = ("MaxUnflushedWrites", "MaxUnflushedWriteTime", "UseFileSystemCache", "FileSystemCacheThreshold",
+                    "ServerMode")
 
 
 def fbclient() -> str | None:
@@ -121,6 +125,7 @@ class Firebird(Database):
     dialect = Dialect("?", " WITH LOCK", " ROWS 1")
     raw_ok = True
     one_client = True
+    packages = ("firebird*-server",)
 
     def connect(self, args: argparse.Namespace) -> tuple[FirebirdConnection, tuple[type[BaseException], ...]]:
         from firebird.driver import connect as fb_connect
@@ -174,6 +179,14 @@ class Firebird(Database):
             return []
         return ["forced_writes=off: Firebird leaves writes to the operating system's cache; a power cut can "
                 "lose acknowledged commits and corrupt the database"]
+
+    def installed_settings(self, found: dict[str, str]) -> dict[str, str]:
+        paths = sorted(glob.glob("/etc/firebird/*/firebird.conf"))
+        out = {}
+        if paths or any(k.startswith("db.firebird") for k in found):
+            out["db.firebird.forced_writes"] = "per database (on when created; gfix -write sync|async)"
+        out.update({f"db.firebird.{k}": v for k, v in conf_values(paths, FINGERPRINT_KEYS).items()})
+        return out
 
     def unavailable_reason(self) -> str | None:
         return firebird_unavailable() or super().unavailable_reason()

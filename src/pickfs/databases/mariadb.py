@@ -3,15 +3,20 @@
 from __future__ import annotations
 
 import argparse
+import glob
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pickfs.databases.base import Database, Dialect, Driver, TornPage, WriteBack
+from pickfs.databases.base import Database, Dialect, Driver, TornPage, WriteBack, conf_values
 
 if TYPE_CHECKING:
     from pickfs.model import WorkloadSpec
     from pickfs.services.base import Endpoint
+
+
+FINGERPRINT_KEYS = ("innodb_flush_log_at_trx_commit", "innodb_flush_method", "sync_binlog", "innodb_doublewrite",
+                    "innodb_flush_log_at_timeout")
 
 
 def _binlog_unsynced(spec: WorkloadSpec) -> bool:
@@ -60,6 +65,7 @@ class MariaDB(Database):
     dialect = Dialect("%s", " FOR UPDATE", " LIMIT 1")
     page_bytes = 16384
     torn_page_settings = (TornPage("innodb_doublewrite", ("0", "off")),)
+    packages = ("mariadb-server", "mysql-server")
 
     def connect(self, args: argparse.Namespace) -> tuple[Any, tuple[type[BaseException], ...]]:
         import pymysql
@@ -97,6 +103,10 @@ class MariaDB(Database):
             return []
         return ["sync_binlog=0: its risk is a binary log behind the tables, and the crash check reads only the "
                 "tables: no verdict on this setting"]
+
+    def installed_settings(self, found: dict[str, str]) -> dict[str, str]:
+        paths = sorted(glob.glob("/etc/mysql/**/*.cnf", recursive=True)) + ["/etc/mysql/my.cnf"]
+        return {f"db.mysql.{k}": v for k, v in conf_values(paths, FINGERPRINT_KEYS).items()}
 
     def server_settings(self) -> tuple[str, ...]:
         from pickfs.services.mariadb import SETTINGS

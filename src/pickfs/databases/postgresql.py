@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import argparse
+import glob
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pickfs.databases.base import Database, Dialect, Driver, TornPage, WriteBack
+from pickfs.databases.base import Database, Dialect, Driver, TornPage, WriteBack, conf_values
 
 if TYPE_CHECKING:
     from pickfs.model import WorkloadSpec
     from pickfs.services.base import Endpoint
 
+FINGERPRINT_KEYS = ("fsync", "synchronous_commit", "wal_sync_method", "full_page_writes", "commit_delay", "wal_level")
 RISKS = {
     ("fsync", "off"): "fsync=off: PostgreSQL never forces writes to disk; a power cut can lose acknowledged "
                       "commits and corrupt the database",
@@ -42,6 +44,7 @@ class PostgreSQL(Database):
     dialect = Dialect("%s", " FOR UPDATE", " LIMIT 1")
     page_bytes = 8192
     torn_page_settings = (TornPage("full_page_writes", ("off",)),)
+    packages = ("postgresql-[0-9]*",)
 
     def connect(self, args: argparse.Namespace) -> tuple[Any, tuple[type[BaseException], ...]]:
         import psycopg
@@ -71,6 +74,10 @@ class PostgreSQL(Database):
 
     def risks(self, spec: WorkloadSpec) -> list[str]:
         return [risk for (key, bad), risk in RISKS.items() if str(spec.get(key, "")).lower() == bad]
+
+    def installed_settings(self, found: dict[str, str]) -> dict[str, str]:
+        paths = sorted(glob.glob("/etc/postgresql/*/main/postgresql.conf"))
+        return {f"db.postgresql.{k}": v for k, v in conf_values(paths, FINGERPRINT_KEYS).items()}
 
     def server_settings(self) -> tuple[str, ...]:
         from pickfs.services.postgres import SETTINGS

@@ -13,6 +13,9 @@ if TYPE_CHECKING:
     from pickfs.services.base import Endpoint
 
 
+LEVELS = {"0": "OFF", "1": "NORMAL", "2": "FULL", "3": "EXTRA"}  # PRAGMA synchronous's numbers
+
+
 class SqliteConnection:
     """sqlite3 in autocommit mode with explicit BEGIN IMMEDIATE, so writers queue instead of deadlocking."""
 
@@ -50,6 +53,7 @@ class WalCheckpoint(WriteBack):
 class Sqlite(Database):
     name = database = "sqlite"
     dialect = Dialect("?", "", " LIMIT 1")
+    packages = ("sqlite3",)
 
     def connect(self, args: argparse.Namespace) -> tuple[SqliteConnection, tuple[type[BaseException], ...]]:
         import sqlite3
@@ -86,6 +90,26 @@ class Sqlite(Database):
     def write_back(self, args: argparse.Namespace, every_s: float) -> WriteBack:
         # a rollback journal writes the database back at every commit: nothing to ask for
         return WalCheckpoint() if args.journal_mode.upper() == "WAL" else WriteBack()
+
+    def installed_settings(self, found: dict[str, str]) -> dict[str, str]:
+        """SQLite's compiled-in durability defaults, as the library pickfs's clients use has them."""
+        import sqlite3
+
+        try:
+            conn = sqlite3.connect(":memory:")
+            try:
+                sync = conn.execute("PRAGMA synchronous").fetchone()[0]
+                options = [r[0] for r in conn.execute("PRAGMA compile_options")]
+            finally:
+                conn.close()
+        except sqlite3.Error:
+            return {}
+        out = {"db.sqlite.version": sqlite3.sqlite_version, "db.sqlite.synchronous": LEVELS.get(str(sync), str(sync))}
+        for o in options:
+            if o.startswith("DEFAULT_WAL_SYNCHRONOUS="):
+                level = o.split("=", 1)[1]
+                out["db.sqlite.wal_synchronous"] = LEVELS.get(level, level)
+        return out
 
     def connection_args(self, datadir: Path, endpoint: Endpoint | None, settings: dict[str, Any],
                         stem: str) -> list[str]:
