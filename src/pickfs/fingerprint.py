@@ -9,7 +9,6 @@ options in force are read from the filesystem's driver where it lists them all (
 
 from __future__ import annotations
 
-import glob
 import os
 import platform
 import re
@@ -22,15 +21,6 @@ from pickfs.sysinfo import cpu_model, mem_total, os_name, read_text
 
 _QUEUE = ("scheduler", "write_cache", "rotational", "nr_requests", "logical_block_size", "physical_block_size",
           "discard_max_bytes", "max_sectors_kb")
-_DB_PACKAGES = ("sqlite3", "postgresql-[0-9]*", "mariadb-server", "mysql-server", "firebird*-server")
-_PG_KEYS = ("fsync", "synchronous_commit", "wal_sync_method", "full_page_writes", "commit_delay", "wal_level")
-_MY_KEYS = ("innodb_flush_log_at_trx_commit", "innodb_flush_method", "sync_binlog", "innodb_doublewrite",
-            "innodb_flush_log_at_timeout")
-# Firebird's forced writes are set per database (gfix -write sync|async; on for a new database);
-# the server's file says how it writes when they are off, and whether it goes through the page cache.
-_FB_KEYS = ("MaxUnflushedWrites", "MaxUnflushedWriteTime", "UseFileSystemCache", "FileSystemCacheThreshold",
-            "ServerMode")
-
 
 def _device_chain(name: str) -> list[str]:
     """The device, then what it stands on: dm/md slaves, or the whole disk of a partition."""
@@ -78,60 +68,23 @@ def _device_facts(prefix: str, name: str) -> dict[str, str]:
     return out
 
 
-def _conf_values(paths: list[str], keys: tuple[str, ...]) -> dict[str, str]:
-    found: dict[str, str] = {}
-    for p in paths:
-        for line in read_text(p).splitlines():
-            line = line.split("#", 1)[0].strip()
-            m = re.match(r"^([A-Za-z_-]+)\s*=\s*'?([^'\s]+)'?", line)
-            if m and m.group(1).replace("-", "_") in keys:
-                found[m.group(1).replace("-", "_")] = m.group(2)
-    return found
-
-
 def _databases() -> dict[str, str]:
+    """Each database's installed packages' versions, then what databases/ reads of its configuration."""
+    from pickfs import databases
+
+    each = [db for db in databases.DATABASES.values() if db.name == db.database]  # one entry per database
     out: dict[str, str] = {}
     tool = which("dpkg-query")
     if tool:
-        proc = subprocess.run([tool, "-W", "-f", "${Package} ${Version} ${db:Status-Abbrev}\\n", *_DB_PACKAGES],
+        patterns = [p for db in each for p in db.packages]
+        proc = subprocess.run([tool, "-W", "-f", "${Package} ${Version} ${db:Status-Abbrev}\\n", *patterns],
                               capture_output=True, text=True)
         for line in proc.stdout.splitlines():
             parts = line.split()
             if len(parts) >= 3 and parts[2].startswith("ii"):
                 out[f"db.{parts[0]}.version"] = parts[1]
-    for key, value in _conf_values(sorted(glob.glob("/etc/postgresql/*/main/postgresql.conf")), _PG_KEYS).items():
-        out[f"db.postgresql.{key}"] = value
-    my = sorted(glob.glob("/etc/mysql/**/*.cnf", recursive=True)) + ["/etc/mysql/my.cnf"]
-    for key, value in _conf_values(my, _MY_KEYS).items():
-        out[f"db.mysql.{key}"] = value
-    fb = sorted(glob.glob("/etc/firebird/*/firebird.conf"))
-    if fb or any(k.startswith("db.firebird") for k in out):
-        out["db.firebird.forced_writes"] = "per database (on when created; gfix -write sync|async)"
-    for key, value in _conf_values(fb, _FB_KEYS).items():
-        out[f"db.firebird.{key}"] = value
-    out.update(_sqlite_defaults())
-    return out
-
-
-def _sqlite_defaults() -> dict[str, str]:
-    """SQLite's compiled-in durability defaults, as the library pickfs's clients use has them."""
-    import sqlite3
-
-    try:
-        conn = sqlite3.connect(":memory:")
-        try:
-            sync = conn.execute("PRAGMA synchronous").fetchone()[0]
-            options = [r[0] for r in conn.execute("PRAGMA compile_options")]
-        finally:
-            conn.close()
-    except sqlite3.Error:
-        return {}
-    out = {"db.sqlite.version": sqlite3.sqlite_version,
-           "db.sqlite.synchronous": {0: "OFF", 1: "NORMAL", 2: "FULL", 3: "EXTRA"}.get(sync, str(sync))}
-    for o in options:
-        if o.startswith("DEFAULT_WAL_SYNCHRONOUS="):
-            out["db.sqlite.wal_synchronous"] = {"0": "OFF", "1": "NORMAL", "2": "FULL", "3": "EXTRA"}.get(
-                o.split("=", 1)[1], o.split("=", 1)[1])
+    for db in each:
+        out.update(db.installed_settings(dict(out)))
     return out
 
 

@@ -11,13 +11,13 @@ import pytest
 
 from pickfs.crash import log as wlog
 from pickfs.crash.session import fuse_unavailable, recording
+from pickfs.databases.firebird import firebird_unavailable
 from pickfs.model import Target
 from pickfs.plan import resolve_fs_name
 from pickfs.services.mariadb import MariaDB
 from pickfs.services.postgres import PostgreSQL
 from pickfs.stack.ledger import Ledger
 from pickfs.stack.provision import provision
-from pickfs.workloads.tpcc import firebird_unavailable
 from tests.conftest import ledger_entries, needs_root, pickfs
 
 pytestmark = [needs_root, pytest.mark.skipif(fuse_unavailable() is not None, reason=str(fuse_unavailable()))]

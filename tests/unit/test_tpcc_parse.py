@@ -2,7 +2,8 @@ import json
 
 import pytest
 
-from pickfs.clients.tpcc import DIALECTS, Sizes, last_name, nurand
+from pickfs.clients.tpcc import Sizes, last_name, nurand
+from pickfs.databases import DATABASES
 from pickfs.errors import PlanError
 from pickfs.model import WorkloadSpec
 from pickfs.risks import workload_risks
@@ -49,7 +50,7 @@ def test_client_helpers():
     assert all(1 <= nurand(rng, 1023, 1, 300) <= 300 for _ in range(1000))
     s = Sizes(10)
     assert (s.items, s.customers, s.new_orders) == (10_000, 300, 90)
-    assert DIALECTS["firebird"].limit_one == " ROWS 1" and DIALECTS["sqlite"].for_update == ""
+    assert DATABASES["firebird"].dialect.limit_one == " ROWS 1" and DATABASES["sqlite"].dialect.for_update == ""
 
 
 def test_firebird_tpcb_parse_and_settings():

@@ -22,86 +22,31 @@ import random
 import sys
 import time
 
-from pickfs.clients.tpcc import DIALECTS, Tx, add_connection_options, connect
+from pickfs import databases
+from pickfs.clients.sql import add_connection_options, open_tx
 
 ACCOUNTS = 100
 FILLER = "x" * 200
 
 
 def load(args: argparse.Namespace) -> dict:
-    if args.backend == "firebird":
-        from pickfs.clients.tpcc import create_firebird
-
-        create_firebird(args)
-    conn, _ = connect(args)
-    tx = Tx(conn, DIALECTS[args.backend])
+    db = databases.get(args.backend)
+    db.create(args)
+    tx, _ = open_tx(args)
     tx.q("CREATE TABLE pickfs_accounts (id INTEGER NOT NULL PRIMARY KEY, balance BIGINT NOT NULL)")
     tx.q("CREATE TABLE pickfs_commits (id INTEGER NOT NULL PRIMARY KEY, delta INTEGER NOT NULL, filler VARCHAR(250))")
     tx.commit()
     for a in range(1, ACCOUNTS + 1):
         tx.q("INSERT INTO pickfs_accounts VALUES (?, ?)", (a, 0))
     tx.commit()
-    if args.backend == "postgresql":  # recovery starts after the tables' pages exist: a torn one cannot be rebuilt
-        tx.q("CHECKPOINT")
-        tx.commit()
-    conn.close()
+    db.settle_load(tx)
+    tx.conn.close()
     return {"client": "pickfs-commits", "step": "load", "backend": args.backend}
 
 
-# --- crash moments around write-back (crash-fidelity work) ---
-class InnoDBPageFlush:
-    """InnoDB's nearest to a checkpoint, while commits go on: the page cleaner is told to write every dirty
-    page, and a moment later the old limit returns.
-
-    The limit is put back because a page cleaner kept at 0 flushes the log before every page it writes,
-    which would make a lazy log flush (innodb_flush_log_at_trx_commit = 2) look safe for the rest of the run.
-    """
-
-    def __init__(self, hold_s: float) -> None:
-        self.hold_s = hold_s
-        self.before: float | None = None
-        self.until = 0.0
-
-    def start(self, cur) -> None:
-        if self.before is None:
-            cur.execute("SELECT @@GLOBAL.innodb_max_dirty_pages_pct")
-            self.before = float(cur.fetchall()[0][0])
-        cur.execute("SET GLOBAL innodb_max_dirty_pages_pct = 0")
-        self.until = time.monotonic() + self.hold_s
-
-    def end_if_due(self, conn) -> None:
-        if self.until and time.monotonic() >= self.until:
-            conn.cursor().execute(f"SET GLOBAL innodb_max_dirty_pages_pct = {self.before}")
-            self.until = 0.0
-
-
-def _write_back(args: argparse.Namespace, conn, k: int, innodb: InnoDBPageFlush) -> str:
-    """Make the database write its pages back now; what was asked for, as an event's words."""
-    cur = conn.cursor()
-    if args.backend == "postgresql":
-        if k % 2:
-            cur.execute("SELECT pg_switch_wal()")
-            what = "a WAL segment switch"
-        else:
-            cur.execute("CHECKPOINT")
-            what = "a checkpoint"
-    elif args.backend == "sqlite":
-        if args.journal_mode.upper() != "WAL":
-            return ""  # a rollback journal writes the database back at every commit
-        cur.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
-        what = "a WAL checkpoint"
-    elif args.backend == "mariadb":
-        innodb.start(cur)
-        what = "a page flush"
-    else:
-        return ""
-    conn.commit()
-    return what
-
-
 def run(args: argparse.Namespace) -> dict:
-    conn, _ = connect(args)
-    tx = Tx(conn, DIALECTS[args.backend])
+    tx, _ = open_tx(args)
+    conn = tx.conn
     rng = random.Random(args.seed)
     acks = os.open(args.acks, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
     events = os.open(args.events, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644) if args.events else -1
@@ -109,7 +54,7 @@ def run(args: argparse.Namespace) -> dict:
     deadline = start + args.duration
     next_write_back = start + args.checkpoint_every if args.checkpoint_every > 0 else float("inf")
     n = k = 0
-    innodb = InnoDBPageFlush(hold_s=min(0.3, args.checkpoint_every / 2))
+    write_back = databases.get(args.backend).write_back(args, args.checkpoint_every)
     try:
         while n < args.transactions and time.monotonic() < deadline:
             n += 1
@@ -118,11 +63,11 @@ def run(args: argparse.Namespace) -> dict:
             tx.q("INSERT INTO pickfs_commits VALUES (?, ?, ?)", (n, delta, FILLER))
             tx.commit()
             os.write(acks, f"{n} {time.monotonic_ns()}\n".encode())
-            innodb.end_if_due(conn)
+            write_back.tick(conn)
             if time.monotonic() >= next_write_back:
                 t = time.monotonic_ns()
                 try:
-                    what = _write_back(args, conn, k, innodb)
+                    what = write_back.ask(conn, k)
                 except Exception as exc:
                     what = ""
                     conn.rollback()
@@ -139,34 +84,15 @@ def run(args: argparse.Namespace) -> dict:
     return {"client": "pickfs-commits", "step": "run", "backend": args.backend, "commits": n}
 
 
-def _own_check(args: argparse.Namespace, tx: Tx) -> str:
-    """The database's own consistency check: 'ok' or what it found."""
-    if args.backend == "sqlite":
-        rows = tx.q("PRAGMA integrity_check")
-        found = [r[0] for r in rows]
-        return "ok" if found == ["ok"] else "; ".join(found)[:300]
-    if args.backend == "postgresql":
-        tx.q("CREATE EXTENSION IF NOT EXISTS amcheck")
-        for index in ("pickfs_commits_pkey", "pickfs_accounts_pkey"):
-            tx.q("SELECT bt_index_parent_check(?::regclass, true)", (index,))
-        return "ok"
-    if args.backend == "mariadb":
-        bad = [f"{r[0]}: {r[3]}" for r in tx.q("CHECK TABLE pickfs_commits, pickfs_accounts EXTENDED")
-               if r[2] in ("error", "Error") or (r[2] == "status" and r[3] != "OK")]
-        return "ok" if not bad else "; ".join(bad)[:300]
-    return "ok"
-
-
 def check(args: argparse.Namespace) -> dict:
     out: dict = {"client": "pickfs-commits", "step": "check", "backend": args.backend}
     try:
-        conn, _ = connect(args)
+        tx, _ = open_tx(args)
     except Exception as exc:
         out["open_error"] = f"{type(exc).__name__}: {exc}"[:300]
         return out
-    tx = Tx(conn, DIALECTS[args.backend])
     try:
-        out["own_check"] = _own_check(args, tx)
+        out["own_check"] = databases.get(args.backend).own_check(tx)
         out["present"] = sorted(r[0] for r in tx.q("SELECT id FROM pickfs_commits"))
         balance = tx.q("SELECT COALESCE(SUM(balance), 0) FROM pickfs_accounts")[0][0]
         deltas = tx.q("SELECT COALESCE(SUM(delta), 0) FROM pickfs_commits")[0][0]
@@ -177,7 +103,7 @@ def check(args: argparse.Namespace) -> dict:
         out["query_error"] = f"{type(exc).__name__}: {exc}"[:300]
     finally:
         try:
-            conn.close()
+            tx.conn.close()
         except Exception:
             pass
     return out

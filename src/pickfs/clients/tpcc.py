@@ -15,17 +15,16 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
 import resource
 import sys
 import threading
 import time
-from dataclasses import dataclass
-from typing import Any
 
+from pickfs import databases
 from pickfs.clients.histogram import add
-from pickfs.clients.sqlite_tpcb import name_process, own_io
+from pickfs.clients.process import name_process, own_io
+from pickfs.clients.sql import Tx, add_connection_options, open_tx
 
 DISTRICTS = 10
 MIX = (("new_order", 45), ("payment", 43), ("order_status", 4), ("delivery", 4), ("stock_level", 4))
@@ -61,131 +60,6 @@ SCHEMA = (
 )
 
 
-@dataclass(frozen=True)
-class Dialect:
-    placeholder: str  # what '?' becomes
-    for_update: str  # appended to a SELECT that locks its rows
-    limit_one: str  # appended to a SELECT that wants one row
-
-
-DIALECTS = {
-    "sqlite": Dialect("?", "", " LIMIT 1"),
-    "postgresql": Dialect("%s", " FOR UPDATE", " LIMIT 1"),
-    "mariadb": Dialect("%s", " FOR UPDATE", " LIMIT 1"),
-    "firebird": Dialect("?", " WITH LOCK", " ROWS 1"),
-}
-
-
-FB_CONNECT = threading.Lock()
-
-
-def connect(args: argparse.Namespace):
-    """A connection with autocommit off, and the exceptions that mean 'retry this transaction'."""
-    if args.backend == "sqlite":
-        import sqlite3
-
-        conn = sqlite3.connect(args.db, timeout=60, isolation_level=None, check_same_thread=False)
-        conn.execute(f"PRAGMA journal_mode={args.journal_mode}")
-        conn.execute(f"PRAGMA synchronous={args.synchronous}")
-        return SqliteConnection(conn), (sqlite3.OperationalError,)
-    if args.backend == "postgresql":
-        import psycopg
-
-        pg_conn = psycopg.connect(host=args.host, port=args.port, user=args.user, dbname=args.database)
-        return pg_conn, (psycopg.errors.SerializationFailure, psycopg.errors.DeadlockDetected)
-    if args.backend == "mariadb":
-        import pymysql
-
-        conn = pymysql.connect(unix_socket=args.socket, user=args.user, database=args.database, autocommit=False)
-        return conn, (pymysql.err.OperationalError,)
-    if args.backend == "firebird":
-        from firebird.driver import connect as fb_connect
-        from firebird.driver import driver_config
-        from firebird.driver.types import DatabaseError
-
-        if args.fb_client:
-            driver_config.fb_client_library.value = args.fb_client
-        with FB_CONNECT:  # firebird-driver loads its client interfaces on first use: not from two threads at once
-            conn = fb_connect(args.db, user="SYSDBA", password=os.environ.get("ISC_PASSWORD"))
-        # IndexError: a row read moments ago vanished under another terminal's committed transaction (several
-        # terminals on the server): rolled back and counted as an error, as a conflict is
-        return FirebirdConnection(conn), (DatabaseError, IndexError)
-    raise SystemExit(f"unknown backend {args.backend}")
-
-
-class SqliteConnection:
-    """sqlite3 in autocommit mode with explicit BEGIN IMMEDIATE, so writers queue instead of deadlocking."""
-
-    def __init__(self, conn) -> None:
-        self.conn = conn
-        self.open = False
-
-    def cursor(self):
-        if not self.open:
-            self.conn.execute("BEGIN IMMEDIATE")
-            self.open = True
-        return self.conn.cursor()
-
-    def commit(self) -> None:
-        if self.open:
-            self.conn.execute("COMMIT")
-            self.open = False
-
-    def rollback(self) -> None:
-        if self.open:
-            self.conn.execute("ROLLBACK")
-            self.open = False
-
-    def close(self) -> None:
-        self.conn.close()
-
-
-class FirebirdConnection:
-    """firebird-driver's connection behind the same commit/rollback/cursor calls."""
-
-    def __init__(self, conn) -> None:
-        self.conn = conn
-
-    def cursor(self):
-        if not self.conn.main_transaction.is_active():
-            self.conn.main_transaction.begin()
-        return self.conn.cursor()
-
-    def commit(self) -> None:
-        self.conn.commit()
-
-    def rollback(self) -> None:
-        self.conn.rollback()
-
-    def close(self) -> None:
-        self.conn.close()
-
-
-class Tx:
-    """One client's view: SQL written with '?' and the dialect's clauses."""
-
-    def __init__(self, conn, dialect: Dialect) -> None:
-        self.conn, self.d = conn, dialect
-        self.cur: Any = None  # the driver's DB-API cursor (sqlite3, psycopg, pymysql, firebird-driver)
-
-    def q(self, sql: str, params: tuple = ()) -> list[tuple]:
-        if self.cur is None:
-            self.cur = self.conn.cursor()
-        self.cur.execute(sql.replace("?", self.d.placeholder), params)
-        try:
-            return self.cur.fetchall()
-        except Exception:
-            return []
-
-    def commit(self) -> None:
-        self.conn.commit()
-        self.cur = None
-
-    def rollback(self) -> None:
-        self.conn.rollback()
-        self.cur = None
-
-
 def last_name(n: int) -> str:
     return SYLLABLES[n // 100] + SYLLABLES[(n // 10) % 10] + SYLLABLES[n % 10]
 
@@ -202,35 +76,12 @@ def nurand(rng: random.Random, a: int, x: int, y: int, c: int = 42) -> int:
     return (((rng.randint(0, a) | rng.randint(x, y)) + c) % (y - x + 1)) + x
 
 
-def create_firebird(args: argparse.Namespace) -> None:
-    from firebird.driver import create_database, driver_config
-
-    if args.fb_client:
-        driver_config.fb_client_library.value = args.fb_client
-    create_database(args.db, user="SYSDBA", password=os.environ.get("ISC_PASSWORD")).close()
-
-
-def forced_writes(args: argparse.Namespace) -> bool | None:
-    """Whether Firebird writes synchronously (its durability switch), read back from the database."""
-    if args.backend != "firebird":
-        return None
-    conn, _ = connect(args)
-    cur = conn.cursor()
-    cur.execute("SELECT MON$FORCED_WRITES FROM MON$DATABASE")
-    value = bool(cur.fetchall()[0][0])
-    conn.rollback()
-    conn.close()
-    return value
-
-
 def load(args: argparse.Namespace) -> dict:
-    if args.mix == "tpcb":
-        return load_tpcb(args)
     t0 = time.perf_counter()
-    if args.backend == "firebird":
-        create_firebird(args)
-    conn, _ = connect(args)
-    d = DIALECTS[args.backend]
+    db = databases.get(args.backend)
+    db.create(args)
+    conn, _ = db.connect(args)
+    d = db.dialect
     sizes = Sizes(args.scale_down)
     rng = random.Random(args.seed or 1)
     cur = conn.cursor()
@@ -291,10 +142,11 @@ class Terminal:
         self.errors: dict[str, int] = {name: 0 for name, _ in MIX}
         self.rollbacks = 0
         self.per_second: dict[int, int] = {}
+        self.in_force: dict = {}
 
     def run(self) -> None:
-        conn, retryable = connect(self.args)
-        tx = Tx(conn, DIALECTS[self.args.backend])
+        tx, retryable = open_tx(self.args)
+        conn = tx.conn
         names = [n for n, w in MIX for _ in range(w)]
         clock = time.perf_counter
         while clock() < self.deadline:
@@ -311,6 +163,7 @@ class Terminal:
             if name == "new_order":
                 s = int(t1 - self.start)
                 self.per_second[s] = self.per_second.get(s, 0) + 1
+        self.in_force = databases.get(self.args.backend).in_force(conn)
         conn.close()
 
     def _customer(self, tx: Tx, w: int, d: int) -> int:
@@ -415,82 +268,11 @@ class Terminal:
         tx.commit()
 
 
-TPCB_SCHEMA = (
-    "CREATE TABLE pgbench_branches (bid INTEGER NOT NULL PRIMARY KEY, bbalance INTEGER, filler CHAR(88))",
-    "CREATE TABLE pgbench_tellers (tid INTEGER NOT NULL PRIMARY KEY, bid INTEGER, tbalance INTEGER, filler CHAR(84))",
-    "CREATE TABLE pgbench_accounts (aid INTEGER NOT NULL PRIMARY KEY, bid INTEGER, abalance INTEGER,"
-    " filler CHAR(84))",
-    "CREATE TABLE pgbench_history (tid INTEGER, bid INTEGER, aid INTEGER, delta INTEGER, mtime TIMESTAMP,"
-    " filler CHAR(22))",
-)
-
-
-def load_tpcb(args: argparse.Namespace) -> dict:
-    """pgbench's tables at --scale branches."""
-    t0 = time.perf_counter()
-    if args.backend == "firebird":
-        create_firebird(args)
-    conn, _ = connect(args)
-    d = DIALECTS[args.backend]
-    cur = conn.cursor()
-    for stmt in TPCB_SCHEMA:
-        cur.execute(stmt)
-    conn.commit()
-    scale = args.scale
-    for table, rows in (("pgbench_branches", [(b, 0, "") for b in range(1, scale + 1)]),
-                        ("pgbench_tellers", [(t, (t - 1) // 10 + 1, 0, "") for t in range(1, 10 * scale + 1)]),
-                        ("pgbench_accounts", [(a, (a - 1) // 100_000 + 1, 0, "") for a in range(1, 100_000 * scale + 1)])):
-        c = conn.cursor()
-        c.executemany(f"INSERT INTO {table} VALUES ({', '.join([d.placeholder] * len(rows[0]))})", rows)
-        conn.commit()
-    conn.close()
-    return {"client": "pickfs-tpcc", "step": "load", "mix": "tpcb", "backend": args.backend, "scale": scale,
-            "elapsed_s": time.perf_counter() - t0}
-
-
-class TpcbTerminal(Terminal):
-    """pgbench's TPC-B-like transaction, as the only type."""
-
-    MIX_NAMES = ("tpcb",)
-
-    def __init__(self, *a, **kw) -> None:
-        super().__init__(*a, **kw)
-        self.hist = {"tpcb": {}}
-        self.errors = {"tpcb": 0}
-
-    def run(self) -> None:
-        conn, retryable = connect(self.args)
-        tx = Tx(conn, DIALECTS[self.args.backend])
-        clock, rng, scale = time.perf_counter, self.rng, self.args.scale
-        while clock() < self.deadline:
-            aid, tid, bid = rng.randint(1, 100_000 * scale), rng.randint(1, 10 * scale), rng.randint(1, scale)
-            delta = rng.randint(-5000, 5000)
-            t0 = clock()
-            try:
-                tx.q("UPDATE pgbench_accounts SET abalance = abalance + ? WHERE aid = ?", (delta, aid))
-                tx.q("SELECT abalance FROM pgbench_accounts WHERE aid = ?", (aid,))
-                tx.q("UPDATE pgbench_tellers SET tbalance = tbalance + ? WHERE tid = ?", (delta, tid))
-                tx.q("UPDATE pgbench_branches SET bbalance = bbalance + ? WHERE bid = ?", (delta, bid))
-                tx.q("INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES (?, ?, ?, ?, ?)",
-                     (tid, bid, aid, delta, time.strftime("%Y-%m-%d %H:%M:%S")))
-                tx.commit()
-            except retryable:
-                tx.rollback()
-                self.errors["tpcb"] += 1
-                continue
-            t1 = clock()
-            add(self.hist["tpcb"], int((t1 - t0) * 1e6))
-            s = int(t1 - self.start)
-            self.per_second[s] = self.per_second.get(s, 0) + 1
-        conn.close()
-
-
 def run(args: argparse.Namespace) -> dict:
     start = time.perf_counter()
     deadline = start + args.duration
     ru0 = resource.getrusage(resource.RUSAGE_SELF)
-    kind = TpcbTerminal if args.mix == "tpcb" else Terminal
-    terminals = [kind(args, i, deadline, start) for i in range(args.clients)]
+    terminals = [Terminal(args, i, deadline, start) for i in range(args.clients)]
     failures: list[str] = []
 
     def guard(t: Terminal) -> None:
@@ -507,7 +289,7 @@ def run(args: argparse.Namespace) -> dict:
     elapsed = time.perf_counter() - start
     ru1 = resource.getrusage(resource.RUSAGE_SELF)
     types = {}
-    for name in (TpcbTerminal.MIX_NAMES if args.mix == "tpcb" else [n for n, _ in MIX]):
+    for name in (n for n, _ in MIX):
         hist: dict[int, int] = {}
         for t in terminals:
             for k, v in t.hist[name].items():
@@ -520,20 +302,10 @@ def run(args: argparse.Namespace) -> dict:
             seconds[s] = seconds.get(s, 0) + n
     cpu = (ru1.ru_utime - ru0.ru_utime) + (ru1.ru_stime - ru0.ru_stime)
     return {"client": "pickfs-tpcc", "step": "run", "mix": args.mix, "backend": args.backend, "clients": args.clients,
-            "forced_writes": forced_writes(args),
+            "forced_writes": terminals[0].in_force.get("forced_writes") if terminals else None,
             "elapsed_s": elapsed, "types": types, "rollbacks": sum(t.rollbacks for t in terminals),
             "per_second": [seconds.get(s, 0) for s in range(int(elapsed))], "client_cpu_s": cpu,
             "failures": failures, "io": own_io()}
-
-
-def add_connection_options(p: argparse.ArgumentParser) -> None:
-    """The options `connect` reads: which database, and how to reach it."""
-    p.add_argument("--backend", choices=tuple(DIALECTS), required=True)
-    p.add_argument("--db", help="database file (sqlite, firebird)")
-    p.add_argument("--host"), p.add_argument("--port", type=int, default=5432)
-    p.add_argument("--socket"), p.add_argument("--user", default="postgres"), p.add_argument("--database")
-    p.add_argument("--fb-client", help="path of libfbclient (firebird)")
-    p.add_argument("--journal-mode", default="WAL"), p.add_argument("--synchronous", default="FULL")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -541,10 +313,9 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="pickfs.clients.tpcc")
     p.add_argument("step", choices=("load", "run"))
     add_connection_options(p)
-    p.add_argument("--mix", choices=("tpcc", "tpcb"), default="tpcc")
+    p.add_argument("--mix", choices=("tpcc",), default="tpcc", help="the TPC-B mix: pickfs.clients.tpcb")
     p.add_argument("--warehouses", type=int, default=1)
-    p.add_argument("--scale-down", type=int, default=10, help="tpcc: divide the data set by this")
-    p.add_argument("--scale", type=int, default=1, help="tpcb: branches, as pgbench's scale")
+    p.add_argument("--scale-down", type=int, default=10, help="divide the data set by this")
     p.add_argument("--clients", type=int, default=2)
     p.add_argument("--duration", type=float, default=10.0)
     p.add_argument("--seed", type=int, default=None)

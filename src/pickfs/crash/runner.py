@@ -36,6 +36,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from pickfs import databases
 from pickfs.crash import log as wlog
 from pickfs.crash.files import FileWatch
 from pickfs.crash.session import Recording, fuse_unavailable, recording
@@ -65,12 +66,10 @@ from pickfs.stack.ledger import Ledger
 from pickfs.stack.provision import attached, mount, provision
 from pickfs.stack.workdir import private_dir
 from pickfs.workloads import workload_class
-from pickfs.workloads.tpcc import connection_args, firebird_env, firebird_unavailable, set_forced_writes
 
 CLIENT = "pickfs.clients.commits"
 DB_STEM = "commits"
-FB_FILE = f"{DB_STEM}.fdb"
-BACKENDS = ("sqlite", "postgresql", "mariadb", "firebird")
+BACKENDS = tuple(name for name, db in databases.DATABASES.items() if db.crash_testable)
 PROGRAM = "command"  # the backend name of the user's own program
 WRITE_BACK_EVERY_S = 0.5  # how often the commits client asks for a checkpoint / WAL switch / page flush
 UNSEEN = ("what no simulation can show: a drive or controller that acknowledges a flush it has not done "
@@ -111,9 +110,14 @@ def crash_unavailable(config: FsConfig, spec: WorkloadSpec) -> str | None:
         return reason
     if backend not in (*BACKENDS, PROGRAM):
         return f"crash tests do not cover {backend}"
-    if backend == "firebird" and firebird_unavailable():
-        return firebird_unavailable()
-    return fuse_unavailable()
+    return _database_unavailable(backend) or fuse_unavailable()
+
+
+def _database_unavailable(backend: str) -> str | None:
+    """What the crash test itself needs of the database: the embedded engine's libraries (a server's own
+    absence is reported when the server starts, as it was before the databases had adapters)."""
+    db = databases.known(backend)
+    return db.unavailable_reason() if db is not None and db.service is None else None
 
 
 def backend_of(spec: WorkloadSpec) -> str | None:
@@ -196,18 +200,16 @@ class CrashResult:
 
 def _client(step: str, backend: str, datadir: Path, endpoint: Endpoint | None, settings: dict[str, Any],
             extra: tuple[str, ...] | list[str] = ()) -> dict:
+    db = databases.get(backend)
     argv = [sys.executable, "-m", CLIENT, step, "--backend", backend,
-            *connection_args(backend, datadir, endpoint, settings, DB_STEM)]
-    env = firebird_env(datadir) if backend == "firebird" else None
+            *db.connection_args(datadir, endpoint, settings, DB_STEM)]
+    env = db.client_env(datadir, None, endpoint)
     out = run_program([*argv, *extra], timeout=3600, env=env).text
-    if step == "load" and backend == "firebird":
-        set_forced_writes(datadir / FB_FILE, str(settings.get("forced_writes", "on")) == "on", env or {})
+    if step == "load":
+        db.after_load(datadir, endpoint, env, settings, DB_STEM)
     doc = json.loads(out.strip().splitlines()[-1])
-    if step == "check" and backend == "firebird" and "own_check" in doc:
-        # Firebird's own validation, read-only (-n): it names every page and record it finds broken
-        said = run_program(["gfix", "-v", "-full", "-n", str(datadir / FB_FILE)], package="firebird3.0-utils",
-                           env=env).text
-        errors, warnings = gfix_findings(said)
+    if step == "check" and "own_check" in doc:
+        errors, warnings = db.outside_check(datadir, DB_STEM, env)
         if errors:
             doc["own_check"] = f"gfix -v: {'; '.join(errors)}"
         elif warnings:
@@ -215,25 +217,11 @@ def _client(step: str, backend: str, datadir: Path, endpoint: Endpoint | None, s
     return doc
 
 
-def gfix_findings(text: str) -> tuple[list[str], list[str]]:
-    """gfix -v's summary lines ('Number of record level errors : 2') as errors and warnings (pure)."""
-    errors, warnings = [], []
-    for line in text.splitlines():
-        key, _, value = line.partition(":")
-        key, value = " ".join(key.split()), value.strip()
-        if not value.isdigit() or int(value) == 0:
-            continue
-        if "error" in key.lower():
-            errors.append(f"{key}: {value}")
-        elif "warning" in key.lower():
-            warnings.append(f"{key}: {value}")
-    return errors, warnings
-
-
 def _server(backend: str, datadir: Path, settings: dict[str, Any], ledger: Ledger, rundir: Path, fresh: bool):
-    if backend in ("sqlite", "firebird"):  # embedded: the client process is the database
+    service = databases.get(backend).service
+    if service is None:  # embedded: the client process is the database
         return nullcontext(None)
-    return service_class(backend).start(datadir, settings, ledger, rundir, fresh=fresh)
+    return service_class(service).start(datadir, settings, ledger, rundir, fresh=fresh)
 
 
 FSCK = {"ext2": ["e2fsck", "-fn"], "ext3": ["e2fsck", "-fn"], "ext4": ["e2fsck", "-fn"],

@@ -27,17 +27,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
+from pickfs import databases
 from pickfs.errors import CommandFailed, PlanError
 from pickfs.model import MetricDef, RawOutput, WorkloadSpec
 from pickfs.services import REGISTRY as SERVICES
 from pickfs.services.base import Endpoint
-from pickfs.services.mariadb import SETTINGS as MARIADB_SETTINGS
-from pickfs.services.postgres import SETTINGS as POSTGRES_SETTINGS
 from pickfs.stack.signals import shielded
 from pickfs.units import has_control, parse_duration
 from pickfs.workloads.base import Workload, json_doc
 
-SERVER_SETTINGS = {"postgresql": POSTGRES_SETTINGS, "mariadb": MARIADB_SETTINGS}
+# a server's settings the command workload passes on to it, per service (databases/ says which)
+SERVER_SETTINGS = {db.service: db.server_settings() for db in databases.DATABASES.values()
+                   if db.service and db.server_settings()}
 OUTPUT_TAIL = 4000
 KILL_GRACE_S = 5.0  # between SIGTERM and SIGKILL for what the command leaves running
 ROOT_NOTE = "the command ran as root (set run_as=USER to run it as another user)"

@@ -5,17 +5,21 @@ from __future__ import annotations
 import json
 from typing import Any, ClassVar
 
+from pickfs.databases.firebird import firebird_unavailable
 from pickfs.errors import PlanError
 from pickfs.model import MetricDef, WorkloadSpec
 from pickfs.units import parse_duration
 from pickfs.workloads.latency import LATENCY_METRICS, latency_metrics
-from pickfs.workloads.tpcc import Tpcc, firebird_unavailable, on_off
+from pickfs.workloads.tpcc import Tpcc, on_off
+
+CLIENT = "pickfs.clients.tpcb"  # the one TPC-B client, over databases/firebird.py
 
 
 class FirebirdTpcb(Tpcc):
     name = "firebird-tpcb"
     description = "pgbench's TPC-B-like transaction on Firebird 3 (embedded engine, one client)"
     mix = "tpcb"
+    client = CLIENT
     slice_seconds = 1.0
     clients_setting = None  # the embedded engine: one client
     supports_raw = True  # the database on the block device itself, as R5 scored raw = 100
@@ -33,13 +37,16 @@ class FirebirdTpcb(Tpcc):
     @classmethod
     def check(cls, settings: dict[str, Any]) -> dict[str, Any]:
         out = dict(settings)
-        if out["backend"] != "firebird" or out["clients"] != 1:
+        if out["backend"] != cls.defaults["backend"] or out["clients"] != 1:
             raise PlanError("firebird-tpcb runs on Firebird's embedded engine with one client",
                             "leave backend and clients out of its settings")
         cls.require_counts(out, "scale")
         out["duration"] = parse_duration(out["duration"])
         out["forced_writes"] = on_off(out["forced_writes"], "forced_writes")
         return out
+
+    def _mix_args(self) -> list[str]:
+        return ["--process-name", "pickfs-tpcc"]  # as the process was named when the TPC-C client ran the mix
 
     @staticmethod
     def _size_args(spec: WorkloadSpec) -> list[str]:
@@ -58,7 +65,9 @@ class FirebirdTpcb(Tpcc):
     @staticmethod
     def parse(raw: str) -> dict[str, float]:
         doc = json.loads(raw)
-        if doc.get("client") != "pickfs-tpcc" or doc.get("mix") != "tpcb" or doc.get("step") != "run":
+        # the one TPC-B client's output, or (stored runs) the TPC-C client's tpcb mix before it
+        if doc.get("client") not in ("pickfs-tpcb", "pickfs-tpcc") or doc.get("mix") != "tpcb" \
+                or doc.get("step") != "run":
             raise ValueError("not the output of a firebird-tpcb run")
         elapsed = float(doc["elapsed_s"])
         t = doc["types"]["tpcb"]

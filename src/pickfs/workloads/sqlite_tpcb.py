@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any, ClassVar
 
+from pickfs import databases
 from pickfs.errors import PlanError
 from pickfs.model import MetricDef, RawOutput, WorkloadSpec
 from pickfs.proc import run as run_program
@@ -17,7 +18,9 @@ from pickfs.workloads.latency import LATENCY_METRICS, latency_metrics
 
 JOURNAL_MODES = ("DELETE", "TRUNCATE", "PERSIST", "MEMORY", "WAL", "OFF")
 SYNCHRONOUS = ("OFF", "NORMAL", "FULL", "EXTRA")
-CLIENT = "pickfs.clients.sqlite_tpcb"
+CLIENT = "pickfs.clients.tpcb"  # the one TPC-B client, over databases/sqlite.py
+PROCESS_NAME = "pickfs-sqlite"  # what pickfs's monitors see the client as
+CLIENT_NAMES = ("pickfs-tpcb", "pickfs-sqlite-tpcb")  # its output's name, and its own client's before it
 
 
 class SqliteTpcb(Workload):
@@ -73,15 +76,15 @@ class SqliteTpcb(Workload):
         return {**dict(spec.settings), "scale": max(1, round(data_bytes / (20 * 1024**2)))}
 
     def _argv(self, step: str, spec: WorkloadSpec, datadir: Path) -> list[str]:
-        argv = [sys.executable, "-m", CLIENT, step, "--db", str(datadir / "tpcb.db"),
-                "--scale", str(spec.get("scale")), "--journal-mode", spec.get("journal_mode"),
-                "--synchronous", spec.get("synchronous")]
+        argv = [sys.executable, "-m", CLIENT, step, "--backend", "sqlite", "--process-name", PROCESS_NAME,
+                "--scale", str(spec.get("scale")),
+                *databases.get("sqlite").connection_args(datadir, None, dict(spec.settings), "tpcb")]
         if step == "run":
             argv += ["--duration", str(spec.get("duration")), "--transactions", str(spec.get("transactions"))]
         return argv
 
     def prepare(self, spec: WorkloadSpec, datadir: Path, endpoint: Endpoint | None = None) -> RawOutput:
-        return run_program(self._argv("prepare", spec, datadir), timeout=3600)
+        return run_program(self._argv("load", spec, datadir), timeout=3600)
 
     def run(self, spec: WorkloadSpec, datadir: Path, endpoint: Endpoint | None = None) -> RawOutput:
         return run_program(self._argv("run", spec, datadir), timeout=spec.get("duration") * 10 + 600)
@@ -89,7 +92,7 @@ class SqliteTpcb(Workload):
     @staticmethod
     def parse(raw: str) -> dict[str, float]:
         doc = json.loads(raw)
-        if doc.get("client") != "pickfs-sqlite-tpcb" or doc.get("step") != "run":
+        if doc.get("client") not in CLIENT_NAMES or doc.get("step") != "run":
             raise ValueError("not the output of a sqlite-tpcb run")
         tx, elapsed = int(doc["transactions"]), float(doc["elapsed_s"])
         metrics = {"tps": tx / elapsed if elapsed > 0 else 0.0, "transactions": float(tx)}

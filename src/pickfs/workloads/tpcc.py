@@ -2,93 +2,23 @@
 
 from __future__ import annotations
 
-import glob
-import importlib.util
 import json
 import sys
 from pathlib import Path
 from typing import Any, ClassVar
 
+from pickfs import databases
 from pickfs.errors import PlanError
 from pickfs.model import MetricDef, RawOutput, WorkloadSpec
 from pickfs.proc import run as run_program
 from pickfs.services.base import Endpoint
-from pickfs.stack.filesystems import which
-from pickfs.stack.workdir import PRIVATE_MODE
 from pickfs.units import parse_duration
 from pickfs.workloads.base import Workload
-from pickfs.workloads.fio import is_block_device
 from pickfs.workloads.latency import latency_metrics
 
 CLIENT = "pickfs.clients.tpcc"
-# backend -> the server pickfs starts for it (None: embedded in the client); firebird-server: R5's SuperClassic
-BACKENDS = {"sqlite": None, "postgresql": "postgresql", "mariadb": "mariadb", "firebird": None,
-            "firebird-server": "firebird"}
-DRIVERS = {"postgresql": ("psycopg", "psycopg[binary]"), "mariadb": ("pymysql", "PyMySQL"),
-           "firebird": ("firebird.driver", "firebird-driver"), "firebird-server": ("firebird.driver", "firebird-driver")}
-FIREBIRDS = ("firebird", "firebird-server")
-FIREBIRD_ROOT = "/usr/lib/x86_64-linux-gnu/firebird/3.0"  # Debian's firebird3.0-server-core
-
-
-def fbclient() -> str | None:
-    found = sorted(glob.glob("/usr/lib/*/libfbclient.so.2")) or sorted(glob.glob("/usr/lib/libfbclient.so.2"))
-    return found[0] if found else None
-
-
-def firebird_unavailable() -> str | None:
-    if fbclient() is None:
-        return "Firebird's client library is missing (apt-get install libfbclient2)"
-    if not glob.glob(f"{FIREBIRD_ROOT}/plugins/libEngine12.so"):
-        return "Firebird's embedded engine is missing (apt-get install firebird3.0-server-core)"
-    if which("gfix") is None:
-        return "gfix is missing (apt-get install firebird3.0-utils)"
-    return None
-
-
+BACKENDS = databases.names()  # sqlite, postgresql, mariadb, firebird (embedded), firebird-server (R5's SuperClassic)
 DB_STEM = "pickfs"  # the embedded databases' file name, .db (SQLite) or .fdb (Firebird)
-
-
-def connection_args(backend: str, datadir: Path, endpoint: Endpoint | None, settings: dict[str, Any],
-                    stem: str) -> list[str]:
-    """How a client of clients/ reaches the database: its file for the embedded ones, else the server's socket."""
-    if backend == "firebird":  # a database on a block device is the device itself (R5's raw baseline)
-        db = datadir if is_block_device(datadir) else datadir / f"{stem}.fdb"
-        return ["--db", str(db), "--fb-client", fbclient() or "libfbclient.so.2"]
-    if backend == "firebird-server":  # the private server, over the loopback; the password in the environment
-        assert endpoint is not None, "firebird-server needs its server started"
-        db = datadir if is_block_device(datadir) else datadir / f"{stem}.fdb"
-        return ["--db", f"{endpoint.env['FIREBIRD_SERVER']}:{db}", "--fb-client", fbclient() or "libfbclient.so.2"]
-    if backend == "sqlite":
-        return ["--db", str(datadir / f"{stem}.db"), "--journal-mode", str(settings.get("journal_mode", "WAL")),
-                "--synchronous", str(settings.get("synchronous", "FULL"))]
-    assert endpoint is not None, f"{backend} needs its server started"
-    if backend == "postgresql":
-        return ["--host", endpoint.socket_dir, "--port", str(endpoint.port), "--user", endpoint.user,
-                "--database", endpoint.database]
-    return ["--socket", endpoint.env["MYSQL_UNIX_PORT"], "--user", endpoint.user, "--database", endpoint.database]
-
-
-def set_forced_writes(db: Path | str, on: bool, env: dict[str, str]) -> None:
-    """Firebird's durability switch, set on the database file (gfix -write sync|async)."""
-    run_program(["gfix", "-write", "sync" if on else "async", str(db)], package="firebird3.0-utils", env=env)
-
-
-def firebird_env(datadir: Path, scratch: Path | None = None) -> dict[str, str]:
-    """The embedded engine, with its lock files private to this run: beside the database, or for a
-    database on a block device, in the configuration's scratch directory."""
-    if is_block_device(datadir):
-        if scratch is None:
-            raise ValueError("a Firebird database on a block device needs a directory for its lock files")
-        lock = scratch / "fblock"
-    else:
-        lock = datadir / "fblock"
-    lock.mkdir(mode=PRIVATE_MODE, exist_ok=True)
-    return {"FIREBIRD": FIREBIRD_ROOT, "FIREBIRD_LOCK": str(lock), "FIREBIRD_TMP": str(lock)}
-
-
-def firebird_db(datadir: Path) -> Path:
-    """The database: a file in the data directory, or the block device itself."""
-    return datadir if is_block_device(datadir) else datadir / f"{DB_STEM}.fdb"
 TYPES = ("new_order", "payment", "order_status", "delivery", "stock_level")
 
 
@@ -144,7 +74,7 @@ class Tpcc(Workload):
         out["duration"] = parse_duration(out["duration"])
         cls.require_counts(out, "warehouses", "scale_down", "clients")
         out["forced_writes"] = on_off(out["forced_writes"], "forced_writes")
-        if out["backend"] == "firebird" and out["clients"] != 1:
+        if databases.get(out["backend"]).one_client and out["clients"] != 1:
             raise PlanError("Firebird's embedded engine takes one client per process",
                             "set clients = 1 for the firebird backend, or backend = \"firebird-server\" for several")
         out["synchronous"] = str(out["synchronous"]).upper()
@@ -153,61 +83,50 @@ class Tpcc(Workload):
 
     @classmethod
     def database_for(cls, spec: WorkloadSpec) -> str | None:
-        return "firebird" if spec.get("backend") in FIREBIRDS else spec.get("backend")
+        return databases.get(spec.get("backend")).database
 
     @classmethod
     def raw_ok(cls, spec: WorkloadSpec) -> bool:
         """Firebird keeps a database on a block device as well as in a file: R5's raw baseline."""
-        return spec.get("backend") in FIREBIRDS
+        return databases.get(spec.get("backend")).raw_ok
 
     @classmethod
     def service_for(cls, spec: WorkloadSpec) -> str | None:
-        return BACKENDS[spec.get("backend")]
+        return databases.get(spec.get("backend")).service
 
     @classmethod
     def unavailable_reason(cls, spec: WorkloadSpec | None = None) -> str | None:
-        backend = spec.get("backend") if spec else cls.defaults["backend"]
-        if backend in FIREBIRDS and firebird_unavailable():
-            return firebird_unavailable()
-        if backend in DRIVERS and importlib.util.find_spec(DRIVERS[backend][0].split(".")[0]) is None:
-            return f"the Python driver {DRIVERS[backend][1]} is missing (pip install {DRIVERS[backend][1]})"
-        service = BACKENDS[backend]
-        if service:
-            from pickfs.services import service_class
-
-            return service_class(service).unavailable_reason()
-        return None
+        return databases.get(spec.get("backend") if spec else cls.defaults["backend"]).unavailable_reason()
 
     mix = "tpcc"
+    client = CLIENT
 
     @staticmethod
     def _size_args(spec: WorkloadSpec) -> list[str]:
         """The client's data-size arguments for this mix."""
         return ["--warehouses", str(spec.get("warehouses", 1)), "--scale-down", str(spec.get("scale_down"))]
 
+    def _mix_args(self) -> list[str]:
+        """The client's arguments for this mix."""
+        return ["--mix", self.mix]
+
     def _argv(self, step: str, spec: WorkloadSpec, datadir: Path, endpoint: Endpoint | None) -> list[str]:
-        backend = spec.get("backend")
-        argv = [sys.executable, "-m", CLIENT, step, "--mix", self.mix,
-                "--backend", "firebird" if backend in FIREBIRDS else backend,
+        db = databases.get(spec.get("backend"))
+        argv = [sys.executable, "-m", self.client, step, *self._mix_args(),
+                "--backend", db.database,  # the client drives firebird-server as firebird, over the loopback
                 *self._size_args(spec),
-                *connection_args(backend, datadir, endpoint, dict(spec.settings), DB_STEM)]
+                *db.connection_args(datadir, endpoint, dict(spec.settings), DB_STEM)]
         if step == "run":
             argv += ["--clients", str(spec.get("clients")), "--duration", str(spec.get("duration"))]
         return argv
 
     def _env(self, spec: WorkloadSpec, datadir: Path, endpoint: Endpoint | None = None) -> dict[str, str] | None:
-        if spec.get("backend") == "firebird-server" and endpoint is not None:
-            return {k: endpoint.env[k] for k in ("ISC_USER", "ISC_PASSWORD")}
-        return firebird_env(datadir, self.scratch) if spec.get("backend") == "firebird" else None
+        return databases.get(spec.get("backend")).client_env(datadir, self.scratch, endpoint)
 
     def prepare(self, spec: WorkloadSpec, datadir: Path, endpoint: Endpoint | None = None) -> RawOutput:
         env = self._env(spec, datadir, endpoint)
         out = run_program(self._argv("load", spec, datadir, endpoint), timeout=3600, env=env)
-        if spec.get("backend") == "firebird":
-            set_forced_writes(firebird_db(datadir), spec.get("forced_writes") == "on", env or {})
-        elif spec.get("backend") == "firebird-server" and endpoint is not None:
-            set_forced_writes(f"{endpoint.env['FIREBIRD_SERVER']}:{firebird_db(datadir)}",
-                              spec.get("forced_writes") == "on", env or {})
+        databases.get(spec.get("backend")).after_load(datadir, endpoint, env, dict(spec.settings), DB_STEM)
         return out
 
     def run(self, spec: WorkloadSpec, datadir: Path, endpoint: Endpoint | None = None) -> RawOutput:

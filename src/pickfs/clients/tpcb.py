@@ -1,0 +1,197 @@
+"""pgbench's TPC-B-like transaction, written once over the database adapters, run as its own process.
+
+    python -m pickfs.clients.tpcb load --backend sqlite --db PATH --scale 1
+    python -m pickfs.clients.tpcb run  --backend firebird --db PATH --scale 1 --duration 10 [--clients 1]
+
+--scale means what it means to pgbench: branches, each with 10 tellers and 100,000 accounts.
+The run stops at --duration seconds, or after --transactions when that is given. Prints one JSON
+document: the transactions committed, their latency histogram and per-second counts, errors, the
+durability settings in force, and the client's own CPU time and I/O.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import resource
+import sys
+import threading
+import time
+
+from pickfs import databases
+from pickfs.clients.histogram import add
+from pickfs.clients.process import name_process, own_io
+from pickfs.clients.sql import add_connection_options, open_tx
+
+CLIENT = "pickfs-tpcb"
+ACCOUNTS_PER_BRANCH = 100_000
+TELLERS_PER_BRANCH = 10
+FILLER = " " * 84
+
+SCHEMA = (
+    "CREATE TABLE pgbench_branches (bid INTEGER NOT NULL PRIMARY KEY, bbalance INTEGER, filler CHAR(88))",
+    "CREATE TABLE pgbench_tellers (tid INTEGER NOT NULL PRIMARY KEY, bid INTEGER, tbalance INTEGER, filler CHAR(84))",
+    "CREATE TABLE pgbench_accounts (aid INTEGER NOT NULL PRIMARY KEY, bid INTEGER, abalance INTEGER,"
+    " filler CHAR(84))",
+    "CREATE TABLE pgbench_history (tid INTEGER, bid INTEGER, aid INTEGER, delta INTEGER, mtime TIMESTAMP,"
+    " filler CHAR(22))",
+)
+
+TRANSACTION = (
+    "UPDATE pgbench_accounts SET abalance = abalance + ? WHERE aid = ?",
+    "SELECT abalance FROM pgbench_accounts WHERE aid = ?",
+    "UPDATE pgbench_tellers SET tbalance = tbalance + ? WHERE tid = ?",
+    "UPDATE pgbench_branches SET bbalance = bbalance + ? WHERE bid = ?",
+    "INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES (?, ?, ?, ?, CURRENT_TIMESTAMP)",
+)
+
+
+def rows(scale: int) -> tuple[tuple[str, list[tuple]], ...]:
+    """pgbench's tables at `scale` branches (pure)."""
+    return (("pgbench_branches", [(b, 0, FILLER) for b in range(1, scale + 1)]),
+            ("pgbench_tellers", [(t, (t - 1) // TELLERS_PER_BRANCH + 1, 0, FILLER)
+                                 for t in range(1, TELLERS_PER_BRANCH * scale + 1)]),
+            ("pgbench_accounts", [(a, (a - 1) // ACCOUNTS_PER_BRANCH + 1, 0, FILLER)
+                                  for a in range(1, ACCOUNTS_PER_BRANCH * scale + 1)]))
+
+
+def load(args: argparse.Namespace) -> dict:
+    t0 = time.perf_counter()
+    db = databases.get(args.backend)
+    db.create(args)
+    tx, _ = open_tx(args)
+    for stmt in SCHEMA:
+        tx.q(stmt)
+    tx.commit()
+    for table, values in rows(args.scale):
+        cur = tx.conn.cursor()
+        cur.executemany(f"INSERT INTO {table} VALUES ({', '.join([db.dialect.placeholder] * len(values[0]))})",
+                        values)
+        tx.commit()
+    in_force = db.in_force(tx.conn)
+    tx.conn.close()
+    db.compact(args)
+    return {"client": CLIENT, "step": "load", "mix": "tpcb", "backend": args.backend, "scale": args.scale,
+            **in_force, "elapsed_s": time.perf_counter() - t0}
+
+
+class Terminal:
+    """One client: its own connection, committing the transaction until the deadline or its quota."""
+
+    def __init__(self, args: argparse.Namespace, index: int, quota: float) -> None:
+        self.args, self.quota = args, quota
+        self.rng = random.Random(None if args.seed is None else args.seed * 1000 + index)
+        self.tx, self.retryable = open_tx(args)  # connected before the run's clock starts
+        self.in_force = databases.get(args.backend).in_force(self.tx.conn)
+        self.hist: dict[int, int] = {}
+        self.per_second: dict[int, int] = {}
+        self.done = self.errors = 0
+        self.end = 0.0
+
+    def run(self, start: float, deadline: float) -> None:
+        tx, retryable = self.tx, self.retryable
+        statements = [(s.replace("?", tx.d.placeholder), s.startswith("SELECT")) for s in TRANSACTION]
+        clock, rng, scale = time.perf_counter, self.rng, self.args.scale
+        accounts, tellers = ACCOUNTS_PER_BRANCH * scale, TELLERS_PER_BRANCH * scale
+        while self.done < self.quota and clock() < deadline:
+            aid, tid, bid = rng.randint(1, accounts), rng.randint(1, tellers), rng.randint(1, scale)
+            delta = rng.randint(-5000, 5000)
+            params = ((delta, aid), (aid,), (delta, tid), (delta, bid), (tid, bid, aid, delta))
+            t0 = clock()
+            try:
+                cur = tx.conn.cursor()
+                for (stmt, reads), p in zip(statements, params):
+                    cur.execute(stmt, p)
+                    if reads:
+                        cur.fetchall()
+                tx.commit()
+            except retryable:
+                tx.rollback()
+                self.errors += 1
+                continue
+            t1 = clock()
+            add(self.hist, int((t1 - t0) * 1e6))
+            s = int(t1 - start)
+            self.per_second[s] = self.per_second.get(s, 0) + 1
+            self.done += 1
+        self.end = clock()  # the run's window ends here: closing (a WAL checkpoint, a flush) is not timed
+
+    def close(self) -> None:
+        try:
+            self.tx.conn.close()
+        except Exception:
+            pass
+
+
+def _merged(parts: list[dict[int, int]]) -> dict[int, int]:
+    out: dict[int, int] = {}
+    for part in parts:
+        for k, v in part.items():
+            out[k] = out.get(k, 0) + v
+    return out
+
+
+def run(args: argparse.Namespace) -> dict:
+    limit = args.transactions or 0
+    quotas = [limit // args.clients + (i < limit % args.clients) if limit else float("inf")
+              for i in range(args.clients)]
+    terminals = [Terminal(args, i, quotas[i]) for i in range(args.clients)]
+    failures: list[str] = []
+    start = time.perf_counter()
+    deadline = start + args.duration if not limit else float("inf")
+    ru0 = resource.getrusage(resource.RUSAGE_SELF)
+
+    def guard(t: Terminal) -> None:
+        try:
+            t.run(start, deadline)
+        except Exception as exc:
+            failures.append(f"{type(exc).__name__}: {exc}")
+
+    threads = [threading.Thread(target=guard, args=(t,)) for t in terminals]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    for t in terminals:
+        t.close()
+    elapsed = max((t.end for t in terminals), default=0.0) - start
+    if elapsed <= 0:  # no terminal finished its loop (each failed): the time until they stopped
+        elapsed = time.perf_counter() - start
+    ru1 = resource.getrusage(resource.RUSAGE_SELF)
+    return report(args, terminals, elapsed, (ru1.ru_utime - ru0.ru_utime) + (ru1.ru_stime - ru0.ru_stime), failures)
+
+
+def report(args: argparse.Namespace, terminals: list[Terminal], elapsed: float, cpu: float,
+           failures: list[str]) -> dict:
+    """The run's JSON document: the fields sqlite-tpcb's and firebird-tpcb's parsers read."""
+    hist = {str(k): v for k, v in sorted(_merged([t.hist for t in terminals]).items())}
+    seconds = _merged([t.per_second for t in terminals])
+    done, errors = sum(t.done for t in terminals), sum(t.errors for t in terminals)
+    return {"client": CLIENT, "step": "run", "mix": "tpcb", "backend": args.backend, "scale": args.scale,
+            "clients": args.clients, "transactions": done, "errors": errors, "elapsed_s": elapsed,
+            "latency_us": hist, "types": {"tpcb": {"count": done, "errors": errors, "latency_us": hist}},
+            "per_second": [seconds.get(s, 0) for s in range(int(elapsed))], "client_cpu_s": cpu,
+            **(terminals[0].in_force if terminals else {}), "failures": failures, "io": own_io()}
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="pickfs.clients.tpcb")
+    p.add_argument("step", choices=("load", "run"))
+    add_connection_options(p)
+    p.add_argument("--scale", type=int, default=1, help="branches, as pgbench's scale (100,000 accounts each)")
+    p.add_argument("--clients", type=int, default=1)
+    p.add_argument("--duration", type=float, default=10.0)
+    p.add_argument("--transactions", type=int, default=0, help="stop after this many instead (0: at --duration)")
+    p.add_argument("--seed", type=int, default=None)
+    p.add_argument("--process-name", default=CLIENT, help="the name pickfs's monitors see (/proc/PID/comm)")
+    args = p.parse_args(argv)
+    name_process(args.process_name)
+    result = load(args) if args.step == "load" else run(args)
+    json.dump(result, sys.stdout)
+    sys.stdout.write("\n")
+    return 1 if result.get("failures") else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,173 @@
+"""What pickfs must know of a database to drive it: the adapter every module of databases/ provides.
+
+A client process (python -m pickfs.clients.X) imports this package to reach its database, so nothing
+here imports a driver, a service or the engine at import time: drivers are imported inside `connect`,
+pickfs's heavier modules inside the methods that need them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import re
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from pickfs.model import WorkloadSpec
+    from pickfs.services.base import Endpoint
+
+
+@dataclass(frozen=True)
+class Dialect:
+    """How the clients' SQL, written with '?', differs per database."""
+
+    placeholder: str  # what '?' becomes
+    for_update: str  # appended to a SELECT that locks its rows
+    limit_one: str  # appended to a SELECT that wants one row
+
+
+@dataclass(frozen=True)
+class Driver:
+    """The Python driver a client imports to connect: its module, and the package that provides it."""
+
+    module: str
+    package: str
+
+
+@dataclass(frozen=True)
+class TornPage:
+    """A durability setting whose risk is a torn page, and the values that take the protection away."""
+
+    key: str
+    unsafe: tuple[str, ...]
+
+
+class Connection(Protocol):
+    """What the clients call on a connection (the drivers' own, or a thin wrapper)."""
+
+    def cursor(self) -> Any: ...
+
+    def commit(self) -> None: ...
+
+    def rollback(self) -> None: ...
+
+    def close(self) -> None: ...
+
+
+class WriteBack:
+    """The crash test's request that the database write its pages back (none, by default)."""
+
+    def ask(self, conn: Any, k: int) -> str:
+        """Ask for the k-th write-back; what was asked for, in words ('' for nothing)."""
+        return ""
+
+    def tick(self, conn: Any) -> None:
+        """Called after each commit: undo, when due, what `ask` changed for a while."""
+
+
+class Database(ABC):
+    """One database as pickfs knows it. A subclass per module of databases/, registered by `name`."""
+
+    name: str  # the backend name workloads' settings use
+    database: str  # the database it is (several backends can be one database: firebird, firebird-server)
+    service: str | None = None  # the services/ server pickfs starts for it; None: embedded in the client
+    driver: Driver | None = None  # None: in Python's standard library
+    dialect: Dialect
+    raw_ok: bool = False  # keeps a database on a block device as well as in a file
+    one_client: bool = False  # the engine runs in the client process, one client per process
+    crash_testable: bool = True  # the crash test's commits client covers it
+    page_bytes: int | None = None  # the pages a torn write would tear (the default size)
+    torn_page_settings: tuple[TornPage, ...] = ()
+    packages: tuple[str, ...] = ()  # its Debian packages (dpkg-query patterns) whose versions a fingerprint lists
+
+    # --- the client side (in the client process) ---
+    @abstractmethod
+    def connect(self, args: argparse.Namespace) -> tuple[Connection, tuple[type[BaseException], ...]]:
+        """A connection with autocommit off, and the exceptions that mean 'retry this transaction'."""
+
+    def create(self, args: argparse.Namespace) -> None:
+        """Create the database before its tables, where the database does not exist until asked."""
+        return None  # nothing, unless the database needs it
+
+    def in_force(self, conn: Any) -> dict[str, Any]:
+        """The durability settings in force, read back on an open connection (output fields of the clients)."""
+        return {}
+
+    def compact(self, args: argparse.Namespace) -> None:
+        """After a bulk load: write the load's log back, so the run starts from its tables alone."""
+        return None  # nothing, unless the database needs it
+
+    def settle_load(self, tx: Any) -> None:
+        """After the crash test's tables are loaded: whatever makes them safe to crash from."""
+        return None  # nothing, unless the database needs it
+
+    @abstractmethod
+    def own_check(self, tx: Any) -> str:
+        """The database's own consistency check of the crash test's tables: 'ok' or what it found."""
+
+    def write_back(self, args: argparse.Namespace, every_s: float) -> WriteBack:
+        """The crash test's write-back requests for a run with these options."""
+        return WriteBack()
+
+    # --- pickfs's side ---
+    @abstractmethod
+    def connection_args(self, datadir: Path, endpoint: Endpoint | None, settings: dict[str, Any],
+                        stem: str) -> list[str]:
+        """How a client of clients/ reaches the database: its file when embedded, else the server's socket."""
+
+    def client_env(self, datadir: Path, scratch: Path | None, endpoint: Endpoint | None) -> dict[str, str] | None:
+        """Environment variables the client needs (None: pickfs's own)."""
+        return None
+
+    def after_load(self, datadir: Path, endpoint: Endpoint | None, env: dict[str, str] | None,
+                   settings: dict[str, Any], stem: str) -> None:
+        """Settings made on the database once its tables exist."""
+        return None  # nothing, unless the database needs it
+
+    def outside_check(self, datadir: Path, stem: str, env: dict[str, str] | None) -> tuple[list[str], list[str]]:
+        """A check run outside the client after the crash test's own: (errors, warnings)."""
+        return [], []
+
+    @abstractmethod
+    def risks(self, spec: WorkloadSpec) -> list[str]:
+        """What the workload's durability settings on this database risk, one line each (pure)."""
+
+    def crash_check_blind_spots(self, spec: WorkloadSpec) -> list[str]:
+        """Settings whose risk the crash test's check cannot see, and why (pure)."""
+        return []
+
+    def installed_settings(self, found: dict[str, str]) -> dict[str, str]:
+        """A fingerprint's keys (db.NAME.KEY) for the durability settings of its installed configuration;
+        `found`: the keys found so far (the packages' versions)."""
+        return {}
+
+    def server_settings(self) -> tuple[str, ...]:
+        """The server's settings a workload may set (none for an embedded database)."""
+        return ()
+
+    def unavailable_reason(self) -> str | None:
+        """Why it cannot run on this machine, naming the fix; None when it can."""
+        if self.driver is not None and importlib.util.find_spec(self.driver.module.split(".")[0]) is None:
+            return f"the Python driver {self.driver.package} is missing (pip install {self.driver.package})"
+        if self.service:
+            from pickfs.services import service_class
+
+            return service_class(self.service).unavailable_reason()
+        return None
+
+
+def conf_values(paths: list[str], keys: tuple[str, ...]) -> dict[str, str]:
+    """`key = value` lines of configuration files, for these keys (the last file wins)."""
+    from pickfs.sysinfo import read_text
+
+    found: dict[str, str] = {}
+    for p in paths:
+        for line in read_text(p).splitlines():
+            line = line.split("#", 1)[0].strip()
+            m = re.match(r"^([A-Za-z_-]+)\s*=\s*'?([^'\s]+)'?", line)
+            if m and m.group(1).replace("-", "_") in keys:
+                found[m.group(1).replace("-", "_")] = m.group(2)
+    return found

@@ -1,0 +1,222 @@
+"""Firebird 3: its embedded engine in the client (firebird-driver over libfbclient), or the private server
+pickfs starts (services/firebird.py, R5's SuperClassic); durability by forced writes, set per database."""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import os
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pickfs.databases.base import Database, Dialect, Driver, conf_values
+
+if TYPE_CHECKING:
+    from pickfs.model import WorkloadSpec
+    from pickfs.services.base import Endpoint
+
+FIREBIRD_ROOT = "/usr/lib/x86_64-linux-gnu/firebird/3.0"  # Debian's firebird3.0-server-core
+FB_CONNECT = threading.Lock()
+# Firebird's forced writes are set per database (gfix -write sync|async; on for a new database);
+# the server's file says how it writes when they are off, and whether it goes through the page cache.
+FINGERPRINT_KEYS = ("MaxUnflushedWrites", "MaxUnflushedWriteTime", "UseFileSystemCache", "FileSystemCacheThreshold",
+                    "ServerMode")
+
+
+def fbclient() -> str | None:
+    found = sorted(glob.glob("/usr/lib/*/libfbclient.so.2")) or sorted(glob.glob("/usr/lib/libfbclient.so.2"))
+    return found[0] if found else None
+
+
+def firebird_unavailable() -> str | None:
+    from pickfs.stack.filesystems import which
+
+    if fbclient() is None:
+        return "Firebird's client library is missing (apt-get install libfbclient2)"
+    if not glob.glob(f"{FIREBIRD_ROOT}/plugins/libEngine12.so"):
+        return "Firebird's embedded engine is missing (apt-get install firebird3.0-server-core)"
+    if which("gfix") is None:
+        return "gfix is missing (apt-get install firebird3.0-utils)"
+    return None
+
+
+def _on_block_device(path: Path) -> bool:
+    from pickfs.workloads.fio import is_block_device
+
+    return is_block_device(path)
+
+
+def firebird_db(datadir: Path, stem: str = "pickfs") -> Path:
+    """The database: a file in the data directory, or the block device itself (R5's raw baseline)."""
+    return datadir if _on_block_device(datadir) else datadir / f"{stem}.fdb"
+
+
+def set_forced_writes(db: Path | str, on: bool, env: dict[str, str]) -> None:
+    """Firebird's durability switch, set on the database file (gfix -write sync|async)."""
+    from pickfs.proc import run as run_program
+
+    run_program(["gfix", "-write", "sync" if on else "async", str(db)], package="firebird3.0-utils", env=env)
+
+
+def firebird_env(datadir: Path, scratch: Path | None = None) -> dict[str, str]:
+    """The embedded engine, with its lock files private to this run: beside the database, or for a
+    database on a block device, in the configuration's scratch directory."""
+    from pickfs.stack.workdir import PRIVATE_MODE
+
+    if _on_block_device(datadir):
+        if scratch is None:
+            raise ValueError("a Firebird database on a block device needs a directory for its lock files")
+        lock = scratch / "fblock"
+    else:
+        lock = datadir / "fblock"
+    lock.mkdir(mode=PRIVATE_MODE, exist_ok=True)
+    return {"FIREBIRD": FIREBIRD_ROOT, "FIREBIRD_LOCK": str(lock), "FIREBIRD_TMP": str(lock)}
+
+
+def gfix_findings(text: str) -> tuple[list[str], list[str]]:
+    """gfix -v's summary lines ('Number of record level errors : 2') as errors and warnings (pure)."""
+    errors, warnings = [], []
+    for line in text.splitlines():
+        key, _, value = line.partition(":")
+        key, value = " ".join(key.split()), value.strip()
+        if not value.isdigit() or int(value) == 0:
+            continue
+        if "error" in key.lower():
+            errors.append(f"{key}: {value}")
+        elif "warning" in key.lower():
+            warnings.append(f"{key}: {value}")
+    return errors, warnings
+
+
+class FirebirdConnection:
+    """firebird-driver's connection behind the same commit/rollback/cursor calls."""
+
+    def __init__(self, conn: Any) -> None:
+        self.conn = conn
+
+    def cursor(self) -> Any:
+        if not self.conn.main_transaction.is_active():
+            self.conn.main_transaction.begin()
+        return self.conn.cursor()
+
+    def commit(self) -> None:
+        self.conn.commit()
+
+    def rollback(self) -> None:
+        self.conn.rollback()
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+def _use_client_library(args: argparse.Namespace) -> None:
+    from firebird.driver import driver_config
+
+    if args.fb_client:
+        driver_config.fb_client_library.value = args.fb_client
+
+
+class Firebird(Database):
+    """The embedded engine: the client process is the database, one client per process."""
+
+    name = database = "firebird"
+    driver = Driver("firebird.driver", "firebird-driver")
+    dialect = Dialect("?", " WITH LOCK", " ROWS 1")
+    raw_ok = True
+    one_client = True
+    packages = ("firebird*-server",)
+
+    def connect(self, args: argparse.Namespace) -> tuple[FirebirdConnection, tuple[type[BaseException], ...]]:
+        from firebird.driver import connect as fb_connect
+        from firebird.driver.types import DatabaseError
+
+        _use_client_library(args)
+        with FB_CONNECT:  # firebird-driver loads its client interfaces on first use: not from two threads at once
+            conn = fb_connect(args.db, user="SYSDBA", password=os.environ.get("ISC_PASSWORD"))
+        # IndexError: a row read moments ago vanished under another terminal's committed transaction (several
+        # terminals on the server): rolled back and counted as an error, as a conflict is
+        return FirebirdConnection(conn), (DatabaseError, IndexError)
+
+    def create(self, args: argparse.Namespace) -> None:
+        from firebird.driver import create_database
+
+        _use_client_library(args)
+        create_database(args.db, user="SYSDBA", password=os.environ.get("ISC_PASSWORD")).close()
+
+    def in_force(self, conn: Any) -> dict[str, Any]:
+        """Whether Firebird writes synchronously (its durability switch)."""
+        cur = conn.cursor()
+        cur.execute("SELECT MON$FORCED_WRITES FROM MON$DATABASE")
+        value = bool(cur.fetchall()[0][0])
+        conn.rollback()
+        return {"forced_writes": value}
+
+    def own_check(self, tx: Any) -> str:
+        return "ok"  # gfix -v, run outside the client: `outside_check`
+
+    def connection_args(self, datadir: Path, endpoint: Endpoint | None, settings: dict[str, Any],
+                        stem: str) -> list[str]:
+        return ["--db", str(firebird_db(datadir, stem)), "--fb-client", fbclient() or "libfbclient.so.2"]
+
+    def client_env(self, datadir: Path, scratch: Path | None, endpoint: Endpoint | None) -> dict[str, str] | None:
+        return firebird_env(datadir, scratch)
+
+    def after_load(self, datadir: Path, endpoint: Endpoint | None, env: dict[str, str] | None,
+                   settings: dict[str, Any], stem: str) -> None:
+        set_forced_writes(firebird_db(datadir, stem), str(settings.get("forced_writes", "on")) == "on", env or {})
+
+    def outside_check(self, datadir: Path, stem: str, env: dict[str, str] | None) -> tuple[list[str], list[str]]:
+        """Firebird's own validation, read-only (-n): it names every page and record it finds broken."""
+        from pickfs.proc import run as run_program
+
+        said = run_program(["gfix", "-v", "-full", "-n", str(firebird_db(datadir, stem))],
+                           package="firebird3.0-utils", env=env).text
+        return gfix_findings(said)
+
+    def risks(self, spec: WorkloadSpec) -> list[str]:
+        if str(spec.get("forced_writes", "on")) != "off":
+            return []
+        return ["forced_writes=off: Firebird leaves writes to the operating system's cache; a power cut can "
+                "lose acknowledged commits and corrupt the database"]
+
+    def installed_settings(self, found: dict[str, str]) -> dict[str, str]:
+        paths = sorted(glob.glob("/etc/firebird/*/firebird.conf"))
+        out = {}
+        if paths or any(k.startswith("db.firebird") for k in found):
+            out["db.firebird.forced_writes"] = "per database (on when created; gfix -write sync|async)"
+        out.update({f"db.firebird.{k}": v for k, v in conf_values(paths, FINGERPRINT_KEYS).items()})
+        return out
+
+    def unavailable_reason(self) -> str | None:
+        return firebird_unavailable() or super().unavailable_reason()
+
+
+class FirebirdServer(Firebird):
+    """The private server pickfs starts, over the loopback; the password in the environment."""
+
+    name = "firebird-server"
+    service = "firebird"
+    one_client = False
+    crash_testable = False  # the crash test drives the embedded engine (database_for says firebird)
+
+    def connection_args(self, datadir: Path, endpoint: Endpoint | None, settings: dict[str, Any],
+                        stem: str) -> list[str]:
+        assert endpoint is not None, "firebird-server needs its server started"
+        return ["--db", f"{endpoint.env['FIREBIRD_SERVER']}:{firebird_db(datadir, stem)}",
+                "--fb-client", fbclient() or "libfbclient.so.2"]
+
+    def client_env(self, datadir: Path, scratch: Path | None, endpoint: Endpoint | None) -> dict[str, str] | None:
+        if endpoint is None:
+            return None
+        return {k: endpoint.env[k] for k in ("ISC_USER", "ISC_PASSWORD")}
+
+    def after_load(self, datadir: Path, endpoint: Endpoint | None, env: dict[str, str] | None,
+                   settings: dict[str, Any], stem: str) -> None:
+        if endpoint is not None:
+            set_forced_writes(f"{endpoint.env['FIREBIRD_SERVER']}:{firebird_db(datadir, stem)}",
+                              str(settings.get("forced_writes", "on")) == "on", env or {})
+
+
+DATABASE = Firebird()
+SERVER = FirebirdServer()

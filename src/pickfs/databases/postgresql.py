@@ -1,0 +1,88 @@
+"""PostgreSQL: a server pickfs starts (services/postgres.py), reached with psycopg over its socket."""
+
+from __future__ import annotations
+
+import argparse
+import glob
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pickfs.databases.base import Database, Dialect, Driver, TornPage, WriteBack, conf_values
+
+if TYPE_CHECKING:
+    from pickfs.model import WorkloadSpec
+    from pickfs.services.base import Endpoint
+
+FINGERPRINT_KEYS = ("fsync", "synchronous_commit", "wal_sync_method", "full_page_writes", "commit_delay", "wal_level")
+RISKS = {
+    ("fsync", "off"): "fsync=off: PostgreSQL never forces writes to disk; a power cut can lose acknowledged "
+                      "commits and corrupt the database",
+    ("synchronous_commit", "off"): "synchronous_commit=off: commits are acknowledged before their WAL is on disk; "
+                                   "a power cut loses the last ones (the database stays consistent)",
+    ("full_page_writes", "off"): "full_page_writes=off: a torn page after a power cut can corrupt the database",
+}
+
+
+class CheckpointOrSwitch(WriteBack):
+    """Every other request a WAL segment switch, else a checkpoint."""
+
+    def ask(self, conn: Any, k: int) -> str:
+        cur = conn.cursor()
+        if k % 2:
+            cur.execute("SELECT pg_switch_wal()")
+            what = "a WAL segment switch"
+        else:
+            cur.execute("CHECKPOINT")
+            what = "a checkpoint"
+        conn.commit()
+        return what
+
+
+class PostgreSQL(Database):
+    name = database = service = "postgresql"
+    driver = Driver("psycopg", "psycopg[binary]")
+    dialect = Dialect("%s", " FOR UPDATE", " LIMIT 1")
+    page_bytes = 8192
+    torn_page_settings = (TornPage("full_page_writes", ("off",)),)
+    packages = ("postgresql-[0-9]*",)
+
+    def connect(self, args: argparse.Namespace) -> tuple[Any, tuple[type[BaseException], ...]]:
+        import psycopg
+
+        conn = psycopg.connect(host=args.host, port=args.port, user=args.user, dbname=args.database)
+        return conn, (psycopg.errors.SerializationFailure, psycopg.errors.DeadlockDetected)
+
+    def settle_load(self, tx: Any) -> None:
+        # recovery starts after the tables' pages exist: a torn one cannot be rebuilt
+        tx.q("CHECKPOINT")
+        tx.commit()
+
+    def own_check(self, tx: Any) -> str:
+        tx.q("CREATE EXTENSION IF NOT EXISTS amcheck")
+        for index in ("pickfs_commits_pkey", "pickfs_accounts_pkey"):
+            tx.q("SELECT bt_index_parent_check(?::regclass, true)", (index,))
+        return "ok"
+
+    def write_back(self, args: argparse.Namespace, every_s: float) -> WriteBack:
+        return CheckpointOrSwitch()
+
+    def connection_args(self, datadir: Path, endpoint: Endpoint | None, settings: dict[str, Any],
+                        stem: str) -> list[str]:
+        assert endpoint is not None, "postgresql needs its server started"
+        return ["--host", endpoint.socket_dir, "--port", str(endpoint.port), "--user", endpoint.user,
+                "--database", endpoint.database]
+
+    def risks(self, spec: WorkloadSpec) -> list[str]:
+        return [risk for (key, bad), risk in RISKS.items() if str(spec.get(key, "")).lower() == bad]
+
+    def installed_settings(self, found: dict[str, str]) -> dict[str, str]:
+        paths = sorted(glob.glob("/etc/postgresql/*/main/postgresql.conf"))
+        return {f"db.postgresql.{k}": v for k, v in conf_values(paths, FINGERPRINT_KEYS).items()}
+
+    def server_settings(self) -> tuple[str, ...]:
+        from pickfs.services.postgres import SETTINGS
+
+        return tuple(SETTINGS)
+
+
+DATABASE = PostgreSQL()

@@ -1,0 +1,43 @@
+"""The one TPC-B client on SQLite (embedded, so it runs here): what sqlite-tpcb's parser reads, and the
+transaction's own invariant afterwards (the accounts, tellers and branches each sum to the history's deltas)."""
+
+import json
+import sqlite3
+import subprocess
+import sys
+
+from pickfs.clients.tpcb import ACCOUNTS_PER_BRANCH, TELLERS_PER_BRANCH, rows
+from pickfs.workloads.sqlite_tpcb import SqliteTpcb
+
+
+def client(*argv: str) -> dict:
+    out = subprocess.run([sys.executable, "-m", "pickfs.clients.tpcb", *argv], capture_output=True, text=True,
+                         check=True).stdout
+    return json.loads(out)
+
+
+def test_scale_means_branches_as_pgbench_has_it():
+    tables = dict(rows(2))
+    assert len(tables["pgbench_branches"]) == 2
+    assert len(tables["pgbench_tellers"]) == 2 * TELLERS_PER_BRANCH
+    assert len(tables["pgbench_accounts"]) == 2 * ACCOUNTS_PER_BRANCH
+    assert tables["pgbench_accounts"][-1][1] == 2  # the last account belongs to the last branch
+
+
+def test_sqlite_run_parses_and_keeps_the_invariant(tmp_path):
+    db = str(tmp_path / "tpcb.db")
+    common = ("--backend", "sqlite", "--db", db, "--scale", "1", "--synchronous", "NORMAL")
+    loaded = client("load", *common)
+    assert loaded["step"] == "load" and loaded["journal_mode"] == "WAL" and loaded["synchronous"] == 1
+    doc = client("run", *common, "--transactions", "300", "--process-name", "pickfs-sqlite")
+    assert doc["transactions"] == 300 and doc["errors"] == 0 and doc["failures"] == []
+    assert doc["types"]["tpcb"]["count"] == 300 and "wchar" in doc["io"]
+    m = SqliteTpcb.parse(json.dumps(doc))
+    assert m["transactions"] == 300 and m["tps"] > 0 and m["lat_p50"] > 0 and "client_wchar" in m
+    conn = sqlite3.connect(db)
+    deltas, history = conn.execute("SELECT COALESCE(SUM(delta), 0), COUNT(*) FROM pgbench_history").fetchone()
+    assert history == 300
+    for table, column in (("pgbench_accounts", "abalance"), ("pgbench_tellers", "tbalance"),
+                          ("pgbench_branches", "bbalance")):
+        assert conn.execute(f"SELECT SUM({column}) FROM {table}").fetchone()[0] == deltas
+    conn.close()
