@@ -45,8 +45,9 @@ class SqliteConnection:
 
 class WalCheckpoint(WriteBack):
     def ask(self, conn: Any, k: int) -> str:
-        conn.cursor().execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
-        conn.commit()
+        # outside a transaction: inside BEGIN IMMEDIATE the checkpoint fails ("database table is locked")
+        raw = conn.conn if isinstance(conn, SqliteConnection) else conn
+        raw.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
         return "a WAL checkpoint"
 
 

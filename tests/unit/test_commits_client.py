@@ -1,0 +1,31 @@
+"""The crash test's commits client on a real SQLite database: commits acknowledged, write-backs asked and logged."""
+
+import json
+import sqlite3
+import subprocess
+import sys
+
+
+def client(*args):
+    r = subprocess.run([sys.executable, "-m", "pickfs.clients.commits", *args], capture_output=True, text=True,
+                       timeout=60)
+    assert r.returncode == 0, r.stderr
+    return r
+
+
+def test_sqlite_wal_checkpoints_are_asked_and_logged_while_commits_go_on(tmp_path):
+    db, acks, events = tmp_path / "c.db", tmp_path / "acks", tmp_path / "events"
+    common = ("--backend", "sqlite", "--db", str(db), "--journal-mode", "WAL", "--synchronous", "FULL")
+    client("load", *common)
+    r = client("run", *common, "--acks", str(acks), "--events", str(events), "--duration", "1.0",
+               "--checkpoint-every", "0.1")
+    assert "write-back request failed" not in r.stderr, r.stderr
+    logged = events.read_text().splitlines()
+    assert len(logged) >= 3 and all("a WAL checkpoint" in line for line in logged)
+    acked = [int(line.split()[0]) for line in acks.read_text().splitlines()]
+    assert acked == list(range(1, len(acked) + 1)) and len(acked) > 10
+    # every acknowledged commit is in the database
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT COUNT(*) FROM pickfs_commits").fetchone()[0] == len(acked)
+    check = json.loads(client("check", *common).stdout)
+    assert check["own_check"] == "ok" and check["invariant"] == "ok" and check["present"] == acked
