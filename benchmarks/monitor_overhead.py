@@ -21,7 +21,7 @@ from pickfs.monitors.sampler import RunMonitor
 
 
 def run_client(db: Path, duration: float) -> float:
-    out = subprocess.run([sys.executable, "-m", "pickfs.clients.sqlite_tpcb", "run", "--db", str(db),
+    out = subprocess.run([sys.executable, "-m", "pickfs.clients.tpcb", "run", "--backend", "sqlite", "--db", str(db),
                           "--duration", str(duration)], check=True, capture_output=True, text=True)
     doc = json.loads(out.stdout)
     return doc["transactions"] / doc["elapsed_s"]
@@ -35,7 +35,7 @@ def main() -> int:
     with_m, without, costs = [], [], []
     with tempfile.TemporaryDirectory(dir="/dev/shm", prefix="pickfs-bench-") as tmp:
         db = Path(tmp) / "tpcb.db"
-        subprocess.run([sys.executable, "-m", "pickfs.clients.sqlite_tpcb", "prepare", "--db", str(db)],
+        subprocess.run([sys.executable, "-m", "pickfs.clients.tpcb", "load", "--backend", "sqlite", "--db", str(db)],
                        check=True, capture_output=True)
         for i in range(args.pairs):
             for monitored in ((True, False) if i % 2 == 0 else (False, True)):

@@ -20,22 +20,22 @@ import tempfile
 import time
 from pathlib import Path
 
-from pickfs.clients.sqlite_tpcb import ACCOUNTS_PER_BRANCH, TELLERS_PER_BRANCH, TRANSACTION
+from pickfs.clients.tpcb import ACCOUNTS_PER_BRANCH, TELLERS_PER_BRANCH, TRANSACTION
 
 
 def script(n: int, scale: int, seed: int, journal_mode: str, synchronous: str) -> str:
-    rng = random.Random(seed)
+    rng = random.Random(seed * 1000)  # the client's first terminal draws from the same sequence
     lines = [f"PRAGMA journal_mode={journal_mode};", f"PRAGMA synchronous={synchronous};"]
     for _ in range(n):
         aid = rng.randint(1, scale * ACCOUNTS_PER_BRANCH)
         tid = rng.randint(1, scale * TELLERS_PER_BRANCH)
         bid = rng.randint(1, scale)
         delta = rng.randint(-5000, 5000)
-        values = {":delta": str(delta), ":aid": str(aid), ":tid": str(tid), ":bid": str(bid)}
+        params = ((delta, aid), (aid,), (delta, tid), (delta, bid), (tid, bid, aid, delta))
         lines.append("BEGIN;")
-        for stmt in TRANSACTION:
-            for k, v in values.items():
-                stmt = stmt.replace(k, v)
+        for stmt, values in zip(TRANSACTION, params):
+            for v in values:
+                stmt = stmt.replace("?", str(v), 1)
             lines.append(stmt + ";")
         lines.append("COMMIT;")
     return "\n".join(lines) + "\n"
@@ -45,7 +45,7 @@ def fresh_db(directory: Path, scale: int) -> Path:
     db = directory / "tpcb.db"
     for p in directory.glob("tpcb.db*"):
         p.unlink()
-    subprocess.run([sys.executable, "-m", "pickfs.clients.sqlite_tpcb", "prepare", "--db", str(db),
+    subprocess.run([sys.executable, "-m", "pickfs.clients.tpcb", "load", "--backend", "sqlite", "--db", str(db),
                     "--scale", str(scale)], check=True, capture_output=True)
     return db
 
@@ -72,7 +72,7 @@ def main() -> int:
             shell_tps.append(args.transactions / (time.perf_counter() - t0))
 
             db = fresh_db(d, scale)
-            out = subprocess.run([sys.executable, "-m", "pickfs.clients.sqlite_tpcb", "run", "--db", str(db),
+            out = subprocess.run([sys.executable, "-m", "pickfs.clients.tpcb", "run", "--backend", "sqlite", "--db", str(db),
                                   "--scale", str(scale), "--transactions", str(args.transactions),
                                   "--synchronous", args.synchronous, "--seed", str(seed)],
                                  check=True, capture_output=True, text=True)

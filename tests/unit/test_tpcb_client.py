@@ -41,3 +41,24 @@ def test_sqlite_run_parses_and_keeps_the_invariant(tmp_path):
                           ("pgbench_branches", "bbalance")):
         assert conn.execute(f"SELECT SUM({column}) FROM {table}").fetchone()[0] == deltas
     conn.close()
+
+
+def test_a_database_that_cannot_commit_fails_the_run_instead_of_scoring_it(tmp_path):
+    db = str(tmp_path / "tpcb.db")
+    common = ("--backend", "sqlite", "--db", db, "--scale", "1")
+    client("load", *common)
+    with sqlite3.connect(db) as conn:  # every transaction now fails at its INSERT
+        conn.execute("DROP TABLE pgbench_history")
+    # a count of transactions, not a duration: without giving up, the client would retry for ever
+    r = subprocess.run([sys.executable, "-m", "pickfs.clients.tpcb", "run", *common, "--transactions", "300"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 1  # it says so in its exit status too
+    doc = json.loads(r.stdout)
+    assert doc["transactions"] == 0 and doc["errors"] >= 100
+    assert doc["failures"] and "in a row failed" in doc["failures"][0] and "pgbench_history" in doc["failures"][0]
+    try:
+        SqliteTpcb.parse(json.dumps(doc))
+    except ValueError as exc:
+        assert "pgbench_history" in str(exc)
+    else:
+        raise AssertionError("a run whose every transaction failed was scored")

@@ -76,6 +76,9 @@ def load(args: argparse.Namespace) -> dict:
             **in_force, "elapsed_s": time.perf_counter() - t0}
 
 
+GIVE_UP_AFTER = 100  # failed transactions in a row
+
+
 class Terminal:
     """One client: its own connection, committing the transaction until the deadline or its quota."""
 
@@ -93,6 +96,7 @@ class Terminal:
         tx, retryable = self.tx, self.retryable
         statements = [(s.replace("?", tx.d.placeholder), s.startswith("SELECT")) for s in TRANSACTION]
         clock, rng, scale = time.perf_counter, self.rng, self.args.scale
+        in_a_row = 0
         accounts, tellers = ACCOUNTS_PER_BRANCH * scale, TELLERS_PER_BRANCH * scale
         while self.done < self.quota and clock() < deadline:
             aid, tid, bid = rng.randint(1, accounts), rng.randint(1, tellers), rng.randint(1, scale)
@@ -106,10 +110,14 @@ class Terminal:
                     if reads:
                         cur.fetchall()
                 tx.commit()
-            except retryable:
+            except retryable as exc:
                 tx.rollback()
                 self.errors += 1
+                in_a_row += 1
+                if in_a_row >= GIVE_UP_AFTER:  # not contention: the database cannot commit (a full disk, I/O errors)
+                    raise RuntimeError(f"{in_a_row} transactions in a row failed, the last with: {exc}") from None
                 continue
+            in_a_row = 0
             t1 = clock()
             add(self.hist, int((t1 - t0) * 1e6))
             s = int(t1 - start)
@@ -153,12 +161,12 @@ def run(args: argparse.Namespace) -> dict:
         th.start()
     for th in threads:
         th.join()
-    for t in terminals:
-        t.close()
+    ru1 = resource.getrusage(resource.RUSAGE_SELF)  # the CPU of the run's window: closing is not counted
     elapsed = max((t.end for t in terminals), default=0.0) - start
     if elapsed <= 0:  # no terminal finished its loop (each failed): the time until they stopped
         elapsed = time.perf_counter() - start
-    ru1 = resource.getrusage(resource.RUSAGE_SELF)
+    for t in terminals:
+        t.close()
     return report(args, terminals, elapsed, (ru1.ru_utime - ru0.ru_utime) + (ru1.ru_stime - ru0.ru_stime), failures)
 
 

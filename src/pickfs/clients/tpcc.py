@@ -20,6 +20,7 @@ import resource
 import sys
 import threading
 import time
+from typing import Any
 
 from pickfs import databases
 from pickfs.clients.histogram import add
@@ -143,6 +144,7 @@ class Terminal:
         self.rollbacks = 0
         self.per_second: dict[int, int] = {}
         self.in_force: dict = {}
+        self.conn: Any = None
 
     def run(self) -> None:
         tx, retryable = open_tx(self.args)
@@ -163,8 +165,7 @@ class Terminal:
             if name == "new_order":
                 s = int(t1 - self.start)
                 self.per_second[s] = self.per_second.get(s, 0) + 1
-        self.in_force = databases.get(self.args.backend).in_force(conn)
-        conn.close()
+        self.conn = conn  # closed after the run's window (terminal 0's first reads the settings in force)
 
     def _customer(self, tx: Tx, w: int, d: int) -> int:
         """60% by last name (the middle one, as the specification says), else by id."""
@@ -288,6 +289,11 @@ def run(args: argparse.Namespace) -> dict:
         th.join()
     elapsed = time.perf_counter() - start
     ru1 = resource.getrusage(resource.RUSAGE_SELF)
+    for t in terminals:  # outside the timed window, as is closing
+        if t.conn is not None:
+            if t is terminals[0]:
+                t.in_force = databases.get(args.backend).in_force(t.conn)
+            t.conn.close()
     types = {}
     for name in (n for n, _ in MIX):
         hist: dict[int, int] = {}

@@ -8,14 +8,14 @@ pickfs's heavier modules inside the methods that need them.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import re
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from pickfs.model import WorkloadSpec
     from pickfs.services.base import Endpoint
 
@@ -150,6 +150,8 @@ class Database(ABC):
 
     def unavailable_reason(self) -> str | None:
         """Why it cannot run on this machine, naming the fix; None when it can."""
+        import importlib.util
+
         if self.driver is not None and importlib.util.find_spec(self.driver.module.split(".")[0]) is None:
             return f"the Python driver {self.driver.package} is missing (pip install {self.driver.package})"
         if self.service:

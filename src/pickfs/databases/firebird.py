@@ -4,15 +4,15 @@ pickfs starts (services/firebird.py, R5's SuperClassic); durability by forced wr
 from __future__ import annotations
 
 import argparse
-import glob
 import os
 import threading
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pickfs.databases.base import Database, Dialect, Driver, conf_values
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from pickfs.model import WorkloadSpec
     from pickfs.services.base import Endpoint
 
@@ -25,11 +25,15 @@ FINGERPRINT_KEYS = ("MaxUnflushedWrites", "MaxUnflushedWriteTime", "UseFileSyste
 
 
 def fbclient() -> str | None:
+    import glob
+
     found = sorted(glob.glob("/usr/lib/*/libfbclient.so.2")) or sorted(glob.glob("/usr/lib/libfbclient.so.2"))
     return found[0] if found else None
 
 
 def firebird_unavailable() -> str | None:
+    import glob
+
     from pickfs.stack.filesystems import which
 
     if fbclient() is None:
@@ -181,6 +185,8 @@ class Firebird(Database):
                 "lose acknowledged commits and corrupt the database"]
 
     def installed_settings(self, found: dict[str, str]) -> dict[str, str]:
+        import glob
+
         paths = sorted(glob.glob("/etc/firebird/*/firebird.conf"))
         out = {}
         if paths or any(k.startswith("db.firebird") for k in found):

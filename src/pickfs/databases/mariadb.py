@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import argparse
-import glob
 import time
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pickfs.databases.base import Database, Dialect, Driver, TornPage, WriteBack, conf_values
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from pickfs.model import WorkloadSpec
     from pickfs.services.base import Endpoint
 
@@ -105,6 +105,8 @@ class MariaDB(Database):
                 "tables: no verdict on this setting"]
 
     def installed_settings(self, found: dict[str, str]) -> dict[str, str]:
+        import glob
+
         paths = sorted(glob.glob("/etc/mysql/**/*.cnf", recursive=True)) + ["/etc/mysql/my.cnf"]
         return {f"db.mysql.{k}": v for k, v in conf_values(paths, FINGERPRINT_KEYS).items()}
 

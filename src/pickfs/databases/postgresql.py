@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import glob
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pickfs.databases.base import Database, Dialect, Driver, TornPage, WriteBack, conf_values
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from pickfs.model import WorkloadSpec
     from pickfs.services.base import Endpoint
 
@@ -76,6 +76,8 @@ class PostgreSQL(Database):
         return [risk for (key, bad), risk in RISKS.items() if str(spec.get(key, "")).lower() == bad]
 
     def installed_settings(self, found: dict[str, str]) -> dict[str, str]:
+        import glob
+
         paths = sorted(glob.glob("/etc/postgresql/*/main/postgresql.conf"))
         return {f"db.postgresql.{k}": v for k, v in conf_values(paths, FINGERPRINT_KEYS).items()}
 

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pickfs.databases.base import Database, Dialect, WriteBack
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from pickfs.model import WorkloadSpec
     from pickfs.services.base import Endpoint
 
@@ -35,9 +36,10 @@ class SqliteConnection:
             self.open = False
 
     def rollback(self) -> None:
-        if self.open:
+        # SQLite may have rolled back already (a full disk, an I/O error): a second ROLLBACK would hide why
+        if self.open and self.conn.in_transaction:
             self.conn.execute("ROLLBACK")
-            self.open = False
+        self.open = False
 
     def close(self) -> None:
         self.conn.close()

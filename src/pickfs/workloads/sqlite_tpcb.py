@@ -94,6 +94,8 @@ class SqliteTpcb(Workload):
         doc = json.loads(raw)
         if doc.get("client") not in CLIENT_NAMES or doc.get("step") != "run":
             raise ValueError("not the output of a sqlite-tpcb run")
+        if doc.get("errors"):  # one client: any error (a full disk, an I/O error) fails the run, as slow it is not
+            raise ValueError(f"{doc['errors']} transactions failed: {'; '.join(doc.get('failures') or [])}"[:300])
         tx, elapsed = int(doc["transactions"]), float(doc["elapsed_s"])
         metrics = {"tps": tx / elapsed if elapsed > 0 else 0.0, "transactions": float(tx)}
         io = doc.get("io") or {}
