@@ -58,6 +58,8 @@ class PostgreSQL(Database):
         tx.commit()
 
     def own_check(self, tx: Any) -> str:
+        # a damaged state can leave a transaction that looks running for ever: a query waiting on it is cancelled
+        tx.q("SET statement_timeout = '60s'")
         tx.q("CREATE EXTENSION IF NOT EXISTS amcheck")
         for index in ("pickfs_commits_pkey", "pickfs_accounts_pkey"):
             tx.q("SELECT bt_index_parent_check(?::regclass, true)", (index,))
