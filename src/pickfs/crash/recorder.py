@@ -79,8 +79,8 @@ class Recorder(fuse.Operations):
             self._note(ZERO, offset, length)
 
     def fsync(self, path: str, datasync: int, fh: int) -> None:
-        self.log.flush()
         self._note(FLUSH)
+        self.log.flush()
 
     def flush(self, path: str, fh: int) -> None:
         self.log.flush()
