@@ -464,9 +464,9 @@ class Workbench:
     def checked(self) -> list[wlog.Record]:
         """The writes and flushes the last check sent (the working image holds them), from the recorder's log."""
         # The recorder buffers its log and writes it out at a flush or a close; a filesystem mounted without
-        # barriers sends no flush, and the loop device's detach is no close. Opening and closing the image
-        # is (FUSE's flush, answered before close returns): without it the tail of a check's writes would
-        # be missing here, never undone, and leak into the next states.
+        # barriers sends no flush, and the loop device's detach is no close. Closing a descriptor of the image
+        # is one (FUSE's flush request, answered before close returns): without it the tail of a check's
+        # writes would be missing here, never undone, and leak into the next states.
         os.close(os.open(self.served.image, os.O_RDONLY))
         found = wlog.read_log(self.served.log)
         self.dirty += wlog.ranges(found, [wlog.Piece(i) for i in range(len(found))])

@@ -9,8 +9,8 @@ workload started is taken as safely on disk.
 
 Which subsets are tried is a stated strategy (STRATEGIES): the tearing and reordering ones in turn at
 the moments before a burst's flush, the others first at the moments spread evenly;
-the moments are spread over the whole run: evenly over its time, just before the flushes that end the largest
-bursts of writes, and around events the workload reported (checkpoints, WAL switches, files
+the moments are spread over the whole run: evenly over its time, just before the flushes that end
+the largest bursts of writes, and around events the workload reported (checkpoints, WAL switches, files
 created, renamed or removed).
 """
 
@@ -180,8 +180,8 @@ def crash_moments(records: Sequence[Record], t_start: int, t_end: int, n: int,
     In turn: evenly over the run's time, just before the flush ending the next most exposed
     burst of writes, and just before the most exposed flush after each event the workload reported; when one
     kind runs out the others fill in, then moments evenly over the window's records. A window with few
-    records is then filled over its time (a
-    database that never wrote while acknowledging commits gets n moments on the same image).
+    records is then filled over its time (a database that never wrote while acknowledging commits gets n
+    moments on the same image).
     """
     first, last = window(records, t_start, t_end)
     share = -(-n // 3)  # a third of the moments evenly, a third before bursts, a third after events
