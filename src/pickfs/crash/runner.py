@@ -82,7 +82,8 @@ def model_text(unit: int, recovery_share: float, strategies: tuple[str, ...] = S
     """The crash model in force, in one statement (pure)."""
     unit_text = f"{unit // 1024} KiB" if unit % 1024 == 0 else f"{unit} B"
     recovery = (f"about {round(recovery_share * 100)}% of states lose power again during recovery "
-                "(journal replay or database recovery), which is then run again" if recovery_share > 0
+                "(journal replay, database recovery and the check that follows), which is then run again"
+                if recovery_share > 0
                 else "no state loses power again during recovery")
     return (f"worst-case disk (the volatile write cache of a drive without power-loss protection): a power cut "
             f"keeps every write before the last completed flush (a FUA write "
@@ -517,7 +518,8 @@ def _recover_twice(config: FsConfig, bench: Workbench, st: CrashState, base: Pat
             else "the database would not open" if not first.db_opened else "inconsistent" if first.consistent is False
             else "recovered")
     return replace(second, recovery=f"power failed again after {cut:,} of the {len(recovery):,} writes and flushes of "
-                                    f"recovery ({dropped:,} unflushed units lost); the first recovery: {said}")
+                                    f"recovery and its check ({dropped:,} unflushed units lost); the first "
+                                    f"recovery: {said}")
 
 
 def crash_test(config: FsConfig, spec: WorkloadSpec, workdir: Path, ledger: Ledger, n_states: int = 12,
