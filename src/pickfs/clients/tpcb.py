@@ -14,14 +14,13 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import resource
 import sys
-import threading
 import time
+from functools import partial
 
 from pickfs import databases
-from pickfs.clients.histogram import add
-from pickfs.clients.process import name_process, own_io
+from pickfs.clients.histogram import add, merged
+from pickfs.clients.process import name_process, own_io, run_at_once
 from pickfs.clients.sql import add_connection_options, open_tx
 
 CLIENT = "pickfs-tpcb"
@@ -132,49 +131,28 @@ class Terminal:
             pass
 
 
-def _merged(parts: list[dict[int, int]]) -> dict[int, int]:
-    out: dict[int, int] = {}
-    for part in parts:
-        for k, v in part.items():
-            out[k] = out.get(k, 0) + v
-    return out
-
-
 def run(args: argparse.Namespace) -> dict:
     limit = args.transactions or 0
     quotas = [limit // args.clients + (i < limit % args.clients) if limit else float("inf")
               for i in range(args.clients)]
     terminals = [Terminal(args, i, quotas[i]) for i in range(args.clients)]
-    failures: list[str] = []
     start = time.perf_counter()
     deadline = start + args.duration if not limit else float("inf")
-    ru0 = resource.getrusage(resource.RUSAGE_SELF)
-
-    def guard(t: Terminal) -> None:
-        try:
-            t.run(start, deadline)
-        except Exception as exc:
-            failures.append(f"{type(exc).__name__}: {exc}")
-
-    threads = [threading.Thread(target=guard, args=(t,)) for t in terminals]
-    for th in threads:
-        th.start()
-    for th in threads:
-        th.join()
-    ru1 = resource.getrusage(resource.RUSAGE_SELF)  # the CPU of the run's window: closing is not counted
+    # the CPU of the run's window: closing is not counted
+    failures, cpu = run_at_once([partial(t.run, start, deadline) for t in terminals])
     elapsed = max((t.end for t in terminals), default=0.0) - start
     if elapsed <= 0:  # no terminal finished its loop (each failed): the time until they stopped
         elapsed = time.perf_counter() - start
     for t in terminals:
         t.close()
-    return report(args, terminals, elapsed, (ru1.ru_utime - ru0.ru_utime) + (ru1.ru_stime - ru0.ru_stime), failures)
+    return report(args, terminals, elapsed, cpu, failures)
 
 
 def report(args: argparse.Namespace, terminals: list[Terminal], elapsed: float, cpu: float,
            failures: list[str]) -> dict:
     """The run's JSON document: the fields sqlite-tpcb's and firebird-tpcb's parsers read."""
-    hist = {str(k): v for k, v in sorted(_merged([t.hist for t in terminals]).items())}
-    seconds = _merged([t.per_second for t in terminals])
+    hist = {str(k): v for k, v in sorted(merged([t.hist for t in terminals]).items())}
+    seconds = merged([t.per_second for t in terminals])
     done, errors = sum(t.done for t in terminals), sum(t.errors for t in terminals)
     return {"client": CLIENT, "step": "run", "mix": "tpcb", "backend": args.backend, "scale": args.scale,
             "clients": args.clients, "transactions": done, "errors": errors, "elapsed_s": elapsed,

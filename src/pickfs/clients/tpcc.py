@@ -16,15 +16,13 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import resource
 import sys
-import threading
 import time
 from typing import Any
 
 from pickfs import databases
-from pickfs.clients.histogram import add
-from pickfs.clients.process import name_process, own_io
+from pickfs.clients.histogram import add, merged
+from pickfs.clients.process import name_process, own_io, run_at_once
 from pickfs.clients.sql import Tx, add_connection_options, open_tx
 
 DISTRICTS = 10
@@ -272,23 +270,9 @@ class Terminal:
 def run(args: argparse.Namespace) -> dict:
     start = time.perf_counter()
     deadline = start + args.duration
-    ru0 = resource.getrusage(resource.RUSAGE_SELF)
     terminals = [Terminal(args, i, deadline, start) for i in range(args.clients)]
-    failures: list[str] = []
-
-    def guard(t: Terminal) -> None:
-        try:
-            t.run()
-        except Exception as exc:
-            failures.append(f"{type(exc).__name__}: {exc}")
-
-    threads = [threading.Thread(target=guard, args=(t,)) for t in terminals]
-    for th in threads:
-        th.start()
-    for th in threads:
-        th.join()
+    failures, cpu = run_at_once([t.run for t in terminals])
     elapsed = time.perf_counter() - start
-    ru1 = resource.getrusage(resource.RUSAGE_SELF)
     for t in terminals:  # outside the timed window, as is closing
         if t.conn is not None:
             if t is terminals[0]:
@@ -296,17 +280,10 @@ def run(args: argparse.Namespace) -> dict:
             t.conn.close()
     types = {}
     for name in (n for n, _ in MIX):
-        hist: dict[int, int] = {}
-        for t in terminals:
-            for k, v in t.hist[name].items():
-                hist[k] = hist.get(k, 0) + v
+        hist = merged([t.hist[name] for t in terminals])
         types[name] = {"count": sum(hist.values()), "errors": sum(t.errors[name] for t in terminals),
                        "latency_us": {str(k): v for k, v in sorted(hist.items())}}
-    seconds: dict[int, int] = {}
-    for t in terminals:
-        for s, n in t.per_second.items():
-            seconds[s] = seconds.get(s, 0) + n
-    cpu = (ru1.ru_utime - ru0.ru_utime) + (ru1.ru_stime - ru0.ru_stime)
+    seconds = merged([t.per_second for t in terminals])
     return {"client": "pickfs-tpcc", "step": "run", "mix": args.mix, "backend": args.backend, "clients": args.clients,
             "forced_writes": terminals[0].in_force.get("forced_writes") if terminals else None,
             "elapsed_s": elapsed, "types": types, "rollbacks": sum(t.rollbacks for t in terminals),
