@@ -106,6 +106,13 @@ class Method:
     slice_seconds: float | None = None  # None: the workload's own default
     freeze_idle: bool = True  # side by side: hold servers still (SIGSTOP) outside their own slices
     seed: int | None = None  # of the rounds' random order (None: from the run id)
+    # The race (the default side by side): configurations leave the rotation once their place is decided, the
+    # baseline stands in about sqrt(k - 1) images per block, the weather is read from every configuration, and
+    # the run stops when the recommendation is settled. False: every configuration to the end, each compared
+    # with the baseline's slices around it (the earlier design).
+    race: bool = True
+    margin: float = 0.05  # the smallest difference worth a recommendation over the safer or default choice
+    baseline_copies: int | None = None  # images of the baseline per block (None: about sqrt(k - 1))
 
 
 @dataclass(frozen=True)
@@ -255,5 +262,6 @@ def plan_from_dict(d: dict[str, Any]) -> Plan:
                       for w in d["workloads"])
     method = dict(d["method"])
     method.setdefault("side_by_side", False)  # runs stored before the side-by-side method
+    method.setdefault("race", False)  # runs stored before the race
     return Plan(Target(**d["target"]), configs, workloads, Method(**method), d.get("baseline"),
                 tuple(d.get("warnings", ())))

@@ -521,7 +521,7 @@ def _method_from_table(t: dict[str, Any]) -> Method:
 
 
 _METHOD_OPTIONAL = {"target_ci": float, "max_seconds": float, "slice_seconds": float, "seed": int, "rounds": int,
-                    "blocks": int}
+                    "blocks": int, "baseline_copies": int}
 
 # The range of every number in [method] (both ends included; None: no bound), and how to fix it.
 METHOD_RANGES: dict[str, tuple[float | None, float | None, str]] = {
@@ -542,6 +542,8 @@ METHOD_RANGES: dict[str, tuple[float | None, float | None, str]] = {
     "rounds": (1, 10000, "rounds = 5"),
     "slice_seconds": (None, None, "slice_seconds = 1.0"),  # checked in build_plan, with its own hint
     "seed": (0, 2**63 - 1, "seed = 42"),
+    "margin": (0, 0.5, "margin = 0.05"),
+    "baseline_copies": (1, 12, "baseline_copies = 3"),
 }
 
 

@@ -99,7 +99,7 @@ def scoped_settings(sets: tuple[str, ...], selected: list[str]) -> list[tuple[st
 
 
 # Flags whose value cannot be empty: an empty value is a mistake (a shell variable that was not set), not a default.
-NOT_EMPTY = ("fs", "size", "memory", "scale", "age", "clients", "device", "confirm_device", "baseline", "duration", "slice", "max_time", "target_ci",
+NOT_EMPTY = ("fs", "size", "memory", "scale", "age", "clients", "device", "confirm_device", "baseline", "duration", "slice", "max_time", "target_ci", "margin",
              "workdir", "resume")
 
 
@@ -162,7 +162,7 @@ PLAN_FLAGS = ("fs", "workloads", "sets", "duration", "scheduler", "target", "siz
 def method_overrides(o: dict[str, Any]) -> dict[str, Any]:
     """Method settings given as flags (only those given)."""
     out: dict[str, Any] = {}
-    for key in ("runs", "warmup", "max_runs", "blocks", "rounds", "seed"):
+    for key in ("runs", "warmup", "max_runs", "blocks", "rounds", "seed", "baseline_copies"):
         if o.get(key) is not None:
             out[key] = o[key]
     if o.get("one_at_a_time"):
@@ -172,21 +172,32 @@ def method_overrides(o: dict[str, Any]) -> dict[str, Any]:
     if o.get("slice") is not None:
         out["slice_seconds"] = parse_duration(o["slice"])
     if o["target_ci"] is not None:
-        text = str(o["target_ci"]).strip()
-        try:
-            value = float(text.rstrip("%")) / (100 if text.endswith("%") else 1)
-        except ValueError:
-            raise PlanError(f"--target-ci {text!r} is not a share", "e.g. --target-ci 2% or 0.02") from None
-        if not 0 < value < 1:
-            raise PlanError("--target-ci must be between 0 and 100%", "e.g. --target-ci 2%")
-        out["target_ci"] = value
+        out["target_ci"] = parse_share(o["target_ci"], "--target-ci", "e.g. --target-ci 2% or 0.02", upper=1.0)
     if o["max_time"] is not None:
         out["max_seconds"] = parse_duration(o["max_time"])
+    if o.get("no_race"):
+        out["race"] = False
+    if o.get("margin") is not None:
+        out["margin"] = parse_share(o["margin"], "--margin", "e.g. --margin 5% or 0.05", upper=0.5)
     if o["no_monitors"]:
         out["monitors"] = False
     if o.get("crash_states") is not None:
         out["crash_states"] = o["crash_states"]
     return out
+
+
+def parse_share(given: Any, flag: str, example: str, upper: float) -> float:
+    """A share given as '5%' or 0.05 (a bare number above 1 is refused: it reads as a percentage)."""
+    text = str(given).strip()
+    try:
+        value = float(text.rstrip("%")) / (100 if text.endswith("%") else 1)
+    except ValueError:
+        raise PlanError(f"{flag} {text!r} is not a share", example) from None
+    if not 0 < value < upper:
+        bound = f"{upper:.0%}"
+        hint = f"write {text}% for a percentage" if not text.endswith("%") and 1 <= value < 100 else example
+        raise PlanError(f"{flag} {text} is out of range: it must be above 0 and below {bound}", hint)
+    return value
 
 
 def plan_record(plan: Plan) -> dict[str, Any]:
@@ -306,6 +317,13 @@ class CliObserver:
                                        "--target-ci or --max-time is spent]")
 @click.option("--slice", help="side by side: length of one slice, e.g. 1s [the workload's own: 1-2 s]")
 @click.option("--seed", type=int, help="seed of the rounds' random order [from the run id]")
+@click.option("--margin", help="the smallest difference worth recommending a faster configuration over the safer "
+                               "or default one, e.g. 5% [5%]; within it they count as equivalent")
+@click.option("--no-race", is_flag=True,
+              help="side by side without the race: every configuration in every round to the end, each compared "
+                   "with the baseline's slices around it (the earlier design)")
+@click.option("--baseline-copies", type=int, help="side by side: images of the baseline per block [about the square "
+                                                  "root of the number of other configurations]")
 @click.option("--crash-states", type=int, help="also crash-test each cell over this many power-cut states")
 @click.option("--resume", help="continue an interrupted run (its id), keeping every finished trial")
 @click.option("--explain", is_flag=True, help="every configuration's full explanation after the tables (by default "

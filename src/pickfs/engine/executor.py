@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from pickfs.crash.runner import crash_test, crash_unavailable
+from pickfs.engine.race import Race
 from pickfs.engine.schedule import (
     ComparisonKey,
     Slot,
@@ -221,8 +222,11 @@ class Executor:
         for wl in self.plan.workloads:
             group = [c for c in cells if c.workload.label == wl.label]
             if workload_class(wl.name).sliceable:
-                SideBySide(self.plan, self.run_id, self.store, self.ledger, self.observer,
-                           self._fail_cell).run(group, previous, failed_cells)
+                sbs = SideBySide(self.plan, self.run_id, self.store, self.ledger, self.observer, self._fail_cell)
+                if m.race:
+                    Race(sbs, group).run(previous, failed_cells)
+                else:
+                    sbs.run(group, previous, failed_cells)
             else:
                 self._whole_runs(group, previous, failed_cells)
         return failed_cells

@@ -224,7 +224,7 @@ class SideBySide:
             raise
         except (PickfsError, SliceFailed, OSError) as exc:
             failed.add(cell.index)
-            self.fail(cell, _why(exc), getattr(exc, "raw", ""), block=block)
+            self.fail(cell, why_failed(exc), getattr(exc, "raw", ""), block=block)
 
     def _rounds(self, cells: list[Cell], members: list[Member], history: list[Trial], failed: set[int],
                 first: int, first_round: int, budget: RoundBudget, started: float) -> None:
@@ -243,7 +243,7 @@ class SideBySide:
                     raise
                 except (PickfsError, SliceFailed, OSError) as exc:
                     failed.add(member.cell.index)
-                    self.fail(member.cell, _why(exc), getattr(exc, "raw", ""), block=member.block)
+                    self.fail(member.cell, why_failed(exc), getattr(exc, "raw", ""), block=member.block)
             members = [x for x in members if x.cell.index not in failed]
             round_no += 1
             rounds_done = round_no - first_round
@@ -268,7 +268,7 @@ class SliceFailed(Exception):
         self.raw = raw
 
 
-def _why(exc: BaseException) -> str:
+def why_failed(exc: BaseException) -> str:
     if isinstance(exc, PickfsError):
         return exc.one_line()
     return str(exc)

@@ -1,5 +1,9 @@
 """The recommendation (pure).
 
+A run measured by the race (the default) is answered by its decision (stats/decision.py): the answer
+when it is settled, else the configurations it could not decide between, in plain words. Runs
+measured before the race are answered as follows.
+
 A configuration is named faster only when it is significantly faster. Among the configurations
 with no setting that can lose acknowledged commits, the leaders are those no other is
 significantly faster than (every pair compared both ways; each configuration's k - 1 comparisons
@@ -11,20 +15,13 @@ filesystem over a legacy format (ext2, ext3), then the fewest settings changed, 
 
 from __future__ import annotations
 
-from pickfs.model import FsConfig
+from pickfs.report.race_text import race_sentences
 from pickfs.report.text import fmt_with_unit, speed_interval, speed_words
 from pickfs.report.views import Row, WorkloadView, pair
 from pickfs.stats.compare import ALPHA, Comparison, holm
+from pickfs.stats.decision import LEGACY, REFERENCES, is_distribution_default, settings_changed
 
 RAW = "raw"  # the raw block device: a yardstick, not somewhere a database can live
-REFERENCES = ("tmpfs", RAW)  # upper bounds and yardsticks, not candidates
-DISTRIBUTION_DEFAULT = "ext4"
-LEGACY = ("ext2", "ext3")  # older on-disk formats, kept for compatibility (the ext4 driver runs them)
-
-
-def is_distribution_default(config: FsConfig) -> bool:
-    return (config.fstype == DISTRIBUTION_DEFAULT and not config.mkfs_options and not config.mount_options
-            and config.scheduler in (None, "none", "mq-deadline"))
 
 
 def _score(row: Row, view: WorkloadView) -> float:
@@ -89,18 +86,17 @@ def tie_break(tied: list[Row], view: WorkloadView) -> tuple[Row, str]:
     then a current filesystem over a legacy format, then the one that changes the fewest settings,
     then the fastest estimate; with the reason."""
     def crash_clean(r: Row) -> bool:
-        # a clean result the crash model could not exercise on some setting is no safety argument (issue 19.10)
-        return r.crash is not None and not r.crash.error and not r.crash.lost_any and not r.crash.gaps
+        # a clean result the crash model could not exercise on some setting is no safety argument
+        return r.crash_clean
 
-    def settings_changed(r: Row) -> int:
-        c = r.cell.config
-        return len(c.mkfs_options) + len(c.mount_options) + (c.scheduler not in (None, "none", "mq-deadline"))
+    def changed(r: Row) -> int:
+        return settings_changed(r.cell.config)
 
     def legacy(r: Row) -> bool:
         return r.cell.config.fstype in LEGACY
 
     ranked = sorted(tied, key=lambda r: (not crash_clean(r), not is_distribution_default(r.cell.config),
-                                         legacy(r), settings_changed(r), -_score(r, view)))
+                                         legacy(r), changed(r), -_score(r, view)))
     best, runner = ranked[0], ranked[1]
     if crash_clean(best) and not crash_clean(runner):
         why = f"it is the safest of them ({best.crash.verdict() if best.crash else ''} of a crash test)"
@@ -108,11 +104,11 @@ def tie_break(tied: list[Row], view: WorkloadView) -> tuple[Row, str]:
         why = "it is the distribution's default (plain ext4): nothing to tune or to explain"
     elif not legacy(best) and legacy(runner):
         why = f"it is a current filesystem, where {runner.cell.config.fstype} is a legacy format"
-    elif settings_changed(best) < settings_changed(runner):
+    elif changed(best) < changed(runner):
         why = "it changes the fewest settings from the filesystem's defaults"
     elif any(_score(r, view) > _score(best, view) for r in tied):
         faster = [r for r in tied if _score(r, view) > _score(best, view)]
-        what = ("a legacy format" if all(legacy(r) and settings_changed(r) <= settings_changed(best) for r in faster)
+        what = ("a legacy format" if all(legacy(r) and changed(r) <= changed(best) for r in faster)
                 else "more changed settings")
         why = (f"its estimate is the highest of those as plain as it; "
                f"{', '.join(r.cell.config.name for r in faster)} ({what}) measured higher, not significantly")
@@ -146,7 +142,11 @@ def choice(view: WorkloadView) -> tuple[list[Row], Row, str] | None:
 
 
 def recommended(view: WorkloadView) -> str | None:
-    """The name of the configuration the recommendation names, if any."""
+    """The name of the configuration the recommendation names, if any (none from a race that could not
+    decide)."""
+    if view.race is not None:
+        d = view.race.decision
+        return d.answer if d.settled else None
     c = choice(view)
     return c[1].cell.config.name if c else None
 
@@ -156,6 +156,8 @@ def recommend(view: WorkloadView) -> list[str]:
     rows = candidates(view)
     if not rows:
         return [f"{view.label}: nothing was measured, so there is nothing to recommend."]
+    if view.race is not None:
+        return race_sentences(view)
     picked = choice(view)
     if picked is None:
         return [(f"{view.label}: every configuration measured has a setting that can lose {_lost(view)} "

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import statistics
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
@@ -20,6 +21,7 @@ from pickfs.report.explain import explain, monitor_summary
 from pickfs.stats import relative, summarize
 from pickfs.stats.anomalies import outliers
 from pickfs.stats.compare import Comparison, compare, compare_all
+from pickfs.stats.decision import REFERENCES, Decision, against_baseline, decide, preference
 from pickfs.stats.paired import (
     Obs,
     PairedComparison,
@@ -30,6 +32,7 @@ from pickfs.stats.paired import (
 )
 from pickfs.stats.stopping import relative_half_width
 from pickfs.stats.summary import drift, trend
+from pickfs.stats.weather import Fit, fit
 
 NOISY_CV = 0.10  # a coefficient of variation above this is flagged
 DRIFT_NOTE = 0.10  # first-to-last change above this is flagged when the runs also trend
@@ -145,6 +148,12 @@ class Row:
         return bool(self.risks) or self.crash_lost
 
     @property
+    def crash_clean(self) -> bool:
+        """A crash test that lost nothing and could exercise every setting's risk."""
+        c = self.crash
+        return c is not None and not c.error and not c.lost_any and not c.gaps
+
+    @property
     def flags(self) -> tuple[str, ...]:
         return tuple(short_flag(r) for r in self.risks)
 
@@ -168,6 +177,21 @@ def workload_kind(name: str, settings: dict[str, Any]) -> str:
 
 
 @dataclass(frozen=True)
+class RaceView:
+    """What the race decided and how it got there (recomputed from the slices, never stored)."""
+
+    decision: Decision
+    fit: Fit  # levels on the speed scale (1/time where lower is better)
+    minutes: float  # the comparison's wall time, stand-up included
+    rounds: int
+    left: tuple[tuple[str, int, str], ...]  # (configuration, the last round it ran, why it left)
+    baseline_images: tuple[float, ...]  # each baseline image's level against their mean (ratios)
+    outlying_images: tuple[tuple[str, int, float], ...]  # configuration, image, ratio to its other images
+    outlying_slices: int
+    images_seen: bool  # the spread from one mkfs to the next is in the intervals
+
+
+@dataclass(frozen=True)
 class WorkloadView:
     label: str
     name: str
@@ -178,6 +202,7 @@ class WorkloadView:
     # the smallest difference this run could tell apart: median, lowest and highest interval half-width
     resolution: tuple[float, float, float] | None = None
     kind: str = OTHER  # DATABASE, FILE_TREE or OTHER
+    race: RaceView | None = None  # the race's decision, for runs measured by it
 
     @property
     def commits(self) -> bool:
@@ -360,8 +385,11 @@ def build_views(record: RunRecord) -> list[WorkloadView]:
         base = next((r for r in rows if r.cell.config.name == plan.baseline and r.primary.summary), None)
         base = base or next((r for r in rows if r.primary.summary), None)
         base_name = base.cell.config.name if base else None
+        race = None
         if base is not None:
-            comparisons = comparisons_for(rows, base.cell.config.name)
+            raced = race_of(rows, base.cell.config.name, plan.method) if plan.method.race else None
+            comparisons = raced[0] if raced else comparisons_for(rows, base.cell.config.name)
+            race = raced[1] if raced else None
             rows = [replace(r, relative=_relative(r, base, comparisons.get(r.cell.config.name)),
                             comparison=comparisons.get(r.cell.config.name)) for r in rows]
         wanted = _workload_entry(record, wl.label).get("breakdown", [])
@@ -369,8 +397,63 @@ def build_views(record: RunRecord) -> list[WorkloadView]:
                           and any((mv := r.metric(d.name)) is not None and mv.summary for r in rows))
         comps = {r.cell.config.name: r.comparison for r in rows if r.comparison is not None}
         views.append(WorkloadView(wl.label, wl.name, dict(wl.settings), base_name if base else None, tuple(rows),
-                                  breakdown, resolution(comps), workload_kind(wl.name, dict(wl.settings))))
+                                  breakdown, resolution(comps), workload_kind(wl.name, dict(wl.settings)), race))
     return views
+
+
+def _roles(rows: list[Row]) -> tuple[list[str], list[str], set[str], set[str]]:
+    """(safe candidates most preferred first, the others, references, in memory) among rows with slices."""
+    measured = [r for r in rows if r.observations]
+    refs = {r.cell.config.name for r in measured if r.cell.config.fstype in REFERENCES}
+    safe = [r for r in measured if not r.unsafe and r.cell.config.name not in refs]
+    safe.sort(key=lambda r: (not r.crash_clean, preference(r.cell.config), r.cell.index))
+    names = [r.cell.config.name for r in safe]
+    others = [r.cell.config.name for r in measured if r.cell.config.name not in names]
+    return names, others, refs, {r.cell.config.name for r in measured if r.cell.config.fstype == "tmpfs"}
+
+
+def _judge(rows: list[Row], base: str, method: Method, upto: int | None = None) -> tuple[Fit, Decision] | None:
+    """The race's fit and decision on the speed scale (a time is turned into its rate)."""
+    candidates, others, refs, mem = _roles(rows)
+    speed = rows[0].primary.metric.higher_is_better
+    series = {r.cell.config.name: [o if speed else replace(o, value=1 / o.value if o.value > 0 else 0.0)
+                                   for o in r.observations if upto is None or (o.round or 0) <= upto]
+              for r in rows if r.observations}
+    f = fit({k: v for k, v in series.items() if v}, refs, mem)
+    if f is None:
+        return None
+    target = 2 * (method.target_ci if method.target_ci is not None else 0.05)
+    return f, decide(f, candidates, others, base, method.margin, target)
+
+
+def race_of(rows: list[Row], base: str, method: Method) -> tuple[dict[str, Comparison], RaceView] | None:
+    """The race's comparisons against the baseline and its decision, from the rows' slices (pure)."""
+    if not any(r.observations for r in rows) or not all(r.observations for r in rows if r.primary.values):
+        return None
+    judged = _judge(rows, base, method)
+    if judged is None:
+        return None
+    f, decision = judged
+    last = {r.cell.config.name: max(o.round or 0 for o in r.observations) for r in rows if r.observations}
+    final = max(last.values())
+    left = []
+    for name, rnd in sorted(last.items(), key=lambda kv: kv[1]):
+        if rnd < final:
+            then = _judge(rows, base, method, upto=rnd)
+            why = dict((*then[1].out, *then[1].decided)).get(name, "") if then else ""
+            left.append((name, rnd, why))
+    levels = f.images_of(base)
+    mean = statistics.fmean(levels)
+    obs = [o for r in rows for o in r.observations]
+    minutes = (max(o.t for o in obs) - min(o.t for o in obs)) / 60
+    comps: dict[str, Comparison] = dict(against_baseline(f, base))
+    if not rows[0].primary.metric.higher_is_better:  # back to the ratio of times
+        comps = {k: replace(c, ratio=1 / c.ratio, ci_low=1 / c.ci_high, ci_high=1 / c.ci_low) for k, c in comps.items()}
+    return (comps,
+            RaceView(decision, f, minutes, final + 1 - min(o.round or 0 for o in obs), tuple(left),
+                     tuple(math.exp(v - mean) for v in levels),
+                     tuple((n, b, math.exp(g)) for n, b, g in f.outlying_images), len(f.outlying_slices),
+                     f.images_seen))
 
 
 def _relative(row: Row, base: Row, comparison: Comparison | None) -> float | None:

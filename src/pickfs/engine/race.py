@@ -1,0 +1,255 @@
+"""The race: side by side, where a configuration leaves the rotation once its place is decided.
+
+Every configuration stands in `blocks` images (each a fresh mkfs); the baseline in about
+sqrt(k - 1) images per block, since every one of the k - 1 comparisons divides by its level
+(Dunnett's rule for many-to-one designs). Rounds visit every image in the rotation once, in a
+fresh random order. After the fewest rounds, and after every round from then on, the decision
+(stats/decision.py) is taken on everything measured so far, with the weather read from every
+configuration (stats/weather.py):
+- a configuration whose place is known (slower than another by more than the margin, not able to
+  beat the answer by more than the margin, or a non-candidate whose factor is known within the
+  target) leaves the rotation, and its time goes to the undecided ones;
+- when what limits the undecided comparisons is the spread from one mkfs to the next rather than
+  the slices, and the budget has room, a new block is stood up for the configurations still in
+  the rotation only;
+- the race stops when the decision is settled and every factor known, or at the time budget.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections import defaultdict
+from contextlib import ExitStack
+from dataclasses import dataclass
+
+from pickfs.engine.schedule import RoundBudget, auto_blocks, round_budget, round_order
+from pickfs.engine.sidebyside import Member, SideBySide, SliceFailed, is_reference, why_failed
+from pickfs.errors import PickfsError, ResultsWriteFailed
+from pickfs.model import Cell, Trial
+from pickfs.risks import config_risks
+from pickfs.stats.decision import Decision, contrast, decide, preference, standing_order
+from pickfs.stats.weather import Fit, fit
+
+MAX_IMAGES = 12  # per configuration, blocks added by the race included
+
+
+def baseline_copies(others: int, given: int | None = None) -> int:
+    """Images of the baseline per block: about sqrt(k - 1) for k - 1 comparisons (pure)."""
+    return given if given is not None else max(1, round(math.sqrt(max(others, 1))))
+
+
+def image_limited(f: Fit, slices_per_image: float) -> bool:
+    """Would a new image narrow the comparisons more than more slices of the standing ones? (pure)
+    Yes when the images' own spread (their levels' spread less what the slices put in it) is larger
+    than what the slices of one image leave in its level."""
+    if not f.images_seen or slices_per_image <= 0:
+        return False
+    slice_part = f.slice_sd**2 / slices_per_image
+    return f.image_sd**2 - slice_part > slice_part
+
+
+@dataclass(frozen=True)
+class Roles:
+    candidates: tuple[str, ...]  # safe disk configurations, most preferred first
+    others: tuple[str, ...]  # a setting that can lose data, or a reference
+    baseline: str | None
+    references: frozenset[str]
+    in_memory: frozenset[str]
+
+
+def roles(cells: list[Cell], baseline: str | None, failed: set[int]) -> Roles:
+    """Who is a candidate for the answer, in order of preference (pure)."""
+    live = [c for c in cells if c.index not in failed]
+    refs = frozenset(c.config.name for c in live if is_reference(c))
+    safe = [c for c in live if c.config.name not in refs and not config_risks(c.config)]
+    order = standing_order([c.config.name for c in safe], {c.config.name: preference(c.config) for c in safe})
+    others = tuple(c.config.name for c in live if c.config.name not in order)
+    names = [c.config.name for c in live]
+    base = baseline if baseline in names else (names[0] if names else None)
+    return Roles(tuple(order), others, base, refs,
+                 frozenset(c.config.name for c in live if c.config.fstype == "tmpfs"))
+
+
+def rotation(decision: Decision, r: Roles) -> set[str]:
+    """The configurations still to be measured: the answer and the undecided, the non-candidates whose
+    factor is not known yet, and the baseline while any of those needs it."""
+    keep = set(decision.tied) | set(decision.pending)
+    if decision.pending and r.baseline:
+        keep.add(r.baseline)
+    return keep
+
+
+class Race:
+    def __init__(self, sbs: SideBySide, cells: list[Cell]) -> None:
+        self.sbs = sbs
+        self.plan = sbs.plan
+        self.cells = cells
+        self.by_name = {c.config.name: c for c in cells}
+        self.next_image: dict[int, int] = defaultdict(int)
+        self.label = cells[0].workload.label
+        self.setup_per_image = 0.0
+        self.last: Decision | None = None
+
+    # -- the state of the race -----------------------------------------------------------------
+    def judge(self, history: list[Trial], failed: set[int]) -> tuple[Fit, Decision, Roles] | None:
+        r = roles(self.cells, self.plan.baseline, failed)
+        series = {k: v for k, v in self.sbs._series(self.cells, history).items() if v}
+        f = fit(series, r.references, r.in_memory)
+        if f is None:
+            return None
+        m = self.plan.method
+        target = 2 * (m.target_ci if m.target_ci is not None else round_budget(m).target)
+        return f, decide(f, r.candidates, r.others, r.baseline, m.margin, target), r
+
+    # -- standing up -----------------------------------------------------------------------------
+    def _images(self, stack: ExitStack, names: list[str], copies: dict[str, int], failed: set[int]) -> list[Member]:
+        members: list[Member] = []
+        for name in names:
+            cell = self.by_name[name]
+            for _ in range(copies.get(name, 1)):
+                if cell.index in failed or self.next_image[cell.index] >= MAX_IMAGES:
+                    break
+                image = self.next_image[cell.index]
+                self.next_image[cell.index] += 1
+                self.sbs._stand_up_one(stack, members, cell, image, failed)
+        return [x for x in members if x.cell.index not in failed]
+
+    def _block(self, stack: ExitStack, names: list[str], failed: set[int], answer: str | None) -> list[Member]:
+        """One image of each of `names`, the baseline (or, without it, the answer) in sqrt(k - 1)."""
+        r = roles(self.cells, self.plan.baseline, failed)
+        lead = r.baseline if r.baseline in names else answer
+        copies = {lead: baseline_copies(len(names) - 1, self.plan.method.baseline_copies)} if lead else {}
+        return self._images(stack, names, copies, failed)
+
+    def _first_blocks(self, stack: ExitStack, names: list[str], failed: set[int], budget_s: float) -> list[Member]:
+        m = self.plan.method
+        t0 = time.monotonic()
+        members = self._block(stack, names, failed, None)
+        took = time.monotonic() - t0
+        self.setup_per_image = took / max(len(members), 1)
+        blocks = m.blocks if m.blocks is not None else auto_blocks(took, budget_s)
+        if m.blocks is None:
+            self.sbs.observer.note(f"{self.label}: standing up {blocks} block(s) of {len(names)} configurations "
+                                   f"(the first took {took:.0f} s)")
+        for _ in range(blocks - 1):
+            live = [n for n in names if self.by_name[n].index not in failed]
+            if not live:
+                break
+            members += self._block(stack, live, failed, None)
+        return [x for x in members if x.cell.index not in failed]
+
+    # -- the race --------------------------------------------------------------------------------
+    def run(self, previous: tuple[Trial, ...], failed: set[int]) -> None:
+        m = self.plan.method
+        indexes = {c.index for c in self.cells}
+        own = [t for t in previous if t.cell_index in indexes]
+        for t in own:
+            self.next_image[t.cell_index] = max(self.next_image[t.cell_index], t.block + 1)
+        history = [t for t in own if t.phase == "measured" and t.ok and t.round is not None]
+        if all(c.index in failed for c in self.cells):
+            return
+        names = [c.config.name for c in self.cells if c.index not in failed]
+        budget = round_budget(m, self._share(history))
+        judged = self.judge(history, failed) if history else None
+        if judged is not None and _rounds(history) >= budget.min_rounds:
+            if judged[1].done:
+                return  # this comparison had finished before the run was interrupted
+            names = [n for n in names if n in rotation(judged[1], judged[2])]
+        started = time.monotonic()
+        self.sbs.observer.rounds_started(self.label, budget.budget_s, m.blocks, len(names))
+        first_round = max((t.round for t in history if t.round is not None), default=-1) + 1
+        with ExitStack() as stack:
+            members = self._first_blocks(stack, names, failed, budget.budget_s)
+            self._rounds(stack, members, history, failed, first_round, budget, started)
+
+    def _share(self, history: list[Trial]) -> float:
+        """A resumed race gets what its budget had left (at least a quarter of it)."""
+        if not history:
+            return 1.0
+        spent = max(t.started + t.elapsed_s for t in history) - min(t.started for t in history)
+        budget = round_budget(self.plan.method).budget_s
+        return max(0.25, 1 - spent / budget) if budget > 0 else 1.0
+
+    def _rounds(self, stack: ExitStack, members: list[Member], history: list[Trial], failed: set[int],
+                first_round: int, budget: RoundBudget, started: float) -> None:
+        m = self.plan.method
+        round_no, since_block = first_round, 0
+        deadline = started + budget.budget_s
+        while members:
+            t0 = time.monotonic()
+            for member in round_order(members, self.sbs.seed, 0, round_no):
+                if member.cell.index not in failed:
+                    self._one_slice(member, round_no, members, history, failed)
+            members = [x for x in members if x.cell.index not in failed]
+            round_no += 1
+            since_block += 1
+            rounds_done = round_no - first_round
+            round_s = time.monotonic() - t0
+            done, widest = False, None
+            if rounds_done >= budget.min_rounds and not budget.fixed:
+                members, done, widest, grew = self._after_round(stack, members, history, failed, round_no,
+                                                                since_block, deadline, round_s)
+                since_block = 0 if grew else since_block
+            self.sbs.observer.round_finished(self.label, 0, rounds_done, widest)
+            if not budget.another_round(rounds_done, done, time.monotonic(), deadline, round_s,
+                                        m.max_runs if m.target_ci is not None else 10_000):
+                break
+
+    def _one_slice(self, member: Member, round_no: int, members: list[Member], history: list[Trial],
+                   failed: set[int]) -> None:
+        try:
+            history.append(self.sbs._slice(member, round_no, members))
+        except ResultsWriteFailed:
+            raise
+        except (PickfsError, SliceFailed, OSError) as exc:
+            failed.add(member.cell.index)
+            self.sbs.fail(member.cell, why_failed(exc), getattr(exc, "raw", ""), block=member.block)
+
+    def _after_round(self, stack: ExitStack, members: list[Member], history: list[Trial], failed: set[int],
+                     round_no: int, since_block: int, deadline: float,
+                     round_s: float) -> tuple[list[Member], bool, float | None, bool]:
+        """Decide; let the decided leave; stand up a new block for the rest when images limit them."""
+        judged = self.judge(history, failed)
+        if judged is None:
+            return members, False, None, False
+        f, decision, r = judged
+        keep = rotation(decision, r)
+        why = dict((*decision.out, *decision.decided))
+        for name in sorted({x.cell.config.name for x in members} - keep):
+            self.sbs.observer.note(f"{self.label}: {name} leaves the race after round {round_no}: {why.get(name, '')}")
+        members = [x for x in members if x.cell.config.name in keep]
+        self.last = decision
+        widest = _widest(f, decision, r)
+        if decision.done or not members:
+            return members, True, widest, False
+        grew = False
+        names = sorted({x.cell.config.name for x in members}, key=lambda n: self.by_name[n].index)
+        per_image = len(history) / max(sum(self.next_image.values()), 1)
+        room = deadline - time.monotonic() - round_s * 3
+        new_images = len(names) + baseline_copies(len(names) - 1, self.plan.method.baseline_copies) - 1
+        if (self.plan.method.blocks is None and since_block >= 3 and image_limited(f, per_image)
+                and room > new_images * self.setup_per_image * 1.5):
+            added = self._block(stack, names, failed, decision.answer)
+            if added:
+                self.sbs.observer.note(f"{self.label}: a new block for the {len(names)} configurations still in "
+                                       f"the race ({len(added)} images)")
+                members += added
+                grew = True
+        return members, False, widest, grew
+
+
+def _rounds(history: list[Trial]) -> int:
+    return len({t.round for t in history if t.round is not None})
+
+
+def _widest(f: Fit, decision: Decision, r: Roles) -> float | None:
+    """The widest 95% half-width among what is still undecided, against the answer or the baseline."""
+    ref = decision.answer or r.baseline
+    widths = []
+    for name in (*decision.undecided, *decision.pending):
+        c = contrast(f, name, ref) if ref and ref != name else None
+        if c is not None:
+            lo, hi = c.interval(0.95)
+            widths.append(math.expm1((hi - lo) / 2))
+    return max(widths, default=None)

@@ -1,0 +1,214 @@
+"""The race's decision (pure): which configuration to recommend, or that the run cannot tell yet.
+
+Comparisons come from the weather model (stats/weather.py): the difference of two configurations'
+levels, its variance the sum of theirs, Satterthwaite's degrees of freedom.
+
+The decision works with a practical margin m (default 5%): the smallest difference a user cares
+about. Safe candidates are ranked by preference first (the caller's order: safety, the
+distribution's default, a current format over a legacy one, fewest settings changed, plan order),
+never by a noisy estimate. Then, with one-sided 95% bounds:
+- a candidate is OUT when another is faster than it by more than the margin (its lower bound of
+  the ratio over it exceeds 1 + m, Bonferroni over the candidates);
+- the ANSWER is the most preferred candidate that is not out;
+- another candidate is DECIDED when it cannot be faster than the answer by more than the margin
+  (its upper bound of the ratio over the answer is at most 1 + m): within the margin, preference
+  wins (an equivalence-style test of "not better by more than m"); a true 6% advantage at a 5%
+  margin is never decided this way, it must win instead;
+- candidates neither out nor decided are UNDECIDED; the decision is settled when none is left.
+Configurations that are not candidates (a setting that can lose commits, or a reference such as
+tmpfs and the raw device) are decided when their factor against the baseline is known within the
+run's target (their 95% interval's half-width), or when they cannot be faster than the answer by
+more than the margin (then their price buys nothing).
+
+Comparisons shown against the baseline are simultaneous 95% intervals (Bonferroni over every
+comparison shown), and a comparison is called different exactly when its interval excludes 1:
+the verdict and the interval beside it always agree.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from scipy import stats as sps
+
+from pickfs.model import FsConfig
+from pickfs.stats.paired import PairedComparison
+from pickfs.stats.weather import Fit
+
+ALPHA = 0.05
+MARGIN = 0.05  # the default practical margin
+DISTRIBUTION_DEFAULT = "ext4"
+LEGACY = ("ext2", "ext3")  # older on-disk formats, kept for compatibility (the ext4 driver runs them)
+REFERENCES = ("tmpfs", "raw")  # upper bounds and yardsticks, not candidates
+
+
+def is_distribution_default(config: FsConfig) -> bool:
+    return (config.fstype == DISTRIBUTION_DEFAULT and not config.mkfs_options and not config.mount_options
+            and config.scheduler in (None, "none", "mq-deadline"))
+
+
+def settings_changed(config: FsConfig) -> int:
+    return len(config.mkfs_options) + len(config.mount_options) + (config.scheduler not in (None, "none", "mq-deadline"))
+
+
+def preference(config: FsConfig) -> tuple[bool, bool, int]:
+    """Among configurations within the margin of each other: the distribution's default first, then a
+    current format over a legacy one, then the fewest settings changed (a sort key: lower first)."""
+    return not is_distribution_default(config), config.fstype in LEGACY, settings_changed(config)
+
+
+@dataclass(frozen=True)
+class Contrast:
+    """log(a / b): estimate, standard error, degrees of freedom."""
+
+    est: float
+    se: float
+    df: float
+
+    def bound(self, alpha: float, upper: bool) -> float:
+        """A one-sided (1 - alpha) bound of log(a / b)."""
+        if self.se <= 0:
+            return self.est
+        q = float(sps.t.ppf(1 - alpha, self.df)) * self.se
+        return self.est + q if upper else self.est - q
+
+    def interval(self, level: float) -> tuple[float, float]:
+        a = (1 - level) / 2
+        return self.bound(a, False), self.bound(a, True)
+
+    @property
+    def p(self) -> float:
+        if self.se <= 0:
+            return 1.0 if self.est == 0 else 0.0
+        return float(2 * sps.t.sf(abs(self.est / self.se), self.df))
+
+
+def contrast(fit: Fit, a: str, b: str) -> Contrast | None:
+    sa, sb = fit.spreads.get(a), fit.spreads.get(b)
+    if sa is None or sb is None:
+        return None
+    var = sa.var + sb.var
+    if var <= 0 or not (math.isfinite(sa.df) and math.isfinite(sb.df)) or sa.df <= 0 or sb.df <= 0:
+        return None
+    df = var * var / (sa.var**2 / sa.df + sb.var**2 / sb.df)
+    return Contrast(sa.level - sb.level, math.sqrt(var), df)
+
+
+def against_baseline(fit: Fit, baseline: str, level: float = 0.95) -> dict[str, PairedComparison]:
+    """Every configuration against the baseline: simultaneous intervals (Bonferroni over all of
+    them), the same adjustment on the p-values, significant exactly when the interval excludes 1."""
+    pairs = {n: c for n in fit.spreads if n != baseline and (c := contrast(fit, n, baseline)) is not None}
+    m = max(1, len(pairs))
+    out = {}
+    for name, c in pairs.items():
+        lo, hi = c.interval(1 - (1 - level) / m)
+        p = c.p
+        sa, sb = fit.spreads[name], fit.spreads[baseline]
+        image_part = sum(s.var for s in (sa, sb) if s.images >= 2)
+        out[name] = PairedComparison(math.exp(c.est), math.exp(lo), math.exp(hi), p, min(1.0, p * m),
+                                     lo > 0 or hi < 0, n=sa.slices, blocks=sa.images, df=c.df,
+                                     block_share=image_part / (sa.var + sb.var) if fit.images_seen else 0.0,
+                                     stalled=fit.stalled.get(name, 0))
+    return out
+
+
+@dataclass(frozen=True)
+class Decision:
+    """Where the race stands: the answer (when settled, the recommendation), who is out, decided or
+    undecided, and why, in one line each."""
+
+    settled: bool
+    answer: str | None
+    undecided: tuple[str, ...]  # candidates that could still be the answer (the answer excluded)
+    out: tuple[tuple[str, str], ...]  # (name, why) slower than another by more than the margin
+    decided: tuple[tuple[str, str], ...]  # (name, why) settled against the answer or the baseline
+    pending: tuple[str, ...]  # non-candidates whose factor is not yet known within the target
+    margin: float
+
+    @property
+    def finished(self) -> tuple[str, ...]:
+        """Configurations whose place is known: they can leave the rotation."""
+        return tuple(n for n, _ in (*self.out, *self.decided))
+
+    @property
+    def done(self) -> bool:
+        """Settled, and every non-candidate's factor known: the race can stop."""
+        return self.settled and not self.pending
+
+    @property
+    def tied(self) -> tuple[str, ...]:
+        """The answer and whatever could still beat it by more than the margin."""
+        return ((self.answer,) if self.answer else ()) + self.undecided
+
+
+def _pct(x: float) -> str:
+    return f"{math.exp(x) - 1:+.0%}"
+
+
+def decide(fit: Fit, candidates: Sequence[str], others: Sequence[str], baseline: str | None,
+           margin: float = MARGIN, target: float = 0.10, alpha: float = ALPHA) -> Decision:
+    """The decision on what has been measured so far (see the module's text). `candidates` are in
+    order of preference; `others` are the configurations that are not (unsafe ones, references)."""
+    edge = math.log1p(margin)
+    alive = [c for c in candidates if c in fit.spreads]
+    out: list[tuple[str, str]] = []
+    while len(alive) > 1:
+        k = len(alive)
+        beaten = []
+        for c in alive:
+            for d in alive:
+                con = contrast(fit, d, c) if d != c else None
+                if con is not None and con.bound(alpha / (k - 1), upper=False) > edge:
+                    beaten.append((c, f"{d} is faster by more than {margin:.0%} ({_pct(con.est)}, at least "
+                                      f"{_pct(con.bound(alpha / (k - 1), upper=False))})"))
+                    break
+        if not beaten:
+            break
+        out += beaten
+        alive = [c for c in alive if c not in {b for b, _ in beaten}]
+    answer = alive[0] if alive else None
+    decided: list[tuple[str, str]] = []
+    undecided: list[str] = []
+    for s in alive[1:]:
+        con = contrast(fit, s, answer) if answer else None
+        if con is not None and con.bound(alpha, upper=True) <= edge:
+            decided.append((s, f"not faster than {answer} by more than {margin:.0%} "
+                               f"({_pct(con.est)}, at most {_pct(con.bound(alpha, upper=True))})"))
+        else:
+            undecided.append(s)
+    pending = []
+    for o in others:
+        if o not in fit.spreads:
+            continue
+        why = _other_decided(fit, o, answer, baseline, edge, target, alpha)
+        if why:
+            decided.append((o, why))
+        else:
+            pending.append(o)
+    nothing_to_decide = not candidates
+    return Decision((answer is not None and not undecided) or nothing_to_decide, answer, tuple(undecided), tuple(out), tuple(decided),
+                    tuple(pending), margin)
+
+
+def _other_decided(fit: Fit, name: str, answer: str | None, baseline: str | None, edge: float, target: float,
+                   alpha: float) -> str:
+    """Why a non-candidate's place is known ('' while it is not)."""
+    if answer is not None and answer != name:
+        con = contrast(fit, name, answer)
+        if con is not None and con.bound(alpha, upper=True) <= edge:
+            return f"not faster than {answer} by more than {math.expm1(edge):.0%}"
+    ref = baseline if baseline is not None and baseline != name else answer
+    con = contrast(fit, name, ref) if ref is not None and ref != name else None
+    if con is not None:
+        lo, hi = con.interval(1 - alpha)
+        if (hi - lo) / 2 <= math.log1p(target):
+            return f"its factor against {ref} is known within {target:.0%} ({math.exp(lo):.2f}x to {math.exp(hi):.2f}x)"
+    return ""
+
+
+def standing_order(names: Sequence[str], rank: Mapping[str, tuple[object, ...]]) -> list[str]:
+    """Candidates in order of preference (the caller's rank key, then their order as given)."""
+    pos = {n: i for i, n in enumerate(names)}
+    return sorted(names, key=lambda n: (rank.get(n, ()), pos[n]))

@@ -1,0 +1,221 @@
+"""The race's model of a side-by-side run (pure): each slice is its image's level plus the weather.
+
+Every configuration stands as one or more images (an image is one mkfs: its own file, loop
+device and filesystem), and every image runs short slices that take turns with all the others.
+On the log scale of the primary figure (throughput, or 1/time),
+
+    y_i = a_img(i) + w(t_i) + e_i
+
+- a_img: the image's level. A configuration's images differ from one mkfs to the next (where
+  files land, the journal's place, allocation groups): a configuration's level is the mean of
+  its images' levels, and the spread of those levels is what its interval is made of.
+- w(t): the machine's weather, shared by everything on the disk at moment t. It is read from
+  every disk-backed candidate's slices, not from the baseline alone: at each slice, the median
+  of the residuals y_j - a_img(j) of the NEIGHBOURS nearest slices in time (the slice itself left
+  out). References (tmpfs, the raw device) do not inform it; tmpfs does not feel it either.
+- The levels and the weather are fitted in turn (backfitting), a fixed number of times.
+- e_i: what is left. Slices whose residual is more than OUTLIER_SLICE robust deviations from 0,
+  and images whose level lies more than OUTLIER_IMAGE deviations from their configuration's other
+  images, are flagged (and kept: a report names them, nothing is dropped silently).
+
+The variance of a configuration's level comes from its images' spread. With three or four images
+a configuration's own spread has two or three degrees of freedom, so it is moderated towards the
+spread pooled over every disk-backed candidate (PRIOR_DF degrees of freedom of it), as in an
+empirical-Bayes moderated t. When a configuration's own spread is significantly larger than
+the pooled one (F test at 5%), its own is used alone. With one image per configuration (one
+block), the images' spread cannot be seen: the slices' spread within images is used, and the
+report says that the variation from one mkfs to the next is not in the interval.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from bisect import bisect_left
+from collections import defaultdict
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
+
+from scipy import stats as sps
+
+from pickfs.stats.paired import Obs
+
+NEIGHBOURS = 8  # slices read for the weather at each moment
+ITERATIONS = 6  # of backfitting levels and weather
+PRIOR_DF = 8.0  # degrees of freedom of the pooled spread in a configuration's moderated spread
+OUTLIER_SLICE = 5.0  # robust deviations
+OUTLIER_IMAGE = 4.0  # pooled deviations
+HETERO_P = 0.05
+
+
+@dataclass(frozen=True)
+class Point:
+    config: str
+    block: int
+    t: float
+    y: float
+    round: int | None
+
+
+@dataclass(frozen=True)
+class Spread:
+    """A configuration's level: the mean of its images' levels, its variance and degrees of freedom."""
+
+    level: float
+    var: float  # of the level (the images' spread / their number)
+    df: float
+    images: int
+    slices: int
+    own_sd: float | None  # the spread of its images' levels (log scale), when it has two or more
+    pooled: bool  # moderated towards the pooled spread
+
+
+@dataclass(frozen=True)
+class Fit:
+    levels: Mapping[tuple[str, int], float]  # (config, image) -> level
+    counts: Mapping[tuple[str, int], int]  # slices per image
+    spreads: Mapping[str, Spread]
+    weather: tuple[tuple[float, float], ...]  # (t, w) at every slice that feels the weather
+    slice_sd: float  # robust scale of the residuals
+    image_sd: float  # pooled spread of image levels over the disk-backed candidates
+    outlying_slices: tuple[tuple[str, int, int | None, float], ...]  # config, image, round, residual
+    outlying_images: tuple[tuple[str, int, float], ...]  # config, image, level against its others
+    stalled: Mapping[str, int]  # slices with no positive figure, left out (a stall)
+    images_seen: bool  # image-to-image spread is in the variance (two or more images somewhere)
+
+    def images_of(self, config: str) -> list[float]:
+        return [v for (c, _), v in sorted(self.levels.items()) if c == config]
+
+
+def _points(series: Mapping[str, Sequence[Obs]]) -> tuple[list[Point], dict[str, int]]:
+    pts, stalled = [], {}
+    for name, obs in series.items():
+        stalled[name] = sum(1 for o in obs if o.value <= 0)
+        pts += [Point(name, o.block, o.t, math.log(o.value), o.round) for o in obs if o.value > 0]
+    return sorted(pts, key=lambda p: p.t), stalled
+
+
+def _nearest_median(times: Sequence[float], values: Sequence[float], t: float, own: int | None, k: int) -> float:
+    """The median of the k values nearest to t in time, leaving out index `own`."""
+    if not times:
+        return 0.0
+    i = bisect_left(times, t)
+    lo, hi = i - 1, i
+    picked: list[float] = []
+    while len(picked) < k and (lo >= 0 or hi < len(times)):
+        take_hi = hi < len(times) and (lo < 0 or times[hi] - t <= t - times[lo])
+        j = hi if take_hi else lo
+        if take_hi:
+            hi += 1
+        else:
+            lo -= 1
+        if j != own:
+            picked.append(values[j])
+    return statistics.median(picked) if picked else 0.0
+
+
+def _weather(pts: list[Point], level: dict[tuple[str, int], float], informs: Collection[str],
+             feels: Collection[str]) -> list[float]:
+    """w at every point (0 where the configuration does not feel the disk), centred on the informers."""
+    idx = [i for i, p in enumerate(pts) if p.config in informs]
+    times = [pts[i].t for i in idx]
+    resid = [pts[i].y - level[(pts[i].config, pts[i].block)] for i in idx]
+    where = {i: n for n, i in enumerate(idx)}
+    w = [_nearest_median(times, resid, p.t, where.get(i), NEIGHBOURS) if p.config in feels else 0.0
+         for i, p in enumerate(pts)]
+    centre = statistics.fmean(w[i] for i in idx) if idx else 0.0
+    return [x - centre if p.config in feels else 0.0 for x, p in zip(w, pts)]
+
+
+def _levels(pts: list[Point], w: list[float]) -> dict[tuple[str, int], float]:
+    acc: dict[tuple[str, int], list[float]] = defaultdict(list)
+    for p, x in zip(pts, w):
+        acc[(p.config, p.block)].append(p.y - x)
+    return {k: statistics.fmean(v) for k, v in acc.items()}
+
+
+def _pooled(levels: Mapping[tuple[str, int], float], informs: Collection[str]) -> tuple[float, float]:
+    """(variance, df) of image levels within configurations, pooled over the informers."""
+    ss = df = 0.0
+    for name in informs:
+        own = [v for (c, _), v in levels.items() if c == name]
+        if len(own) >= 2:
+            ss += statistics.variance(own) * (len(own) - 1)
+            df += len(own) - 1
+    return (ss / df if df else 0.0), df
+
+
+def _spread(name: str, own: list[float], slices: int, pool: tuple[float, float], within: tuple[float, float],
+            moderate: bool) -> Spread:
+    s0, d_pool = pool
+    k = len(own)
+    level = statistics.fmean(own)
+    if d_pool <= 0:  # one image everywhere: the slices' spread within images, per slice
+        var_w, df_w = within
+        return Spread(level, var_w / max(slices, 1), df_w, k, slices, None, False)
+    sd = statistics.stdev(own) if k >= 2 else None
+    s2 = sd * sd if sd is not None else 0.0
+    if k >= 2 and (not moderate or s0 <= 0 or s2 / s0 > float(sps.f.ppf(1 - HETERO_P, k - 1, d_pool))):
+        return Spread(level, s2 / k, k - 1.0, k, slices, sd, False)
+    d0 = min(PRIOR_DF, d_pool)
+    var = (d0 * s0 + (k - 1) * s2) / (d0 + k - 1)
+    return Spread(level, var / k, d0 + k - 1, k, slices, sd, True)
+
+
+def _within(pts: list[Point], w: list[float], level: Mapping[tuple[str, int], float]) -> tuple[float, float]:
+    """(variance, df) of slices about their image's level, with the weather taken out."""
+    by: dict[tuple[str, int], list[float]] = defaultdict(list)
+    for p, x in zip(pts, w):
+        by[(p.config, p.block)].append(p.y - x - level[(p.config, p.block)])
+    ss = sum(e * e for v in by.values() for e in v)
+    df = sum(len(v) - 1 for v in by.values())
+    return (ss / df if df > 0 else 0.0), float(df)
+
+
+def fit(series: Mapping[str, Sequence[Obs]], references: Collection[str] = (),
+        in_memory: Collection[str] = ()) -> Fit | None:
+    """Levels, weather and spreads of every configuration's slices; None without a positive slice.
+    `references` do not inform the weather; `in_memory` ones do not feel it either."""
+    pts, stalled = _points(series)
+    if not pts:
+        return None
+    names = {p.config for p in pts}
+    informs = {n for n in names if n not in references and n not in in_memory} or names - set(in_memory)
+    feels = {n for n in names if n not in in_memory}
+    level = _levels(pts, [0.0] * len(pts))
+    w = [0.0] * len(pts)
+    for _ in range(ITERATIONS):
+        w = _weather(pts, level, informs, feels)
+        level = _levels(pts, w)
+    counts: dict[tuple[str, int], int] = defaultdict(int)
+    for p in pts:
+        counts[(p.config, p.block)] += 1
+    pool = _pooled(level, informs)
+    within = _within(pts, w, level)
+    spreads = {}
+    for name in sorted(names):
+        own = [v for (c, _), v in sorted(level.items()) if c == name]
+        slices = sum(n for (c, _), n in counts.items() if c == name)
+        spreads[name] = _spread(name, own, slices, pool, within, moderate=name in informs)
+    resid = [p.y - x - level[(p.config, p.block)] for p, x in zip(pts, w)]
+    inf_resid = [e for e, p in zip(resid, pts) if p.config in informs]
+    mad = statistics.median(abs(e) for e in inf_resid) * 1.4826 if inf_resid else 0.0
+    odd_slices = tuple((p.config, p.block, p.round, e) for p, e in zip(pts, resid)
+                       if mad > 0 and abs(e) > OUTLIER_SLICE * mad)
+    return Fit(level, dict(counts), spreads, tuple((p.t, x) for p, x in zip(pts, w) if p.config in feels),
+               mad, math.sqrt(pool[0]), odd_slices, _odd_images(level, pool[0]), stalled, pool[1] > 0)
+
+
+def _odd_images(level: Mapping[tuple[str, int], float], s0: float) -> tuple[tuple[str, int, float], ...]:
+    """Images whose level lies far from the mean of their configuration's other images."""
+    if s0 <= 0:
+        return ()
+    out = []
+    for (name, block), v in sorted(level.items()):
+        others = [x for (c, b), x in level.items() if c == name and b != block]
+        if len(others) < 2:
+            continue
+        gap = v - statistics.fmean(others)
+        if abs(gap) > OUTLIER_IMAGE * math.sqrt(s0 * (1 + 1 / len(others))):
+            out.append((name, block, gap))
+    return tuple(out)
