@@ -368,8 +368,8 @@ def method_text(measured: list[Trial]) -> str:
     if how == SIDE_BY_SIDE:
         blocks = len({t.block for t in measured})
         slice_s = statistics.median(t.metrics["slice_s"] for t in measured)
-        return (f"{how}: {len(measured)} slices of {slice_s:g} s in {blocks} block"
-                f"{'s' if blocks != 1 else ''}")
+        return (f"{how}: {len(measured)} slices of {slice_s:g} s on {blocks} image"
+                f"{'s' if blocks != 1 else ''} (fresh mkfs each)")
     return f"{how}: {len(measured)} runs" if how else ""
 
 

@@ -145,31 +145,51 @@ def _pooled(levels: Mapping[tuple[str, int], float], informs: Collection[str]) -
     return (ss / df if df else 0.0), df
 
 
-def _spread(name: str, own: list[float], slices: int, pool: tuple[float, float], within: tuple[float, float],
+def _round_part(resid: Sequence[tuple[int, int | None, float]], counts: Mapping[int, int]) -> tuple[float, float]:
+    """(variance, df) that the rounds put into a configuration's level: what moved all its images at
+    once in a round, beyond the shared weather (a slow-down that hits this configuration more than
+    the others), from its residuals grouped by round. `resid`: (image, round, residual about the
+    image's level); `counts`: slices per image. With one image, this is all of its spread."""
+    by_round: dict[int, list[tuple[int, float]]] = defaultdict(list)
+    for image, rnd, e in resid:
+        by_round[rnd if rnd is not None else -1].append((image, e))
+    images = len(counts)
+    if len(by_round) < 2 or not images:
+        return 0.0, math.inf
+    rows = list(by_round.values())
+    means = [statistics.fmean(e for _, e in row) for row in rows]
+    between = statistics.variance(means)
+    if images > 1:  # less what the slices within a round put into its mean
+        ss_w = sum((e - m) ** 2 for row, m in zip(rows, means) for _, e in row)
+        df_w = sum(len(row) - 1 for row in rows)
+        s2_w = ss_w / df_w if df_w > 0 else 0.0
+        between -= statistics.fmean(s2_w / len(row) for row in rows)
+    # the weight of one round's shared shift in the level: each image's level is its rounds' mean
+    weights = sum((sum(1 / counts[i] for i, _ in row) / images) ** 2 for row in rows)
+    return max(between, 0.0) * weights, len(rows) - 1.0
+
+
+def _spread(own: list[float], slices: int, pool: tuple[float, float], rounds: tuple[float, float],
             moderate: bool) -> Spread:
+    """A configuration's level and its variance: its images' spread (moderated towards the pooled
+    one, see the module's text) over their number, plus what its rounds moved it by together."""
     s0, d_pool = pool
     k = len(own)
     level = statistics.fmean(own)
-    if d_pool <= 0:  # one image everywhere: the slices' spread within images, per slice
-        var_w, df_w = within
-        return Spread(level, var_w / max(slices, 1), df_w, k, slices, None, False)
     sd = statistics.stdev(own) if k >= 2 else None
     s2 = sd * sd if sd is not None else 0.0
+    terms = [rounds] if rounds[0] > 0 else []
+    pooled = False
     if k >= 2 and (not moderate or s0 <= 0 or s2 / s0 > float(sps.f.ppf(1 - HETERO_P, k - 1, d_pool))):
-        return Spread(level, s2 / k, k - 1.0, k, slices, sd, False)
-    d0 = min(PRIOR_DF, d_pool)
-    var = (d0 * s0 + (k - 1) * s2) / (d0 + k - 1)
-    return Spread(level, var / k, d0 + k - 1, k, slices, sd, True)
-
-
-def _within(pts: list[Point], w: list[float], level: Mapping[tuple[str, int], float]) -> tuple[float, float]:
-    """(variance, df) of slices about their image's level, with the weather taken out."""
-    by: dict[tuple[str, int], list[float]] = defaultdict(list)
-    for p, x in zip(pts, w):
-        by[(p.config, p.block)].append(p.y - x - level[(p.config, p.block)])
-    ss = sum(e * e for v in by.values() for e in v)
-    df = sum(len(v) - 1 for v in by.values())
-    return (ss / df if df > 0 else 0.0), float(df)
+        terms.append((s2 / k, k - 1.0))
+    elif d_pool > 0:
+        d0 = min(PRIOR_DF, d_pool)
+        terms.append(((d0 * s0 + (k - 1) * s2) / (d0 + k - 1) / k, d0 + k - 1))
+        pooled = True
+    var = sum(v for v, _ in terms)
+    denom = sum(v * v / df for v, df in terms if df > 0 and math.isfinite(df))
+    df = var * var / denom if denom > 0 else math.inf
+    return Spread(level, var, df, k, slices, sd, pooled)
 
 
 def fit(series: Mapping[str, Sequence[Obs]], references: Collection[str] = (),
@@ -191,13 +211,13 @@ def fit(series: Mapping[str, Sequence[Obs]], references: Collection[str] = (),
     for p in pts:
         counts[(p.config, p.block)] += 1
     pool = _pooled(level, informs)
-    within = _within(pts, w, level)
+    resid = [p.y - x - level[(p.config, p.block)] for p, x in zip(pts, w)]
     spreads = {}
     for name in sorted(names):
         own = [v for (c, _), v in sorted(level.items()) if c == name]
-        slices = sum(n for (c, _), n in counts.items() if c == name)
-        spreads[name] = _spread(name, own, slices, pool, within, moderate=name in informs)
-    resid = [p.y - x - level[(p.config, p.block)] for p, x in zip(pts, w)]
+        own_counts = {b: n for (c, b), n in counts.items() if c == name}
+        rounds = _round_part([(p.block, p.round, e) for p, e in zip(pts, resid) if p.config == name], own_counts)
+        spreads[name] = _spread(own, sum(own_counts.values()), pool, rounds, moderate=name in informs)
     inf_resid = [e for e, p in zip(resid, pts) if p.config in informs]
     mad = statistics.median(abs(e) for e in inf_resid) * 1.4826 if inf_resid else 0.0
     odd_slices = tuple((p.config, p.block, p.round, e) for p, e in zip(pts, resid)
