@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 from pickfs.model import MetricDef
+from pickfs.report.race_method import race_method_lines
 from pickfs.report.views import SIDE_BY_SIDE, WHOLE_RUNS, Row, WorkloadView
 from pickfs.stats.compare import Comparison
 from pickfs.stats.paired import PairedComparison
@@ -139,6 +140,8 @@ def sanitized(row: Row) -> str:
 
 def method_lines(view: WorkloadView) -> list[str]:
     """How the view's cells were measured, what this run can resolve, and where its variance came from."""
+    if view.race is not None:
+        return race_method_lines(view)
     out = []
     for how in sorted({r.how for r in view.rows if r.how}):
         rows = [r for r in view.rows if r.how == how]

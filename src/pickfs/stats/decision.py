@@ -161,8 +161,8 @@ def decide(fit: Fit, candidates: Sequence[str], others: Sequence[str], baseline:
             for d in alive:
                 con = contrast(fit, d, c) if d != c else None
                 if con is not None and con.bound(alpha / (k - 1), upper=False) > edge:
-                    beaten.append((c, f"{d} is faster by more than {margin:.0%} ({_pct(con.est)}, at least "
-                                      f"{_pct(con.bound(alpha / (k - 1), upper=False))})"))
+                    beaten.append((c, f"{d} is faster by more than {margin:.0%}: {_pct(con.est)}, at least "
+                                      f"{_pct(con.bound(alpha / (k - 1), upper=False))}"))
                     break
         if not beaten:
             break
@@ -174,8 +174,8 @@ def decide(fit: Fit, candidates: Sequence[str], others: Sequence[str], baseline:
     for s in alive[1:]:
         con = contrast(fit, s, answer) if answer else None
         if con is not None and con.bound(alpha, upper=True) <= edge:
-            decided.append((s, f"not faster than {answer} by more than {margin:.0%} "
-                               f"({_pct(con.est)}, at most {_pct(con.bound(alpha, upper=True))})"))
+            decided.append((s, f"not faster than {answer} by more than {margin:.0%}"
+                               f": {_pct(con.est)}, at most {_pct(con.bound(alpha, upper=True))}"))
         else:
             undecided.append(s)
     pending = []

@@ -15,8 +15,8 @@ On the log scale of the primary figure (throughput, or 1/time),
   out). References (tmpfs, the raw device) do not inform it; tmpfs does not feel it either.
 - The levels and the weather are fitted in turn (backfitting), a fixed number of times.
 - e_i: what is left. Slices whose residual is more than OUTLIER_SLICE robust deviations from 0,
-  and images whose level lies more than OUTLIER_IMAGE deviations from their configuration's other
-  images, are flagged (and kept: a report names them, nothing is dropped silently).
+  and images whose level lies more than OUTLIER_IMAGE robust deviations from the median of their
+  configuration's other images, are flagged (and kept: a report names them, nothing is dropped silently).
 
 The variance of a configuration's level comes from its images' spread. With three or four images
 a configuration's own spread has two or three degrees of freedom, so it is moderated towards the
@@ -44,7 +44,7 @@ NEIGHBOURS = 8  # slices read for the weather at each moment
 ITERATIONS = 6  # of backfitting levels and weather
 PRIOR_DF = 8.0  # degrees of freedom of the pooled spread in a configuration's moderated spread
 OUTLIER_SLICE = 5.0  # robust deviations
-OUTLIER_IMAGE = 4.0  # pooled deviations
+OUTLIER_IMAGE = 4.0  # robust deviations of image levels
 HETERO_P = 0.05
 
 
@@ -223,19 +223,24 @@ def fit(series: Mapping[str, Sequence[Obs]], references: Collection[str] = (),
     odd_slices = tuple((p.config, p.block, p.round, e) for p, e in zip(pts, resid)
                        if mad > 0 and abs(e) > OUTLIER_SLICE * mad)
     return Fit(level, dict(counts), spreads, tuple((p.t, x) for p, x in zip(pts, w) if p.config in feels),
-               mad, math.sqrt(pool[0]), odd_slices, _odd_images(level, pool[0]), stalled, pool[1] > 0)
+               mad, math.sqrt(pool[0]), odd_slices, _odd_images(level), stalled, pool[1] > 0)
 
 
-def _odd_images(level: Mapping[tuple[str, int], float], s0: float) -> tuple[tuple[str, int, float], ...]:
-    """Images whose level lies far from the mean of their configuration's other images."""
-    if s0 <= 0:
+def _odd_images(level: Mapping[tuple[str, int], float]) -> tuple[tuple[str, int, float], ...]:
+    """Images whose level lies far from the median of their configuration's other images, in robust
+    deviations pooled over every configuration with three images or more (the odd one cannot hide
+    by widening its own yardstick)."""
+    by: dict[str, dict[int, float]] = defaultdict(dict)
+    for (name, block), v in level.items():
+        by[name][block] = v
+    devs = [v - statistics.median(imgs.values()) for imgs in by.values() if len(imgs) >= 3 for v in imgs.values()]
+    scale = 1.4826 * statistics.median(abs(d) for d in devs) if devs else 0.0
+    if scale <= 0:
         return ()
     out = []
-    for (name, block), v in sorted(level.items()):
-        others = [x for (c, b), x in level.items() if c == name and b != block]
-        if len(others) < 2:
-            continue
-        gap = v - statistics.fmean(others)
-        if abs(gap) > OUTLIER_IMAGE * math.sqrt(s0 * (1 + 1 / len(others))):
-            out.append((name, block, gap))
+    for name, imgs in sorted(by.items()):
+        for block, v in sorted(imgs.items()):
+            others = [x for b, x in imgs.items() if b != block]
+            if len(others) >= 2 and abs(v - statistics.median(others)) > OUTLIER_IMAGE * scale:
+                out.append((name, block, v - statistics.median(others)))
     return tuple(out)
