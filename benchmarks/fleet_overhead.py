@@ -19,8 +19,8 @@ import uuid
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from tests.conftest import loops_under, mounts_under  # noqa: E402
-from tests.integration.test_fleet import Fleet, Host, sh  # noqa: E402
+from tests.conftest import loops_under, mounts_under
+from tests.integration.test_fleet import Fleet, Host, sh
 
 
 def fleet_run(f: Fleet, inventory: Path) -> dict:

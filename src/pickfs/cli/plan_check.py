@@ -169,8 +169,10 @@ def method_lines(plan: Plan) -> list[str]:
         lines.append("no speed runs")
     elif m.side_by_side:
         budget = round_budget(m)
+        until = (f"until the recommendation is settled at a {m.margin:.0%} margin, configurations leaving as their "
+                 "place is decided" if m.race else f"until every interval is within ±{budget.target:.0%}")
         rounds = f"exactly {m.rounds} rounds" if budget.fixed else \
-            f"at least {budget.min_rounds} rounds, then until every interval is within ±{budget.target:.0%}" + \
+            f"at least {budget.min_rounds} rounds, then {until}" + \
             (f" (at most {m.max_runs})" if m.target_ci is not None else "")
         slices = f"{m.slice_seconds:g} s" if m.slice_seconds else "the workload's own length"
         times = "as many times as fit a fifth of the budget (2-6)" if m.blocks is None else f"{m.blocks} time(s)"

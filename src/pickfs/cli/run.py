@@ -287,7 +287,8 @@ class CliObserver:
 @click.option("--warmup", type=int, help="warm-up runs before each measured run, not counted; side by side, warm-up "
                                        "slices per configuration [1]")
 @click.option("--target-ci", help="stopping rule: repeat until every 95% interval is within +/- this, e.g. 2% "
-                                 "[side by side: 5%]")
+                                 "[side by side: 5%; in the race, a configuration that can lose data, or a "
+                                 "reference, leaves once its factor is known within twice this]")
 @click.option("--max-runs", type=int, help="with --target-ci: the most measured runs (side by side: rounds) [20]")
 @click.option("--max-time", help="time budget: side by side, per workload, setup included [9m]; one at a time, "
                                  "with --target-ci, start no new repetition after this long, e.g. 30m")
@@ -313,8 +314,8 @@ class CliObserver:
 @click.option("--blocks", type=int, help="side by side: how many times every configuration is built (each a fresh "
                                        "mkfs, all standing at once) [as many as fit a fifth of the budget, 2-6]")
 @click.option("--rounds", type=int, help="side by side: rounds, each visiting every configuration of every block "
-                                       "(--runs means the same) [at least 3, then until every interval is within "
-                                       "--target-ci or --max-time is spent]")
+                                       "(--runs means the same) [at least 3, then until the recommendation is settled "
+                                       "or --max-time is spent]")
 @click.option("--slice", help="side by side: length of one slice, e.g. 1s [the workload's own: 1-2 s]")
 @click.option("--seed", type=int, help="seed of the rounds' random order [from the run id]")
 @click.option("--margin", help="the smallest difference worth recommending a faster configuration over the safer "

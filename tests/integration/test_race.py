@@ -1,0 +1,94 @@
+"""The race on real filesystems: a configuration far slower than the others leaves the rotation early,
+the run answers from its decision, and nothing is left mounted, attached or running, also after
+Ctrl-C in the middle of the race and --resume."""
+
+import json
+import signal
+import sqlite3
+from pathlib import Path
+
+from tests.conftest import ledger_entries, loops_under, mounts_under, needs_root, pickfs, start_pickfs
+from tests.integration.test_side_by_side import processes_under, wait_for_slices
+
+pytestmark = needs_root
+
+# ext4 mounted `sync` writes everything synchronously: a safe candidate many times slower than the rest
+PLAN = """
+baseline = "ext4"
+[target]
+size = "1G"
+[method]
+max_seconds = {budget}
+warmup = 0
+blocks = 2
+[[config]]
+preset = "ext4"
+[[config]]
+preset = "xfs"
+[[config]]
+name = "ext4-sync"
+fs = "ext4"
+mount = "sync"
+[[workload]]
+name = "sqlite-tpcb"
+"""
+
+
+def measured(workdir: Path) -> list[tuple[int, int, int]]:
+    conn = sqlite3.connect(workdir / "results.db")
+    try:
+        return conn.execute("SELECT cell_index, block, round FROM trials WHERE phase='measured' AND ok=1"
+                            " ORDER BY id").fetchall()
+    finally:
+        conn.close()
+
+
+def nothing_left(workdir: Path) -> None:
+    assert mounts_under(workdir) == [] and loops_under(workdir) == [] and ledger_entries(workdir) == []
+    assert processes_under(workdir) == []
+
+
+def test_a_far_slower_configuration_leaves_the_race_early(workdir):
+    plan = workdir / "plan.toml"
+    plan.write_text(PLAN.format(budget=70))
+    out = workdir / "run.json"
+    r = pickfs(workdir, "run", "--plan", str(plan), "--json", str(out))
+    assert r.returncode == 0, r.stderr
+    assert "ext4-sync leaves the race after round" in r.stdout + r.stderr
+    rows = measured(workdir)
+    last = {cell: max(rnd for c, _, rnd in rows if c == cell) for cell in {c for c, _, _ in rows}}
+    assert last[2] < max(last[0], last[1])  # ext4-sync (cell 2) left while the others went on
+    assert "left the race after round" in r.stdout and "ext4-sync" in r.stdout
+    doc = json.loads(out.read_text())
+    cells = {c["config"]: c for c in doc["cells"]}
+    assert cells["ext4-sync"]["comparison"]["ci_high"] < 1  # clearly slower, with its interval
+    assert not cells["ext4-sync"]["recommended"]
+    nothing_left(workdir)
+
+
+def test_ctrl_c_mid_race_then_resume(workdir):
+    plan = workdir / "plan.toml"
+    plan.write_text(PLAN.format(budget=60))
+    proc = start_pickfs(workdir, "run", "--plan", str(plan))
+    try:
+        wait_for_slices(workdir, 7)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=180)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err
+    nothing_left(workdir)
+    kept = measured(workdir)
+    run_id = err.split("pickfs run --resume ")[1].split()[0]
+    r = pickfs(workdir, "run", "--resume", run_id)
+    assert r.returncode == 0, r.stderr
+    after = measured(workdir)
+    assert all(t in after for t in kept) and len(after) > len(kept)
+    new = [t for t in after if t not in kept]
+    assert min(t[2] for t in new) > max(t[2] for t in kept)  # later rounds, on fresh images
+    for cell in {c for c, _, _ in new}:
+        assert min(b for c, b, _ in new if c == cell) > max((b for c, b, _ in kept if c == cell), default=-1)
+    assert "measured by the race" in r.stdout
+    nothing_left(workdir)
