@@ -151,7 +151,7 @@ def _summary_table(view: WorkloadView) -> str:
     chosen = recommended(view)
     unit = f"{metric.unit}, {direction(metric)}" if metric else ""
     head = (f"<tr><th>configuration</th><th>median ({_e(unit)})</th><th>{_e(INTERVAL_HEAD)}</th>"
-            f"<th>sanitized mean</th><th>vs {_e(view.baseline or 'baseline')}</th><th>against the baseline (Holm)</th>"
+            f"<th>sanitized mean</th><th>vs {_e(view.baseline or 'baseline')}</th><th>against the baseline ({_e(view.adjustment)})</th>"
             f"<th>{'slices' if any(r.slice_s for r in view.rows) else 'runs'}</th><th>notes</th></tr>")
     body = []
     for r in view.rows:

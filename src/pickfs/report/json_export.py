@@ -7,9 +7,9 @@ from dataclasses import asdict
 from typing import Any
 
 from pickfs.model import RunRecord
-from pickfs.report.recommend import recommended
+from pickfs.report.recommend import recommend, recommended
 from pickfs.report.text import verdict
-from pickfs.report.views import build_views, summary_dict
+from pickfs.report.views import WorkloadView, build_views, summary_dict
 from pickfs.stats.summary import log_interval
 
 SCHEMA = "pickfs.run/1"
@@ -18,8 +18,11 @@ DF_KEYS = ("size of the filesystem", "free with the data in place")
 
 def run_to_dict(record: RunRecord) -> dict[str, Any]:
     cells = []
+    answers = []
     for view in build_views(record):
         chosen = recommended(view)
+        if view.measured:
+            answers.append(answer_dict(view))
         for row in view.rows:
             est = log_interval(row.primary.values)
             cells.append({
@@ -75,8 +78,25 @@ def run_to_dict(record: RunRecord) -> dict[str, Any]:
         "host": record.host,
         "plan": record.plan,
         "notes": list(record.notes),
+        "answers": answers,
         "cells": cells,
     }
+
+
+def answer_dict(view: WorkloadView) -> dict[str, Any]:
+    """A workload's answer for the JSON export: decided or not, the configuration, the reason in words,
+    and for a race its margin, the configurations it could not decide between, and who left when."""
+    sentences = recommend(view)
+    out: dict[str, Any] = {"workload": view.label, "answer": recommended(view), "reason": " ".join(sentences)}
+    if view.race is None:
+        out["decided"] = out["answer"] is not None
+        return out
+    d = view.race.decision
+    out.update({"decided": d.settled and d.answer is not None, "margin": d.margin,
+                "undecided_between": list(d.tied) if not d.settled else [],
+                "left_the_race": [{"config": n, "after_round": r + 1, "why": why} for n, r, why in view.race.left],
+                "baseline_images": list(view.race.baseline_images), "minutes": view.race.minutes})
+    return out
 
 
 def render_json(record: RunRecord) -> str:

@@ -65,7 +65,7 @@ def render_markdown(record: RunRecord) -> str:
             base = md_text(view.baseline or "baseline")
             better = direction(metric) if metric else ""
             lines += [(f"| configuration | median {md_text(unit)} ({better}) | {INTERVAL_HEAD} | "
-                       f"sanitized mean | vs {base} | against the baseline (Holm) | runs | notes |"),
+                       f"sanitized mean | vs {base} | against the baseline ({view.adjustment}) | runs | notes |"),
                       "|---|---:|---:|---:|---:|---|---:|---|"]
         chosen = recommended(view) if view.measured else None
         for r in view.rows if view.measured else ():

@@ -97,3 +97,4 @@ def race_sentences(view: WorkloadView) -> list[str]:
     out = [decided_sentence(view)]
     price = price_sentence(view)
     return [*out, price] if price else out
+

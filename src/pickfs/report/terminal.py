@@ -68,7 +68,7 @@ def workload_table(view: WorkloadView) -> Table:
     table.add_column(INTERVAL_HEAD, justify="right")
     table.add_column("sanitized mean", justify="right")
     table.add_column(f"vs {view.baseline or 'baseline'}", justify="right")
-    table.add_column("against the baseline (Holm)")
+    table.add_column(f"against the baseline ({view.adjustment})")
     table.add_column("p99 latency", justify="right")
     table.add_column("slices" if any(r.slice_s for r in view.rows) else "runs", justify="right")
     table.add_column("notes", overflow="fold")

@@ -205,6 +205,11 @@ class WorkloadView:
     race: RaceView | None = None  # the race's decision, for runs measured by it
 
     @property
+    def adjustment(self) -> str:
+        """How the intervals against the baseline are adjusted for making many comparisons at once."""
+        return "simultaneous 95%" if self.race is not None else "Holm"
+
+    @property
     def commits(self) -> bool:
         """Does the workload acknowledge commits (so a safety chart means something)?"""
         return self.kind == DATABASE
