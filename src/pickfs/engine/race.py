@@ -28,7 +28,7 @@ from pickfs.engine.sidebyside import Member, SideBySide, SliceFailed, is_referen
 from pickfs.errors import PickfsError, ResultsWriteFailed
 from pickfs.model import Cell, Trial
 from pickfs.risks import config_risks
-from pickfs.stats.decision import Decision, contrast, decide, preference, standing_order
+from pickfs.stats.decision import RACE_ALPHA, Decision, contrast, decide, preference, standing_order
 from pickfs.stats.weather import Fit, fit
 
 MAX_IMAGES = 12  # per configuration, blocks added by the race included
@@ -41,12 +41,11 @@ def baseline_copies(others: int, given: int | None = None) -> int:
 
 def image_limited(f: Fit, slices_per_image: float) -> bool:
     """Would a new image narrow the comparisons more than more slices of the standing ones? (pure)
-    Yes when the images' own spread (their levels' spread less what the slices put in it) is larger
-    than what the slices of one image leave in its level."""
+    Yes when the spread from one mkfs to the next is larger than what the slices of one image leave
+    in its level."""
     if not f.images_seen or slices_per_image <= 0:
         return False
-    slice_part = f.slice_sd**2 / slices_per_image
-    return f.image_sd**2 - slice_part > slice_part
+    return f.image_sd**2 > f.slice_sd**2 / slices_per_image
 
 
 @dataclass(frozen=True)
@@ -90,6 +89,7 @@ class Race:
         self.label = cells[0].workload.label
         self.setup_per_image = 0.0
         self.last: Decision | None = None
+        self.standing: list[Member] = []
 
     # -- the state of the race -----------------------------------------------------------------
     def judge(self, history: list[Trial], failed: set[int]) -> tuple[Fit, Decision, Roles] | None:
@@ -100,7 +100,7 @@ class Race:
             return None
         m = self.plan.method
         target = 2 * (m.target_ci if m.target_ci is not None else round_budget(m).target)
-        return f, decide(f, r.candidates, r.others, r.baseline, m.margin, target), r
+        return f, decide(f, r.candidates, r.others, r.baseline, m.margin, target, RACE_ALPHA), r
 
     # -- standing up -----------------------------------------------------------------------------
     def _images(self, stack: ExitStack, names: list[str], copies: dict[str, int], failed: set[int]) -> list[Member]:
@@ -173,14 +173,17 @@ class Race:
 
     def _rounds(self, stack: ExitStack, members: list[Member], history: list[Trial], failed: set[int],
                 first_round: int, budget: RoundBudget, started: float) -> None:
+        """Rounds over the rotation; every image stays standing (held still) so that a configuration whose
+        place comes into doubt again rejoins."""
         m = self.plan.method
+        self.standing = list(members)
         round_no, since_block = first_round, 0
         deadline = started + budget.budget_s
         while members:
             t0 = time.monotonic()
             for member in round_order(members, self.sbs.seed, 0, round_no):
                 if member.cell.index not in failed:
-                    self._one_slice(member, round_no, members, history, failed)
+                    self._one_slice(member, round_no, self.standing, history, failed)
             members = [x for x in members if x.cell.index not in failed]
             round_no += 1
             since_block += 1
@@ -216,9 +219,13 @@ class Race:
         f, decision, r = judged
         keep = rotation(decision, r)
         why = dict((*decision.out, *decision.decided))
-        for name in sorted({x.cell.config.name for x in members} - keep):
+        before = {x.cell.config.name for x in members}
+        for name in sorted(before - keep):
             self.sbs.observer.note(f"{self.label}: {name} leaves the race after round {round_no}: {why.get(name, '')}")
-        members = [x for x in members if x.cell.config.name in keep]
+        members = [x for x in self.standing if x.cell.config.name in keep and x.cell.index not in failed]
+        for name in sorted({x.cell.config.name for x in members} - before):
+            self.sbs.observer.note(f"{self.label}: {name} rejoins the race after round {round_no}: its place is in "
+                                   "doubt again")
         self.last = decision
         widest = _widest(f, decision, r)
         if decision.done or not members:
@@ -235,6 +242,7 @@ class Race:
                 self.sbs.observer.note(f"{self.label}: a new block for the {len(names)} configurations still in "
                                        f"the race ({len(added)} images)")
                 members += added
+                self.standing += added
                 grew = True
         return members, False, widest, grew
 

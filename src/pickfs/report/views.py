@@ -21,7 +21,7 @@ from pickfs.report.explain import explain, monitor_summary
 from pickfs.stats import relative, summarize
 from pickfs.stats.anomalies import outliers
 from pickfs.stats.compare import Comparison, compare, compare_all
-from pickfs.stats.decision import REFERENCES, Decision, against_baseline, decide, preference
+from pickfs.stats.decision import ALPHA, RACE_ALPHA, REFERENCES, Decision, against_baseline, decide, preference
 from pickfs.stats.paired import (
     Obs,
     PairedComparison,
@@ -417,7 +417,8 @@ def _roles(rows: list[Row]) -> tuple[list[str], list[str], set[str], set[str]]:
     return names, others, refs, {r.cell.config.name for r in measured if r.cell.config.fstype == "tmpfs"}
 
 
-def _judge(rows: list[Row], base: str, method: Method, upto: int | None = None) -> tuple[Fit, Decision] | None:
+def _judge(rows: list[Row], base: str, method: Method, upto: int | None = None,
+           alpha: float = ALPHA) -> tuple[Fit, Decision] | None:
     """The race's fit and decision on the speed scale (a time is turned into its rate)."""
     candidates, others, refs, mem = _roles(rows)
     speed = rows[0].primary.metric.higher_is_better
@@ -428,7 +429,7 @@ def _judge(rows: list[Row], base: str, method: Method, upto: int | None = None) 
     if f is None:
         return None
     target = 2 * (method.target_ci if method.target_ci is not None else 0.05)
-    return f, decide(f, candidates, others, base, method.margin, target)
+    return f, decide(f, candidates, others, base, method.margin, target, alpha)
 
 
 def race_of(rows: list[Row], base: str, method: Method) -> tuple[dict[str, Comparison], RaceView] | None:
@@ -444,7 +445,7 @@ def race_of(rows: list[Row], base: str, method: Method) -> tuple[dict[str, Compa
     left = []
     for name, rnd in sorted(last.items(), key=lambda kv: kv[1]):
         if rnd < final:
-            then = _judge(rows, base, method, upto=rnd)
+            then = _judge(rows, base, method, upto=rnd, alpha=RACE_ALPHA)
             why = dict((*then[1].out, *then[1].decided)).get(name, "") if then else ""
             left.append((name, rnd, why))
     levels = f.images_of(base)

@@ -18,13 +18,17 @@ On the log scale of the primary figure (throughput, or 1/time),
   and images whose level lies more than OUTLIER_IMAGE robust deviations from the median of their
   configuration's other images, are flagged (and kept: a report names them, nothing is dropped silently).
 
-The variance of a configuration's level comes from its images' spread. With three or four images
-a configuration's own spread has two or three degrees of freedom, so it is moderated towards the
-spread pooled over every disk-backed candidate (PRIOR_DF degrees of freedom of it), as in an
-empirical-Bayes moderated t. When a configuration's own spread is significantly larger than
-the pooled one (F test at 5%), its own is used alone. With one image per configuration (one
-block), the images' spread cannot be seen: the slices' spread within images is used, and the
-report says that the variation from one mkfs to the next is not in the interval.
+The variance of a configuration's level has three parts:
+- the spread from one mkfs to the next (sigma_img^2 over its number of images): the images'
+  spread beyond what their slices' noise puts in it, pooled over every disk-backed candidate
+  (with three or four images a configuration's own has two or three degrees of freedom; the
+  mkfs effect is taken as common to all, while each configuration's noise stays its own);
+- what moved all its images at once in a round beyond the shared weather (a slow-down that hits
+  this configuration more than the others), from the spread of its rounds' means;
+- its own slices' noise within a round.
+When a configuration's images spread significantly more than that says (F test at 5%), and for
+references, its images' own spread over their number stands for the first and the last. With one
+image per configuration (one block) the mkfs part cannot be seen: the report says so.
 """
 
 from __future__ import annotations
@@ -42,7 +46,6 @@ from pickfs.stats.paired import Obs
 
 NEIGHBOURS = 8  # slices read for the weather at each moment
 ITERATIONS = 6  # of backfitting levels and weather
-PRIOR_DF = 8.0  # degrees of freedom of the pooled spread in a configuration's moderated spread
 OUTLIER_SLICE = 5.0  # robust deviations
 OUTLIER_IMAGE = 4.0  # robust deviations of image levels
 HETERO_P = 0.05
@@ -67,7 +70,7 @@ class Spread:
     images: int
     slices: int
     own_sd: float | None  # the spread of its images' levels (log scale), when it has two or more
-    pooled: bool  # moderated towards the pooled spread
+    pooled: bool  # the mkfs part from the pooled spread (not its own images')
 
 
 @dataclass(frozen=True)
@@ -77,7 +80,7 @@ class Fit:
     spreads: Mapping[str, Spread]
     weather: tuple[tuple[float, float], ...]  # (t, w) at every slice that feels the weather
     slice_sd: float  # robust scale of the residuals
-    image_sd: float  # pooled spread of image levels over the disk-backed candidates
+    image_sd: float  # sigma_img: the pooled spread from one mkfs to the next, beyond the slices' noise
     outlying_slices: tuple[tuple[str, int, int | None, float], ...]  # config, image, round, residual
     outlying_images: tuple[tuple[str, int, float], ...]  # config, image, level against its others
     stalled: Mapping[str, int]  # slices with no positive figure, left out (a stall)
@@ -134,62 +137,89 @@ def _levels(pts: list[Point], w: list[float]) -> dict[tuple[str, int], float]:
     return {k: statistics.fmean(v) for k, v in acc.items()}
 
 
-def _pooled(levels: Mapping[tuple[str, int], float], informs: Collection[str]) -> tuple[float, float]:
-    """(variance, df) of image levels within configurations, pooled over the informers."""
-    ss = df = 0.0
-    for name in informs:
-        own = [v for (c, _), v in levels.items() if c == name]
-        if len(own) >= 2:
-            ss += statistics.variance(own) * (len(own) - 1)
-            df += len(own) - 1
-    return (ss / df if df else 0.0), df
+@dataclass(frozen=True)
+class _Parts:
+    """A configuration's raw material for its variance (see `_spread`)."""
+
+    levels: tuple[float, ...]  # its images' levels
+    inv_n: tuple[float, ...]  # 1 / slices of each image
+    shared: float  # sigma_u^2: what moved all its images at once in a round, beyond the shared weather
+    shared_weight: float  # sum over rounds of that round's weight in the level, squared
+    shared_df: float
+    noise: float  # sigma_e^2: slice to slice within a round
+    noise_df: float
+
+    @property
+    def images(self) -> int:
+        return len(self.levels)
+
+    def image_excess(self) -> float:
+        """The images' spread beyond what their slices' noise puts in it (an estimate of sigma_img^2)."""
+        if self.images < 2:
+            return 0.0
+        return statistics.variance(self.levels) - self.noise * statistics.fmean(self.inv_n)
 
 
-def _round_part(resid: Sequence[tuple[int, int | None, float]], counts: Mapping[int, int]) -> tuple[float, float]:
-    """(variance, df) that the rounds put into a configuration's level: what moved all its images at
-    once in a round, beyond the shared weather (a slow-down that hits this configuration more than
-    the others), from its residuals grouped by round. `resid`: (image, round, residual about the
-    image's level); `counts`: slices per image. With one image, this is all of its spread."""
+def _parts(resid: Sequence[tuple[int, int | None, float]], levels: Mapping[int, float],
+           counts: Mapping[int, int]) -> _Parts:
+    """Split a configuration's residuals (image, round, residual about its image's level) by round:
+    the rounds' means move together (sigma_u^2), the images within a round apart (sigma_e^2). With
+    one image the two cannot be told apart, and all of it is slice noise."""
     by_round: dict[int, list[tuple[int, float]]] = defaultdict(list)
     for image, rnd, e in resid:
         by_round[rnd if rnd is not None else -1].append((image, e))
-    images = len(counts)
-    if len(by_round) < 2 or not images:
-        return 0.0, math.inf
+    images = sorted(counts)
+    inv_n = tuple(1 / counts[i] for i in images)
+    lv = tuple(levels[i] for i in images)
     rows = list(by_round.values())
+    if len(images) == 1 or len(rows) < 2:
+        es = [e for _, _, e in resid]
+        noise = statistics.variance(es) if len(es) >= 2 else 0.0
+        return _Parts(lv, inv_n, 0.0, 0.0, math.inf, noise, max(len(es) - len(images), 1))
     means = [statistics.fmean(e for _, e in row) for row in rows]
-    between = statistics.variance(means)
-    if images > 1:  # less what the slices within a round put into its mean
-        ss_w = sum((e - m) ** 2 for row, m in zip(rows, means) for _, e in row)
-        df_w = sum(len(row) - 1 for row in rows)
-        s2_w = ss_w / df_w if df_w > 0 else 0.0
-        between -= statistics.fmean(s2_w / len(row) for row in rows)
-    # the weight of one round's shared shift in the level: each image's level is its rounds' mean
-    weights = sum((sum(1 / counts[i] for i, _ in row) / images) ** 2 for row in rows)
-    return max(between, 0.0) * weights, len(rows) - 1.0
+    ss_w = sum((e - m) ** 2 for row, m in zip(rows, means) for _, e in row)
+    df_w = sum(len(row) - 1 for row in rows)
+    noise = ss_w / df_w if df_w > 0 else 0.0
+    shared = max(0.0, statistics.variance(means) - statistics.fmean(noise / len(row) for row in rows))
+    weight = sum((sum(1 / counts[i] for i, _ in row) / len(images)) ** 2 for row in rows)
+    return _Parts(lv, inv_n, shared, weight, len(rows) - 1.0, noise, float(max(df_w, 1)))
 
 
-def _spread(own: list[float], slices: int, pool: tuple[float, float], rounds: tuple[float, float],
-            moderate: bool) -> Spread:
-    """A configuration's level and its variance: its images' spread (moderated towards the pooled
-    one, see the module's text) over their number, plus what its rounds moved it by together."""
-    s0, d_pool = pool
-    k = len(own)
-    level = statistics.fmean(own)
-    sd = statistics.stdev(own) if k >= 2 else None
-    s2 = sd * sd if sd is not None else 0.0
-    terms = [rounds] if rounds[0] > 0 else []
-    pooled = False
-    if k >= 2 and (not moderate or s0 <= 0 or s2 / s0 > float(sps.f.ppf(1 - HETERO_P, k - 1, d_pool))):
-        terms.append((s2 / k, k - 1.0))
-    elif d_pool > 0:
-        d0 = min(PRIOR_DF, d_pool)
-        terms.append(((d0 * s0 + (k - 1) * s2) / (d0 + k - 1) / k, d0 + k - 1))
-        pooled = True
+def _pooled(parts: Mapping[str, _Parts], informs: Collection[str]) -> tuple[float, float]:
+    """(sigma_img^2, df): the spread from one mkfs to the next beyond the slices' noise, pooled over
+    the informers (the mkfs effect is taken as common; each configuration's noise is its own)."""
+    ss = df = 0.0
+    for name in informs:
+        p = parts.get(name)
+        if p is not None and p.images >= 2:
+            ss += p.image_excess() * (p.images - 1)
+            df += p.images - 1
+    return (max(ss / df, 0.0) if df else 0.0), df
+
+
+def _spread(p: _Parts, slices: int, pool: tuple[float, float], moderate: bool) -> Spread:
+    """A configuration's level and its variance: the pooled mkfs spread over its images, plus what
+    its rounds moved all its images by at once, plus its own slices' noise. When its images spread
+    significantly more than that model says (F test at 5%), or it is a reference, its images' own
+    spread over their number replaces the first and the last."""
+    s_img, d_pool = pool
+    k = p.images
+    level = statistics.fmean(p.levels)
+    sd = statistics.stdev(p.levels) if k >= 2 else None
+    noise_term = p.noise * sum(p.inv_n) / (k * k)
+    expected = s_img + p.noise * statistics.fmean(p.inv_n)
+    own = k >= 2 and (not moderate or d_pool <= 0 or expected <= 0
+                      or (sd or 0.0) ** 2 / expected > float(sps.f.ppf(1 - HETERO_P, k - 1, d_pool)))
+    terms = [(p.shared * p.shared_weight, p.shared_df)]
+    if own:
+        terms.append(((sd or 0.0) ** 2 / k, k - 1.0))
+    else:
+        terms += [(s_img / k, d_pool), (noise_term, p.noise_df)]
+    terms = [(v, df) for v, df in terms if v > 0]
     var = sum(v for v, _ in terms)
     denom = sum(v * v / df for v, df in terms if df > 0 and math.isfinite(df))
     df = var * var / denom if denom > 0 else math.inf
-    return Spread(level, var, df, k, slices, sd, pooled)
+    return Spread(level, var, df, k, slices, sd, not own)
 
 
 def fit(series: Mapping[str, Sequence[Obs]], references: Collection[str] = (),
@@ -210,14 +240,15 @@ def fit(series: Mapping[str, Sequence[Obs]], references: Collection[str] = (),
     counts: dict[tuple[str, int], int] = defaultdict(int)
     for p in pts:
         counts[(p.config, p.block)] += 1
-    pool = _pooled(level, informs)
     resid = [p.y - x - level[(p.config, p.block)] for p, x in zip(pts, w)]
-    spreads = {}
+    parts = {}
     for name in sorted(names):
-        own = [v for (c, _), v in sorted(level.items()) if c == name]
         own_counts = {b: n for (c, b), n in counts.items() if c == name}
-        rounds = _round_part([(p.block, p.round, e) for p, e in zip(pts, resid) if p.config == name], own_counts)
-        spreads[name] = _spread(own, sum(own_counts.values()), pool, rounds, moderate=name in informs)
+        parts[name] = _parts([(p.block, p.round, e) for p, e in zip(pts, resid) if p.config == name],
+                             {b: v for (c, b), v in level.items() if c == name}, own_counts)
+    pool = _pooled(parts, informs)
+    spreads = {name: _spread(p, int(sum(1 / x for x in p.inv_n)), pool, moderate=name in informs)
+               for name, p in parts.items()}
     inf_resid = [e for e, p in zip(resid, pts) if p.config in informs]
     mad = statistics.median(abs(e) for e in inf_resid) * 1.4826 if inf_resid else 0.0
     odd_slices = tuple((p.config, p.block, p.round, e) for p, e in zip(pts, resid)
