@@ -32,6 +32,7 @@ from pickfs.stats.decision import RACE_ALPHA, Decision, contrast, decide, prefer
 from pickfs.stats.weather import Fit, fit
 
 MAX_IMAGES = 12  # per configuration, blocks added by the race included
+SPENT = 0.1  # a resumed race with no more than this share of its budget left had finished
 
 
 def baseline_copies(others: int, given: int | None = None) -> int:
@@ -150,11 +151,12 @@ class Race:
         if all(c.index in failed for c in self.cells):
             return
         names = [c.config.name for c in self.cells if c.index not in failed]
-        budget = round_budget(m, self._share(history))
+        share = self._share(history)
+        budget = round_budget(m, share)
         judged = self.judge(history, failed) if history else None
         if judged is not None and _rounds(history) >= budget.min_rounds:
-            if judged[1].done:
-                return  # this comparison had finished before the run was interrupted
+            if judged[1].done or share <= SPENT:
+                return  # this comparison had finished (settled, or its budget spent) before the interruption
             names = [n for n in names if n in rotation(judged[1], judged[2])]
         started = time.monotonic()
         self.sbs.observer.rounds_started(self.label, budget.budget_s, m.blocks, len(names))
@@ -164,12 +166,12 @@ class Race:
             self._rounds(stack, members, history, failed, first_round, budget, started)
 
     def _share(self, history: list[Trial]) -> float:
-        """A resumed race gets what its budget had left (at least a quarter of it)."""
+        """The share of its budget a resumed race has left, from the span of its slices so far."""
         if not history:
             return 1.0
         spent = max(t.started + t.elapsed_s for t in history) - min(t.started for t in history)
         budget = round_budget(self.plan.method).budget_s
-        return max(0.25, 1 - spent / budget) if budget > 0 else 1.0
+        return max(SPENT, 1 - spent / budget) if budget > 0 else 1.0
 
     def _rounds(self, stack: ExitStack, members: list[Member], history: list[Trial], failed: set[int],
                 first_round: int, budget: RoundBudget, started: float) -> None:
