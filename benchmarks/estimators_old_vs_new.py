@@ -40,7 +40,8 @@ def widths(store: ResultStore, run_id: str) -> list[str]:
         if raced is None:
             continue
         fit = raced[1].fit
-        out.append(f"{run_id} {view.label} (baseline {view.baseline}, {raced[1].rounds} rounds)")
+        speed = rows[0].primary.metric.higher_is_better
+        out.append(f"{run_id} {view.label} (baseline {view.baseline}, {raced[1].rounds} rounds; ratios of speed)")
         out.append(f"  {'configuration':<18} {'old ratio':>9} {'old ±':>7} {'new ratio':>9} {'new ±':>7}")
         olds, news = [], []
         for r in rows:
@@ -57,7 +58,8 @@ def widths(store: ResultStore, run_id: str) -> list[str]:
                 n_hw = 2.718281828459045 ** n_hw - 1
             olds.append(o_hw)
             news.append(n_hw)
-            out.append(f"  {name:<18} {o.ratio if o else float('nan'):>9.3f} {o_hw:>7.1%} "
+            old_ratio = (o.ratio if speed else 1 / o.ratio) if o else float("nan")
+            out.append(f"  {name:<18} {old_ratio:>9.3f} {o_hw:>7.1%} "
                        f"{2.718281828459045 ** c.est if c else float('nan'):>9.3f} {n_hw:>7.1%}")
         out.append(f"  median half-width: old {statistics.median(olds):.1%}, new {statistics.median(news):.1%}")
         d = raced[1].decision

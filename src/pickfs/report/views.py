@@ -422,8 +422,14 @@ def _judge(rows: list[Row], base: str, method: Method, upto: int | None = None,
     """The race's fit and decision on the speed scale (a time is turned into its rate)."""
     candidates, others, refs, mem = _roles(rows)
     speed = rows[0].primary.metric.higher_is_better
-    series = {r.cell.config.name: [o if speed else replace(o, value=1 / o.value if o.value > 0 else 0.0)
-                                   for o in r.observations if upto is None or (o.round or 0) <= upto]
+
+    def as_raced(o: Obs, whole: bool) -> Obs:
+        """On the speed scale; a whole run (each on its own fresh filesystem) is an image of its own."""
+        o = o if speed else replace(o, value=1 / o.value if o.value > 0 else 0.0)
+        return replace(o, block=o.round or 0) if whole else o
+
+    series = {r.cell.config.name: [as_raced(o, r.how == WHOLE_RUNS) for o in r.observations
+                                   if upto is None or (o.round or 0) <= upto]
               for r in rows if r.observations}
     f = fit({k: v for k, v in series.items() if v}, refs, mem)
     if f is None:
