@@ -14,10 +14,11 @@ def race_method_lines(view: WorkloadView) -> list[str]:
     images = {name: s.images for name, s in fit.spreads.items()}
     base = view.baseline or ""
     others = sorted({n for c, n in images.items() if c != base})
-    each = f"each other in {others[0]}" if len(others) == 1 else f"the others in {others[0]}-{others[-1]}"
+    each = "" if not others else f", each other in {others[0]}" if len(others) == 1 else \
+        f", the others in {others[0]}-{others[-1]}"
     slices = sorted({f"{r.slice_s:g} s" for r in view.rows if r.slice_s})
     out = [f"measured by the race: every configuration built at once on fresh filesystems ({base} in "
-           f"{images.get(base, 0)} images, {each}), {'/'.join(slices) or 'whole-run'} slices taking turns in "
+           f"{images.get(base, 0)} images{each}), {'/'.join(slices) or 'whole-run'} slices taking turns in "
            f"random order, {race.rounds} rounds in {race.minutes:.1f} min; the machine's weather read from every "
            f"disk configuration's slices, each configuration's level from its images"]
     for name, rnd, why in race.left:

@@ -60,7 +60,8 @@ def decided_sentence(view: WorkloadView) -> str:
     d, minutes = view.race.decision, view.race.minutes
     if d.settled and d.answer:
         row = _row(view, d.answer)
-        return f"{view.label}: use {d.answer} ({_figure(row)}): {_why_answer(view, d.answer)}."
+        tested = f", {row.crash.verdict()} of a crash test" if row.crash and not row.crash.error else ""
+        return f"{view.label}: use {d.answer} ({_figure(row)}{tested}): {_why_answer(view, d.answer)}."
     if not d.answer:
         return (f"{view.label}: every configuration measured has a setting that can lose {_lost(view)} on a "
                 "power cut; add one with safe settings (such as plain ext4 or xfs) to compare.")
