@@ -20,7 +20,7 @@ from pickfs.report.charts import PALETTE, ROW_PX, _log_axis, speeds
 from pickfs.report.comparison import pair_runs
 from pickfs.report.html import _CONFIG, page, render_html
 from pickfs.report.recommend import recommend
-from pickfs.report.text import fmt_value, pct
+from pickfs.report.text import fmt_p, fmt_value, pct
 from pickfs.report.views import build_views
 
 PLOTLY_FILE = "plotly.min.js"
@@ -127,7 +127,7 @@ def comparison_page(runs: Sequence[RunRecord]) -> str:
             else:
                 higher = p.a.primary.metric.higher_is_better if p.a else True  # compared: both are there
                 s = c.ratio if higher else 1 / c.ratio
-                what = f"{pct(s)} in B" + (f", p={c.p:.3f}" if c.p < 0.05 else f" (not significant, p={c.p:.2f})")
+                what = f"{pct(s)} in B" + (f", {fmt_p(c.p)}" if c.p < 0.05 else f" (not significant, p={c.p:.2f})")
             rows.append(f"<tr><td>{_e(p.workload)}</td><td>{_e(p.config)}</td><td class=num>{_e(med(p.a))}</td>"
                         f"<td class=num>{_e(med(p.b))}</td><td>{_e(what)}</td></tr>")
         parts.append(f"<h2>{_e(b.id)} against {_e(a.id)}</h2><table><tr><th>workload</th><th>configuration</th>"

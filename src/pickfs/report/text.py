@@ -100,9 +100,19 @@ def speed_words(c: Comparison, higher_is_better: bool) -> str:
     """'16% faster [+9% to +24%]': the estimate and its 95% interval in speed, whatever the metric's direction;
     an interval reaching beyond half or twice the speed as factors of it ('2.0x as fast [1.5x to 2.7x]')."""
     s, lo, hi = speed_interval(c, higher_is_better)
-    if lo < 0.5 or hi >= 2 or s >= 1.5:
-        return f"{pct(s)} [{factor(lo)} to {factor(hi)}]"
+    if as_factors(lo, hi, s):  # the estimate in the interval's unit: never "45% slower [0.44x to 0.68x]"
+        return f"{pct(s) if s >= 1.5 else f'{s:.2g}x as fast'} [{factor(lo)} to {factor(hi)}]"
     return f"{pct(s)} [{lo - 1:+.0%} to {hi - 1:+.0%}]"
+
+
+def as_factors(lo: float, hi: float, s: float) -> bool:
+    """Whether a speed ratio and its interval read better as factors (0.44x, 2.6x) than as percentages."""
+    return lo < 0.5 or hi >= 2 or s >= 1.5
+
+
+def fmt_p(p: float) -> str:
+    """A p-value as 'p=0.012', or 'p<0.001' when it would print as zero."""
+    return "p<0.001" if p < 0.001 else f"p={p:.3f}"
 
 
 def verdict(row: Row, baseline: str | None) -> tuple[str, str]:
@@ -115,7 +125,7 @@ def verdict(row: Row, baseline: str | None) -> tuple[str, str]:
     if not c.significant:
         return f"not significant: {speed_words(c, m.higher_is_better)}", "neutral"
     faster = speed(c.ratio, m.higher_is_better) > 1
-    return f"{speed_words(c, m.higher_is_better)} p={c.p_adjusted:.3f}", "good" if faster else "bad"
+    return f"{speed_words(c, m.higher_is_better)} {fmt_p(c.p_adjusted)}", "good" if faster else "bad"
 
 
 MAX_VALUES_SHOWN = 12
