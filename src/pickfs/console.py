@@ -9,7 +9,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-_out = Console(soft_wrap=False, width=None if sys.stdout.isatty() else 160)
+# The width of the terminal, or COLUMNS when set (also when piped), else 80: the report is laid out for it.
+_out = Console(soft_wrap=False)
 _err = Console(stderr=True, width=None if sys.stderr.isatty() else 160)
 
 
@@ -19,6 +20,11 @@ def interactive() -> bool:
 
 def show(renderable) -> None:
     _out.print(renderable)
+
+
+def plain(text: str) -> None:
+    """A line for scripts on standard output: no markup, no colour, no wrapping."""
+    _out.print(text, markup=False, highlight=False, soft_wrap=True)
 
 
 def info(text: str) -> None:

@@ -15,7 +15,7 @@ from pickfs.model import RunRecord
 from pickfs.report.csv_export import render_csv
 from pickfs.report.json_export import render_json
 from pickfs.report.markdown import render_markdown
-from pickfs.report.terminal import render_run
+from pickfs.report.terminal import render_run, terse_lines
 from pickfs.units import has_control
 
 FORMATS: dict[str, Callable[[RunRecord], str]] = {
@@ -26,9 +26,23 @@ FORMATS: dict[str, Callable[[RunRecord], str]] = {
 
 
 def html(record: RunRecord) -> str:
+    """The page, plotly.js inline (for standard output, where nothing can sit beside it)."""
     from pickfs.report.html import render_html  # plotly is imported only when asked for
 
     return render_html(record)
+
+
+def html_page(record: RunRecord, path: Path) -> None:
+    """The page at `path` and plotly.js once beside it (a page a few hundred kB, plotly loaded from the file)."""
+    from plotly.offline import get_plotlyjs
+
+    from pickfs.report.html import PLOTLY_FILE, render_html
+
+    beside = path.parent / PLOTLY_FILE
+    js = get_plotlyjs()
+    if not beside.is_file() or beside.is_symlink() or beside.read_text() != js:
+        _write_replacing(beside, js)
+    path.write_text(render_html(record, plotly=PLOTLY_FILE))
 
 
 FORMATS["html"] = html
@@ -67,6 +81,10 @@ def write_exports(record: RunRecord, targets: dict[str, Path | None]) -> None:
     """Write each requested format to its path ('-' for standard output)."""
     for fmt, path in targets.items():
         if path is None:
+            continue
+        if fmt == "html" and str(path) != "-":
+            html_page(record, Path(path))
+            console.info(f"html written to {path} (with {Path(path).parent / 'plotly.min.js'} beside it)")
             continue
         text = FORMATS[fmt](record)
         if str(path) == "-":
@@ -146,14 +164,24 @@ def write_site(store, path: Path) -> None:
 @click.argument("run", default="latest")
 @click.option("--explain", is_flag=True, help="every configuration's full explanation (by default one line for "
               "each that matters: the significant ones and the recommended)")
+@click.option("--quiet", "-q", is_flag=True, help="for scripts: one line per workload, the configuration the run "
+              "names ('LABEL: NAME'), instead of the tables")
 @click.option("--site", "site", type=click.Path(path_type=Path),
               help="write every run of the results store as a static site in this directory: an index, a page "
                    "per run, a comparison page per plan run more than once")
 @with_exports
 @workdir_option
 @results_option
-def command(run: str, explain: bool, site: Path | None, workdir: str, results_path, **o) -> None:
-    """Show a saved run (an id, a unique prefix, or 'latest').
+def command(run: str, explain: bool, quiet: bool, site: Path | None, workdir: str, results_path, **o) -> None:
+    """Show a saved run (an id, a unique prefix, or 'latest'); with --json, --markdown, --csv or --html, write
+    those instead of showing the tables.
+
+    \b
+    Examples:
+      pickfs report                       # the latest run, laid out for the terminal's width
+      pickfs report latest --quiet        # one line per workload: the configuration it names
+      pickfs report RUN --html run.html   # the HTML page (plotly.js written beside it)
+      pickfs report --json - | jq .tables
 
     A fleet run's id (fleet-...) shows its machines compared: --html with heat maps, or --json."""
     targets = export_targets(o)
@@ -172,6 +200,9 @@ def command(run: str, explain: bool, site: Path | None, workdir: str, results_pa
         return
     # --- end fleet
     record = store.load(run)
-    if not any(str(p) == "-" for p in targets.values() if p):
+    if quiet:
+        for line in terse_lines(record):
+            console.plain(line)
+    elif not any(targets.values()):  # a file asked for is the output: the tables are not printed as well
         console.show(render_run(record, explain=explain))
     write_exports(record, targets)

@@ -18,12 +18,11 @@ from plotly.offline import get_plotlyjs
 from pickfs.model import RunRecord
 from pickfs.report.charts import PALETTE, ROW_PX, _log_axis, speeds
 from pickfs.report.comparison import pair_runs
-from pickfs.report.html import _CONFIG, page, render_html
+from pickfs.report.html import _CONFIG, PLOTLY_FILE, page, render_html
 from pickfs.report.recommend import recommend
+from pickfs.report.table import build_table, terse
 from pickfs.report.text import fmt_p, fmt_value, pct
 from pickfs.report.views import build_views
-
-PLOTLY_FILE = "plotly.min.js"
 
 
 def _e(text: Any) -> str:
@@ -135,6 +134,12 @@ def comparison_page(runs: Sequence[RunRecord]) -> str:
     return page(f"pickfs: {plan_words(first.plan)}", "\n".join(parts), plotly=PLOTLY_FILE)
 
 
+def answers(record: RunRecord) -> str:
+    """Each workload's answer in a few words, as HTML: 'sqlite-tpcb: ext4'."""
+    lines = [terse(build_table(v)) for v in build_views(record) if v.measured]
+    return "<br>".join(_e(x) for x in lines) or "nothing measured"
+
+
 def index_page(records: Sequence[RunRecord], plans: dict[str, list[RunRecord]]) -> str:
     rows = []
     for rec in sorted(records, key=lambda r: -r.created):
@@ -143,8 +148,9 @@ def index_page(records: Sequence[RunRecord], plans: dict[str, list[RunRecord]]) 
         rows.append(f"<tr><td class=nowrap><a href='{_e(run_file(rec))}'>{_e(rec.id)}</a></td>"
                     f"<td class=nowrap>{_when(rec.created)}</td>"
                     f"<td>{_e(rec.host.get('hostname', '?'))}</td><td>{_e(rec.status)}</td>"
-                    f"<td>{_e(plan_words(rec.plan))}{compared}</td></tr>")
-    body = ("<h1>pickfs runs</h1><table><tr><th>run</th><th>date</th><th>host</th><th>status</th><th>plan</th></tr>"
+                    f"<td>{_e(plan_words(rec.plan))}{compared}</td><td class=answer>{answers(rec)}</td></tr>")
+    body = ("<h1>pickfs runs</h1><table><tr><th>run</th><th>date</th><th>host</th><th>status</th><th>plan</th>"
+            "<th>answer</th></tr>"
             + "".join(rows) + "</table>")
     return page("pickfs runs", body, plotly=None)
 

@@ -154,7 +154,6 @@ def verdict_cell(row: Row, view: WorkloadView) -> tuple[str, str]:
 
 
 def columns_for(view: WorkloadView) -> tuple[Column, ...]:
-    metric = view.rows[0].primary.metric if view.rows else MetricDef("value", "", True)
     counted = counted_as(view)
     cols = [Column(CONFIGURATION, "configuration", numeric=False),
             Column(MEDIAN, "median"),
