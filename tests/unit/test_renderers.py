@@ -35,12 +35,14 @@ def test_recommendation_names_ties(store):
 
 def test_markdown_has_the_table_and_recommendation(store):
     md = render_markdown(store.load(fill(store, make_plan())))
-    assert "| configuration | median tx/s (higher is better) | geo. mean [95% interval] | sanitized mean |" in md
-    assert "| ext4-nobarrier | 2,000 |" in md and "⚠ nobarrier" in md
+    assert ("| configuration | median | vs ext4 \\[95% interval\\] | verdict | p99 | runs | geo. mean \\[95% interval\\] | "
+            "sanitized mean | notes |") in md
+    assert "median tx/s, higher is better" in md
+    assert "| ext4-nobarrier ⚠ | 2,000 |" in md and "⚠ ext4-nobarrier: nobarrier" in md
     assert "| **★ ext4** | 1,000 |" in md  # the recommended configuration, marked
     assert "- ext4-nobarrier: 2,000 2,100 1,900" in md  # every run's figure, in order
     assert "**Recommendation.** sqlite-tpcb: use ext4" in md
-    assert "| jfs | - |" in md and "unavailable" in md
+    assert "| jfs | - |" in md and "2. unavailable: kernel has no jfs" in md  # the notes under the table
 
 
 def test_csv_has_one_row_per_trial(store):
@@ -90,8 +92,9 @@ def test_renderers_agree_on_verdicts_and_do_not_repeat_the_status(store):
     outputs = {"terminal": console.export_text(), "markdown": render_markdown(record), "html": render_html(record)}
     outputs["markdown"] = outputs["markdown"].replace("\\[", "[").replace("\\]", "]")
     for name, text in outputs.items():
-        assert "2.01x as fast [1.5x to 2.6x] p=0.014" in text, name  # ext4-nobarrier against ext4 (geometric means)
-        assert "50% slower [0.39x to 0.64x]" in text, name  # xfs: beyond half the speed, as factors
+        # one column of ratios, every one in one unit (factors here, as xfs is beyond half the speed)
+        assert "2.01x [1.52x to 2.65x]" in text and "faster, p=0.014" in text, name  # ext4-nobarrier against ext4
+        assert "0.50x [0.39x to 0.64x]" in text and "slower, p=0.014" in text, name  # xfs
         assert "unavailable: unavailable" not in text, name
         assert "kernel has no jfs" in text, name
 
@@ -108,6 +111,14 @@ def test_factors_read_one_way_whatever_the_metrics_direction():
     rate_ratio = Comparison(0.86, 0.80, 0.93, 0.01)
     assert speed_words(rate_ratio, higher_is_better=True) == "14% slower [-20% to -7%]"
     assert speed_words(Comparison(2.35, 0.15, 37.0, 0.3), True) == "2.35x as fast [0.15x to 37x]"
+    # never two units in one phrase: "45% slower [0.44x to 0.68x]" reads as factors throughout
+    assert speed_words(Comparison(0.55, 0.44, 0.68, 0.01), True) == "0.55x as fast [0.44x to 0.68x]"
+
+
+def test_p_values_too_small_to_print_read_p_below_a_thousandth():
+    from pickfs.report.text import fmt_p
+
+    assert fmt_p(0.00002) == "p<0.001" and fmt_p(0.0123) == "p=0.012" and fmt_p(0.001) == "p=0.001"
 
 
 def test_log_interval_stays_positive_where_the_t_interval_goes_below_zero():

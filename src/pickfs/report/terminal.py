@@ -108,19 +108,24 @@ def notes_block(table: ResultTable, full: bool = False) -> list[Text]:
 
 
 def breakdown_table(view: WorkloadView) -> Table | None:
-    """The breakdown, a row per configuration (names whole however many there are), a column per figure."""
+    """The breakdown: a column per configuration when they are few, else a row per configuration (names whole
+    however many there are) and a column per figure."""
     configs, rows = breakdown_cells(view)
     if not rows or not configs:
         return None
-    heads, per_config = breakdown_transposed(configs, rows)
     note = f"; (n): {view.baseline} = 100" if view.baseline and any("(" in c for _, cs in rows for c in cs) else ""
     table = Table(title=f"{view.label}: medians per configuration{note}", title_justify="left",
                   box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
-    table.add_column("configuration", no_wrap=True, min_width=max(len(c) for c in configs))
+    if len(configs) > len(rows):
+        heads, rows = breakdown_transposed(configs, rows)
+        table.add_column("configuration", no_wrap=True, min_width=max(len(c) for c in configs))
+    else:
+        heads = configs
+        table.add_column("", no_wrap=True, min_width=max(len(label) for label, _ in rows))
     for head in heads:
-        table.add_column(head, justify="right")
-    for name, cells in per_config:
-        table.add_row(name, *cells)
+        table.add_column(head, justify="right", no_wrap=len(configs) <= len(rows))
+    for label, cells in rows:
+        table.add_row(label, *cells)
     return table
 
 
