@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from pickfs.report.charts import crash_chart, forest_chart, latency_chart, safety_chart
+from pickfs.report.charts import crash_chart, forest_chart, is_reference, latency_chart, safety_chart
 from pickfs.report.html import charts_for, render_html
 from pickfs.report.markdown import render_markdown
 from pickfs.report.recommend import recommended
@@ -114,8 +114,8 @@ def test_safety_chart_names_every_configuration_once_and_marks_the_recommended(r
     view = build_views(runs["db"])[0]
     fig = safety_chart(view)
     labels = [y for trace in fig.data if trace.name != "recommended" for y in trace.y]
-    measured = [r.cell.config.name for r in view.rows if r.primary.summary]
-    assert sorted(label.split()[0] for label in labels) == sorted(measured)
+    measured = [r.cell.config.name for r in view.rows if r.primary.summary and not is_reference(r)]
+    assert sorted(label.split()[0] for label in labels) == sorted(measured)  # tmpfs apart: no shared axis
     [star] = [t for t in fig.data if t.name == "recommended"]
     assert star.y[0].split()[0] == recommended(view)
     # safety from the crash test where one ran: a configuration that lost commits is in that group
@@ -399,3 +399,39 @@ def test_report_with_a_file_export_prints_no_table_and_quiet_prints_one_line(run
     piped = subprocess.run([sys.executable, "-m", "pickfs", "report", runs["db"].id, "--results", str(runs["path"])],
                            capture_output=True, text=True, env=env, timeout=120, check=False)
     assert max(len(line) for line in piped.stdout.splitlines()) <= 80  # COLUMNS honoured when piped
+
+
+def test_safety_legend_follows_each_risks_own_words(runs):
+    from pickfs.report.charts import SAFETY_LEVELS, safety_level
+
+    record = next(r for r in runs["all"] if len(r.plan["configs"]) == 12)
+    [view] = build_views(record)
+    level = {r.cell.config.name: safety_level(r) for r in view.rows}
+    assert level["ext4-nobarrier"] == SAFETY_LEVELS[1]  # the disk's cache: acknowledged commits lost
+    assert level["ext4-writeback"] == level["ext2"] == SAFETY_LEVELS[2]  # stale blocks, a full fsck: not commits
+    assert level["ext4"] not in SAFETY_LEVELS[:3]
+    fig = safety_chart(view)
+    assert "tmpfs" not in {y.split()[0] for t in fig.data for y in t.y}
+
+
+def test_log_axes_label_every_tick_in_full_and_hold_every_interval(runs):
+    from pickfs.report.charts import over_time_chart, value_ticks
+
+    ticks = value_ticks([900, 30_000])
+    assert ticks["ticktext"] == ["1k", "2k", "5k", "10k", "20k"] and ticks["tickvals"] == sorted(ticks["tickvals"])
+    record = next(r for r in runs["all"] if len(r.plan["configs"]) == 12)
+    [view] = build_views(record)
+    fig = forest_chart(view)
+    lo, hi = (10 ** x for x in fig.layout.xaxis.range)
+    [trace] = fig.data
+    xs = list(trace.x)
+    highs = [x + e for x, e in zip(xs, trace.error_x.array)]
+    lows = [x - e for x, e in zip(xs, trace.error_x.arrayminus)]
+    assert lo <= min(lows) and max(highs) <= hi  # the range holds every interval
+    ticks = list(fig.layout.xaxis.tickvals)
+    assert max(ticks) >= max(xs) / 1.5 and min(ticks) <= min(xs) * 1.5  # and the labels reach them
+    small = over_time_chart(view)
+    panels = {t.xaxis for t in small.data}
+    assert len(panels) == len([r for r in view.rows if r.observations])  # small multiples, one per configuration
+    assert all(ax.ticktext is None or all(str(x)[-1] in "0123456789kMG" for x in ax.ticktext)
+               for ax in (small.layout[k] for k in small.layout if k.startswith("yaxis")))
