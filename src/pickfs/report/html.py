@@ -84,6 +84,40 @@ window.addEventListener('load', function () {
       overlaps[kind] = found;
     });
     document.body.setAttribute('data-overlaps', JSON.stringify(overlaps));
+    // per chart: each axis's tick labels in axis order, legends that overflow, error bars outside the plot
+    var charts_found = [];
+    document.querySelectorAll('.chart[data-chart]').forEach(function (div) {
+      var found = {kind: div.getAttribute('data-chart'), axes: [], legend_overflow: false, bars_outside: 0};
+      div.querySelectorAll('.xaxislayer-above, .yaxislayer-above').forEach(function (layer) {
+        var isx = layer.classList.contains('xaxislayer-above');
+        var ticks = Array.prototype.map.call(layer.querySelectorAll('text'), function (t) {
+          var r = t.getBoundingClientRect();
+          return [isx ? r.left + r.width / 2 : -(r.top + r.height / 2), t.textContent.trim()];
+        }).filter(function (t) { return t[1] !== ''; });
+        ticks.sort(function (a, b) { return a[0] - b[0]; });
+        found.axes.push({x: isx, labels: ticks.map(function (t) { return t[1]; })});
+      });
+      var svg = div.querySelector('.main-svg');
+      var legend = div.querySelector('.legend');
+      if (svg && legend) {
+        var s = svg.getBoundingClientRect(), l = legend.getBoundingClientRect();
+        var bar = legend.querySelector('.scrollbar');
+        var scrolls = bar && bar.getBoundingClientRect().height > 0;
+        found.legend_overflow = scrolls || l.left < s.left - 1 || l.right > s.right + 1 || l.top < s.top - 1
+          || l.bottom > s.bottom + 1;
+      }
+      var plot = div.querySelector('.nsewdrag');
+      if (plot) {
+        var p = plot.getBoundingClientRect();
+        div.querySelectorAll('g.errorbar path').forEach(function (e) {
+          var b = e.getBoundingClientRect();
+          if (b.width === 0 && b.height === 0) { return; }
+          if (b.left < p.left - 1 || b.right > p.right + 1) { found.bars_outside += 1; }
+        });
+      }
+      charts_found.push(found);
+    });
+    document.body.setAttribute('data-chart-facts', JSON.stringify(charts_found));
     var rec = document.querySelector('.rec');
     if (rec) { document.body.setAttribute('data-rec-bottom', String(Math.round(rec.getBoundingClientRect().bottom))); }
     document.body.setAttribute('data-window-height', String(window.innerHeight));
