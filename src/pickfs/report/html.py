@@ -29,6 +29,7 @@ from pickfs.report.text import (
     crash_model,
     fmt_bytes,
     method_lines,
+    scored,
     values_text,
 )
 from pickfs.report.views import ONE_AT_A_TIME, WorkloadView, build_views, risk_legend
@@ -175,7 +176,7 @@ def _breakdown_table(view: WorkloadView) -> str:
     head = "<tr><th></th>" + "".join(f"<th>{_e(c)}</th>" for c in configs) + "</tr>"
     body = "".join("<tr><td>" + _e(label) + "</td>" + "".join(f"<td class=num>{_e(c)}</td>" for c in cells) + "</tr>"
                    for label, cells in rows)
-    note = f" ((n): {_e(view.baseline)} = 100)" if view.baseline else ""
+    note = f" ((n): {_e(view.baseline)} = 100)" if view.baseline and scored(rows) else ""
     return f"<p class=dim>Medians per configuration{note}</p><table>{head}{body}</table>"
 
 

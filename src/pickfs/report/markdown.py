@@ -15,6 +15,7 @@ from pickfs.report.text import (
     crash_cells,
     crash_model,
     method_lines,
+    scored,
     values_text,
 )
 from pickfs.report.views import build_views, risk_legend
@@ -77,7 +78,9 @@ def render_markdown(record: RunRecord) -> str:
         settings = ", ".join(f"{k}={v}" for k, v in sorted(view.settings.items()))
         lines += [f"## {md_text(view.label)}", "", md_code(settings), ""]
         if view.measured:
-            lines += results_table(build_table(view))
+            table = build_table(view)
+            lines += ["**Recommendation.** " + md_text(table.answer.text), ""]
+            lines += results_table(table)
         measured_rows = [r for r in view.rows if r.primary.values] if view.measured else []
         if measured_rows:
             what = "slice" if any(r.slice_s for r in measured_rows) else "run"
@@ -85,7 +88,7 @@ def render_markdown(record: RunRecord) -> str:
             lines += [f"- {_cell(r.cell.config.name)}: {md_text(values_text(r))}" for r in measured_rows]
         configs, details = breakdown_cells(view)
         if details and configs:
-            note = f" ((n): {md_text(view.baseline)} = 100)" if view.baseline else ""
+            note = f" ((n): {md_text(view.baseline)} = 100)" if view.baseline and scored(details) else ""
             lines += ["", f"Medians per configuration{note}:", "",
                       "| | " + " | ".join(_cell(c) for c in configs) + " |", "|---|" + "---:|" * len(configs)]
             lines += [f"| {_cell(label)} | " + " | ".join(_cell(c) for c in cells) + " |" for label, cells in details]
@@ -103,7 +106,6 @@ def render_markdown(record: RunRecord) -> str:
                 lines += [""] + [f"- {md_text(x)}" for x in losing]
         if view.measured:
             lines += ["", *(f"- {md_text(line)}" for line in method_lines(view))]
-            lines += ["", "**Recommendation.** " + md_text(build_table(view).answer.text)]
         lines += [""]
     legend = risk_legend(views)
     if legend:

@@ -116,13 +116,9 @@ def _lo_hi_s(c, higher: bool) -> tuple[float, float, float]:
     return lo, hi, s
 
 
-def _factor(x: float) -> str:
-    return f"{x:.2f}x" if x < 10 else factor(x)
-
-
 def _ratio_text(s: float, lo: float, hi: float, factors: bool) -> str:
     if factors:
-        return f"{_factor(s)} [{_factor(lo)} to {_factor(hi)}]"
+        return f"{factor(s)} [{factor(lo)} to {factor(hi)}]"
     return f"{s - 1:+.0%} [{lo - 1:+.0%} to {hi - 1:+.0%}]"
 
 

@@ -15,6 +15,7 @@ from pickfs.report.recommend import recommended
 from pickfs.report.scaling import scaling_text
 from pickfs.report.table import (
     CONFIGURATION,
+    MEDIAN,
     NOTES,
     VERDICT,
     Column,
@@ -29,6 +30,7 @@ from pickfs.report.text import (
     breakdown_cells,
     crash_cells,
     method_lines,
+    scored,
     values_text,
 )
 from pickfs.report.views import WorkloadView, build_views, risk_legend
@@ -53,15 +55,14 @@ def _width(table: ResultTable, col: Column) -> int:
     return max([len(col.head), *cells])
 
 
-def fitting_columns(table: ResultTable, width: int, explain: bool = False) -> list[Column]:
-    """The columns that fit in `width`: the wide ones dropped first (the last first), details only with explain."""
-    cols = [c for c in table.columns if explain or not c.detail]
-    if not any(table.notes):
-        cols = [c for c in cols if c.key != NOTES]
+def fitting_columns(table: ResultTable, width: int) -> list[Column]:
+    """The columns that fit in `width`, the wide ones dropped first (the last first); the details (other central
+    values) are for --explain's own table."""
+    cols = [c for c in table.columns if not c.detail and (c.key != NOTES or table.notes)]
 
     def total(cs: list[Column]) -> int:
         return sum(_width(table, c) for c in cs) + GAP * (len(cs) - 1)
-    for drop in [c for c in reversed(cols) if c.detail] + [c for c in reversed(cols) if c.wide]:
+    for drop in [c for c in reversed(cols) if c.wide]:
         if total(cols) <= width:
             break
         cols.remove(drop)
@@ -71,14 +72,14 @@ def fitting_columns(table: ResultTable, width: int, explain: bool = False) -> li
 class FittedTable:
     """The results table drawn for the width it is given (a Rich renderable: the console says the width)."""
 
-    def __init__(self, table: ResultTable, explain: bool = False) -> None:
-        self.table, self.explain = table, explain
+    def __init__(self, table: ResultTable) -> None:
+        self.table = table
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         t = self.table
         out = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, padding=(0, GAP // 2), title=t.caption,
                     title_justify="left", title_style="bold")
-        cols = fitting_columns(t, options.max_width, self.explain)
+        cols = fitting_columns(t, options.max_width)
         for c in cols:
             out.add_column(c.head, justify="right" if c.numeric else "left", min_width=_width(t, c)
                            if c.key != VERDICT else None, no_wrap=c.key != VERDICT, overflow="fold")
@@ -93,6 +94,18 @@ class FittedTable:
                     cells.append(r.cells.get(c.key, ""))
             out.add_row(*cells)
         yield out
+
+
+def central_values(table: ResultTable) -> Table:
+    """--explain: every central value beside the median (the geometric mean with its interval, the sanitized mean)."""
+    out = Table(title=f"{table.workload}: central values ({table.unit})", title_justify="left", box=box.SIMPLE_HEAD,
+                show_edge=False, pad_edge=False)
+    cols = [c for c in table.columns if c.key in (CONFIGURATION, MEDIAN) or c.detail]
+    for c in cols:
+        out.add_column(c.head, justify="right" if c.numeric else "left", no_wrap=c.key == CONFIGURATION)
+    for r in table.rows:
+        out.add_row(*(r.cells.get(c.key, "") for c in cols))
+    return out
 
 
 def notes_block(table: ResultTable, full: bool = False) -> list[Text]:
@@ -113,7 +126,7 @@ def breakdown_table(view: WorkloadView) -> Table | None:
     configs, rows = breakdown_cells(view)
     if not rows or not configs:
         return None
-    note = f"; (n): {view.baseline} = 100" if view.baseline and any("(" in c for _, cs in rows for c in cs) else ""
+    note = f"; (n): {view.baseline} = 100" if view.baseline and scored(rows) else ""
     table = Table(title=f"{view.label}: medians per configuration{note}", title_justify="left",
                   box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
     if len(configs) > len(rows):
@@ -225,8 +238,10 @@ def render_run(record: RunRecord, explain: bool = False) -> Group:
         table = tables.get(view.label)
         parts.append(Text(""))
         if table is not None:
-            parts.append(FittedTable(table, explain))
+            parts.append(FittedTable(table))
             parts.extend(notes_block(table, full=explain))
+            if explain:
+                parts.append(central_values(table))
             details = breakdown_table(view)
             if details is not None:
                 parts.append(details)
