@@ -129,3 +129,34 @@ def test_log_interval_stays_positive_where_the_t_interval_goes_below_zero():
     gm, lo, hi = log_interval(values)
     assert 0 < lo < gm < hi and gm == pytest.approx((40 * 700) ** 0.5)
     assert log_interval([1.0, 0.0, 2.0]) is None and log_interval([5.0]) is None
+
+
+def test_the_html_names_the_machine_from_what_the_run_stored(store):
+    from dataclasses import replace
+
+    from pickfs.report.html import machine, render_html
+
+    record = store.load(fill(store, make_plan()))
+    host = {"hostname": "db7", "cpu_model": "AMD EPYC 7763", "cpus": 16, "memory_bytes": 64 * 1024**3,
+            "os": "Debian 12", "kernel": "6.1",
+            "fingerprint": {"device.0.name": "nvme0n1", "device.0.kind": "disk", "device.0.model": "Samsung PM9A3",
+                            "mount.fstype": "ext4"}}
+    words = machine(replace(record, host=host))
+    assert words.startswith("db7; AMD EPYC 7763 (16 CPUs); 64.0 GiB memory; disk: Samsung PM9A3; images on ext4")
+    assert "Machine: db7; AMD EPYC 7763" in render_html(replace(record, host=host), plotly=None)
+    bare = machine(replace(record, host={"hostname": "vm", "fingerprint": {"device.0.name": "vda",
+                                                                          "device.0.kind": "disk"}}))
+    assert bare.startswith("vm; disk: disk vda (model not reported)")
+
+
+def test_terse_lines_name_the_answer_or_say_undecided(store):
+    from dataclasses import replace
+
+    from pickfs.report.table import Answer, build_table, terse
+
+    [view] = build_views(store.load(fill(store, make_plan())))
+    table = build_table(view)
+    assert terse(table) == "sqlite-tpcb: ext4" and table.answer.choice == "ext4"
+    undecided = replace(table, answer=Answer(("...",), "ext4", "tied", decided=False))
+    assert terse(undecided) == "sqlite-tpcb: ext4 (undecided)"
+    assert terse(replace(table, answer=Answer(("...",), None, ""))) == "sqlite-tpcb: none"

@@ -310,6 +310,8 @@ def test_every_stored_run_fits_the_terminal_with_the_answer_first(runs, width):
         assert "sanitized mean" not in text and "geo. mean" not in text  # the median only; the rest with --explain
         notes = [line for line in lines if re.match(r"^ ?\d+ \S", line)]
         assert len({n.split(" ", 2)[-1] for n in notes}) == len(notes)  # each note once
+        cut = [line for line in lines if "…" in line and line not in notes]
+        assert cut == [], (record.id, width, cut)  # only a note is cut to its line (whole with --explain)
 
 
 def test_wider_terminals_get_more_columns(runs):

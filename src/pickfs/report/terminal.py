@@ -129,14 +129,16 @@ def breakdown_table(view: WorkloadView) -> Table | None:
     note = f"; (n): {view.baseline} = 100" if view.baseline and scored(rows) else ""
     table = Table(title=f"{view.label}: medians per configuration{note}", title_justify="left",
                   box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
-    if len(configs) > len(rows):
+    transposed = len(configs) > len(rows)
+    if transposed:
         heads, rows = breakdown_transposed(configs, rows)
         table.add_column("configuration", no_wrap=True, min_width=max(len(c) for c in configs))
     else:
         heads = configs
         table.add_column("", no_wrap=True, min_width=max(len(label) for label, _ in rows))
     for head in heads:
-        table.add_column(head, justify="right", no_wrap=len(configs) <= len(rows))
+        table.add_column(head, justify="right", no_wrap=not transposed)  # figures' names may wrap, not configs'
+
     for label, cells in rows:
         table.add_row(label, *cells)
     return table
