@@ -42,7 +42,7 @@ _STYLE = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2rem auto;max-width:1200px;color:#212529;
 padding:0 1rem}h1{font-size:1.6rem}h2{margin-top:2.5rem;border-bottom:1px solid #dee2e6}table{border-collapse:collapse;
 margin:1rem 0;font-size:.9rem}th,td{padding:.3rem .6rem;border-bottom:1px solid #e9ecef;text-align:left;vertical-align:top}
-td.num{text-align:right;font-variant-numeric:tabular-nums}.risk{color:#e8590c}.dim{color:#868e96}.good{color:#2b8a3e}
+td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}.risk{color:#e8590c}.dim{color:#868e96}.good{color:#2b8a3e}
 .bad{color:#c92a2a}.rec{background:#f1f3f5;padding:.8rem 1rem;border-left:4px solid #2b8a3e}
 .why{font-family:ui-monospace,monospace;font-size:.85rem;white-space:pre-wrap;background:#f8f9fa;padding:.6rem}
 .chart{margin:.5rem 0}.nowrap{white-space:nowrap}.machine{font-size:.95rem}
@@ -219,7 +219,8 @@ def _summary_table(table: ResultTable) -> str:
                 text = f"<b>★ {text}</b>" if r.recommended else text
                 cells.append(f"<td class=nowrap>{text}</td>")
             elif c.key == VERDICT:
-                cells.append(f"<td class={ {'neutral': 'dim', 'good': 'good', 'bad': 'bad'}[r.tone]}>{text}</td>")
+                tone = {"neutral": "dim", "good": "good", "bad": "bad"}[r.tone]
+                cells.append(f'<td class="{tone} nowrap">{text}</td>')
             else:
                 cells.append(f"<td{' class=num' if c.numeric else ''}>{text}</td>")
         body.append("<tr>" + "".join(cells) + "</tr>")
