@@ -343,7 +343,7 @@ def test_one_table_model_gives_every_format_the_same_columns(runs):
     import csv as csv_mod
     import io
 
-    from pickfs.report.csv_export import render_csv
+    from pickfs.report.csv_export import render_csv, render_table_csv
     from pickfs.report.json_export import run_to_dict
     from pickfs.report.table import build_table
 
@@ -363,6 +363,15 @@ def test_one_table_model_gives_every_format_the_same_columns(runs):
         for row in table.rows:
             for key, cell in row.cells.items():
                 assert cell in md or cell == "", (key, cell)
+    table_rows = list(csv_mod.DictReader(io.StringIO(render_table_csv(record))))
+    measured_views = [v for v in build_views(record) if v.measured]
+    assert len(table_rows) == sum(len(v.rows) for v in measured_views)
+    for view in measured_views:
+        table = build_table(view)
+        for row in table.rows:
+            [line] = [x for x in table_rows if x["workload"] == view.label and x["configuration"] == row.config]
+            assert {c.key: line[c.key] for c in table.columns} == {c.key: row.cells[c.key] for c in table.columns}
+            assert line["recommended"] == str(int(row.recommended))
     rows = list(csv_mod.DictReader(io.StringIO(render_csv(record))))
     measured = [r for r in rows if r["phase"] == "measured"]
     assert {r["block"] for r in measured} == {"0", "1"} and all(r["round"] != "" for r in measured)

@@ -12,7 +12,7 @@ import click
 from pickfs import console
 from pickfs.cli.common import open_store, results_option, workdir_option
 from pickfs.model import RunRecord
-from pickfs.report.csv_export import render_csv
+from pickfs.report.csv_export import render_csv, render_table_csv
 from pickfs.report.json_export import render_json
 from pickfs.report.markdown import render_markdown
 from pickfs.report.terminal import render_run, terse_lines
@@ -22,6 +22,7 @@ FORMATS: dict[str, Callable[[RunRecord], str]] = {
     "json": render_json,
     "markdown": render_markdown,
     "csv": render_csv,
+    "table-csv": render_table_csv,
 }
 
 
@@ -48,6 +49,10 @@ def html_page(record: RunRecord, path: Path) -> None:
 FORMATS["html"] = html
 
 
+def _suffix(fmt: str) -> str:
+    return {"markdown": "md", "table-csv": "csv"}.get(fmt, fmt)
+
+
 def check_export_targets(targets: dict[str, Path | None]) -> None:
     """Before anything runs: every export path can be written (its directory exists and is writable,
     the path itself is not a directory), so a long run never ends on a path that cannot take its report."""
@@ -60,10 +65,11 @@ def check_export_targets(targets: dict[str, Path | None]) -> None:
         text = str(path)
         flag = f"--{fmt}"
         if not text or has_control(text):
-            raise PlanError(f"{flag} {text!r} is not a file name", f"e.g. {flag} report.{fmt[:4]} ('-' for stdout)")
+            raise PlanError(f"{flag} {text!r} is not a file name", f"e.g. {flag} report.{_suffix(fmt)} ('-' for stdout)")
         p = Path(path)
         if p.is_dir():
-            raise PlanError(f"{flag} {path} is a directory", f"name a file in it, e.g. {flag} {p / ('report.' + fmt[:4])}")
+            raise PlanError(f"{flag} {path} is a directory",
+                            f"name a file in it, e.g. {flag} {p / ('report.' + _suffix(fmt))}")
         parent = p.parent
         if not parent.is_dir():
             raise PlanError(f"{flag} {path}: the directory {parent} does not exist",
@@ -97,8 +103,13 @@ def write_exports(record: RunRecord, targets: dict[str, Path | None]) -> None:
 export_options = [
     click.option("--json", "json_path", type=click.Path(path_type=Path), help="write the run as JSON ('-': stdout)"),
     click.option("--markdown", "markdown_path", type=click.Path(path_type=Path), help="write it as Markdown"),
-    click.option("--csv", "csv_path", type=click.Path(path_type=Path), help="write one CSV row per trial"),
-    click.option("--html", "html_path", type=click.Path(path_type=Path), help="write a self-contained HTML report"),
+    click.option("--csv", "csv_path", type=click.Path(path_type=Path),
+                 help="write one CSV row per trial, with its block and round"),
+    click.option("--table-csv", "table_csv_path", type=click.Path(path_type=Path),
+                 help="write the results table as CSV: one row per workload and configuration, the columns every "
+                      "format shows and the figures behind them"),
+    click.option("--html", "html_path", type=click.Path(path_type=Path),
+                 help="write the HTML report, plotly.js beside it ('-': one self-contained page on stdout)"),
 ]
 
 
@@ -109,7 +120,7 @@ def with_exports(f):
 
 
 def export_targets(o: dict) -> dict[str, Path | None]:
-    return {fmt: o.get(f"{fmt}_path") for fmt in FORMATS}
+    return {fmt: o.get(f"{fmt.replace('-', '_')}_path") for fmt in FORMATS}
 
 
 def check_site_dir(path: Path) -> None:
