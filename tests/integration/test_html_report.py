@@ -130,6 +130,7 @@ def test_real_run_reads_at_a_glance_in_chromium(real_runs, tmp_path):
     for kind in ("forest", "safety", "references"):
         assert found["overlaps"][kind] == [], (kind, found["overlaps"][kind])
     assert found["rec_bottom"] <= found["height"], found  # the answer without scrolling
+    no_traps(found, ["tmpfs"])
     chosen = recommended(build_views(record)[0])
     assert f"use {chosen}" in r.stdout.split('class="rec"')[1][:2000]
 
@@ -182,6 +183,25 @@ def test_the_default_job_keeps_its_twelve_labels_apart(real_runs, tmp_path):
                 profile=profile)
 
 
+NUMERIC = re.compile(r"×?\d[\d.,]*[kMG]?")
+
+
+def no_traps(found: dict, references: list[str]) -> None:
+    """Every value axis labelled in order, each label in full; no reference on a candidate's axis; legends inside
+    their charts without a scroll bar; every error bar inside its plot."""
+    for chart in found["facts"]:
+        kind = chart["kind"]
+        for axis in chart["axes"]:
+            labels = axis["labels"]
+            if labels and all(NUMERIC.fullmatch(x) for x in labels):  # a value axis: in order, each in full
+                numbers = [tick_value(x) for x in labels]
+                assert numbers == sorted(numbers) and len(set(numbers)) == len(numbers), (kind, labels)
+            if kind in ("forest", "safety") and not axis["x"]:
+                assert not any(x.split()[0] in references for x in labels), (kind, labels)  # references apart
+        assert not chart["legend_overflow"], kind
+        assert chart["bars_outside"] == 0, kind
+
+
 def test_default_job_charts_have_no_traps(real_runs, tmp_path):
     """The default job's page with plotly.js beside it: under 1 MB; no reference (tmpfs, raw) on a candidate's axis;
     every log axis labelled in full and in order (never '2, 10k, 5, 2, 1000'); every interval inside its axis;
@@ -202,18 +222,7 @@ def test_default_job_charts_have_no_traps(real_runs, tmp_path):
     assert found["charts"] >= 4 and found["drawn"] == found["charts"] and found["errors"] == "", found
     references = [row.cell.config.name for row in build_views(record)[0].rows if row.cell.config.fstype == "tmpfs"]
     assert references
-    numeric = re.compile(r"×?\d[\d.,]*[kMG]?")
-    for chart in found["facts"]:
-        kind = chart["kind"]
-        for axis in chart["axes"]:
-            labels = axis["labels"]
-            if labels and all(numeric.fullmatch(x) for x in labels):  # a value axis: in order, each in full
-                numbers = [tick_value(x) for x in labels]
-                assert numbers == sorted(numbers) and len(set(numbers)) == len(numbers), (kind, labels)
-            if kind in ("forest", "safety") and not axis["x"]:
-                assert not any(x.split()[0] in references for x in labels), (kind, labels)  # references apart
-        assert not chart["legend_overflow"], kind
-        assert chart["bars_outside"] == 0, kind
+    no_traps(found, references)
     over_time = [c for c in found["facts"] if c["kind"] == "over-time"]
     assert over_time and len([a for a in over_time[0]["axes"] if a["x"]]) >= 2  # small multiples
 
