@@ -173,8 +173,9 @@ def write_site(store, path: Path) -> None:
 
 @click.command("report")
 @click.argument("run", default="latest")
-@click.option("--explain", is_flag=True, help="every configuration's full explanation (by default one line for "
-              "each that matters: the significant ones and the recommended)")
+@click.option("--explain", is_flag=True, help="also the other central values (geometric mean with its interval, "
+              "sanitized mean), every slice's figure, every note whole and every configuration's full explanation (by "
+              "default one line for each that matters: the significant ones and the recommended)")
 @click.option("--quiet", "-q", is_flag=True, help="for scripts: one line per workload, the configuration the run "
               "names ('LABEL: NAME'), instead of the tables")
 @click.option("--site", "site", type=click.Path(path_type=Path),

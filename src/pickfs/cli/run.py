@@ -310,8 +310,9 @@ class CliObserver:
 @click.option("--resume", help="continue an interrupted run (its id), keeping every finished trial")
 @click.option("--quiet", "-q", is_flag=True, help="for scripts: print only one line per workload at the end, the "
               "configuration the run names ('LABEL: NAME'), instead of the tables")
-@click.option("--explain", is_flag=True, help="every configuration's full explanation after the tables (by default "
-              "one line for each that matters)")
+@click.option("--explain", is_flag=True, help="also the other central values (geometric mean with its "
+              "interval, sanitized mean), every slice's figure, every note whole and every configuration's full "
+              "explanation (by default one line for each that matters)")
 @click.option("--dry-run", is_flag=True,
               help="validate the plan and show the matrix, what this machine lacks and the time it would take; "
                    "create nothing")
