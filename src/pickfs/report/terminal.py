@@ -246,8 +246,10 @@ def render_run(record: RunRecord, explain: bool = False) -> Group:
                 parts.append(central_values(table))
             details = breakdown_table(view)
             if details is not None:
-                parts.append(details)
-        parts.extend(crash_table(view))
+                parts += [Text(""), details]
+        crash = crash_table(view)
+        if crash:
+            parts += [Text(""), *crash]
         parts.extend(Text(line, style="dim") for line in crash_details(view))  # crash-fidelity work
         if table is not None:
             parts.extend(Text(line, style="dim") for line in method_lines(view))
