@@ -9,7 +9,26 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-_out = Console(soft_wrap=False, width=None if sys.stdout.isatty() else 160)
+NO_TERMINAL_WIDTH = 160  # with no terminal at all (a log, cron) and no COLUMNS
+
+
+def output_width(environ: dict[str, str] | None = None) -> int | None:
+    """The width the report is laid out for: COLUMNS when set (also when piped), else the terminal's (None: Rich
+    asks stdin, stdout and stderr), else NO_TERMINAL_WIDTH."""
+    env = os.environ if environ is None else environ
+    columns = env.get("COLUMNS", "")
+    if columns.isdigit() and int(columns) > 0:
+        return int(columns)
+    for stream in (sys.stdout, sys.stderr, sys.stdin):
+        try:
+            if stream is not None and os.isatty(stream.fileno()):
+                return None
+        except (AttributeError, OSError, ValueError):
+            continue
+    return NO_TERMINAL_WIDTH
+
+
+_out = Console(soft_wrap=False, width=output_width())
 _err = Console(stderr=True, width=None if sys.stderr.isatty() else 160)
 
 
@@ -19,6 +38,11 @@ def interactive() -> bool:
 
 def show(renderable) -> None:
     _out.print(renderable)
+
+
+def plain(text: str) -> None:
+    """A line for scripts on standard output: no markup, no colour, no wrapping."""
+    _out.print(text, markup=False, highlight=False, soft_wrap=True)
 
 
 def info(text: str) -> None:

@@ -8,6 +8,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -91,7 +92,14 @@ def probe(dom: str) -> dict:
         return html.unescape(m.group(1))
     return {"charts": int(attr("data-charts")), "drawn": int(attr("data-charts-drawn")), "errors": attr("data-errors"),
             "overlaps": json.loads(attr("data-overlaps")), "rec_bottom": int(attr("data-rec-bottom")),
-            "height": int(attr("data-window-height"))}
+            "height": int(attr("data-window-height")), "facts": json.loads(attr("data-chart-facts"))}
+
+
+def tick_value(label: str) -> float:
+    """A tick label as drawn ('×1.5', '2k', '500', '0.5') as a number."""
+    text = label.replace("×", "").replace("\u2212", "-").replace(",", "")
+    scale = {"k": 1e3, "M": 1e6, "G": 1e9}.get(text[-1:], 1)
+    return float(text[:-1] if scale != 1 else text) * scale
 
 
 @pytest.fixture(scope="module")
@@ -122,6 +130,7 @@ def test_real_run_reads_at_a_glance_in_chromium(real_runs, tmp_path):
     for kind in ("forest", "safety", "references"):
         assert found["overlaps"][kind] == [], (kind, found["overlaps"][kind])
     assert found["rec_bottom"] <= found["height"], found  # the answer without scrolling
+    no_traps(found, ["tmpfs"])
     chosen = recommended(build_views(record)[0])
     assert f"use {chosen}" in r.stdout.split('class="rec"')[1][:2000]
 
@@ -172,3 +181,82 @@ def test_the_default_job_keeps_its_twelve_labels_apart(real_runs, tmp_path):
     with tempfile.TemporaryDirectory() as profile:
         browser("--window-size=1280,3600", f"--screenshot={ARTIFACTS / 'report-default-job.png'}", page.as_uri(),
                 profile=profile)
+
+
+NUMERIC = re.compile(r"×?\d[\d.,]*[kMG]?")
+
+
+def no_traps(found: dict, references: list[str]) -> None:
+    """Every value axis labelled in order, each label in full; no reference on a candidate's axis; legends inside
+    their charts without a scroll bar; every error bar inside its plot."""
+    for chart in found["facts"]:
+        kind = chart["kind"]
+        for axis in chart["axes"]:
+            labels = axis["labels"]
+            if labels and all(NUMERIC.fullmatch(x) for x in labels):  # a value axis: in order, each in full
+                numbers = [tick_value(x) for x in labels]
+                assert numbers == sorted(numbers) and len(set(numbers)) == len(numbers), (kind, labels)
+            if kind in ("forest", "safety") and not axis["x"]:
+                assert not any(x.split()[0] in references for x in labels), (kind, labels)  # references apart
+        assert not chart["legend_overflow"], kind
+        assert chart["bars_outside"] == 0, kind
+
+
+def test_default_job_charts_have_no_traps(real_runs, tmp_path):
+    """The default job's page with plotly.js beside it: under 1 MB; no reference (tmpfs, raw) on a candidate's axis;
+    every log axis labelled in full and in order (never '2, 10k, 5, 2, 1000'); every interval inside its axis;
+    legends inside their charts without a scroll bar; over time as one small panel per configuration."""
+    from pickfs.report.html import PLOTLY_FILE
+    from pickfs.report.site import build_site
+
+    record = next(r for r in real_runs if len(r.plan["configs"]) == 12)
+    text = render_html(record, plotly=PLOTLY_FILE)
+    assert len(text.encode()) < 1_000_000, len(text.encode())
+    assert text.count("<script src=") == 1  # plotly loaded once
+    page = tmp_path / "default.html"
+    page.write_text(text)
+    (tmp_path / PLOTLY_FILE).write_text(build_site([])[PLOTLY_FILE])
+    with tempfile.TemporaryDirectory() as profile:
+        r = browser("--window-size=1280,900", "--dump-dom", page.as_uri(), profile=profile)
+    found = probe(r.stdout)
+    assert found["charts"] >= 4 and found["drawn"] == found["charts"] and found["errors"] == "", found
+    references = [row.cell.config.name for row in build_views(record)[0].rows if row.cell.config.fstype == "tmpfs"]
+    assert references
+    no_traps(found, references)
+    over_time = [c for c in found["facts"] if c["kind"] == "over-time"]
+    assert over_time and len([a for a in over_time[0]["axes"] if a["x"]]) >= 2  # small multiples
+
+
+def test_safety_legend_names_each_risk_by_its_own_category(real_runs, tmp_path):
+    """ext4-writeback (stale blocks) and ext2 (a full fsck) are not drawn as losing acknowledged commits."""
+    from pickfs.report.charts import SAFETY_LEVELS, safety_chart
+
+    record = next(r for r in real_runs if len(r.plan["configs"]) == 12)
+    fig = safety_chart(build_views(record)[0])
+    groups = {t.name: {y.split()[0] for y in t.y} for t in fig.data if t.name != "recommended"}
+    assert "ext4-nobarrier" in groups[SAFETY_LEVELS[1]]
+    assert {"ext4-writeback", "ext2"} <= groups[SAFETY_LEVELS[2]]
+    assert not {"ext4-writeback", "ext2"} & groups.get(SAFETY_LEVELS[1], set())
+    page = tmp_path / "safety.html"
+    page.write_text(render_html(record))
+    with tempfile.TemporaryDirectory() as profile:
+        r = browser("--window-size=1280,900", "--dump-dom", page.as_uri(), profile=profile)
+    dom = html.unescape(r.stdout)
+    assert SAFETY_LEVELS[2] in dom  # drawn in the legend
+
+
+def test_pickfs_report_html_writes_plotly_once_beside_the_page(real_runs, tmp_path):
+    import gzip as gz
+
+    results = tmp_path / "results.db"
+    results.write_bytes(gz.decompress(REAL_RUNS.read_bytes()))
+    record = next(r for r in real_runs if len(r.plan["configs"]) == 12)
+    out = tmp_path / "out" / "page.html"
+    out.parent.mkdir()
+    env = {**os.environ, "PICKFS_WORKDIR": str(tmp_path / "w")}
+    r = subprocess.run([sys.executable, "-m", "pickfs", "report", record.id, "--html", str(out), "--results",
+                        str(results)], capture_output=True, text=True, env=env, timeout=120, check=False)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == ""  # the file is the output: no table printed as well
+    assert out.stat().st_size < 1_000_000 and (out.parent / "plotly.min.js").stat().st_size > 1_000_000
+    assert '<script src="plotly.min.js"></script>' in out.read_text()

@@ -18,9 +18,9 @@ def test_recommendation_picks_the_fastest_safe_config_and_prices_the_unsafe_one(
     text = " ".join(recommend(view))
     assert text.startswith("sqlite-tpcb: use ext4 (1,000 tx/s, median of 3 runs): significantly faster than every "
                            "other configuration with no setting known to lose acknowledged commits")
-    assert "1.99x as fast [1.6x to 2.6x] against the next best, xfs" in text
+    assert "1.99x as fast [1.55x to 2.56x] against the next best, xfs" in text
     # factors as speed, in words that cannot be misread: 2.01x as fast, never a bare "x2.01"
-    assert "ext4-nobarrier would be 2.01x as fast [1.5x to 2.6x] against ext4, at a price: nobarrier" in text
+    assert "ext4-nobarrier would be 2.01x as fast [1.52x to 2.65x] against ext4, at a price: nobarrier" in text
 
 
 def test_recommendation_names_ties(store):
@@ -35,12 +35,14 @@ def test_recommendation_names_ties(store):
 
 def test_markdown_has_the_table_and_recommendation(store):
     md = render_markdown(store.load(fill(store, make_plan())))
-    assert "| configuration | median tx/s (higher is better) | geo. mean [95% interval] | sanitized mean |" in md
-    assert "| ext4-nobarrier | 2,000 |" in md and "⚠ nobarrier" in md
+    assert ("| configuration | median | vs ext4 \\[95% interval\\] | verdict | p99 | runs | geo. mean \\[95% interval\\] | "
+            "sanitized mean | notes |") in md
+    assert "median tx/s, higher is better" in md
+    assert "| ext4-nobarrier ⚠ | 2,000 |" in md and "⚠ ext4-nobarrier: nobarrier" in md
     assert "| **★ ext4** | 1,000 |" in md  # the recommended configuration, marked
     assert "- ext4-nobarrier: 2,000 2,100 1,900" in md  # every run's figure, in order
     assert "**Recommendation.** sqlite-tpcb: use ext4" in md
-    assert "| jfs | - |" in md and "unavailable" in md
+    assert "| jfs | - |" in md and "2. unavailable: kernel has no jfs" in md  # the notes under the table
 
 
 def test_csv_has_one_row_per_trial(store):
@@ -90,8 +92,9 @@ def test_renderers_agree_on_verdicts_and_do_not_repeat_the_status(store):
     outputs = {"terminal": console.export_text(), "markdown": render_markdown(record), "html": render_html(record)}
     outputs["markdown"] = outputs["markdown"].replace("\\[", "[").replace("\\]", "]")
     for name, text in outputs.items():
-        assert "2.01x as fast [1.5x to 2.6x] p=0.014" in text, name  # ext4-nobarrier against ext4 (geometric means)
-        assert "50% slower [0.39x to 0.64x]" in text, name  # xfs: beyond half the speed, as factors
+        # one column of ratios, every one in one unit (factors here, as xfs is beyond half the speed)
+        assert "2.01x [1.52x to 2.65x]" in text and "faster, p=0.014" in text, name  # ext4-nobarrier against ext4
+        assert "0.50x [0.39x to 0.64x]" in text and "slower, p=0.014" in text, name  # xfs
         assert "unavailable: unavailable" not in text, name
         assert "kernel has no jfs" in text, name
 
@@ -108,6 +111,14 @@ def test_factors_read_one_way_whatever_the_metrics_direction():
     rate_ratio = Comparison(0.86, 0.80, 0.93, 0.01)
     assert speed_words(rate_ratio, higher_is_better=True) == "14% slower [-20% to -7%]"
     assert speed_words(Comparison(2.35, 0.15, 37.0, 0.3), True) == "2.35x as fast [0.15x to 37x]"
+    # never two units in one phrase: "45% slower [0.44x to 0.68x]" reads as factors throughout
+    assert speed_words(Comparison(0.55, 0.44, 0.68, 0.01), True) == "0.55x as fast [0.44x to 0.68x]"
+
+
+def test_p_values_too_small_to_print_read_p_below_a_thousandth():
+    from pickfs.report.text import fmt_p
+
+    assert fmt_p(0.00002) == "p<0.001" and fmt_p(0.0123) == "p=0.012" and fmt_p(0.001) == "p=0.001"
 
 
 def test_log_interval_stays_positive_where_the_t_interval_goes_below_zero():
@@ -118,3 +129,34 @@ def test_log_interval_stays_positive_where_the_t_interval_goes_below_zero():
     gm, lo, hi = log_interval(values)
     assert 0 < lo < gm < hi and gm == pytest.approx((40 * 700) ** 0.5)
     assert log_interval([1.0, 0.0, 2.0]) is None and log_interval([5.0]) is None
+
+
+def test_the_html_names_the_machine_from_what_the_run_stored(store):
+    from dataclasses import replace
+
+    from pickfs.report.html import machine, render_html
+
+    record = store.load(fill(store, make_plan()))
+    host = {"hostname": "db7", "cpu_model": "AMD EPYC 7763", "cpus": 16, "memory_bytes": 64 * 1024**3,
+            "os": "Debian 12", "kernel": "6.1",
+            "fingerprint": {"device.0.name": "nvme0n1", "device.0.kind": "disk", "device.0.model": "Samsung PM9A3",
+                            "mount.fstype": "ext4"}}
+    words = machine(replace(record, host=host))
+    assert words.startswith("db7; AMD EPYC 7763 (16 CPUs); 64.0 GiB memory; disk: Samsung PM9A3; images on ext4")
+    assert "Machine: db7; AMD EPYC 7763" in render_html(replace(record, host=host), plotly=None)
+    bare = machine(replace(record, host={"hostname": "vm", "fingerprint": {"device.0.name": "vda",
+                                                                          "device.0.kind": "disk"}}))
+    assert bare.startswith("vm; disk: disk vda (model not reported)")
+
+
+def test_terse_lines_name_the_answer_or_say_undecided(store):
+    from dataclasses import replace
+
+    from pickfs.report.table import Answer, build_table, terse
+
+    [view] = build_views(store.load(fill(store, make_plan())))
+    table = build_table(view)
+    assert terse(table) == "sqlite-tpcb: ext4" and table.answer.choice == "ext4"
+    undecided = replace(table, answer=Answer(("...",), "ext4", "tied", decided=False))
+    assert terse(undecided) == "sqlite-tpcb: ext4 (undecided)"
+    assert terse(replace(table, answer=Answer(("...",), None, ""))) == "sqlite-tpcb: none"

@@ -12,6 +12,7 @@ fragments. Made with (PICKFS_WORKDIR of one's own, under the disk lock):
 """
 
 import gzip
+import html
 import math
 import os
 import re
@@ -22,7 +23,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from pickfs.report.charts import crash_chart, forest_chart, latency_chart, safety_chart
+from pickfs.report.charts import crash_chart, forest_chart, is_reference, latency_chart, safety_chart
 from pickfs.report.html import charts_for, render_html
 from pickfs.report.markdown import render_markdown
 from pickfs.report.recommend import recommended
@@ -48,9 +49,9 @@ def runs(tmp_path_factory):
     store.close()
 
 
-def terminal(record, explain=False) -> str:
+def terminal(record, explain=False, width=250) -> str:
     with open(os.devnull, "w") as sink:
-        console = Console(width=250, record=True, file=sink)
+        console = Console(width=width, record=True, file=sink)
         console.print(render_run(record, explain=explain))
         return console.export_text()
 
@@ -113,8 +114,8 @@ def test_safety_chart_names_every_configuration_once_and_marks_the_recommended(r
     view = build_views(runs["db"])[0]
     fig = safety_chart(view)
     labels = [y for trace in fig.data if trace.name != "recommended" for y in trace.y]
-    measured = [r.cell.config.name for r in view.rows if r.primary.summary]
-    assert sorted(label.split()[0] for label in labels) == sorted(measured)
+    measured = [r.cell.config.name for r in view.rows if r.primary.summary and not is_reference(r)]
+    assert sorted(label.split()[0] for label in labels) == sorted(measured)  # tmpfs apart: no shared axis
     [star] = [t for t in fig.data if t.name == "recommended"]
     assert star.y[0].split()[0] == recommended(view)
     # safety from the crash test where one ran: a configuration that lost commits is in that group
@@ -152,7 +153,8 @@ def test_time_metrics_say_lower_is_better_and_factors_read_one_way(runs):
 
 def test_sanitized_mean_values_and_space_in_every_renderer(runs):
     for record in (runs["db"], runs["trees"][0]):
-        outputs = {"terminal": terminal(record), "markdown": render_markdown(record).replace("\\", ""),
+        # the terminal's table holds one central value, the median: the others with --explain
+        outputs = {"terminal": terminal(record, explain=True), "markdown": render_markdown(record).replace("\\", ""),
                    "html": render_html(record)}
         for view in build_views(record):
             for row in view.rows:
@@ -181,10 +183,10 @@ def test_terminal_shows_one_line_of_why_for_the_configurations_that_matter(runs)
                 assert (line in short) == (r in want)
                 assert f"why {r.cell.config.name}:" in full and all(x in full for x in r.explanation)
     assert len(short.splitlines()) < len(full.splitlines())
-    # the recommendation closes each workload's part: nothing but the next workload's table follows it
+    # the answer comes first: right after the run's line, before any table or explanation
     lines = short.splitlines()
-    first_rec = next(i for i, x in enumerate(lines) if x.startswith("recommendation: sqlite-full"))
-    assert not any(x.startswith("why ") for x in lines[first_rec:first_rec + 6])
+    first_rec = next(i for i, x in enumerate(lines) if x.startswith("sqlite-full: "))
+    assert first_rec == 1 and not any(x.startswith("why ") for x in lines[:first_rec + 6])
 
 
 def test_site_has_an_index_run_pages_and_a_comparison_of_runs_of_one_plan(runs):
@@ -280,3 +282,167 @@ def test_default_job_ratio_chart_is_not_flattened_by_tmpfs(runs):
     assert tmpfs.comparison.ratio > 3 * max(speeds)  # it would have set the scale
     _, hi = main.layout.xaxis.range
     assert 10 ** hi < tmpfs.comparison.ratio  # and does not
+
+
+def _table_lines(text: str, names: list[str]) -> list[str]:
+    return [line for line in text.splitlines() if line.split() and line.lstrip("★ ").split()[0] in names]
+
+
+@pytest.mark.parametrize("width", [80, 120])
+def test_every_stored_run_fits_the_terminal_with_the_answer_first(runs, width):
+    """At 80 and 120 columns: no line wider than the terminal, the answer within the first 25 lines, every
+    configuration's name whole, each note once and on one line, no p-value cut, one central value."""
+    for record in runs["all"]:
+        text = terminal(record, width=width)
+        lines = text.splitlines()
+        assert max(len(line.rstrip()) for line in lines) <= width, record.id
+        for view in build_views(record):
+            if not view.measured:
+                continue
+            answer = next(i for i, x in enumerate(lines) if x.startswith(f"{view.label}: "))
+            assert answer < 25, (record.id, width, answer)
+            names = [r.cell.config.name for r in view.rows]
+            rows = _table_lines(text, names)
+            for name in names:  # each name whole, at the start of its row of the results table
+                assert any(line.lstrip("★ ").split()[0] == name for line in rows), (name, width)
+            assert "…" not in "".join(line.split()[0] for line in rows)
+        assert "p=0.0…" not in text and "p=0.000" not in text
+        assert "sanitized mean" not in text and "geo. mean" not in text  # the median only; the rest with --explain
+        notes = [line for line in lines if re.match(r"^ ?\d+ \S", line)]
+        assert len({n.split(" ", 2)[-1] for n in notes}) == len(notes)  # each note once
+        cut = [line for line in lines if "…" in line and line not in notes]
+        assert cut == [], (record.id, width, cut)  # only a note is cut to its line (whole with --explain)
+
+
+def test_wider_terminals_get_more_columns(runs):
+    record = next(r for r in runs["all"] if len(r.plan["configs"]) == 12)
+    head = {w: next(x for x in terminal(record, width=w).splitlines() if x.startswith("configuration"))
+            for w in (80, 120)}
+    assert "p99" not in head[80].split() or "slices" not in head[80].split()
+    assert {"p99", "slices"} <= set(head[120].split())
+    assert len(terminal(record, width=80).splitlines()) < 100
+
+
+def test_notes_sit_under_the_table_once_and_whole_with_explain(runs):
+    from pickfs.report.table import build_table
+
+    for record in runs["all"]:
+        for view in build_views(record):
+            if not view.measured:
+                continue
+            table = build_table(view)
+            texts = [n.text for n in table.notes]
+            assert len(texts) == len(set(texts))
+            for r in view.rows:  # every note of every row is among them, and the row points at it
+                row = next(x for x in table.rows if x.config == r.cell.config.name)
+                for note in r.notes:
+                    assert texts.index(note) + 1 in row.notes
+
+
+def test_one_table_model_gives_every_format_the_same_columns(runs):
+    import csv as csv_mod
+    import io
+
+    from pickfs.report.csv_export import render_csv, render_table_csv
+    from pickfs.report.json_export import run_to_dict
+    from pickfs.report.table import build_table
+
+    record = runs["db"]
+    doc = run_to_dict(record)
+    md = html.unescape(render_markdown(record).replace("\\", ""))  # "p<0.001" is escaped as Markdown text
+    page = render_html(record)
+    for view, jt in zip([v for v in build_views(record) if v.measured], doc["tables"]):
+        table = build_table(view)
+        heads = [c.head for c in table.columns]
+        assert [c["heading"] for c in jt["columns"]] == heads
+        assert "| " + " | ".join(heads) + " |" in md
+        assert "".join(f"<th>{h}</th>" for h in heads).replace("[", "[") in page.replace("&#x27;", "'")
+        assert "p99" in heads and table.counted == "slices" and "slices" in heads
+        assert set(jt["answer"]) >= {"text", "configuration", "reason", "decided"}
+        assert jt["answer"]["configuration"] == recommended(view)
+        for row in table.rows:
+            for key, cell in row.cells.items():
+                assert cell in md or cell == "", (key, cell)
+    table_rows = list(csv_mod.DictReader(io.StringIO(render_table_csv(record))))
+    measured_views = [v for v in build_views(record) if v.measured]
+    assert len(table_rows) == sum(len(v.rows) for v in measured_views)
+    for view in measured_views:
+        table = build_table(view)
+        for row in table.rows:
+            [line] = [x for x in table_rows if x["workload"] == view.label and x["configuration"] == row.config]
+            assert {c.key: line[c.key] for c in table.columns} == {c.key: row.cells[c.key] for c in table.columns}
+            assert line["recommended"] == str(int(row.recommended))
+    rows = list(csv_mod.DictReader(io.StringIO(render_csv(record))))
+    measured = [r for r in rows if r["phase"] == "measured"]
+    assert {r["block"] for r in measured} == {"0", "1"} and all(r["round"] != "" for r in measured)
+    keys = [(r["config"], r["workload"], r["block"], r["round"]) for r in measured]
+    assert len(keys) == len(set(keys))  # no two slices look alike
+
+
+def test_the_html_names_the_machine_and_the_site_index_each_runs_answer(runs):
+    from pickfs.report.html import machine
+
+    record = runs["db"]
+    page = render_html(record)
+    words = machine(record)
+    assert record.host["hostname"] in words and record.host["cpu_model"] in words and "disk" in words
+    assert f"Machine: {words}" in page.replace("&#x27;", "'")
+    index = build_site(runs["all"])["index.html"]
+    for rec in runs["all"]:
+        for view in build_views(rec):
+            if view.measured:
+                chosen = recommended(view)
+                assert f"{view.label}: {chosen or 'none'}" in index
+
+
+def test_report_with_a_file_export_prints_no_table_and_quiet_prints_one_line(runs, tmp_path):
+    env = {**os.environ, "PICKFS_WORKDIR": str(tmp_path / "w"), "COLUMNS": "80"}
+    out = tmp_path / "run.json"
+    r = subprocess.run([sys.executable, "-m", "pickfs", "report", runs["db"].id, "--json", str(out), "--results",
+                        str(runs["path"])], capture_output=True, text=True, env=env, timeout=120, check=False)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "" and out.exists()
+    q = subprocess.run([sys.executable, "-m", "pickfs", "report", runs["db"].id, "--quiet", "--results",
+                        str(runs["path"])], capture_output=True, text=True, env=env, timeout=120, check=False)
+    assert q.returncode == 0, q.stderr
+    views = [v for v in build_views(runs["db"]) if v.measured]
+    assert q.stdout.splitlines() == [f"{v.label}: {recommended(v) or 'none'}" for v in views]
+    piped = subprocess.run([sys.executable, "-m", "pickfs", "report", runs["db"].id, "--results", str(runs["path"])],
+                           capture_output=True, text=True, env=env, timeout=120, check=False)
+    assert max(len(line) for line in piped.stdout.splitlines()) <= 80  # COLUMNS honoured when piped
+
+
+def test_safety_legend_follows_each_risks_own_words(runs):
+    from pickfs.report.charts import SAFETY_LEVELS, safety_level
+
+    record = next(r for r in runs["all"] if len(r.plan["configs"]) == 12)
+    [view] = build_views(record)
+    level = {r.cell.config.name: safety_level(r) for r in view.rows}
+    assert level["ext4-nobarrier"] == SAFETY_LEVELS[1]  # the disk's cache: acknowledged commits lost
+    assert level["ext4-writeback"] == level["ext2"] == SAFETY_LEVELS[2]  # stale blocks, a full fsck: not commits
+    assert level["ext4"] not in SAFETY_LEVELS[:3]
+    fig = safety_chart(view)
+    assert "tmpfs" not in {y.split()[0] for t in fig.data for y in t.y}
+
+
+def test_log_axes_label_every_tick_in_full_and_hold_every_interval(runs):
+    from pickfs.report.charts import over_time_chart, value_ticks
+
+    ticks = value_ticks([900, 30_000])
+    assert ticks["ticktext"] == ["1k", "2k", "5k", "10k", "20k"] and ticks["tickvals"] == sorted(ticks["tickvals"])
+    record = next(r for r in runs["all"] if len(r.plan["configs"]) == 12)
+    [view] = build_views(record)
+    fig = forest_chart(view)
+    lo, hi = (10 ** x for x in fig.layout.xaxis.range)
+    [trace] = fig.data
+    xs = list(trace.x)
+    highs = [x + e for x, e in zip(xs, trace.error_x.array)]
+    lows = [x - e for x, e in zip(xs, trace.error_x.arrayminus)]
+    assert lo <= min(lows) and max(highs) <= hi  # the range holds every interval
+    ticks = list(fig.layout.xaxis.tickvals)
+    assert max(ticks) >= max(xs) / 1.5 and min(ticks) <= min(xs) * 1.5  # and the labels reach them
+    small = over_time_chart(view)
+    panels = {t.xaxis for t in small.data}
+    assert len(panels) == len([r for r in view.rows if r.observations])  # small multiples, one per configuration
+    assert all(ax.ticktext is None or all(str(x)[-1] in "0123456789kMG" for x in ax.ticktext)
+               for ax in (small.layout[k] for k in small.layout if k.startswith("yaxis")))

@@ -12,26 +12,45 @@ import click
 from pickfs import console
 from pickfs.cli.common import open_store, results_option, workdir_option
 from pickfs.model import RunRecord
-from pickfs.report.csv_export import render_csv
+from pickfs.report.csv_export import render_csv, render_table_csv
 from pickfs.report.json_export import render_json
 from pickfs.report.markdown import render_markdown
-from pickfs.report.terminal import render_run
+from pickfs.report.terminal import render_run, terse_lines
 from pickfs.units import has_control
 
 FORMATS: dict[str, Callable[[RunRecord], str]] = {
     "json": render_json,
     "markdown": render_markdown,
     "csv": render_csv,
+    "table-csv": render_table_csv,
 }
 
 
 def html(record: RunRecord) -> str:
+    """The page, plotly.js inline (for standard output, where nothing can sit beside it)."""
     from pickfs.report.html import render_html  # plotly is imported only when asked for
 
     return render_html(record)
 
 
+def html_page(record: RunRecord, path: Path) -> None:
+    """The page at `path` and plotly.js once beside it (a page a few hundred kB, plotly loaded from the file)."""
+    from plotly.offline import get_plotlyjs
+
+    from pickfs.report.html import PLOTLY_FILE, render_html
+
+    beside = path.parent / PLOTLY_FILE
+    js = get_plotlyjs()
+    if not beside.is_file() or beside.is_symlink() or beside.read_text() != js:
+        _write_replacing(beside, js)
+    path.write_text(render_html(record, plotly=PLOTLY_FILE))
+
+
 FORMATS["html"] = html
+
+
+def _suffix(fmt: str) -> str:
+    return {"markdown": "md", "table-csv": "csv"}.get(fmt, fmt)
 
 
 def check_export_targets(targets: dict[str, Path | None]) -> None:
@@ -46,10 +65,11 @@ def check_export_targets(targets: dict[str, Path | None]) -> None:
         text = str(path)
         flag = f"--{fmt}"
         if not text or has_control(text):
-            raise PlanError(f"{flag} {text!r} is not a file name", f"e.g. {flag} report.{fmt[:4]} ('-' for stdout)")
+            raise PlanError(f"{flag} {text!r} is not a file name", f"e.g. {flag} report.{_suffix(fmt)} ('-' for stdout)")
         p = Path(path)
         if p.is_dir():
-            raise PlanError(f"{flag} {path} is a directory", f"name a file in it, e.g. {flag} {p / ('report.' + fmt[:4])}")
+            raise PlanError(f"{flag} {path} is a directory",
+                            f"name a file in it, e.g. {flag} {p / ('report.' + _suffix(fmt))}")
         parent = p.parent
         if not parent.is_dir():
             raise PlanError(f"{flag} {path}: the directory {parent} does not exist",
@@ -68,6 +88,10 @@ def write_exports(record: RunRecord, targets: dict[str, Path | None]) -> None:
     for fmt, path in targets.items():
         if path is None:
             continue
+        if fmt == "html" and str(path) != "-":
+            html_page(record, Path(path))
+            console.info(f"html written to {path} (with {Path(path).parent / 'plotly.min.js'} beside it)")
+            continue
         text = FORMATS[fmt](record)
         if str(path) == "-":
             click.echo(text, nl=False)
@@ -79,8 +103,13 @@ def write_exports(record: RunRecord, targets: dict[str, Path | None]) -> None:
 export_options = [
     click.option("--json", "json_path", type=click.Path(path_type=Path), help="write the run as JSON ('-': stdout)"),
     click.option("--markdown", "markdown_path", type=click.Path(path_type=Path), help="write it as Markdown"),
-    click.option("--csv", "csv_path", type=click.Path(path_type=Path), help="write one CSV row per trial"),
-    click.option("--html", "html_path", type=click.Path(path_type=Path), help="write a self-contained HTML report"),
+    click.option("--csv", "csv_path", type=click.Path(path_type=Path),
+                 help="write one CSV row per trial, with its block and round"),
+    click.option("--table-csv", "table_csv_path", type=click.Path(path_type=Path),
+                 help="write the results table as CSV: one row per workload and configuration, the columns every "
+                      "format shows and the figures behind them"),
+    click.option("--html", "html_path", type=click.Path(path_type=Path),
+                 help="write the HTML report, plotly.js beside it ('-': one self-contained page on stdout)"),
 ]
 
 
@@ -91,7 +120,7 @@ def with_exports(f):
 
 
 def export_targets(o: dict) -> dict[str, Path | None]:
-    return {fmt: o.get(f"{fmt}_path") for fmt in FORMATS}
+    return {fmt: o.get(f"{fmt.replace('-', '_')}_path") for fmt in FORMATS}
 
 
 def check_site_dir(path: Path) -> None:
@@ -144,16 +173,27 @@ def write_site(store, path: Path) -> None:
 
 @click.command("report")
 @click.argument("run", default="latest")
-@click.option("--explain", is_flag=True, help="every configuration's full explanation (by default one line for "
-              "each that matters: the significant ones and the recommended)")
+@click.option("--explain", is_flag=True, help="also the other central values (geometric mean with its interval, "
+              "sanitized mean), every slice's figure, every note whole and every configuration's full explanation (by "
+              "default one line for each that matters: the significant ones and the recommended)")
+@click.option("--quiet", "-q", is_flag=True, help="for scripts: one line per workload, the configuration the run "
+              "names ('LABEL: NAME'), instead of the tables")
 @click.option("--site", "site", type=click.Path(path_type=Path),
               help="write every run of the results store as a static site in this directory: an index, a page "
                    "per run, a comparison page per plan run more than once")
 @with_exports
 @workdir_option
 @results_option
-def command(run: str, explain: bool, site: Path | None, workdir: str, results_path, **o) -> None:
-    """Show a saved run (an id, a unique prefix, or 'latest').
+def command(run: str, explain: bool, quiet: bool, site: Path | None, workdir: str, results_path, **o) -> None:
+    """Show a saved run (an id, a unique prefix, or 'latest'); with --json, --markdown, --csv or --html, write
+    those instead of showing the tables.
+
+    \b
+    Examples:
+      pickfs report                       # the latest run, laid out for the terminal's width
+      pickfs report latest --quiet        # one line per workload: the configuration it names
+      pickfs report RUN --html run.html   # the HTML page (plotly.js written beside it)
+      pickfs report --json - | jq .tables
 
     A fleet run's id (fleet-...) shows its machines compared: --html with heat maps, or --json."""
     targets = export_targets(o)
@@ -172,6 +212,9 @@ def command(run: str, explain: bool, site: Path | None, workdir: str, results_pa
         return
     # --- end fleet
     record = store.load(run)
-    if not any(str(p) == "-" for p in targets.values() if p):
+    if quiet:
+        for line in terse_lines(record):
+            console.plain(line)
+    elif not any(targets.values()):  # a file asked for is the output: the tables are not printed as well
         console.show(render_run(record, explain=explain))
     write_exports(record, targets)

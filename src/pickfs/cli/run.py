@@ -31,7 +31,7 @@ from pickfs.plan import (
     parse_memory,
     parse_scale,
 )
-from pickfs.report.terminal import render_run
+from pickfs.report.terminal import render_run, terse_lines
 from pickfs.report.text import fmt_with_unit
 from pickfs.stack.safety import check_device
 from pickfs.store import ResultStore
@@ -327,8 +327,11 @@ class CliObserver:
                                                   "root of the number of other configurations]")
 @click.option("--crash-states", type=int, help="also crash-test each cell over this many power-cut states")
 @click.option("--resume", help="continue an interrupted run (its id), keeping every finished trial")
-@click.option("--explain", is_flag=True, help="every configuration's full explanation after the tables (by default "
-              "one line for each that matters)")
+@click.option("--quiet", "-q", is_flag=True, help="for scripts: print only one line per workload at the end, the "
+              "configuration the run names ('LABEL: NAME'), instead of the tables")
+@click.option("--explain", is_flag=True, help="also the other central values (geometric mean with its "
+              "interval, sanitized mean), every slice's figure, every note whole and every configuration's full "
+              "explanation (by default one line for each that matters)")
 @click.option("--dry-run", is_flag=True,
               help="validate the plan and show the matrix, what this machine lacks and the time it would take; "
                    "create nothing")
@@ -415,7 +418,11 @@ def execute_plan(plan: Plan, o: dict[str, Any], store: ResultStore | None = None
             raise SystemExit(EXIT_INTERRUPTED) from None
     store.set_status(run_id, "complete")
     record = store.load(run_id)
-    console.show(render_run(record, explain=bool(o.get("explain"))))
+    if o.get("quiet"):
+        for line in terse_lines(record):
+            console.plain(line)
+    else:
+        console.show(render_run(record, explain=bool(o.get("explain"))))
     write_exports(record, export_targets(o))
     console.info(f"saved as run {run_id} in {store.path}; re-render with: pickfs report {run_id}")
 

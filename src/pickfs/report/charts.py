@@ -25,7 +25,7 @@ BAND = "rgba(28,126,214,0.12)"
 PALETTE = ("#1c7ed6", "#e8590c", "#2b8a3e", "#ae3ec9", "#f08c00", "#0ca678", "#c2255c", "#5c7cfa",
            "#868e96", "#74b816", "#d6336c", "#15aabf")
 NICE_TICKS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.25, 0.33, 0.5, 0.67, 0.8, 0.9, 1.0, 1.1, 1.25, 1.5, 2.0, 3.0, 4.0,
-              5.0, 10.0, 20.0, 50.0, 100.0)
+              5.0, 10.0, 20.0, 50.0, 100.0, 200.0, 500.0, 1000.0)
 ROW_PX = 34  # height per configuration in the row charts
 
 
@@ -48,9 +48,39 @@ def _log_axis(lo: float, hi: float) -> dict:
     for t in sorted((t for t in NICE_TICKS if lo <= t <= hi and t != 1.0), key=lambda t: abs(math.log10(t))):
         if all(abs(math.log10(t) - math.log10(u)) >= gap for u in ticks):
             ticks.append(t)
+    for end in (max((t for t in NICE_TICKS if t <= hi), default=None), min((t for t in NICE_TICKS if t >= lo),
+                                                                          default=None)):
+        # a tick near each end, so the labels reach every interval drawn (a close neighbour gives way)
+        if end is not None and lo <= end <= hi and end not in ticks:
+            ticks = [u for u in ticks if u == 1.0 or abs(math.log10(end) - math.log10(u)) >= gap] + [end]
     ticks.sort()
     return {"type": "log", "range": [math.log10(lo), math.log10(hi)], "tickvals": ticks,
             "ticktext": [f"×{t:g}" for t in ticks], "zeroline": False, "tickangle": 0}
+
+
+def si(value: float) -> str:
+    """A tick label with its magnitude: 0.5, 2, 20, 500, 1k, 2k, 50k, 1M."""
+    for size, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if value >= size:
+            return f"{value / size:g}{suffix}"
+    return f"{value:g}"
+
+
+def value_ticks(values: Sequence[float]) -> dict:
+    """A log axis over positive values with ticks at 1, 2 and 5 of each decade, every one labelled in full
+    (1k, 2k, 5k, 10k: never a bare '2' or '5' standing for a minor tick)."""
+    pos = [v for v in values if v and v > 0]
+    if not pos:
+        return {"type": "log"}
+    lo, hi = min(pos) / 1.15, max(pos) * 1.15
+    ticks = [m * 10.0**e for e in range(math.floor(math.log10(lo)), math.ceil(math.log10(hi)) + 1) for m in (1, 2, 5)]
+    ticks = [t for t in ticks if lo <= t <= hi]
+    if len(ticks) > 8:  # a wide range: decades only
+        ticks = [t for t in ticks if f"{t:e}".startswith("1")]
+    if len(ticks) < 2:  # a narrow range: its ends and middle, rounded
+        ticks = sorted({float(f"{x:.2g}") for x in (lo * 1.1, math.sqrt(lo * hi), hi / 1.1)})
+    return {"type": "log", "range": [math.log10(lo), math.log10(hi)], "tickvals": ticks,
+            "ticktext": [si(t) for t in ticks]}
 
 
 def speed_of(row: Row, view: WorkloadView) -> tuple[float, float, float] | None:
@@ -129,18 +159,28 @@ def forest_chart(view: WorkloadView, references: bool = False) -> go.Figure | No
 
 
 SAFETY_LEVELS = ("lost commits in a crash test", "can lose acknowledged commits (settings)",
-                 "no setting known to lose commits", "none lost in a crash test")
-LEVEL_COLOURS = (BAD, UNSAFE, "#74b816", SAFE)
+                 "stale data or a full fsck after a power cut (settings)", "no setting known to lose commits",
+                 "none lost in a crash test")
+LEVEL_COLOURS = (BAD, UNSAFE, "#f08c00", "#74b816", SAFE)
+
+
+def loses_commits(risk: str) -> bool:
+    """Does a risk line, in its own words, lose acknowledged commits (or everything), rather than leave stale
+    blocks or call for a full fsck?"""
+    text = risk.split(":", 1)[-1].lower()
+    return "commit" in text or "everything is lost" in text or "lose them" in text
 
 
 def safety_level(row: Row) -> str:
     if row.crash_lost:
         return SAFETY_LEVELS[0]
-    if row.risks:
+    if any(loses_commits(r) for r in row.risks):
         return SAFETY_LEVELS[1]
+    if row.risks:
+        return SAFETY_LEVELS[2]
     if row.crash and not row.crash.error:
-        return SAFETY_LEVELS[3]
-    return SAFETY_LEVELS[2]
+        return SAFETY_LEVELS[4]
+    return SAFETY_LEVELS[3]
 
 
 def safety_chart(view: WorkloadView) -> go.Figure | None:
@@ -149,8 +189,8 @@ def safety_chart(view: WorkloadView) -> go.Figure | None:
     if not view.commits:
         return None
     chosen = recommended(view)
-    rows = speeds(view)
-    if not rows:
+    rows = [(r, sp) for r, sp in speeds(view) if not is_reference(r)]  # tmpfs and raw: their own chart
+    if len(rows) < 2:
         return None
     order = {lvl: i for i, lvl in enumerate(reversed(SAFETY_LEVELS))}
     rows.sort(key=lambda x: (order[safety_level(x[0])], -x[1][0]))
@@ -176,9 +216,9 @@ def safety_chart(view: WorkloadView) -> go.Figure | None:
     fig.update_yaxes(autorange="reversed", type="category", categoryorder="array",
                      categoryarray=[label(r, chosen) for r, _ in rows])
     fig.update_layout(title=f"{view.label}: speed against safety<br><sup>safety from the crash test where one ran, "
-                            "else from the settings; ★ recommended</sup>",
-                      height=max(260, 140 + ROW_PX * len(rows)), margin={"l": 170},
-                      legend={"orientation": "h", "y": -0.25})
+                            "else from the settings; ★ recommended; references (tmpfs, raw) apart</sup>",
+                      height=max(300, 200 + ROW_PX * len(rows)), margin={"l": 170, "b": 140},
+                      legend={"orientation": "h", "y": -0.2, "yanchor": "top", "x": 0})
     return fig
 
 
@@ -213,36 +253,52 @@ def latency_chart(view: WorkloadView) -> go.Figure | None:
                 fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines+markers", name=name, legendgroup=name,
                                          showlegend=col == 1, line={"color": PALETTE[i % len(PALETTE)]}),
                               row=1, col=col)
-        fig.update_yaxes(type="log", dtick="D2", title_text="ms (log scale; lower is better)" if col == 1 else None,
-                         row=1, col=col)
+        fig.update_yaxes(**value_ticks([y for t in fig.data if t.xaxis == ("x" if col == 1 else f"x{col}")
+                                        for y in t.y]),
+                         title_text="ms (log scale; lower is better)" if col == 1 else None, row=1, col=col)
         fig.update_xaxes(title_text="percentile", row=1, col=col)
     fig.update_layout(title=f"{view.label}: {', '.join(t for _, t, _ in families)} as distributions (median "
                             "over the runs of each percentile)",
-                      height=440)
+                      height=440 + 22 * math.ceil(len(view.rows) / 4), margin={"b": 60 + 22 * math.ceil(len(view.rows) / 4)},
+                      legend={"orientation": "h", "y": -0.18, "yanchor": "top", "x": 0})
     return fig
 
 
+FACET_COLUMNS = 3
+
+
 def over_time_chart(view: WorkloadView) -> go.Figure | None:
-    """Every slice or run measured in rounds, at its moment: the host's speed moving, and the
-    configurations moving with it (log scale)."""
-    obs = [(r, r.observations) for r in view.rows if r.observations]
+    """Every slice or run measured in rounds, at its moment: one small panel per configuration on one shared log
+    axis (the host's speed moving, the configurations moving with it), the baseline faint in each for reference."""
+    obs = [(r, sorted(r.observations, key=lambda o: o.t)) for r in view.rows if r.observations]
     if not obs:
         return None
     t0 = min(o.t for _, os_ in obs for o in os_)
     metric = view.rows[0].primary.metric
-    fig = go.Figure()
-    for i, (r, os_) in enumerate(obs):
-        pts = sorted(os_, key=lambda o: o.t)
+    cols = min(FACET_COLUMNS, len(obs))
+    nrows = math.ceil(len(obs) / cols)
+    fig = make_subplots(rows=nrows, cols=cols, shared_xaxes=True, shared_yaxes=True,
+                        subplot_titles=[r.cell.config.name for r, _ in obs], vertical_spacing=0.25 / nrows,
+                        horizontal_spacing=0.04)
+    base = next((os_ for r, os_ in obs if r.cell.config.name == view.baseline), None)
+    for i, (r, pts) in enumerate(obs):
+        row, col = i // cols + 1, i % cols + 1
+        if base is not None and r.cell.config.name != view.baseline:
+            fig.add_trace(go.Scatter(x=[o.t - t0 for o in base], y=[o.value for o in base], mode="lines",
+                                     line={"color": "#ced4da", "width": 1}, hoverinfo="skip", showlegend=False),
+                          row=row, col=col)
         fig.add_trace(go.Scatter(
             x=[o.t - t0 for o in pts], y=[o.value for o in pts], mode="lines+markers", name=r.cell.config.name,
-            line={"color": PALETTE[i % len(PALETTE)], "width": 1}, marker={"size": 5},
+            line={"color": PALETTE[i % len(PALETTE)], "width": 1}, marker={"size": 4}, showlegend=False,
             hovertext=[f"{r.cell.config.name}, block {o.block}, round {o.round}: {fmt_value(o.value, metric)}"
-                       for o in pts], hoverinfo="text"))
+                       for o in pts], hoverinfo="text"), row=row, col=col)
     how = "slice" if any(r.slice_s for r in view.rows) else "run"
-    fig.update_yaxes(type="log", dtick="D2", title_text=f"{metric.unit} per {how} (log scale; {direction(metric)})")
-    fig.update_xaxes(title_text="seconds since the first measured " + how)
-    fig.update_layout(title=f"{view.label}: every {how} at its moment (the configurations move together "
-                            "with the host)", height=440)
+    fig.update_yaxes(**value_ticks([o.value for _, os_ in obs for o in os_]))
+    fig.update_yaxes(title_text=f"{metric.unit} (log)", col=1)
+    fig.update_xaxes(title_text=f"s since the first {how}", row=nrows)
+    fig.update_annotations(font_size=12)
+    fig.update_layout(title=f"{view.label}: every {how} at its moment, one panel per configuration ({direction(metric)}; "
+                            f"grey: {view.baseline})", height=160 + 170 * nrows, showlegend=False)
     return fig
 
 
@@ -319,7 +375,8 @@ def device_chart(record: RunRecord, view: WorkloadView) -> go.Figure | None:
                           row=3, col=1)
     if not drawn:
         return None
-    fig.update_yaxes(type="log", dtick="D2", row=1, col=1)
+    fig.update_yaxes(**value_ticks([y for t in fig.data if t.yaxis in (None, "y") for y in (t.y or ())]), row=1,
+                     col=1)
     fig.update_yaxes(tickformat=".0%", row=2, col=1)
     fig.update_yaxes(tickformat=".0%", row=3, col=1)
     fig.update_xaxes(title_text="seconds into the measured run (the run nearest the median)", row=3, col=1)

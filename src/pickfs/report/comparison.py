@@ -12,7 +12,7 @@ from rich.text import Text
 
 from pickfs.model import RunRecord
 from pickfs.report.envdiff import diff as env_diff
-from pickfs.report.text import fmt_with_unit
+from pickfs.report.text import fmt_p, fmt_with_unit
 from pickfs.report.views import Row, build_views
 from pickfs.stats.compare import Comparison, compare
 
@@ -141,7 +141,7 @@ def comparison_table(a: RunRecord, b: RunRecord) -> Table:
             ratio, verdict = "-", Text("only in one run" if p.a is None or p.b is None else "too few runs", style="dim")
         else:
             ratio = f"{c.ratio:.2f} [{c.ci_low:.2f}-{c.ci_high:.2f}]"
-            verdict = (Text(f"different, p={c.p:.3f}", style="bold") if c.p < 0.05
+            verdict = (Text(f"different, {fmt_p(c.p)}", style="bold") if c.p < 0.05
                        else Text(f"no significant difference (p={c.p:.2f})", style="dim"))
         if p.differences:
             verdict.append(f" (settings differ: {'; '.join(p.differences)})", style="yellow")

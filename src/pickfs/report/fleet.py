@@ -24,7 +24,7 @@ from rich.text import Text
 
 from pickfs.model import MetricDef, RunRecord
 from pickfs.report.envdiff import Difference, diff
-from pickfs.report.text import fmt_value
+from pickfs.report.text import fmt_p, fmt_value
 from pickfs.report.views import build_views
 from pickfs.stats.compare import ALPHA, Comparison, compare, holm
 
@@ -165,7 +165,7 @@ def difference_lines(view: FleetView, w: WorkloadFleetView) -> list[str]:
         cause = view.storage_diffs(d.host_a, d.host_b)
         why = f"; storage differs first in {cause[0].key} {cause[0].a} -> {cause[0].b}" if cause else ""
         out.append(f"{d.config}: {d.host_b} is x{c.ratio:.2f} [{c.ci_low:.2f}-{c.ci_high:.2f}] of {d.host_a} "
-                   f"(p={d.p_adjusted:.3f}, Holm){why}")
+                   f"({fmt_p(d.p_adjusted)}, Holm){why}")
     if not out:
         tested = len(w.differences)
         out.append(f"no host differs significantly from another on any configuration ({tested} comparison(s))"

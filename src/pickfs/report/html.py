@@ -20,36 +20,32 @@ from pickfs.report.charts import (
     safety_chart,
 )
 from pickfs.report.crash_text import crash_details, crash_statements
-from pickfs.report.recommend import recommend, recommended
 from pickfs.report.scaling import scaling_html
+from pickfs.report.table import CONFIGURATION, VERDICT, ResultTable, build_table
 from pickfs.report.text import (
     CRASH_COLUMNS,
-    INTERVAL_HEAD,
     breakdown_cells,
     crash_cells,
     crash_model,
-    direction,
-    fmt_value,
-    interval,
+    fmt_bytes,
     method_lines,
-    sanitized,
-    status_detail,
+    scored,
     values_text,
-    verdict,
 )
 from pickfs.report.views import ONE_AT_A_TIME, WorkloadView, build_views, risk_legend
 
 _CONFIG = {"displaylogo": False, "responsive": True}
 INLINE = "inline"
+PLOTLY_FILE = "plotly.min.js"  # plotly.js as one file beside the pages that load it
 
 _STYLE = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2rem auto;max-width:1200px;color:#212529;
 padding:0 1rem}h1{font-size:1.6rem}h2{margin-top:2.5rem;border-bottom:1px solid #dee2e6}table{border-collapse:collapse;
 margin:1rem 0;font-size:.9rem}th,td{padding:.3rem .6rem;border-bottom:1px solid #e9ecef;text-align:left;vertical-align:top}
-td.num{text-align:right;font-variant-numeric:tabular-nums}.risk{color:#e8590c}.dim{color:#868e96}.good{color:#2b8a3e}
+td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}.risk{color:#e8590c}.dim{color:#868e96}.good{color:#2b8a3e}
 .bad{color:#c92a2a}.rec{background:#f1f3f5;padding:.8rem 1rem;border-left:4px solid #2b8a3e}
 .why{font-family:ui-monospace,monospace;font-size:.85rem;white-space:pre-wrap;background:#f8f9fa;padding:.6rem}
-.chart{margin:.5rem 0}.nowrap{white-space:nowrap}
+.chart{margin:.5rem 0}.nowrap{white-space:nowrap}.machine{font-size:.95rem}
 """
 
 _PROBE = """
@@ -89,6 +85,40 @@ window.addEventListener('load', function () {
       overlaps[kind] = found;
     });
     document.body.setAttribute('data-overlaps', JSON.stringify(overlaps));
+    // per chart: each axis's tick labels in axis order, legends that overflow, error bars outside the plot
+    var charts_found = [];
+    document.querySelectorAll('.chart[data-chart]').forEach(function (div) {
+      var found = {kind: div.getAttribute('data-chart'), axes: [], legend_overflow: false, bars_outside: 0};
+      div.querySelectorAll('.xaxislayer-above, .yaxislayer-above').forEach(function (layer) {
+        var isx = layer.classList.contains('xaxislayer-above');
+        var ticks = Array.prototype.map.call(layer.querySelectorAll('text'), function (t) {
+          var r = t.getBoundingClientRect();
+          return [isx ? r.left + r.width / 2 : -(r.top + r.height / 2), t.textContent.trim()];
+        }).filter(function (t) { return t[1] !== ''; });
+        ticks.sort(function (a, b) { return a[0] - b[0]; });
+        found.axes.push({x: isx, labels: ticks.map(function (t) { return t[1]; })});
+      });
+      var svg = div.querySelector('.main-svg');
+      var legend = div.querySelector('.legend');
+      if (svg && legend) {
+        var s = svg.getBoundingClientRect(), l = legend.getBoundingClientRect();
+        var bar = legend.querySelector('.scrollbar');
+        var scrolls = bar && bar.getBoundingClientRect().height > 0;
+        found.legend_overflow = scrolls || l.left < s.left - 1 || l.right > s.right + 1 || l.top < s.top - 1
+          || l.bottom > s.bottom + 1;
+      }
+      var plot = div.querySelector('.nsewdrag');
+      if (plot) {
+        var p = plot.getBoundingClientRect();
+        div.querySelectorAll('g.errorbar path').forEach(function (e) {
+          var b = e.getBoundingClientRect();
+          if (b.width === 0 && b.height === 0) { return; }
+          if (b.left < p.left - 1 || b.right > p.right + 1) { found.bars_outside += 1; }
+        });
+      }
+      charts_found.push(found);
+    });
+    document.body.setAttribute('data-chart-facts', JSON.stringify(charts_found));
     var rec = document.querySelector('.rec');
     if (rec) { document.body.setAttribute('data-rec-bottom', String(Math.round(rec.getBoundingClientRect().bottom))); }
     document.body.setAttribute('data-window-height', String(window.innerHeight));
@@ -101,7 +131,37 @@ def _e(text: Any) -> str:
     return html.escape(str(text))
 
 
+SIGNIFICANT = 4  # digits kept of every figure drawn: enough for a chart, a fraction of the page
+
+
+def _rounded(values: Any) -> Any:
+    if values is None or isinstance(values, str):
+        return values
+    try:
+        items = list(values)
+    except TypeError:
+        return values
+    if not items or not all(isinstance(v, float) for v in items):
+        return values
+    return [float(f"{v:.{SIGNIFICANT}g}") for v in items]
+
+
+def round_data(fig: go.Figure) -> go.Figure:
+    """Every trace's coordinates and error bars to SIGNIFICANT digits (a chart shows no more)."""
+    for trace in fig.data:
+        for attr in ("x", "y"):
+            if hasattr(trace, attr):
+                trace[attr] = _rounded(trace[attr])
+        for bar in ("error_x", "error_y"):
+            err = getattr(trace, bar, None)
+            if err is not None and err.array is not None:
+                err.array = _rounded(err.array)
+                err.arrayminus = _rounded(err.arrayminus)
+    return fig
+
+
 def _fig_html(fig: go.Figure, kind: str) -> str:
+    round_data(fig)
     fig.update_layout(template="plotly_white")
     fig.update_layout(margin={"r": 20, "t": fig.layout.margin.t or 60, "b": 80,
                               "l": fig.layout.margin.l or 60})
@@ -116,7 +176,7 @@ def _breakdown_table(view: WorkloadView) -> str:
     head = "<tr><th></th>" + "".join(f"<th>{_e(c)}</th>" for c in configs) + "</tr>"
     body = "".join("<tr><td>" + _e(label) + "</td>" + "".join(f"<td class=num>{_e(c)}</td>" for c in cells) + "</tr>"
                    for label, cells in rows)
-    note = f" ((n): {_e(view.baseline)} = 100)" if view.baseline else ""
+    note = f" ((n): {_e(view.baseline)} = 100)" if view.baseline and scored(rows) else ""
     return f"<p class=dim>Medians per configuration{note}</p><table>{head}{body}</table>"
 
 
@@ -146,28 +206,49 @@ def _values_table(view: WorkloadView) -> str:
             f"({unit}, in the order measured)</summary><table>{body}</table></details>")
 
 
-def _summary_table(view: WorkloadView) -> str:
-    metric = view.rows[0].primary.metric if view.rows else None
-    chosen = recommended(view)
-    unit = f"{metric.unit}, {direction(metric)}" if metric else ""
-    head = (f"<tr><th>configuration</th><th>median ({_e(unit)})</th><th>{_e(INTERVAL_HEAD)}</th>"
-            f"<th>sanitized mean</th><th>vs {_e(view.baseline or 'baseline')}</th><th>against the baseline ({_e(view.adjustment)})</th>"
-            f"<th>{'slices' if any(r.slice_s for r in view.rows) else 'runs'}</th><th>notes</th></tr>")
+def _summary_table(table: ResultTable) -> str:
+    """The table model: the same columns under the same names as every other format, its notes under it."""
+    head = "<tr>" + "".join(f"<th>{_e(c.head)}</th>" for c in table.columns) + "</tr>"
     body = []
-    for r in view.rows:
-        s = r.primary.summary
-        text, tone = verdict(r, view.baseline)
-        cls = {"neutral": "dim", "good": "good", "bad": "bad"}[tone]
-        flags = "".join(f'<span class="risk">⚠ {_e(f)}</span> ' for f in r.flags)
-        notes = flags + _e("; ".join(r.notes)) if r.status == "ok" else f"<b>{_e(r.status)}</b>: {_e(status_detail(r))}"
-        name = _e(r.cell.config.name)
-        if r.cell.config.name == chosen:
-            name = f"<b>★ {name}</b>"
-        body.append(f"<tr><td>{name}</td><td class=num>{fmt_value(s.median if s else None, r.primary.metric)}</td>"
-                    f"<td class=num>{_e(interval(r))}</td><td class=num>{_e(sanitized(r))}</td>"
-                    f"<td class=num>{'-' if r.relative is None else f'{r.relative:.1f}'}</td>"
-                    f"<td class={cls}>{_e(text)}</td><td class=num>{s.n if s else 0}</td><td>{notes}</td></tr>")
-    return f"<table>{head}{''.join(body)}</table>"
+    for r in table.rows:
+        cells = []
+        for c in table.columns:
+            text = _e(r.cells.get(c.key, ""))
+            if c.key == CONFIGURATION:
+                text += "".join(f' <span class="risk">⚠ {_e(f)}</span>' for f in r.flags)
+                text = f"<b>★ {text}</b>" if r.recommended else text
+                cells.append(f"<td class=nowrap>{text}</td>")
+            elif c.key == VERDICT:
+                tone = {"neutral": "dim", "good": "good", "bad": "bad"}[r.tone]
+                cells.append(f'<td class="{tone} nowrap">{text}</td>')
+            else:
+                cells.append(f"<td{' class=num' if c.numeric else ''}>{text}</td>")
+        body.append("<tr>" + "".join(cells) + "</tr>")
+    notes = ("<ol class=dim>" + "".join(f"<li>{_e(n.text)}</li>" for n in table.notes) + "</ol>") if table.notes else ""
+    return f"<p class=dim>{_e(table.caption)}</p><table>{head}{''.join(body)}</table>{notes}"
+
+
+def machine(record: RunRecord) -> str:
+    """The machine in a few words, from what the run stored: hostname, CPU, disk model."""
+    host = record.host
+    fp = host.get("fingerprint", {}) or {}
+    cpu = host.get("cpu_model") or fp.get("host.cpu_model")
+    cpus = host.get("cpus") or fp.get("host.cpus")
+    disks = [str(v) for k, v in sorted(fp.items()) if k.startswith("device.") and k.endswith(".model") and v]
+    kinds = [f"{fp.get(k.replace('.name', '.kind'), 'device')} {v}" for k, v in sorted(fp.items())
+             if k.startswith("device.") and k.endswith(".name")]
+    parts = [str(host.get("hostname", "?"))]
+    if cpu:
+        parts.append(f"{cpu}" + (f" ({cpus} CPUs)" if cpus else ""))
+    if host.get("memory_bytes"):
+        parts.append(f"{fmt_bytes(float(host['memory_bytes']))} memory")
+    disk = ", ".join(disks) or ", ".join(kinds)
+    if disk:
+        parts.append(f"disk: {disk}" + ("" if disks else " (model not reported)"))
+    if fp.get("mount.fstype"):
+        parts.append(f"images on {fp['mount.fstype']}")
+    parts.append(f"{host.get('os', '?')}, kernel {host.get('kernel', '?')}")
+    return "; ".join(parts)
 
 
 def _settings_table(record: RunRecord) -> str:
@@ -202,7 +283,7 @@ def charts_for(record: RunRecord, view: WorkloadView) -> list[tuple[str, go.Figu
 
 def _answer(views: list[WorkloadView]) -> str:
     """The recommendations of every workload, first on the page."""
-    items = "".join(f"<li>{_e(' '.join(recommend(v)))}</li>" for v in views if v.measured)
+    items = "".join(f"<li>{_e(build_table(v).answer.text)}</li>" for v in views if v.measured)
     return f'<div class="rec"><b>The answer</b><ul>{items}</ul></div>' if items else ""
 
 
@@ -218,8 +299,8 @@ def render_html(record: RunRecord, plotly: str | None = INLINE) -> str:
         how = (f"{method.get('runs')} measured runs per configuration after {method.get('warmup')} warm-up, each on "
                "a freshly made filesystem")
     parts = [f"<h1>pickfs run {_e(record.id)}</h1>",
-             (f"<p class=dim>{_e(time.strftime('%Y-%m-%d %H:%M', time.localtime(record.created)))}, "
-              f"{_e(record.host.get('hostname', '?'))}, status {_e(record.status)}; {_e(how)}.</p>"),
+             (f"<p class=dim>{_e(time.strftime('%Y-%m-%d %H:%M', time.localtime(record.created)))}, status "
+              f"{_e(record.status)}; {_e(how)}.</p><p class=machine>Machine: {_e(machine(record))}</p>"),
              _answer(views)]
     for w in record.plan.get("warnings", []):
         parts.append(f'<p class="risk">warning: {_e(w)}</p>')
@@ -231,7 +312,7 @@ def render_html(record: RunRecord, plotly: str | None = INLINE) -> str:
             parts.append(_fig_html(charts.pop(0)[1], "forest"))
         if view.measured:
             parts.append("".join(f"<p class=dim>{_e(line)}</p>" for line in method_lines(view)))
-            parts.append(_summary_table(view))
+            parts.append(_summary_table(build_table(view)))
             parts.append(_values_table(view))
         parts.append(_breakdown_table(view))
         parts.append(_crash_table(view))

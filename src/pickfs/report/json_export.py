@@ -8,6 +8,7 @@ from typing import Any
 
 from pickfs.model import RunRecord
 from pickfs.report.recommend import recommend, recommended
+from pickfs.report.table import build_table, numbers
 from pickfs.report.text import verdict
 from pickfs.report.views import WorkloadView, build_views, summary_dict
 from pickfs.stats.summary import log_interval
@@ -16,10 +17,32 @@ SCHEMA = "pickfs.run/1"
 DF_KEYS = ("size of the filesystem", "free with the data in place")
 
 
+def table_dict(view: WorkloadView) -> dict[str, Any]:
+    """The table model as every other format shows it (same columns, same names), with the figures behind each
+    row and the answer: its text, the configuration named, the reason, and whether the run decided."""
+    table = build_table(view)
+    rows = {r.cell.config.name: r for r in view.rows}
+    return {
+        "workload": table.workload,
+        "caption": table.caption,
+        "baseline": table.baseline,
+        "counted": table.counted,
+        "columns": [{"key": c.key, "heading": c.head} for c in table.columns],
+        "rows": [{"configuration": r.config, "status": r.status, "recommended": r.recommended, "unsafe": r.unsafe,
+                  "flags": list(r.flags), "cells": {c.key: r.cells.get(c.key, "") for c in table.columns},
+                  "notes": list(r.notes), "figures": numbers(rows[r.config], view)} for r in table.rows],
+        "notes": [{"number": n.number, "text": n.text, "configurations": list(n.configs)} for n in table.notes],
+        "answer": {"text": table.answer.text, "sentences": list(table.answer.sentences),
+                   "configuration": table.answer.choice, "reason": table.answer.reason,
+                   "decided": table.answer.decided},
+    }
+
+
 def run_to_dict(record: RunRecord) -> dict[str, Any]:
     cells = []
     answers = []
-    for view in build_views(record):
+    views = build_views(record)
+    for view in views:
         chosen = recommended(view)
         if view.measured:
             answers.append(answer_dict(view))
@@ -80,6 +103,8 @@ def run_to_dict(record: RunRecord) -> dict[str, Any]:
         "notes": list(record.notes),
         "answers": answers,
         "cells": cells,
+        # one per workload measured: the table every format shows, and the answer
+        "tables": [table_dict(v) for v in views if v.measured],
     }
 
 

@@ -8,21 +8,15 @@ import time
 
 from pickfs.model import RunRecord
 from pickfs.report.crash_text import crash_details, crash_statements
-from pickfs.report.recommend import recommend, recommended
+from pickfs.report.table import CONFIGURATION, ResultTable, build_table
 from pickfs.report.text import (
     CRASH_COLUMNS,
-    INTERVAL_HEAD,
     breakdown_cells,
     crash_cells,
     crash_model,
-    direction,
-    fmt_value,
-    interval,
     method_lines,
-    sanitized,
-    status_detail,
+    scored,
     values_text,
-    verdict,
 )
 from pickfs.report.views import build_views, risk_legend
 
@@ -49,6 +43,28 @@ def _cell(text: str) -> str:
     return md_text(text)
 
 
+def results_table(table: ResultTable) -> list[str]:
+    """The table model as a Markdown table, its notes numbered under it."""
+    lines = [md_text(table.caption) + ".", "",
+             "| " + " | ".join(md_text(c.head) for c in table.columns) + " |",
+             "|" + "".join("---:|" if c.numeric else "---|" for c in table.columns)]
+    for r in table.rows:
+        cells = []
+        for c in table.columns:
+            text = md_text(r.cells.get(c.key, ""))
+            if c.key == CONFIGURATION:
+                text += " ⚠" if r.unsafe else ""
+                text = f"**★ {text}**" if r.recommended else text
+            cells.append(text)
+        lines.append("| " + " | ".join(cells) + " |")
+    if table.notes:
+        lines += ["", "Notes:", ""] + [f"{n.number}. {md_text(n.text)}" for n in table.notes]
+    flagged = [r for r in table.rows if r.flags]
+    if flagged:
+        lines += ["", "⚠ " + "; ".join(f"{md_text(r.config)}: {md_text(', '.join(r.flags))}" for r in flagged)]
+    return lines
+
+
 def render_markdown(record: RunRecord) -> str:
     views = build_views(record)
     host = record.host
@@ -62,22 +78,9 @@ def render_markdown(record: RunRecord) -> str:
         settings = ", ".join(f"{k}={v}" for k, v in sorted(view.settings.items()))
         lines += [f"## {md_text(view.label)}", "", md_code(settings), ""]
         if view.measured:
-            base = md_text(view.baseline or "baseline")
-            better = direction(metric) if metric else ""
-            lines += [(f"| configuration | median {md_text(unit)} ({better}) | {INTERVAL_HEAD} | "
-                       f"sanitized mean | vs {base} | against the baseline ({view.adjustment}) | runs | notes |"),
-                      "|---|---:|---:|---:|---:|---|---:|---|"]
-        chosen = recommended(view) if view.measured else None
-        for r in view.rows if view.measured else ():
-            s = r.primary.summary
-            sig = verdict(r, view.baseline)[0]
-            notes = "; ".join([f"⚠ {f}" for f in r.flags] + list(r.notes)) if r.status == "ok" else \
-                f"{r.status}: {status_detail(r)}"
-            rel = "-" if r.relative is None else f"{r.relative:.1f}"
-            name = _cell(r.cell.config.name)
-            name = f"**★ {name}**" if r.cell.config.name == chosen else name
-            lines.append(f"| {name} | {fmt_value(s.median if s else None, r.primary.metric)} "
-                         f"| {interval(r)} | {sanitized(r)} | {rel} | {_cell(sig)} | {s.n if s else 0} | {_cell(notes)} |")
+            table = build_table(view)
+            lines += ["**Recommendation.** " + md_text(table.answer.text), ""]
+            lines += results_table(table)
         measured_rows = [r for r in view.rows if r.primary.values] if view.measured else []
         if measured_rows:
             what = "slice" if any(r.slice_s for r in measured_rows) else "run"
@@ -85,7 +88,7 @@ def render_markdown(record: RunRecord) -> str:
             lines += [f"- {_cell(r.cell.config.name)}: {md_text(values_text(r))}" for r in measured_rows]
         configs, details = breakdown_cells(view)
         if details and configs:
-            note = f" ((n): {md_text(view.baseline)} = 100)" if view.baseline else ""
+            note = f" ((n): {md_text(view.baseline)} = 100)" if view.baseline and scored(details) else ""
             lines += ["", f"Medians per configuration{note}:", "",
                       "| | " + " | ".join(_cell(c) for c in configs) + " |", "|---|" + "---:|" * len(configs)]
             lines += [f"| {_cell(label)} | " + " | ".join(_cell(c) for c in cells) + " |" for label, cells in details]
@@ -103,7 +106,6 @@ def render_markdown(record: RunRecord) -> str:
                 lines += [""] + [f"- {md_text(x)}" for x in losing]
         if view.measured:
             lines += ["", *(f"- {md_text(line)}" for line in method_lines(view))]
-            lines += ["", "**Recommendation.** " + md_text(" ".join(recommend(view)))]
         lines += [""]
     legend = risk_legend(views)
     if legend:

@@ -18,12 +18,11 @@ from plotly.offline import get_plotlyjs
 from pickfs.model import RunRecord
 from pickfs.report.charts import PALETTE, ROW_PX, _log_axis, speeds
 from pickfs.report.comparison import pair_runs
-from pickfs.report.html import _CONFIG, page, render_html
+from pickfs.report.html import _CONFIG, PLOTLY_FILE, page, render_html
 from pickfs.report.recommend import recommend
-from pickfs.report.text import fmt_value, pct
+from pickfs.report.table import build_table, terse
+from pickfs.report.text import fmt_p, fmt_value, pct
 from pickfs.report.views import build_views
-
-PLOTLY_FILE = "plotly.min.js"
 
 
 def _e(text: Any) -> str:
@@ -127,12 +126,18 @@ def comparison_page(runs: Sequence[RunRecord]) -> str:
             else:
                 higher = p.a.primary.metric.higher_is_better if p.a else True  # compared: both are there
                 s = c.ratio if higher else 1 / c.ratio
-                what = f"{pct(s)} in B" + (f", p={c.p:.3f}" if c.p < 0.05 else f" (not significant, p={c.p:.2f})")
+                what = f"{pct(s)} in B" + (f", {fmt_p(c.p)}" if c.p < 0.05 else f" (not significant, p={c.p:.2f})")
             rows.append(f"<tr><td>{_e(p.workload)}</td><td>{_e(p.config)}</td><td class=num>{_e(med(p.a))}</td>"
                         f"<td class=num>{_e(med(p.b))}</td><td>{_e(what)}</td></tr>")
         parts.append(f"<h2>{_e(b.id)} against {_e(a.id)}</h2><table><tr><th>workload</th><th>configuration</th>"
                      f"<th>A median</th><th>B median</th><th>B against A</th></tr>{''.join(rows)}</table>")
     return page(f"pickfs: {plan_words(first.plan)}", "\n".join(parts), plotly=PLOTLY_FILE)
+
+
+def answers(record: RunRecord) -> str:
+    """Each workload's answer in a few words, as HTML: 'sqlite-tpcb: ext4'."""
+    lines = [terse(build_table(v)) for v in build_views(record) if v.measured]
+    return "<br>".join(_e(x) for x in lines) or "nothing measured"
 
 
 def index_page(records: Sequence[RunRecord], plans: dict[str, list[RunRecord]]) -> str:
@@ -143,8 +148,9 @@ def index_page(records: Sequence[RunRecord], plans: dict[str, list[RunRecord]]) 
         rows.append(f"<tr><td class=nowrap><a href='{_e(run_file(rec))}'>{_e(rec.id)}</a></td>"
                     f"<td class=nowrap>{_when(rec.created)}</td>"
                     f"<td>{_e(rec.host.get('hostname', '?'))}</td><td>{_e(rec.status)}</td>"
-                    f"<td>{_e(plan_words(rec.plan))}{compared}</td></tr>")
-    body = ("<h1>pickfs runs</h1><table><tr><th>run</th><th>date</th><th>host</th><th>status</th><th>plan</th></tr>"
+                    f"<td>{_e(plan_words(rec.plan))}{compared}</td><td class=answer>{answers(rec)}</td></tr>")
+    body = ("<h1>pickfs runs</h1><table><tr><th>run</th><th>date</th><th>host</th><th>status</th><th>plan</th>"
+            "<th>answer</th></tr>"
             + "".join(rows) + "</table>")
     return page("pickfs runs", body, plotly=None)
 

@@ -4,112 +4,173 @@ from __future__ import annotations
 
 import time
 
-from rich.console import Group
+from rich import box
+from rich.console import Console, ConsoleOptions, Group, RenderResult
 from rich.table import Table
 from rich.text import Text
 
-from pickfs.model import MetricDef, RunRecord
+from pickfs.model import RunRecord
 from pickfs.report.crash_text import crash_details, crash_statements
-from pickfs.report.recommend import recommend, recommended
+from pickfs.report.recommend import recommended
 from pickfs.report.scaling import scaling_text
+from pickfs.report.table import (
+    CONFIGURATION,
+    MEDIAN,
+    NOTES,
+    VERDICT,
+    Column,
+    ResultTable,
+    TableRow,
+    breakdown_transposed,
+    build_table,
+    terse,
+)
 from pickfs.report.text import (
     CRASH_COLUMNS,
-    INTERVAL_HEAD,
     breakdown_cells,
     crash_cells,
-    direction,
-    fmt_seconds,
-    fmt_value,
-    interval,
     method_lines,
-    sanitized,
-    status_detail,
+    scored,
     values_text,
-    verdict,
 )
-from pickfs.report.views import Row, WorkloadView, build_views, risk_legend
+from pickfs.report.views import WorkloadView, build_views, risk_legend
 
-P99_METRICS = ("lat_p99", "sync_p99", "write_p99")
-
-
-def _p99(row: Row) -> str:
-    for name in P99_METRICS:
-        mv = row.metric(name)
-        if mv is not None and mv.summary is not None:
-            return fmt_seconds(mv.summary.median)
-    return "-"
+TONES = {"neutral": "dim", "good": "green", "bad": "red"}
+GAP = 2  # columns between two columns of a table
 
 
-def _notes(row: Row) -> Text:
-    text = Text()
-    if row.status != "ok":
-        text.append(row.status, style="bold red")
-        text.append(": " + status_detail(row))
-        return text
-    if row.flags:
-        text.append("⚠ " + ", ".join(row.flags), style="yellow")
-    if row.notes:
-        if text:
-            text.append("; ")
-        text.append("; ".join(row.notes), style="dim")
+def _name(row: TableRow) -> Text:
+    """A configuration's name, whole: ★ when recommended, ⚠ when a setting trades safety for speed."""
+    text = Text(("★ " if row.recommended else "") + row.config, style="bold" if row.recommended else "")
+    if row.unsafe:
+        text.append(" ⚠", style="yellow")
     return text
 
 
-TONES = {"neutral": "dim", "good": "green", "bad": "red"}
+def _width(table: ResultTable, col: Column) -> int:
+    if col.key == CONFIGURATION:
+        cells = [_name(r).cell_len for r in table.rows]
+    else:
+        cells = [len(r.cells.get(col.key, "")) for r in table.rows]
+    return max([len(col.head), *cells])
 
 
-def workload_table(view: WorkloadView) -> Table:
-    metric = view.rows[0].primary.metric if view.rows else MetricDef("value", "", True)
-    settings = ", ".join(f"{k}={v}" for k, v in sorted(view.settings.items()))
-    title = f"{view.label} ({settings})" if settings else view.label
-    table = Table(title=title, title_justify="left", show_lines=False)
-    table.add_column("configuration")
-    table.add_column(f"median {metric.unit} ({direction(metric)})", justify="right")
-    table.add_column(INTERVAL_HEAD, justify="right")
-    table.add_column("sanitized mean", justify="right")
-    table.add_column(f"vs {view.baseline or 'baseline'}", justify="right")
-    table.add_column(f"against the baseline ({view.adjustment})")
-    table.add_column("p99 latency", justify="right")
-    table.add_column("slices" if any(r.slice_s for r in view.rows) else "runs", justify="right")
-    table.add_column("notes", overflow="fold")
-    chosen = recommended(view)
-    for row in view.rows:
-        s = row.primary.summary
-        mark = "★ " if row.cell.config.name == chosen else ""
-        name = Text(mark + row.cell.config.name, style="bold" if mark else "")
-        rel = "-" if row.relative is None else f"{row.relative:.1f}"
-        text, tone = verdict(row, view.baseline)
-        table.add_row(name, fmt_value(s.median if s else None, metric), interval(row), sanitized(row), rel,
-                      Text(text, style=TONES[tone]), _p99(row), str(s.n if s else 0), _notes(row))
-    return table
+def fitting_columns(table: ResultTable, width: int) -> list[Column]:
+    """The columns that fit in `width`, the wide ones dropped first (the last first); the details (other central
+    values) are for --explain's own table."""
+    cols = [c for c in table.columns if not c.detail and (c.key != NOTES or table.notes)]
+
+    def total(cs: list[Column]) -> int:
+        return sum(_width(table, c) for c in cs) + GAP * (len(cs) - 1)
+    for drop in [c for c in reversed(cols) if c.wide]:
+        if total(cols) <= width:
+            break
+        cols.remove(drop)
+    return cols
+
+
+class FittedTable:
+    """The results table drawn for the width it is given (a Rich renderable: the console says the width)."""
+
+    def __init__(self, table: ResultTable) -> None:
+        self.table = table
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        t = self.table
+        out = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, padding=(0, GAP // 2), title=t.caption,
+                    title_justify="left", title_style="bold")
+        cols = fitting_columns(t, options.max_width)
+        for c in cols:
+            out.add_column(c.head, justify="right" if c.numeric else "left", min_width=_width(t, c)
+                           if c.key != VERDICT else None, no_wrap=c.key != VERDICT, overflow="fold")
+        for r in t.rows:
+            cells: list[Text | str] = []
+            for c in cols:
+                if c.key == CONFIGURATION:
+                    cells.append(_name(r))
+                elif c.key == VERDICT:
+                    cells.append(Text(r.cells[c.key], style=TONES[r.tone]))
+                else:
+                    cells.append(r.cells.get(c.key, ""))
+            out.add_row(*cells)
+        yield out
+
+
+def central_values(table: ResultTable) -> Table:
+    """--explain: every central value beside the median (the geometric mean with its interval, the sanitized mean)."""
+    out = Table(title=f"{table.workload}: central values ({table.unit})", title_justify="left", box=box.SIMPLE_HEAD,
+                show_edge=False, pad_edge=False)
+    cols = [c for c in table.columns if c.key in (CONFIGURATION, MEDIAN) or c.detail]
+    for c in cols:
+        out.add_column(c.head, justify="right" if c.numeric else "left", no_wrap=c.key == CONFIGURATION)
+    for r in table.rows:
+        out.add_row(*(r.cells.get(c.key, "") for c in cols))
+    return out
+
+
+def notes_block(table: ResultTable, full: bool = False) -> list[Text]:
+    """The table's notes under it, each once and on one line (whole with full=True)."""
+    out = []
+    for n in table.notes:
+        line = Text(f"{n.number:>2} ", style="bold")
+        line.append(n.text, style="dim")
+        if not full:
+            line.no_wrap, line.overflow = True, "ellipsis"
+        out.append(line)
+    return out
 
 
 def breakdown_table(view: WorkloadView) -> Table | None:
+    """The breakdown: a column per configuration when they are few, else a row per configuration (names whole
+    however many there are) and a column per figure."""
     configs, rows = breakdown_cells(view)
     if not rows or not configs:
         return None
-    note = f"; (n) = {view.baseline} is 100" if view.baseline else ""
-    table = Table(title=f"{view.label}: medians per configuration{note}", title_justify="left")
-    table.add_column("")
-    for name in configs:
-        table.add_column(name, justify="right")
+    note = f"; (n): {view.baseline} = 100" if view.baseline and scored(rows) else ""
+    table = Table(title=f"{view.label}: medians per configuration{note}", title_justify="left",
+                  box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
+    transposed = len(configs) > len(rows)
+    if transposed:
+        heads, rows = breakdown_transposed(configs, rows)
+        table.add_column("configuration", no_wrap=True, min_width=max(len(c) for c in configs))
+    else:
+        heads = configs
+        table.add_column("", no_wrap=True, min_width=max(len(label) for label, _ in rows))
+    for head in heads:
+        table.add_column(head, justify="right", no_wrap=not transposed)  # figures' names may wrap, not configs'
+
     for label, cells in rows:
         table.add_row(label, *cells)
     return table
 
 
+class CrashTable:
+    """The crash test: every count in a column where they fit, else each configuration's verdict in words."""
+
+    def __init__(self, view: WorkloadView) -> None:
+        self.view, self.rows = view, crash_cells(view)
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        name_w = max(len(name) for name, _, _ in self.rows)
+        widths = [max(len(col), *(len(cells[i]) for _, cells, _ in self.rows))
+                  for i, col in enumerate(CRASH_COLUMNS[:-1])]
+        full = name_w + sum(widths) + GAP * len(widths) + GAP + 24 <= options.max_width
+        table = Table(title=f"{self.view.label}: crash test (acknowledged commits after a simulated power cut)",
+                      title_justify="left", box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
+        table.add_column("configuration", no_wrap=True, min_width=name_w)
+        if full:
+            for col in CRASH_COLUMNS[:-1]:
+                table.add_column(col, justify="right", no_wrap=True)
+        table.add_column("verdict", ratio=1)
+        crashed = {r.cell.config.name: r.crash for r in self.view.rows if r.crash is not None}
+        for name, cells, lost in self.rows:
+            what = cells[-1] if full or crashed[name] is None else crashed[name].verdict()
+            table.add_row(name, *(cells[:-1] if full else []), Text(what, style="red" if lost else "green"))
+        yield table
+
+
 def crash_table(view: WorkloadView) -> list:
-    rows = crash_cells(view)
-    if not rows:
-        return []
-    table = Table(title=f"{view.label}: crash test (acknowledged commits after a simulated power cut)",
-                  title_justify="left")
-    table.add_column("configuration")
-    for col in CRASH_COLUMNS:
-        table.add_column(col, justify="left" if col == "verdict" else "right")
-    for name, cells, lost in rows:
-        table.add_row(name, *cells[:-1], Text(cells[-1], style="red" if lost else "green"))
-    return [table]
+    return [CrashTable(view)] if crash_cells(view) else []
 
 
 def explanation_block(view: WorkloadView) -> list[Text]:
@@ -148,10 +209,24 @@ def values_lines(view: WorkloadView) -> list[Text]:
     return [head, *(Text(f"  {r.cell.config.name:<{width}}  {values_text(r)}", style="dim") for r in rows)]
 
 
+def answer_lines(tables: list[ResultTable]) -> list[Text]:
+    """Every workload's answer, first: its first sentence in bold, the rest after it."""
+    out = []
+    for t in tables:
+        first, *rest = t.answer.sentences
+        line = Text(first, style="bold")
+        if rest:
+            line.append(" " + " ".join(rest))
+        out.append(line)
+    return out
+
+
 def render_run(record: RunRecord, explain: bool = False) -> Group:
-    """The tables, the method, one line of explanation per configuration that matters, and the
-    recommendation last, where it does not scroll away; explain=True prints every explanation in full."""
+    """The answer first, then per workload its table with the notes under it, the breakdown, the crash test, the
+    method and one line of explanation per configuration that matters; explain=True adds the geometric and
+    sanitized means, every slice's figure, every explanation in full and the notes whole."""
     views = build_views(record)
+    tables = {v.label: build_table(v) for v in views if v.measured}
     parts: list = []
     when = time.strftime("%Y-%m-%d %H:%M", time.localtime(record.created))
     host = record.host
@@ -160,21 +235,28 @@ def render_run(record: RunRecord, explain: bool = False) -> Group:
                       f"images on {host.get('fingerprint', {}).get('mount.fstype', '?')}", style="dim"))
     for w in record.plan.get("warnings", []):
         parts.append(Text(f"warning: {w}", style="yellow"))
+    parts.extend(answer_lines(list(tables.values())))
     for view in views:
-        measured = view.measured
-        if measured:
-            parts.append(workload_table(view))
+        table = tables.get(view.label)
+        parts.append(Text(""))
+        if table is not None:
+            parts.append(FittedTable(table))
+            parts.extend(notes_block(table, full=explain))
+            if explain:
+                parts.append(central_values(table))
             details = breakdown_table(view)
             if details is not None:
-                parts.append(details)
-        parts.extend(crash_table(view))
+                parts += [Text(""), details]
+        crash = crash_table(view)
+        if crash:
+            parts += [Text(""), *crash]
         parts.extend(Text(line, style="dim") for line in crash_details(view))  # crash-fidelity work
-        if measured:
+        if table is not None:
             parts.extend(Text(line, style="dim") for line in method_lines(view))
-            parts.extend(values_lines(view))
+            if explain:
+                parts.extend(values_lines(view))
             parts.extend(explanation_block(view) if explain else explanation_lines(view))
-            parts.append(Text("recommendation: " + " ".join(recommend(view)), style="bold"))
-    parts.extend(Text(block) for block in scaling_text(record).split("\n\n") if block)  # issue 13: report/scaling.py
+    parts.extend(Text(block) for block in scaling_text(record).split("\n\n") if block)  # report/scaling.py
     parts.extend(Text(line, style="dim") for line in crash_statements(views))  # the model in force, what none shows
     legend = risk_legend(views)
     if legend:
@@ -183,3 +265,8 @@ def render_run(record: RunRecord, explain: bool = False) -> Group:
     for note in record.notes:
         parts.append(Text(f"note: {note}", style="dim"))
     return Group(*parts)
+
+
+def terse_lines(record: RunRecord) -> list[str]:
+    """--quiet: one line per workload measured, the configuration the run names, for scripts."""
+    return [terse(build_table(v)) for v in build_views(record) if v.measured]

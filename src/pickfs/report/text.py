@@ -93,17 +93,27 @@ def pct(s: float) -> str:
 
 
 def factor(x: float) -> str:
-    """A speed ratio as a factor: 0.15x, 2.6x, 37x, 120x."""
-    return f"{x:,.0f}x" if x >= 10 else f"{x:.2g}x"
+    """A speed ratio as a factor: 0.15x, 2.62x, 37x, 120x (as the table prints it, so the texts agree)."""
+    return f"{x:,.0f}x" if x >= 10 else f"{x:.2f}x"
 
 
 def speed_words(c: Comparison, higher_is_better: bool) -> str:
     """'16% faster [+9% to +24%]': the estimate and its 95% interval in speed, whatever the metric's direction;
     an interval reaching beyond half or twice the speed as factors of it ('2.0x as fast [1.5x to 2.7x]')."""
     s, lo, hi = speed_interval(c, higher_is_better)
-    if lo < 0.5 or hi >= 2 or s >= 1.5:
-        return f"{pct(s)} [{factor(lo)} to {factor(hi)}]"
+    if as_factors(lo, hi, s):  # the estimate in the interval's unit: never "45% slower [0.44x to 0.68x]"
+        return f"{pct(s) if s >= 1.5 else f'{s:.2f}x as fast'} [{factor(lo)} to {factor(hi)}]"
     return f"{pct(s)} [{lo - 1:+.0%} to {hi - 1:+.0%}]"
+
+
+def as_factors(lo: float, hi: float, s: float) -> bool:
+    """Whether a speed ratio and its interval read better as factors (0.44x, 2.6x) than as percentages."""
+    return lo < 0.5 or hi >= 2 or s >= 1.5
+
+
+def fmt_p(p: float) -> str:
+    """A p-value as 'p=0.012', or 'p<0.001' when it would print as zero."""
+    return "p<0.001" if p < 0.001 else f"p={p:.3f}"
 
 
 def verdict(row: Row, baseline: str | None) -> tuple[str, str]:
@@ -116,7 +126,7 @@ def verdict(row: Row, baseline: str | None) -> tuple[str, str]:
     if not c.significant:
         return f"not significant: {speed_words(c, m.higher_is_better)}", "neutral"
     faster = speed(c.ratio, m.higher_is_better) > 1
-    return f"{speed_words(c, m.higher_is_better)} p={c.p_adjusted:.3f}", "good" if faster else "bad"
+    return f"{speed_words(c, m.higher_is_better)} {fmt_p(c.p_adjusted)}", "good" if faster else "bad"
 
 
 MAX_VALUES_SHOWN = 12
@@ -212,6 +222,11 @@ def breakdown_cells(view: WorkloadView) -> tuple[list[str], list[tuple[str, list
             head = label if label.startswith(("size", "free")) else f"space used {label}"
             out.append((head, [fmt_bytes(r.space[label]) if label in r.space else "-" for r in rows]))
     return [r.cell.config.name for r in rows], out
+
+
+def scored(rows: list[tuple[str, list[str]]]) -> bool:
+    """Does the breakdown hold a score against the baseline, '(n)', to name in its title?"""
+    return any(c.endswith(")") and "(" in c for _, cells in rows for c in cells)
 
 
 CRASH_COLUMNS = ("states", "lost commits in", "most lost", "work lost", "would not mount", "fsck failed",

@@ -1,0 +1,259 @@
+"""The one results table every renderer shows (pure): the same columns, under the same names, with the same
+cells, in the terminal, Markdown, HTML, CSV and JSON; the notes under it, each once; and the answer.
+
+A renderer decides only how to draw the model: which columns fit (the terminal at 80 columns drops the
+`wide` ones first, and shows the `detail` ones only with --explain), never what a column is called or holds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pickfs.model import MetricDef
+from pickfs.report.recommend import choice, recommend, recommended
+from pickfs.report.text import (
+    INTERVAL_HEAD,
+    as_factors,
+    direction,
+    factor,
+    fmt_p,
+    fmt_seconds,
+    fmt_value,
+    interval,
+    sanitized,
+    speed,
+    speed_interval,
+    status_detail,
+)
+from pickfs.report.views import Row, WorkloadView
+from pickfs.stats.summary import log_interval
+
+P99_METRICS = ("lat_p99", "sync_p99", "write_p99")
+
+CONFIGURATION, MEDIAN, VS, VERDICT, P99, COUNT, GEOMEAN, SANITIZED, NOTES = (
+    "configuration", "median", "vs_baseline", "verdict", "p99", "count", "geometric_mean", "sanitized_mean", "notes")
+
+
+@dataclass(frozen=True)
+class Column:
+    key: str  # its name in CSV and JSON
+    head: str  # its heading in the terminal, Markdown and HTML
+    numeric: bool = True
+    wide: bool = False  # the terminal shows it only when there is room for it
+    detail: bool = False  # the terminal shows it only with --explain; the files always
+
+
+@dataclass(frozen=True)
+class Note:
+    number: int
+    text: str
+    configs: tuple[str, ...]  # the configurations it is about, in table order
+
+
+@dataclass(frozen=True)
+class TableRow:
+    config: str
+    status: str  # ok | failed | unavailable | no data
+    cells: dict[str, str]  # column key -> the text shown
+    tone: str = "neutral"  # the verdict's: neutral, good or bad
+    recommended: bool = False
+    unsafe: bool = False
+    flags: tuple[str, ...] = ()  # the settings that trade safety for speed, by name
+    notes: tuple[int, ...] = ()  # numbers of the notes under the table
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What the run says for a workload: its sentences, the configuration named (none when undecided), why."""
+
+    sentences: tuple[str, ...]
+    choice: str | None  # the configuration named, if any
+    reason: str  # why that one among those tied ('' when it leads alone)
+    decided: bool | None = None
+
+    @property
+    def text(self) -> str:
+        return " ".join(self.sentences)
+
+
+@dataclass(frozen=True)
+class ResultTable:
+    workload: str
+    settings: str
+    unit: str
+    direction: str  # higher is better | lower is better
+    baseline: str | None
+    counted: str  # what a measurement is called: "slices" or "runs"
+    columns: tuple[Column, ...]
+    rows: tuple[TableRow, ...]
+    notes: tuple[Note, ...]
+    answer: Answer
+    adjusted: str = "Holm-adjusted verdicts"  # how the comparisons with the baseline allow for being many
+
+    @property
+    def caption(self) -> str:
+        against = f"; each against {self.baseline} ({self.adjusted})" if self.baseline else ""
+        return f"{self.workload}: median {self.unit}, {self.direction}{against}"
+
+
+def p99(row: Row) -> tuple[str, float | None]:
+    """The p99 latency the workload reports (commit, fsync or write), median over the runs."""
+    for name in P99_METRICS:
+        mv = row.metric(name)
+        if mv is not None and mv.summary is not None:
+            return fmt_seconds(mv.summary.median), mv.summary.median
+    return "-", None
+
+
+def factors_in(view: WorkloadView) -> bool:
+    """One unit for every ratio of a table: factors when any of them reads better as one, else percentages."""
+    higher = view.rows[0].primary.metric.higher_is_better if view.rows else True
+    return any(as_factors(*_lo_hi_s(r.comparison, higher)) for r in view.rows
+               if r.comparison is not None and r.cell.config.name != view.baseline)
+
+
+def _lo_hi_s(c, higher: bool) -> tuple[float, float, float]:
+    s, lo, hi = speed_interval(c, higher)
+    return lo, hi, s
+
+
+def _ratio_text(s: float, lo: float, hi: float, factors: bool) -> str:
+    if factors:
+        return f"{factor(s)} [{factor(lo)} to {factor(hi)}]"
+    return f"{s - 1:+.0%} [{lo - 1:+.0%} to {hi - 1:+.0%}]"
+
+
+def vs_baseline(row: Row, view: WorkloadView, factors: bool) -> str:
+    """Speed against the baseline with its 95% interval, in one unit: '+27% [+3% to +58%]' or '2.1x [1.5x to 2.7x]'
+    (a time ratio inverted, so above 1, or +, is always faster)."""
+    if row.cell.config.name == view.baseline:
+        return "baseline"
+    c = row.comparison
+    if c is None:
+        return "-"
+    s, lo, hi = speed_interval(c, row.primary.metric.higher_is_better)
+    return _ratio_text(s, lo, hi, factors)
+
+
+def verdict_cell(row: Row, view: WorkloadView) -> tuple[str, str]:
+    """The verdict on the comparison, as the comparison holds it: 'faster, p<0.001', 'not significant'."""
+    if row.status != "ok":
+        return row.status, "bad"
+    if row.cell.config.name == view.baseline:
+        return "-", "neutral"
+    c = row.comparison
+    if c is None:
+        return "-", "neutral"
+    if not c.significant:
+        excludes = c.ci_low > 1 or c.ci_high < 1  # an unadjusted interval beside a Holm-adjusted verdict
+        return ("not significant after Holm" if excludes else "not significant"), "neutral"
+    faster = speed(c.ratio, row.primary.metric.higher_is_better) > 1
+    return f"{'faster' if faster else 'slower'}, {fmt_p(c.p_adjusted)}", "good" if faster else "bad"
+
+
+def columns_for(view: WorkloadView) -> tuple[Column, ...]:
+    counted = counted_as(view)
+    cols = [Column(CONFIGURATION, "configuration", numeric=False),
+            Column(MEDIAN, "median"),
+            Column(VS, f"vs {view.baseline or 'baseline'} [{'simultaneous ' if view.race else ''}95% interval]"),
+            Column(VERDICT, "verdict", numeric=False)]
+    if any(p99(r)[1] is not None for r in view.rows):
+        cols.append(Column(P99, "p99", wide=True))
+    cols += [Column(COUNT, counted, wide=True),
+             Column(GEOMEAN, INTERVAL_HEAD, detail=True),
+             Column(SANITIZED, "sanitized mean", detail=True),
+             Column(NOTES, "notes", numeric=False)]
+    return tuple(cols)
+
+
+def counted_as(view: WorkloadView) -> str:
+    return "slices" if any(r.slice_s for r in view.rows) else "runs"
+
+
+def row_notes(row: Row) -> list[str]:
+    """A row's notes: why it has no figures, or what disturbed it."""
+    if row.status != "ok":
+        return [f"{row.status}: {status_detail(row)}"]
+    return list(row.notes)
+
+
+def _numbered(view: WorkloadView) -> tuple[list[Note], dict[str, tuple[int, ...]]]:
+    """Every distinct note once, numbered in the order met, with the configurations it is about."""
+    texts: dict[str, list[str]] = {}
+    for r in view.rows:
+        for text in row_notes(r):
+            names = texts.setdefault(text, [])
+            if r.cell.config.name not in names:
+                names.append(r.cell.config.name)
+    notes = [Note(i, text, tuple(names)) for i, (text, names) in enumerate(texts.items(), start=1)]
+    refs = {r.cell.config.name: tuple(n.number for n in notes if r.cell.config.name in n.configs)
+            for r in view.rows}
+    return notes, refs
+
+
+def answer_for(view: WorkloadView) -> Answer:
+    """The recommendation: from the race's decision when the run was raced, else as choice() gives it; `decided`
+    false when the run could not decide (it then names no configuration)."""
+    if view.race is not None:
+        d = view.race.decision
+        sentences = tuple(recommend(view)) if view.measured else ()
+        return Answer(sentences, recommended(view), sentences[0] if sentences else "", d.settled)
+    picked = choice(view) if view.measured else None
+    reason = picked[2] if picked else ""
+    return Answer(tuple(recommend(view)), picked[1].cell.config.name if picked else None, str(reason),
+                  picked is not None)
+
+
+def build_table(view: WorkloadView) -> ResultTable:
+    metric = view.rows[0].primary.metric if view.rows else MetricDef("value", "", True)
+    factors = factors_in(view)
+    notes, refs = _numbered(view)
+    answer = answer_for(view)
+    rows = []
+    for r in view.rows:
+        s = r.primary.summary
+        text, tone = verdict_cell(r, view)
+        cells = {CONFIGURATION: r.cell.config.name, MEDIAN: fmt_value(s.median if s else None, metric),
+                 VS: vs_baseline(r, view, factors), VERDICT: text, P99: p99(r)[0], COUNT: str(s.n if s else 0),
+                 GEOMEAN: interval(r),
+                 SANITIZED: sanitized(r), NOTES: " ".join(str(n) for n in refs[r.cell.config.name])}
+        rows.append(TableRow(r.cell.config.name, r.status, cells, tone, r.cell.config.name == answer.choice,
+                             r.unsafe, r.flags, refs[r.cell.config.name]))
+    settings = ", ".join(f"{k}={v}" for k, v in sorted(view.settings.items()))
+    adjusted = "simultaneous 95% intervals; a verdict exactly when its interval excludes 1" if view.race else \
+        "Holm-adjusted verdicts"
+    return ResultTable(view.label, settings, metric.unit, direction(metric), view.baseline, counted_as(view),
+                       columns_for(view), tuple(rows), tuple(notes), answer, adjusted)
+
+
+def numbers(row: Row, view: WorkloadView) -> dict[str, float | int | bool | None]:
+    """The figures behind a row's cells, for CSV and JSON (SI units, unrounded)."""
+    s = row.primary.summary
+    c = row.comparison
+    out: dict[str, float | int | bool | None] = {"median": s.median if s else None, "count": s.n if s else 0,
+                                                 "sanitized_mean": s.sanitized_mean if s else None,
+                                                 "p99_s": p99(row)[1]}
+    est = log_interval(row.primary.values) if len(row.primary.values) > 1 else None
+    out["geometric_mean"] = est[0] if est else None
+    if c is not None and row.cell.config.name != view.baseline:
+        sp, lo, hi = speed_interval(c, row.primary.metric.higher_is_better)
+        out.update({"speed_vs_baseline": sp, "speed_ci_low": lo, "speed_ci_high": hi, "p": c.p,
+                    "p_adjusted": c.p_adjusted, "significant": c.significant})
+    return out
+
+
+def terse(table: ResultTable) -> str:
+    """One line for scripts: the workload and the configuration the run names (or why none)."""
+    a = table.answer
+    if a.choice is None:
+        return f"{table.workload}: none"
+    state = {None: "", True: "", False: " (undecided)"}[a.decided]
+    return f"{table.workload}: {a.choice}{state}"
+
+
+def breakdown_transposed(configs: list[str], rows: list[tuple[str, list[str]]]) -> tuple[list[str],
+                                                                                        list[tuple[str, list[str]]]]:
+    """The breakdown with a row per configuration (names never cut, however many there are) and a column per
+    figure."""
+    heads = [label for label, _ in rows]
+    return heads, [(name, [cells[i] for _, cells in rows]) for i, name in enumerate(configs)]
