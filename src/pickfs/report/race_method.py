@@ -19,7 +19,7 @@ def race_method_lines(view: WorkloadView) -> list[str]:
     slices = sorted({f"{r.slice_s:g} s" for r in view.rows if r.slice_s})
     out = [f"measured by the race: every configuration built at once on fresh filesystems ({base} in "
            f"{images.get(base, 0)} images{each}), {'/'.join(slices) or 'whole-run'} slices taking turns in "
-           f"random order, {race.rounds} rounds in {race.minutes:.1f} min; the machine's weather read from every "
+           f"random order, {race.rounds} rounds in {race.minutes * 60:.0f} s; the machine's weather read from every "
            f"disk configuration's slices, each configuration's level from its images"]
     for name, rnd, why in race.left:
         out.append(f"left the race after round {rnd + 1}: {name}" + (f" ({why})" if why else ""))

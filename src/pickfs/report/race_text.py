@@ -67,7 +67,8 @@ def decided_sentence(view: WorkloadView) -> str:
                 "power cut; add one with safe settings (such as plain ext4 or xfs) to compare.")
     others = "; ".join(f"{n} {against(view, n, d.answer)}" for n in d.undecided)
     names = ", ".join(d.tied[:-1]) + f" and {d.tied[-1]}"
-    return (f"{view.label}: could not decide between {names} on this machine in {minutes:.0f} min at a "
+    took = f"{minutes:.0f} min" if minutes >= 1 else f"{minutes * 60:.0f} s"
+    return (f"{view.label}: could not decide between {names} on this machine in {took} at a "
             f"{d.margin:.0%} margin (against {d.answer}: {others}); {LONGER}.")
 
 
