@@ -90,5 +90,5 @@ def test_ctrl_c_mid_race_then_resume(workdir):
     assert min(t[2] for t in new) > max(t[2] for t in kept)  # later rounds, on fresh images
     for cell in {c for c, _, _ in new}:
         assert min(b for c, b, _ in new if c == cell) > max((b for c, b, _ in kept if c == cell), default=-1)
-    assert "measured by the race" in r.stdout
+    assert "measured side by side in a race" in r.stdout
     nothing_left(workdir)

@@ -48,7 +48,7 @@ def test_a_decided_race_names_its_answer_and_margin(tmp_path):
     record = store.load(run)
     text = render_text(record)
     assert "use ext4" in text and "5% margin" in text
-    assert "measured by the race" in text and "simultaneous" in text
+    assert "measured side by side in a race" in text and "simultaneous" in text
     doc = json.loads(render_json(record))
     [answer] = doc["answers"]
     assert answer["decided"] is True and answer["answer"] == "ext4" and answer["margin"] == 0.05

@@ -17,7 +17,7 @@ def race_method_lines(view: WorkloadView) -> list[str]:
     each = "" if not others else f", each other in {others[0]}" if len(others) == 1 else \
         f", the others in {others[0]}-{others[-1]}"
     slices = sorted({f"{r.slice_s:g} s" for r in view.rows if r.slice_s})
-    out = [f"measured by the race: every configuration built at once on fresh filesystems ({base} in "
+    out = [f"measured side by side in a race: every configuration built at once on fresh filesystems ({base} in "
            f"{images.get(base, 0)} images{each}), {'/'.join(slices) or 'whole-run'} slices taking turns in "
            f"random order, {race.rounds} rounds in {race.minutes * 60:.0f} s; the machine's weather read from every "
            f"disk configuration's slices, each configuration's level from its images"]

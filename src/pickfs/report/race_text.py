@@ -1,4 +1,4 @@
-"""The answer of a run measured by the race, in plain sentences (pure)."""
+"""The answer of a run measured side by side in a race, in plain sentences (pure)."""
 
 from __future__ import annotations
 

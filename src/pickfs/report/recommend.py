@@ -1,6 +1,6 @@
 """The recommendation (pure).
 
-A run measured by the race (the default) is answered by its decision (stats/decision.py): the answer
+A run measured side by side in a race (the default) is answered by its decision (stats/decision.py): the answer
 when it is settled, else the configurations it could not decide between, in plain words. Runs
 measured before the race are answered as follows.
 
