@@ -14,21 +14,23 @@ On the log scale of the primary figure (throughput, or 1/time),
   of the residuals y_j - a_img(j) of the NEIGHBOURS nearest slices in time (the slice itself left
   out). References (tmpfs, the raw device) do not inform it; tmpfs does not feel it either.
 - The levels and the weather are fitted in turn (backfitting), a fixed number of times.
-- e_i: what is left. Slices whose residual is more than OUTLIER_SLICE robust deviations from 0,
-  and images whose level lies more than OUTLIER_IMAGE robust deviations from the median of their
-  configuration's other images, are flagged (and kept: a report names them, nothing is dropped silently).
+- e_i: what is left. A slice whose residual is more than OUTLIER_SLICE robust deviations from 0
+  (a stall) is flagged and counted as if it were that far (winsorized), in its image's level and
+  in the variance, so that one stall cannot widen every interval; an image whose level lies more
+  than OUTLIER_IMAGE robust deviations from the median of its configuration's other images is
+  flagged. Both are kept: the report names them, nothing is dropped silently.
 
-The variance of a configuration's level has three parts:
-- the spread from one mkfs to the next (sigma_img^2 over its number of images): the images'
-  spread beyond what their slices' noise puts in it, pooled over every disk-backed candidate
-  (with three or four images a configuration's own has two or three degrees of freedom; the
-  mkfs effect is taken as common to all, while each configuration's noise stays its own);
+The variance of a configuration's level has two parts:
+- what one image's level varies by, moderated: the model's variance of an image level (the
+  spread from one mkfs to the next, pooled over every disk-backed candidate beyond what their
+  slices' noise puts in it, plus the configuration's own slices' noise over its slices) with
+  PRIOR_DF degrees of freedom, against its images' own spread with k - 1 (an empirical-Bayes
+  moderated variance, as in a moderated t: with two or three images a configuration's own
+  spread says little, and one odd image widens its interval without making it useless), over
+  its k images;
 - what moved all its images at once in a round beyond the shared weather (a slow-down that hits
-  this configuration more than the others), from the spread of its rounds' means;
-- its own slices' noise within a round.
-When a configuration's images spread significantly more than that says (F test at 5%), and for
-references, its images' own spread over their number stands for the first and the last. With one
-image per configuration (one block) the mkfs part cannot be seen: the report says so.
+  this configuration more than the others), from the spread of its rounds' means.
+With one image per configuration (one block) the mkfs part cannot be seen: the report says so.
 """
 
 from __future__ import annotations
@@ -40,15 +42,13 @@ from collections import defaultdict
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
-from scipy import stats as sps
-
 from pickfs.stats.paired import Obs
 
 NEIGHBOURS = 8  # slices read for the weather at each moment
 ITERATIONS = 6  # of backfitting levels and weather
 OUTLIER_SLICE = 5.0  # robust deviations
 OUTLIER_IMAGE = 4.0  # robust deviations of image levels
-HETERO_P = 0.05
+PRIOR_DF = 4.0  # weight of the model's variance against an image spread's own (see _spread)
 
 
 @dataclass(frozen=True)
@@ -70,7 +70,7 @@ class Spread:
     images: int
     slices: int
     own_sd: float | None  # the spread of its images' levels (log scale), when it has two or more
-    pooled: bool  # the mkfs part from the pooled spread (not its own images')
+    pooled: bool  # moderated towards the model's variance
 
 
 @dataclass(frozen=True)
@@ -130,11 +130,23 @@ def _weather(pts: list[Point], level: dict[tuple[str, int], float], informs: Col
     return [x - centre if p.config in feels else 0.0 for x, p in zip(w, pts)]
 
 
-def _levels(pts: list[Point], w: list[float]) -> dict[tuple[str, int], float]:
+def _levels(pts: list[Point], w: list[float], cap: float = math.inf) -> dict[tuple[str, int], float]:
+    """Each image's level: the mean of its slices less the weather, each slice counted at most `cap`
+    from the image's median (a stall of a tenth of a second cannot drag a level)."""
     acc: dict[tuple[str, int], list[float]] = defaultdict(list)
     for p, x in zip(pts, w):
         acc[(p.config, p.block)].append(p.y - x)
-    return {k: statistics.fmean(v) for k, v in acc.items()}
+    out = {}
+    for k, v in acc.items():
+        mid = statistics.median(v)
+        out[k] = statistics.fmean(min(max(z, mid - cap), mid + cap) for z in v)
+    return out
+
+
+def _scale(pts: list[Point], w: list[float], level: Mapping[tuple[str, int], float], informs: Collection[str]) -> float:
+    """The robust scale of the informers' residuals (1.4826 x their median absolute value)."""
+    resid = [abs(p.y - x - level[(p.config, p.block)]) for p, x in zip(pts, w) if p.config in informs]
+    return 1.4826 * statistics.median(resid) if resid else 0.0
 
 
 @dataclass(frozen=True)
@@ -197,29 +209,32 @@ def _pooled(parts: Mapping[str, _Parts], informs: Collection[str]) -> tuple[floa
     return (max(ss / df, 0.0) if df else 0.0), df
 
 
-def _spread(p: _Parts, slices: int, pool: tuple[float, float], moderate: bool) -> Spread:
-    """A configuration's level and its variance: the pooled mkfs spread over its images, plus what
-    its rounds moved all its images by at once, plus its own slices' noise. When its images spread
-    significantly more than that model says (F test at 5%), or it is a reference, its images' own
-    spread over their number replaces the first and the last."""
+def _spread(p: _Parts, slices: int, pool: tuple[float, float]) -> Spread:
+    """A configuration's level and its variance. What one image's level varies by, as the model says
+    (the pooled mkfs spread plus its own slices' noise over its slices), is moderated with its images'
+    own spread: PRIOR_DF degrees of freedom of the first, k - 1 of the second (an empirical-Bayes
+    moderated variance), over its number of images; plus what its rounds moved all its images by."""
     s_img, d_pool = pool
     k = p.images
     level = statistics.fmean(p.levels)
     sd = statistics.stdev(p.levels) if k >= 2 else None
-    noise_term = p.noise * sum(p.inv_n) / (k * k)
-    expected = s_img + p.noise * statistics.fmean(p.inv_n)
-    own = k >= 2 and (not moderate or d_pool <= 0 or expected <= 0
-                      or (sd or 0.0) ** 2 / expected > float(sps.f.ppf(1 - HETERO_P, k - 1, d_pool)))
-    terms = [(p.shared * p.shared_weight, p.shared_df)]
-    if own:
-        terms.append(((sd or 0.0) ** 2 / k, k - 1.0))
+    model = s_img + p.noise * statistics.fmean(p.inv_n)
+    model_df = _satterthwaite([(s_img, d_pool), (p.noise * statistics.fmean(p.inv_n), p.noise_df)])[1]
+    d0 = min(PRIOR_DF, model_df)
+    if sd is not None:
+        per_image, df_image = (d0 * model + (k - 1) * sd * sd) / (d0 + k - 1), d0 + k - 1
     else:
-        terms += [(s_img / k, d_pool), (noise_term, p.noise_df)]
+        per_image, df_image = model, model_df
+    var, df = _satterthwaite([(per_image / k, df_image), (p.shared * p.shared_weight, p.shared_df)])
+    return Spread(level, var, df, k, slices, sd, True)
+
+
+def _satterthwaite(terms: Sequence[tuple[float, float]]) -> tuple[float, float]:
+    """(sum, degrees of freedom) of variance terms, each (value, df); zero terms left out."""
     terms = [(v, df) for v, df in terms if v > 0]
     var = sum(v for v, _ in terms)
     denom = sum(v * v / df for v, df in terms if df > 0 and math.isfinite(df))
-    df = var * var / denom if denom > 0 else math.inf
-    return Spread(level, var, df, k, slices, sd, not own)
+    return var, (var * var / denom if denom > 0 else math.inf)
 
 
 def fit(series: Mapping[str, Sequence[Obs]], references: Collection[str] = (),
@@ -234,24 +249,26 @@ def fit(series: Mapping[str, Sequence[Obs]], references: Collection[str] = (),
     feels = {n for n in names if n not in in_memory}
     level = _levels(pts, [0.0] * len(pts))
     w = [0.0] * len(pts)
+    cap = math.inf
     for _ in range(ITERATIONS):
         w = _weather(pts, level, informs, feels)
-        level = _levels(pts, w)
+        level = _levels(pts, w, cap)
+        cap = OUTLIER_SLICE * _scale(pts, w, level, informs) or math.inf
+    level = _levels(pts, w, cap)
     counts: dict[tuple[str, int], int] = defaultdict(int)
     for p in pts:
         counts[(p.config, p.block)] += 1
-    resid = [p.y - x - level[(p.config, p.block)] for p, x in zip(pts, w)]
+    raw = [p.y - x - level[(p.config, p.block)] for p, x in zip(pts, w)]
+    resid = [min(max(e, -cap), cap) for e in raw]  # an outlying slice counts as far as the cap (winsorized)
     parts = {}
     for name in sorted(names):
         own_counts = {b: n for (c, b), n in counts.items() if c == name}
         parts[name] = _parts([(p.block, p.round, e) for p, e in zip(pts, resid) if p.config == name],
                              {b: v for (c, b), v in level.items() if c == name}, own_counts)
     pool = _pooled(parts, informs)
-    spreads = {name: _spread(p, int(sum(1 / x for x in p.inv_n)), pool, moderate=name in informs)
-               for name, p in parts.items()}
-    inf_resid = [e for e, p in zip(resid, pts) if p.config in informs]
-    mad = statistics.median(abs(e) for e in inf_resid) * 1.4826 if inf_resid else 0.0
-    odd_slices = tuple((p.config, p.block, p.round, e) for p, e in zip(pts, resid)
+    spreads = {name: _spread(p, int(sum(1 / x for x in p.inv_n)), pool) for name, p in parts.items()}
+    mad = _scale(pts, w, level, informs)
+    odd_slices = tuple((p.config, p.block, p.round, e) for p, e in zip(pts, raw)
                        if mad > 0 and abs(e) > OUTLIER_SLICE * mad)
     return Fit(level, dict(counts), spreads, tuple((p.t, x) for p, x in zip(pts, w) if p.config in feels),
                mad, math.sqrt(pool[0]), odd_slices, _odd_images(level), stalled, pool[1] > 0)
