@@ -258,3 +258,16 @@ def test_the_controller_merges_only_its_fleets_runs_and_a_malformed_host_file_fa
     assert store.run_ids() == {"20260101-000000-aaaa"} and c.hosts["a"].run_id == "20260101-000000-aaaa"
     assert c.hosts["b"].status == "failed" and "could not be merged" in c.hosts["b"].error
     assert "\n" not in c.hosts["b"].error
+
+
+def test_a_local_connection_host_gets_the_systems_python_unless_it_names_one(tmp_path):
+    from pickfs.fleet.inventory import InventoryHost, local_interpreters, local_inventory
+
+    hosts = [InventoryHost("a", {"ansible_host": "10.0.0.2"}),
+             InventoryHost("l", {"ansible_connection": "local"}),
+             InventoryHost("m", {"ansible_connection": "ansible.builtin.local"}),
+             InventoryHost("n", {"ansible_connection": "local", "ansible_python_interpreter": "/opt/py/bin/python3"})]
+    assert local_interpreters(hosts, "/usr/bin/python3") == {"l": "/usr/bin/python3", "m": "/usr/bin/python3"}
+    path = local_inventory(hosts, tmp_path / "local.json")
+    assert path is not None and set(json.loads(path.read_text())["all"]["hosts"]) == {"l", "m"}
+    assert local_inventory(hosts[:1], tmp_path / "none.json") is None and not (tmp_path / "none.json").exists()
