@@ -3,31 +3,144 @@
 #   ./bootstrap.sh run [pickfs run options]   the default job (sqlite-tpcb on every preset)
 #   ./bootstrap.sh test [pytest options]      the test suite
 #   ./bootstrap.sh pickfs ARGS...             any pickfs command
+# Environment: PYTHON=/path/to/python3 makes .venv from that Python (default: Debian's /usr/bin/python3).
 set -euo pipefail
 cd "$(dirname "$0")"
+what=${1:-run}
 
-APT_PACKAGES=(e2fsprogs xfsprogs btrfs-progs util-linux sqlite3 python3-venv postgresql mariadb-server sysbench fio
-              firebird3.0-server-core firebird3.0-server libfbclient2 firebird3.0-utils libfuse3-3 fuse3)
-# The test suite also checks the HTML report in a real browser.
-[ "${1:-run}" = "test" ] && APT_PACKAGES+=(chromium)
-# The fleet tests (issue 16) reach hosts made of network namespaces through real SSH servers.
-[ "${1:-run}" = "test" ] && APT_PACKAGES+=(openssh-server openssh-client iproute2)
+# The Debian packages, in groups: each group is installed only for a job that needs it, and said why.
+PKG_BASE=(e2fsprogs xfsprogs btrfs-progs util-linux sqlite3 python3-venv)
+WHY_BASE="to build and mount the filesystems compared (mkfs, loop devices), for SQLite, and for .venv"
+PKG_SERVERS=(postgresql mariadb-server sysbench fio firebird3.0-server-core firebird3.0-server libfbclient2 firebird3.0-utils)
+WHY_SERVERS="the database servers and load tools of the workloads other than SQLite (pgbench, tpcc: PostgreSQL; sysbench-oltp: MariaDB; firebird-tpcb: Firebird; fio); pickfs starts its own servers on the filesystems under test, so their system services are left stopped and not enabled"
+PKG_CRASH=(libfuse3-3 fuse3)
+WHY_CRASH="for the crash tests' write recorder (a FUSE filesystem)"
+PKG_BROWSER=(chromium)
+WHY_BROWSER="for the test of the HTML report in a real browser"
+PKG_FLEET=(openssh-server openssh-client iproute2)
+WHY_FLEET="for the fleet tests, whose hosts are network namespaces reached over SSH (their sshd is pickfs's own; the system's SSH service is left as it was)"
+# (a fleet host installs PKG_BASE, PKG_SERVERS and PKG_CRASH: pickfs.fleet.playbooks.APT_PACKAGES, kept equal)
+
+# Which groups a job needs: the default job (SQLite) only the base; a job naming other workloads, a plan, a crash
+# test or another command all but the tests' own; the tests everything.
+groups_for() {
+  local mode=$1; shift
+  case "$mode" in
+    test) echo BASE SERVERS CRASH BROWSER FLEET; return ;;
+    run) ;;
+    *) echo BASE SERVERS CRASH; return ;;
+  esac
+  local args=" $* " groups="BASE"
+  case "$args" in
+    *pgbench*|*tpcc*|*sysbench*|*firebird*|*mariadb*|*postgres*|*fio*|*fileio*|*" --plan"*|*command*|*wal*) groups="$groups SERVERS" ;;
+  esac
+  case "$args" in *--crash-states*|*" --plan"*) groups="$groups CRASH" ;; esac
+  echo "$groups"
+}
+
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
 
-missing=()
-for pkg in "${APT_PACKAGES[@]}"; do
-  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-  echo "bootstrap: installing ${missing[*]}" >&2
+# -- installing without side effects on the machine's services -------------------------------------------------
+# Debian starts and enables a server's system service when its package is installed. pickfs runs its own servers
+# on the filesystems under test and needs neither: during the install a policy-rc.d denies every start (invoke-rc.d
+# and deb-systemd-invoke ask it; systemd need not be PID 1), and afterwards the enablement links that the install
+# made for services that were not on this machine before are undone (systemd's wants links removed, SysV start
+# links turned into stop links, as update-rc.d disable does). Services already here are left as they were.
+POLICY=/usr/sbin/policy-rc.d
+POLICY_MARK="# made by pickfs bootstrap.sh"
+STATE_DIR=.bootstrap
+ENABLED_BEFORE=$STATE_DIR/enabled-before   # the enablement links found before bootstrap first installed anything
+
+enablement_links() {  # systemd's wants/requires links and SysV's start links, one a line
+  find /etc/systemd/system -mindepth 2 -maxdepth 2 -type l \( -path '*.wants/*' -o -path '*.requires/*' \) 2>/dev/null
+  find /etc/rc0.d /etc/rc1.d /etc/rc2.d /etc/rc3.d /etc/rc4.d /etc/rc5.d /etc/rc6.d /etc/rcS.d -maxdepth 1 \
+    -type l -name 'S*' 2>/dev/null
+}
+
+service_names() {  # every systemd unit and SysV script on this machine
+  ls /lib/systemd/system /usr/lib/systemd/system /etc/systemd/system /etc/init.d 2>/dev/null | grep -v ':$' || true
+}
+
+restore_policy() {  # pickfs's policy-rc.d away, and the machine's own back if it was set aside
+  if [ -f "$POLICY" ] && grep -qF "$POLICY_MARK" "$POLICY"; then $SUDO rm -f "$POLICY"; fi
+  if [ -e "$POLICY.pickfs-saved" ] && [ ! -e "$POLICY" ]; then $SUDO mv "$POLICY.pickfs-saved" "$POLICY"; fi
+}
+
+deny_starts() {
+  if [ -x "$POLICY" ]; then
+    local rc=0
+    "$POLICY" pickfs-bootstrap start >/dev/null 2>&1 || rc=$?
+    [ "$rc" -eq 101 ] && return 0  # the machine's own policy already denies starts: left as it is
+    $SUDO mv "$POLICY" "$POLICY.pickfs-saved"
+  fi
+  printf '#!/bin/sh\n%s: no service starts while it installs packages; removed afterwards\nexit 101\n' \
+    "$POLICY_MARK" | $SUDO tee "$POLICY" >/dev/null
+  $SUDO chmod 755 "$POLICY"
+}
+
+disable_new_services() {  # $1: the enablement links before the install, $2: the services before it
+  local link name
+  comm -13 <(sort -u "$1") <(enablement_links | sort -u) | while read -r link; do
+    name=$(basename "$link")
+    case "$link" in /etc/rc*) name=${name:3} ;; esac
+    if grep -qxF "$name" "$2"; then continue; fi  # a service that was here before: as the install left it
+    case "$link" in
+      /etc/rc*) $SUDO mv "$link" "$(dirname "$link")/K01$name"; echo "bootstrap: $name will not start at boot (SysV link $link made a stop link)" >&2 ;;
+      *) $SUDO rm -f "$link"; echo "bootstrap: $name will not start at boot (removed $link, made by its install)" >&2 ;;
+    esac
+  done
+}
+
+install_missing() {
+  local group pkgs why missing=() pkg
+  for group in $(groups_for "$@"); do
+    eval "pkgs=(\"\${PKG_$group[@]}\")"
+    eval "why=\$WHY_$group"
+    local need=()
+    for pkg in "${pkgs[@]}"; do
+      dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || need+=("$pkg")
+    done
+    if [ ${#need[@]} -gt 0 ]; then
+      echo "bootstrap: installing ${need[*]}: $why" >&2
+      missing+=("${need[@]}")
+    fi
+  done
+  [ ${#missing[@]} -gt 0 ] || return 0
+  local links_before services_before
+  links_before=$(mktemp) services_before=$(mktemp)
+  enablement_links > "$links_before"
+  service_names | sort -u > "$services_before"
+  trap 'restore_policy; rm -f "$links_before" "$services_before"' EXIT
+  deny_starts
   $SUDO apt-get update -q >&2
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q "${missing[@]}" >&2
-fi
+  restore_policy
+  disable_new_services "$links_before" "$services_before"
+  rm -f "$links_before" "$services_before"
+  trap - EXIT
+}
 
-PY=${PYTHON:-python3}
+restore_policy  # a bootstrap killed during its install left its policy-rc.d: the machine's own comes back
+if [ ! -f "$ENABLED_BEFORE" ]; then  # (the test of this set-up reads it: tests/integration/test_bootstrap.py)
+  { mkdir -p "$STATE_DIR" && enablement_links | sort -u > "$ENABLED_BEFORE"; } 2>/dev/null || true
+fi
+install_missing "$what" "${@:2}"
+
+# .venv from Debian's Python (any user can run it), or PYTHON's; remade when the user cannot run the one here
+# (made by root from a Python under root's home, say).
+if [ -n "${PYTHON:-}" ]; then PY=$PYTHON; elif [ -x /usr/bin/python3 ]; then PY=/usr/bin/python3; else PY=python3; fi
+if [ -e .venv ] && ! .venv/bin/python -c '' 2>/dev/null; then
+  if [ -w .venv ] && [ -O .venv ]; then
+    echo "bootstrap: .venv does not run for $(id -un) (its Python: $(readlink -f .venv/bin/python 2>/dev/null || echo none)): making it again from $PY" >&2
+    rm -rf .venv
+  else
+    echo "bootstrap: .venv was made by another user from a Python $(id -un) cannot run: remove it (sudo rm -rf .venv) and run again" >&2
+    exit 2
+  fi
+fi
 if [ ! -x .venv/bin/python ]; then
-  echo "bootstrap: creating .venv" >&2
+  echo "bootstrap: creating .venv from $PY" >&2
   "$PY" -m venv .venv
 fi
 stamp=.venv/.pickfs-installed
@@ -38,11 +151,13 @@ if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
   touch "$stamp"
 fi
 
-what=${1:-run}
+# A directory target (--dir) builds nothing and runs as the user who asked; everything else needs root.
+AS_ROOT=$SUDO
+case " $* " in *" --dir "*|*" --dir="*|*" --target directory "*|*" --target=directory "*) AS_ROOT="" ;; esac
 shift || true
 case "$what" in
-  run) exec $SUDO .venv/bin/pickfs run "$@" ;;
+  run) exec $AS_ROOT .venv/bin/pickfs run "$@" ;;
   test) exec $SUDO .venv/bin/python -m pytest "$@" ;;
-  pickfs) exec $SUDO .venv/bin/pickfs "$@" ;;
+  pickfs) exec $AS_ROOT .venv/bin/pickfs "$@" ;;
   *) echo "usage: ./bootstrap.sh run|test|pickfs [args]" >&2; exit 2 ;;
 esac

@@ -202,8 +202,8 @@ class Fleet:
         for h in self.hosts:
             lines.append(f"{h.name} ansible_host={h.addr} pickfs_workdir={workdirs.get(h.name, h.workdir)}")
         lines.append(extra)
-        lines += ["[all:vars]", "ansible_user=root", f"ansible_ssh_private_key_file={self.key}",
-                  "ansible_python_interpreter=/usr/bin/python3",
+        lines += ["[lab:vars]", "ansible_python_interpreter=/usr/bin/python3",
+                  "[all:vars]", "ansible_user=root", f"ansible_ssh_private_key_file={self.key}",
                   "ansible_ssh_common_args='-o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null "
                   "-o ConnectTimeout=5'"]
         path = self.root / name
@@ -274,7 +274,7 @@ def test_fleet_run_merges_each_hosts_runs_and_keeps_them_when_another_host_fails
              f"d ansible_host=10.254.{int(fleet.root.name[-4:-2], 16)}.9\n"
              f"e ansible_host={fleet.hosts[1].addr} pickfs_workdir={fleet.root / 'e'} "
              """pickfs_extra_packages='["pickfs-no-such-package"]'\n"""
-             f"l ansible_connection=local pickfs_workdir={fleet.local_workdir}")
+             f"[here]\nl ansible_connection=local pickfs_workdir={fleet.local_workdir}")  # no Python named
     inventory = fleet.inventory(extra)
     t0 = time.monotonic()
     r = fleet.pickfs("fleet", "run", "-i", str(inventory), "--plan", str(fleet.plan), "--poll", "2s",
