@@ -117,7 +117,8 @@ def main(argv: list[str] | None = None) -> None:
         _error("interrupted")
         sys.exit(EXIT_INTERRUPTED)
     except click.ClickException as exc:
-        _error(exc.format_message() + " (see pickfs --help)")
+        ctx = getattr(exc, "ctx", None)
+        _error(exc.format_message() + f" (see {ctx.command_path if ctx else 'pickfs'} --help)")
         sys.exit(exc.exit_code)
     except PickfsError as exc:
         _error(exc.one_line())

@@ -18,7 +18,17 @@ from pickfs.cli.report import check_export_targets, export_targets, with_exports
 from pickfs.engine.executor import Executor
 from pickfs.engine.schedule import Slot
 from pickfs.errors import EXIT_INTERRUPTED, PickfsError, PlanError
-from pickfs.model import Method, Plan, Target, TargetKind, Trial, WorkloadSpec, plan_from_dict, plan_to_dict
+from pickfs.model import (
+    SCHEDULERS,
+    Method,
+    Plan,
+    Target,
+    TargetKind,
+    Trial,
+    WorkloadSpec,
+    plan_from_dict,
+    plan_to_dict,
+)
 from pickfs.plan import (
     aging_fields,
     build_plan,
@@ -132,7 +142,7 @@ def plan_from_flags(o: dict[str, Any]) -> Plan:
     else:
         configs = configs_from_names(o["fs"] or "all")
     if o["scheduler"]:
-        configs = [replace(c, scheduler=o["scheduler"]) for c in configs]
+        configs = [replace(c, scheduler=_scheduler(o["scheduler"])) for c in configs]
     if o.get("age"):  # issue 13: every configuration aged before its data is laid out
         configs = [replace(c, **aging_fields({"age": o["age"]}, "--age")) for c in configs]
     method = replace(Method(), **method_overrides(o), drop_caches=not o["no_drop_caches"],
@@ -177,16 +187,42 @@ def method_overrides(o: dict[str, Any]) -> dict[str, Any]:
             value = float(text.rstrip("%")) / (100 if text.endswith("%") else 1)
         except ValueError:
             raise PlanError(f"--target-ci {text!r} is not a share", "e.g. --target-ci 2% or 0.02") from None
+        if not text.endswith("%") and value >= 1:
+            raise PlanError(f"--target-ci {text} is read as a share, {value:g} = {value:.0%}: a bare number is a "
+                            "share from 0 to 1", f"for {value:g} percent write --target-ci {value:g}% or "
+                            f"{value / 100:g}")
         if not 0 < value < 1:
-            raise PlanError("--target-ci must be between 0 and 100%", "e.g. --target-ci 2%")
+            raise PlanError(f"--target-ci {text} is not above 0% and below 100%", "e.g. --target-ci 2% or 0.02")
         out["target_ci"] = value
     if o["max_time"] is not None:
-        out["max_seconds"] = parse_duration(o["max_time"])
+        out["max_seconds"] = _max_time(str(o["max_time"]))
     if o["no_monitors"]:
         out["monitors"] = False
     if o.get("crash_states") is not None:
         out["crash_states"] = o["crash_states"]
     return out
+
+
+OLD_SCHEDULERS = {"deadline": "mq-deadline", "noop": "none", "cfq": "bfq"}  # the single-queue names, gone in 5.0
+
+
+def _scheduler(name: str) -> str:
+    if name in SCHEDULERS:
+        return name
+    newer = OLD_SCHEDULERS.get(name)
+    raise PlanError(f"--scheduler {name!r} is not an I/O scheduler of this kernel's kind"
+                    + (f": {name} was the single-queue scheduler that {newer} replaced" if newer else ""),
+                    f"use --scheduler {newer}" if newer else f"use one of: {', '.join(SCHEDULERS)}")
+
+
+def _max_time(text: str) -> float:
+    """--max-time in seconds; a number without its unit is refused (5 could be seconds or minutes)."""
+    try:
+        float(text.strip())
+    except ValueError:
+        return parse_duration(text)
+    raise PlanError(f"--max-time {text.strip()} has no unit", f"write --max-time {text.strip()}m for minutes, "
+                    f"{text.strip()}s for seconds, 1h for an hour")
 
 
 def plan_record(plan: Plan) -> dict[str, Any]:
@@ -269,20 +305,24 @@ class CliObserver:
 @click.command("run")
 @click.option("--plan", "plan_file", type=click.Path(path_type=Path), help="a TOML plan file (see examples/)")
 @click.option("--fs", help="comma-separated presets or filesystem types, or raw (the block device, for fio workloads); 'all' (default) for every preset")
-@click.option("--workload", "workloads", multiple=True, help=f"workload name (default {DEFAULT_WORKLOAD}); repeatable")
+@click.option("--workload", "workloads", multiple=True,
+              help=f"workload name, repeatable: {', '.join(sorted(REGISTRY))} [{DEFAULT_WORKLOAD}]")
 @click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="a workload setting, e.g. synchronous=NORMAL")
 @click.option("--duration", help="length of each run, e.g. 20s")
-@click.option("--runs", type=int, help="measured runs per configuration [5]; side by side, rounds")
+@click.option("--runs", type=int, help="measured runs per configuration; side by side (the default method) it "
+                                    "means rounds, the same as --rounds [one at a time: 5]")
 @click.option("--warmup", type=int, help="warm-up runs before each measured run, not counted; side by side, warm-up "
                                        "slices per configuration [1]")
-@click.option("--target-ci", help="stopping rule: repeat until every 95% interval is within +/- this, e.g. 2% "
-                                 "[side by side: 5%]")
+@click.option("--target-ci", help="stopping rule: repeat until every 95% interval is within +/- this share, "
+                                 "e.g. 2% or 0.02 [side by side: 5%]")
 @click.option("--max-runs", type=int, help="with --target-ci: the most measured runs (side by side: rounds) [20]")
-@click.option("--max-time", help="time budget: side by side, per workload, setup included [9m]; one at a time, "
-                                 "with --target-ci, start no new repetition after this long, e.g. 30m")
+@click.option("--max-time", help="time budget with its unit, e.g. 30m, 90s or 1h: side by side, per workload, "
+                                 "setup included [9m]; one at a time, with --target-ci, start no new repetition "
+                                 "after this long")
 @click.option("--no-monitors", is_flag=True, help="do not sample /proc during measured runs")
 @click.option("--baseline", help="configuration scored as 100 (default: the first)")
-@click.option("--scheduler", type=click.Choice(["none", "mq-deadline", "kyber", "bfq"]), help="I/O scheduler for every configuration")
+@click.option("--scheduler", help=f"the I/O scheduler for every configuration: {', '.join(SCHEDULERS)} (the "
+                                  "older deadline, noop and cfq are mq-deadline, none and bfq)")
 @click.option("--target", type=click.Choice(["image", "device", "directory"]), help="what to build on [image]")
 @click.option("--size", help="image size, e.g. 4G [sized to the workloads' data, at least 4G]")
 @click.option("--memory", help="the production box's memory: each configuration's server and client run in a "
