@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from pickfs.cli.common import results_option, workdir_option
+from pickfs.cli.examples import examples
 from pickfs.cli.report import with_exports
 from pickfs.cli.run import execute_plan, workload_specs
 from pickfs.crash.states import STRATEGIES, parse_strategies
@@ -20,7 +21,10 @@ from pickfs.units import parse_duration, parse_size
 DEFAULT_FS = "ext4,ext4-nobarrier,xfs,btrfs"
 
 
-@click.command("crashtest")
+@click.command("crashtest", epilog=examples('pickfs crashtest                                # sqlite-tpcb on ext4, ext4-nobarrier, xfs, btrfs',
+         'pickfs crashtest --fs ext4,xfs --set synchronous=OFF --states 24',
+         'pickfs crashtest --workload pgbench --set full_page_writes=off --states 40 --duration 10s',
+         'pickfs crashtest --plan examples/crash-safety.toml --html crash.html'))
 @click.option("--plan", "plan_file", type=click.Path(path_type=Path), help="a TOML plan file: crash-test its cells")
 @click.option("--fs", default=None, help=f"comma-separated presets or filesystem types [{DEFAULT_FS}]")
 @click.option("--workload", "workloads", multiple=True,

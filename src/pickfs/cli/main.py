@@ -96,7 +96,10 @@ class LazyGroup(click.Group):
             formatter.write_dl(rows)
 
 
-@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]},
+             epilog="\b\nExamples:\n  pickfs run                 # the default job: SQLite on every filesystem preset\n"
+                    "  pickfs run --help          # its options, the workloads and examples\n"
+                    "  pickfs crashtest --fs ext4,xfs\n  pickfs report --html report.html")
 @click.version_option(__version__, prog_name="pickfs")
 def cli() -> None:
     """Which storage setup should my database stand on? pickfs builds each candidate

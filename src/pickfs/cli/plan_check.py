@@ -12,6 +12,7 @@ import click
 from rich.text import Text
 
 from pickfs import console
+from pickfs.cli.examples import examples
 from pickfs.errors import PickfsError
 from pickfs.model import Plan
 from pickfs.plan import load_plan_file
@@ -267,12 +268,13 @@ def show_plan(plan: Plan) -> None:
     console.info("dry run: nothing was created")
 
 
-@click.group("plan")
+@click.group("plan", epilog=examples('pickfs plan check examples/r2-postgresql.toml'))
 def command() -> None:
     """Check a plan file without running it: the matrix, what this machine lacks, and the time."""
 
 
-@command.command("check")
+@command.command("check", epilog=examples('pickfs plan check examples/r2-postgresql.toml',
+         'pickfs plan check my-plan.toml && pickfs run --plan my-plan.toml'))
 @click.argument("plan_file", type=click.Path(path_type=Path))
 def check(plan_file: Path) -> None:
     """Validate PLAN_FILE completely and show what `pickfs run --plan PLAN_FILE` would do; creates nothing."""

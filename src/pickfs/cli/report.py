@@ -10,7 +10,8 @@ from pathlib import Path
 import click
 
 from pickfs import console
-from pickfs.cli.common import open_store, results_option, workdir_option
+from pickfs.cli.common import read_store, results_option, workdir_option
+from pickfs.cli.examples import examples
 from pickfs.model import RunRecord
 from pickfs.report.csv_export import render_csv
 from pickfs.report.json_export import render_json
@@ -142,7 +143,10 @@ def write_site(store, path: Path) -> None:
     console.info(f"site of {len(records)} run(s) written to {path / 'index.html'}")
 
 
-@click.command("report")
+@click.command("report", epilog=examples('pickfs report                                   # the latest run',
+         'pickfs report 20260101 --explain                # a unique prefix of a run id',
+         'pickfs report latest --html r.html --json r.json --markdown r.md --csv r.csv',
+         'pickfs report --site site/                      # every run as a static site'))
 @click.argument("run", default="latest")
 @click.option("--explain", is_flag=True, help="every configuration's full explanation (by default one line for "
               "each that matters: the significant ones and the recommended)")
@@ -158,7 +162,7 @@ def command(run: str, explain: bool, site: Path | None, workdir: str, results_pa
     A fleet run's id (fleet-...) shows its machines compared: --html with heat maps, or --json."""
     targets = export_targets(o)
     check_export_targets(targets)
-    store = open_store(workdir, results_path)
+    store = read_store(workdir, results_path)
     if site is not None:
         check_site_dir(site)
         write_site(store, site)

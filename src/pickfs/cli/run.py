@@ -14,6 +14,7 @@ from rich.text import Text
 
 from pickfs import __version__, console, host
 from pickfs.cli.common import clean_orphans, ledger_for, open_store, require_root, results_option, workdir_option
+from pickfs.cli.examples import examples
 from pickfs.cli.report import check_export_targets, export_targets, with_exports, write_exports
 from pickfs.engine.executor import Executor
 from pickfs.engine.schedule import Slot
@@ -302,7 +303,12 @@ class CliObserver:
             console.info(f"  {label} round {round_no}: widest interval {width} ({elapsed:.0f} s)")
 
 
-@click.command("run")
+@click.command("run", epilog=examples('pickfs run                                      # sqlite-tpcb on every preset, side by side',
+         'pickfs run --fs ext4,xfs --workload pgbench --max-time 20m',
+         'pickfs run --fs ext4,ext4-nobarrier --set synchronous=FULL --crash-states 12',
+         'pickfs run --plan examples/r2-postgresql.toml --html report.html',
+         'pickfs run --dir /srv/a --dir /mnt/b            # existing directories: no mkfs, no root',
+         'pickfs run --fs ext4,xfs --dry-run              # the matrix and the time; nothing is made'))
 @click.option("--plan", "plan_file", type=click.Path(path_type=Path), help="a TOML plan file (see examples/)")
 @click.option("--fs", help="comma-separated presets or filesystem types, or raw (the block device, for fio workloads); 'all' (default) for every preset")
 @click.option("--workload", "workloads", multiple=True,
