@@ -42,54 +42,16 @@ SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
 
 # -- installing without side effects on the machine's services -------------------------------------------------
-# Debian starts and enables a server's system service when its package is installed. pickfs runs its own servers
-# on the filesystems under test and needs neither: during the install a policy-rc.d denies every start (invoke-rc.d
-# and deb-systemd-invoke ask it; systemd need not be PID 1), and afterwards the enablement links that the install
-# made for services that were not on this machine before are undone (systemd's wants links removed, SysV start
-# links turned into stop links, as update-rc.d disable does). Services already here are left as they were.
-POLICY=/usr/sbin/policy-rc.d
-POLICY_MARK="# made by pickfs bootstrap.sh"
+# pickfs starts its own servers on the filesystems under test: the packages' system services are installed without
+# being started or enabled, and the services already on the machine are left as they were (see the script).
+INSTALL=src/pickfs/fleet/install_quietly.sh   # the fleet's hosts install with it too
 STATE_DIR=.bootstrap
 ENABLED_BEFORE=$STATE_DIR/enabled-before   # the enablement links found before bootstrap first installed anything
 
-enablement_links() {  # systemd's wants/requires links and SysV's start links, one a line
+enablement_links() {  # systemd's wants/requires links and SysV's start links, one a line (as the script lists them)
   find /etc/systemd/system -mindepth 2 -maxdepth 2 -type l \( -path '*.wants/*' -o -path '*.requires/*' \) 2>/dev/null
   find /etc/rc0.d /etc/rc1.d /etc/rc2.d /etc/rc3.d /etc/rc4.d /etc/rc5.d /etc/rc6.d /etc/rcS.d -maxdepth 1 \
     -type l -name 'S*' 2>/dev/null
-}
-
-service_names() {  # every systemd unit and SysV script on this machine
-  ls /lib/systemd/system /usr/lib/systemd/system /etc/systemd/system /etc/init.d 2>/dev/null | grep -v ':$' || true
-}
-
-restore_policy() {  # pickfs's policy-rc.d away, and the machine's own back if it was set aside
-  if [ -f "$POLICY" ] && grep -qF "$POLICY_MARK" "$POLICY"; then $SUDO rm -f "$POLICY"; fi
-  if [ -e "$POLICY.pickfs-saved" ] && [ ! -e "$POLICY" ]; then $SUDO mv "$POLICY.pickfs-saved" "$POLICY"; fi
-}
-
-deny_starts() {
-  if [ -x "$POLICY" ]; then
-    local rc=0
-    "$POLICY" pickfs-bootstrap start >/dev/null 2>&1 || rc=$?
-    [ "$rc" -eq 101 ] && return 0  # the machine's own policy already denies starts: left as it is
-    $SUDO mv "$POLICY" "$POLICY.pickfs-saved"
-  fi
-  printf '#!/bin/sh\n%s: no service starts while it installs packages; removed afterwards\nexit 101\n' \
-    "$POLICY_MARK" | $SUDO tee "$POLICY" >/dev/null
-  $SUDO chmod 755 "$POLICY"
-}
-
-disable_new_services() {  # $1: the enablement links before the install, $2: the services before it
-  local link name
-  comm -13 <(sort -u "$1") <(enablement_links | sort -u) | while read -r link; do
-    name=$(basename "$link")
-    case "$link" in /etc/rc*) name=${name:3} ;; esac
-    if grep -qxF "$name" "$2"; then continue; fi  # a service that was here before: as the install left it
-    case "$link" in
-      /etc/rc*) $SUDO mv "$link" "$(dirname "$link")/K01$name"; echo "bootstrap: $name will not start at boot (SysV link $link made a stop link)" >&2 ;;
-      *) $SUDO rm -f "$link"; echo "bootstrap: $name will not start at boot (removed $link, made by its install)" >&2 ;;
-    esac
-  done
 }
 
 install_missing() {
@@ -107,21 +69,12 @@ install_missing() {
     fi
   done
   [ ${#missing[@]} -gt 0 ] || return 0
-  local links_before services_before
-  links_before=$(mktemp) services_before=$(mktemp)
-  enablement_links > "$links_before"
-  service_names | sort -u > "$services_before"
-  trap 'restore_policy; rm -f "$links_before" "$services_before"' EXIT
-  deny_starts
-  $SUDO apt-get update -q >&2
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q "${missing[@]}" >&2
-  restore_policy
-  disable_new_services "$links_before" "$services_before"
-  rm -f "$links_before" "$services_before"
-  trap - EXIT
+  $SUDO sh "$INSTALL" "${missing[@]}" >/dev/null
 }
 
-restore_policy  # a bootstrap killed during its install left its policy-rc.d: the machine's own comes back
+if grep -qsF "made by pickfs" /usr/sbin/policy-rc.d || [ -e /usr/sbin/policy-rc.d.pickfs-saved ]; then
+  $SUDO sh "$INSTALL" --restore  # an install killed half-way left its policy-rc.d: the machine's own comes back
+fi
 if [ ! -f "$ENABLED_BEFORE" ]; then  # (the test of this set-up reads it: tests/integration/test_bootstrap.py)
   { mkdir -p "$STATE_DIR" && enablement_links | sort -u > "$ENABLED_BEFORE"; } 2>/dev/null || true
 fi
