@@ -7,14 +7,17 @@ enabled before (its owner's) is judged by what the install added, and the machin
 
 from __future__ import annotations
 
+import json
 import os
 import re
+import shutil
 import subprocess
+import uuid
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import UNDER_CI
+from tests.conftest import IS_ROOT, UNDER_CI
 
 REPO = Path(__file__).resolve().parents[2]
 RECORD = REPO / ".bootstrap" / "enabled-before"
@@ -100,3 +103,62 @@ def test_bootstrap_installs_what_the_job_needs_and_says_why():
     assert groups_for("run", "--crash-states", "3") == ["BASE", "CRASH"]
     assert groups_for("pickfs", "crashtest") == ["BASE", "SERVERS", "CRASH"]
     assert groups_for("test") == sorted(groups, key=["BASE", "SERVERS", "CRASH", "BROWSER", "FLEET"].index)
+
+
+# A throwaway copy of this machine: an overlay of / whose writes land on a tmpfs, in private mount and PID
+# namespaces (all of it gone when the shell ends; killall in a package's stop script reaches no process of the
+# machine). Inside, mariadb-server and firebird3.0-server are purged (no service start or stop allowed meanwhile),
+# the policy-rc.d removed, and install_quietly.sh installs them again as bootstrap.sh and the fleet hosts do.
+SANDBOX = r"""
+set -e
+B=$1
+mount -t tmpfs tmpfs "$B/t"
+mkdir "$B/t/u" "$B/t/w"
+mount -t overlay overlay -o "lowerdir=/,upperdir=$B/t/u,workdir=$B/t/w" "$B/m"
+mount -t proc proc "$B/m/proc"
+mount --rbind /dev "$B/m/dev"
+mount --rbind /sys "$B/m/sys"
+mount -t tmpfs tmpfs "$B/m/run"
+mount -t tmpfs tmpfs "$B/m/tmp"
+cp --remove-destination "$(readlink -f /etc/resolv.conf)" "$B/m/etc/resolv.conf"
+cp "$2" "$B/m/tmp/install_quietly.sh"
+exec chroot "$B/m" /bin/bash -c '
+export DEBIAN_FRONTEND=noninteractive
+links() { { find /etc/systemd/system -mindepth 2 -maxdepth 2 -type l -path "*.wants/*"; \
+            find /etc/rc[0-6S].d -maxdepth 1 -type l -name "S*"; } 2>/dev/null | sort; }
+printf "#!/bin/sh\nexit 101\n" > /usr/sbin/policy-rc.d && chmod 755 /usr/sbin/policy-rc.d
+apt-get purge -y -q mariadb-server firebird3.0-server > /tmp/purge.log 2>&1 || { tail -3 /tmp/purge.log >&2; exit 9; }
+rm -f /usr/sbin/policy-rc.d
+links > /tmp/before
+rc=0
+sh /tmp/install_quietly.sh mariadb-server firebird3.0-server > /tmp/out 2> /tmp/err || rc=$?
+links > /tmp/after
+sleep 2
+servers=$(for c in /proc/[0-9]*/comm; do cat "$c" 2>/dev/null; done | grep -E "^(mariadbd|mysqld|mysqld_safe|fbguard|firebird)$" | tr "\n" " ")
+python3 -c "import json, sys; print(json.dumps({\"rc\": $rc, \"out\": open(\"/tmp/out\").read(), \"err\": open(\"/tmp/err\").read()[-3000:], \"before\": open(\"/tmp/before\").read().split(), \"after\": open(\"/tmp/after\").read().split(), \"servers\": sys.argv[1].split(), \"policy\": __import__(\"os\").path.exists(\"/usr/sbin/policy-rc.d\")}))" "$servers"
+'
+"""
+
+
+@pytest.mark.skipif(not IS_ROOT and not UNDER_CI, reason="needs root: namespaces, overlay, apt")
+def test_installing_the_servers_in_a_copy_of_this_machine_starts_and_enables_none_of_their_services():
+    missing = [t for t in ("unshare", "chroot", "apt-get") if not shutil.which(t)]
+    assert IS_ROOT and not missing, f"needs root and {missing}"
+    base = Path("/var/tmp") / f"pickfs-test-sandbox-{uuid.uuid4().hex[:8]}"
+    (base / "t").mkdir(parents=True)
+    (base / "m").mkdir()
+    try:
+        proc = subprocess.run(["unshare", "--mount", "--pid", "--fork", "--propagation", "private", "bash", "-c",
+                               SANDBOX, "sandbox", str(base), str(REPO / "src/pickfs/fleet/install_quietly.sh")],
+                              capture_output=True, text=True, timeout=600)
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    found = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert found["rc"] == 0 and "installed: mariadb-server firebird3.0-server" in found["out"], found["err"]
+    added = sorted(set(found["after"]) - set(found["before"]))
+    assert [link for link in added if DATABASE.search(link)] == [], added
+    assert not any("mariadb" in link for link in found["before"])  # purged in the copy: its links were gone
+    assert "mariadb.service will not start at boot" in found["err"]  # the install made the link; it was undone
+    assert found["servers"] == [], f"database servers started by the install: {found['servers']}"
+    assert found["policy"] is False  # no policy-rc.d before, none after
