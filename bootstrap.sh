@@ -21,14 +21,18 @@ PKG_FLEET=(openssh-server openssh-client iproute2)
 WHY_FLEET="for the fleet tests, whose hosts are network namespaces reached over SSH (their sshd is pickfs's own; the system's SSH service is left as it was)"
 # (a fleet host installs PKG_BASE, PKG_SERVERS and PKG_CRASH: pickfs.fleet.playbooks.APT_PACKAGES, kept equal)
 
-# Which groups a job needs: the default job (SQLite) only the base; a job naming other workloads, a plan, a crash
-# test or another command all but the tests' own; the tests everything.
+# Which groups a job needs: the default job (SQLite) only the base; a run naming other workloads or a plan the
+# servers, a crash test the recorder; commands that build nothing (report, results, env, fleet's controller...) the
+# base; the tests everything.
 groups_for() {
   local mode=$1; shift
+  if [ "$mode" = pickfs ]; then
+    mode=${1:-}; shift || true
+    case "$mode" in run|crashtest) ;; *) echo BASE; return ;; esac
+  fi
   case "$mode" in
     test) echo BASE SERVERS CRASH BROWSER FLEET; return ;;
-    run) ;;
-    *) echo BASE SERVERS CRASH; return ;;
+    crashtest) echo BASE SERVERS CRASH; return ;;
   esac
   local args=" $* " groups="BASE"
   case "$args" in

@@ -102,6 +102,8 @@ def test_bootstrap_installs_what_the_job_needs_and_says_why():
     assert groups_for("run", "--workload", "pgbench") == ["BASE", "SERVERS"]
     assert groups_for("run", "--crash-states", "3") == ["BASE", "CRASH"]
     assert groups_for("pickfs", "crashtest") == ["BASE", "SERVERS", "CRASH"]
+    assert groups_for("pickfs", "run", "--plan", "examples/r2-postgresql.toml") == ["BASE", "SERVERS", "CRASH"]
+    assert groups_for("pickfs", "report", "--html", "r.html") == ["BASE"]  # builds nothing
     assert groups_for("test") == sorted(groups, key=["BASE", "SERVERS", "CRASH", "BROWSER", "FLEET"].index)
 
 
