@@ -18,7 +18,7 @@ WHY_CRASH="for the crash tests' write recorder (a FUSE filesystem)"
 PKG_BROWSER=(chromium)
 WHY_BROWSER="for the test of the HTML report in a real browser"
 PKG_FLEET=(openssh-server openssh-client iproute2)
-WHY_FLEET="for the fleet tests, whose hosts are network namespaces reached over SSH (their sshd is pickfs's own; the system's SSH service is left as it was)"
+WHY_FLEET="for the fleet tests, whose hosts are network namespaces reached over SSH (the tests start their own sshd; a system SSH service the install adds is neither started nor enabled)"
 # (a fleet host installs PKG_BASE, PKG_SERVERS and PKG_CRASH: pickfs.fleet.playbooks.APT_PACKAGES, kept equal)
 
 # Which groups a job needs: the default job (SQLite) only the base; a run naming other workloads or a plan the
