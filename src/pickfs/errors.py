@@ -33,7 +33,9 @@ class ToolMissing(PickfsError):
 
 
 class NeedsRoot(PickfsError):
-    """The requested action needs root."""
+    """The requested action needs root: refused before anything is done, as bad input is."""
+
+    exit_code = EXIT_USAGE
 
 
 class UnsafeTarget(PickfsError):

@@ -90,6 +90,7 @@ class Method:
     crash_states: int = 0  # > 0: also crash-test each cell, over this many power-cut states
     crash_duration: float = 3.0  # seconds of commits recorded for a crash test
     crash_size: int = 512 * 1024**2  # the crash test's image (small: every write is logged)
+    crash_size_auto: bool = True  # no crash_size given: at least crash_size, larger when the job needs it
     crash_unit: int = 4096  # the disk's atomic unit in a crash test: unflushed writes land in pieces of this size
     crash_recovery: float = 0.25  # share of crash states that lose power again during recovery
     crash_keep: str = ""  # a directory to keep the images of crash states that lost or broke something

@@ -450,23 +450,67 @@ def _check_method_ranges(method: Method) -> None:
 MAX_DATA_BYTES = 1024**5  # 1 PiB: more than any image or spare device pickfs would build
 
 
-def _sized_target(target: Target, configs: list[FsConfig], workloads: list[WorkloadSpec]) -> Target:
-    """An image sized to the job when no size was given; a given size checked against the largest need."""
-    if target.kind != "image":
-        return target
+def _largest_need(configs: list[FsConfig], workloads: list[WorkloadSpec]) -> tuple[str, int, float]:
+    """The workload that needs the most room on the filesystem: (its label, the bytes, the aging's share)."""
     age = max((c.age or 0.0 for c in configs), default=0.0)
     needs = {w.label: workload_class(w.name).space_needed(w) or 0 for w in workloads}
     label, need = max(needs.items(), key=lambda kv: kv[1])
     if need > MAX_DATA_BYTES:
         raise PlanError(f"{label} needs more than {MAX_DATA_BYTES // 1024**5} PiB on the filesystem",
                         "use smaller settings (scale, sizes, file counts)")
+    return label, need, age
+
+
+def _bytes(n: int) -> str:
+    """A size in a refusal: MiB below 1 GiB, else GiB (pure)."""
+    return f"{n / 1024**2:,.0f} MiB" if n < 1024**3 else f"{n / 1024**3:,.1f} GiB"
+
+
+# The crash test's image lives under the recorder: every write is logged, and each state is rebuilt on a
+# copy of the image, so it is kept small: sized to the job between these two.
+CRASH_IMAGE_MIN = 512 * 1024**2
+CRASH_IMAGE_MAX = 4 * 1024**3
+
+
+def _sized_crash(method: Method, configs: list[FsConfig], workloads: list[WorkloadSpec]) -> tuple[Method, list[str]]:
+    """The crash test's image sized to the job when no crash size was given (within the recorder's limits);
+    a given size checked against the largest need. With a note when the job's data would not fit."""
+    if not method.crash_states:
+        return method, []
+    label, need, age = _largest_need(configs, workloads)
+    usable = IMAGE_USABLE_SHARE - age
+    if method.crash_size_auto:
+        size = sized_image(need, age, max(method.crash_size, CRASH_IMAGE_MIN)) if need > usable * method.crash_size \
+            else method.crash_size
+        if size <= max(CRASH_IMAGE_MAX, method.crash_size):
+            return replace(method, crash_size=size), []
+        note = (f"{label} needs about {need / 1024**3:.1f} GiB on the filesystem, more than the crash test's image "
+                f"of at most {CRASH_IMAGE_MAX // 1024**3} GiB holds (the recorder logs every write); the crash test "
+                "commits to a small table of its own, but a server that fills its disk fails: give the crash test "
+                "smaller settings if it does")
+        return replace(method, crash_size=CRASH_IMAGE_MAX), [note]
+    if need > usable * method.crash_size:
+        gib = sized_image(need, age, 0) // 1024**3
+        raise PlanError(f"{label} needs about {_bytes(need)} on the filesystem; the crash test's image of "
+                        f"{_bytes(method.crash_size)} leaves about {_bytes(int(usable * method.crash_size))} for data",
+                        f"use --size {gib}G with pickfs crashtest (crash_size = {gib * 1024**3} under [method]), "
+                        "or leave the size out to have it sized to the job")
+    return method, []
+
+
+def _sized_target(target: Target, configs: list[FsConfig], workloads: list[WorkloadSpec]) -> Target:
+    """An image sized to the job when no size was given; a given size checked against the largest need."""
+    if target.kind != "image":
+        return target
+    label, need, age = _largest_need(configs, workloads)
     if target.size_auto:  # sized to the job: the sparse image only takes what is written to it
         return replace(target, size_bytes=sized_image(need, age, target.size_bytes))
     if need and need > (IMAGE_USABLE_SHARE - age) * target.size_bytes:
         gib = sized_image(need, age, 0) // 1024**3
         aged = f" beside the aging's {age:.0%}" if age else ""
-        raise PlanError(f"{label} needs about {need / 1024**3:.1f} GiB on the filesystem{aged}; "
-                        f"the image is {target.size_bytes / 1024**3:.1f} GiB",
+        raise PlanError(f"{label} needs about {_bytes(need)} on the filesystem{aged}; the image of "
+                        f"{_bytes(target.size_bytes)} leaves about "
+                        f"{_bytes(int((IMAGE_USABLE_SHARE - age) * target.size_bytes))} for data",
                         f"use --size {gib}G (or size = \"{gib}G\" under [target]), leave the size out to have "
                         "it sized to the job, or smaller settings")
     return target
@@ -495,8 +539,10 @@ def build_plan(target: Target, configs: list[FsConfig], workloads: list[Workload
                             'add memory = "1G" (or --memory 1G), or drop scale')
         workloads, scale_warnings = scaled_workloads(workloads, int(target.scale * target.memory_bytes))
         notes += scale_warnings
-    target = _sized_target(target, configs, workloads)
-    warnings = [*one_variable_warnings(tuple(configs)), *notes]
+    if method.speed:  # a crash test alone builds no speed images
+        target = _sized_target(target, configs, workloads)
+    method, crash_notes = _sized_crash(method, configs, workloads)
+    warnings = [*one_variable_warnings(tuple(configs)), *notes, *crash_notes]
     # truth: which queue a scheduler setting changes on an image (issue 19.3)
     if target.kind == "image" and any(c.scheduler for c in configs):
         warnings.append(SCHEDULER_ON_IMAGES)
@@ -509,7 +555,7 @@ SCHEDULER_ON_IMAGES = ("on images the scheduler setting changes only each loop d
 
 
 def _method_from_table(t: dict[str, Any]) -> Method:
-    allowed = {f for f in Method.__dataclass_fields__}
+    allowed = {f for f in Method.__dataclass_fields__} - {"crash_size_auto"}
     unknown = sorted(set(t) - allowed)
     if unknown:
         raise PlanError(f"[method] has unknown key(s) {', '.join(unknown)}", f"valid keys: {', '.join(sorted(allowed))}")
@@ -517,7 +563,7 @@ def _method_from_table(t: dict[str, Any]) -> Method:
         check_method_value(key, value)
     if "runs" in t and "rounds" not in t:  # side by side, a plan's "3 runs" is 3 rounds (as --runs)
         t = {**t, "rounds": t["runs"]}
-    return Method(**t)
+    return Method(**t, crash_size_auto="crash_size" not in t)
 
 
 _METHOD_OPTIONAL = {"target_ci": float, "max_seconds": float, "slice_seconds": float, "seed": int, "rounds": int,

@@ -103,7 +103,7 @@ def test_non_root_is_told_what_to_do(workdir, monkeypatch, capsys):
     monkeypatch.setattr(common.os, "geteuid", lambda: 1000)
     with pytest.raises(SystemExit) as exc:
         main(["run", "--fs", "ext4", "--workdir", str(workdir)])
-    assert exc.value.code == 1
+    assert exc.value.code == 2  # a refusal, as every other
     err = capsys.readouterr().err.strip()
     assert err.startswith("error:") and "needs root" in err and "--dir PATH" in err
     assert not (workdir / "ledger").exists()

@@ -178,6 +178,10 @@ def fleet():
     finally:
         for h in hosts:
             h.remove()
+        local = root / "local" / "pickfs"
+        if local.is_dir():  # what the local-connection host's run left, had the test failed (its own directory)
+            subprocess.run([sys.executable, "-m", "pickfs", "cleanup", "--workdir", str(local)], capture_output=True,
+                           timeout=300)
         deadline = time.monotonic() + 120  # a loop mount lets go of its device once no namespace holds it (slow)
         while (mounts_under(root) or loops_under(root)) and time.monotonic() < deadline:
             time.sleep(0.5)
@@ -198,21 +202,37 @@ class Fleet:
         for h in self.hosts:
             lines.append(f"{h.name} ansible_host={h.addr} pickfs_workdir={workdirs.get(h.name, h.workdir)}")
         lines.append(extra)
-        lines += ["[all:vars]", "ansible_user=root", f"ansible_ssh_private_key_file={self.key}",
-                  "ansible_python_interpreter=/usr/bin/python3",
+        lines += ["[lab:vars]", "ansible_python_interpreter=/usr/bin/python3",
+                  "[all:vars]", "ansible_user=root", f"ansible_ssh_private_key_file={self.key}",
                   "ansible_ssh_common_args='-o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null "
                   "-o ConnectTimeout=5'"]
         path = self.root / name
         path.write_text("\n".join(lines) + "\n")
         return path
 
-    def env(self) -> dict[str, str]:
+    def env(self, path_first: Path | None = None) -> dict[str, str]:
+        first = f"{path_first}:" if path_first else ""
         return {**os.environ, "PICKFS_WORKDIR": str(self.controller), "CI": "1",
-                "PATH": f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}"}
+                "PATH": f"{first}{Path(sys.executable).parent}:{os.environ.get('PATH', '')}"}
 
-    def pickfs(self, *args: str, timeout: float = 600) -> subprocess.CompletedProcess:
+    def pickfs(self, *args: str, timeout: float = 600, path_first: Path | None = None) -> subprocess.CompletedProcess:
         return subprocess.run([sys.executable, "-m", "pickfs", *args], capture_output=True, text=True,
-                              timeout=timeout, env=self.env())
+                              timeout=timeout, env=self.env(path_first))
+
+    def shim_dir(self) -> Path:
+        """A directory for the front of the controller's PATH holding a python3.13 that does not run, as a version
+        manager's shim for a version not selected does (pyenv's: "pyenv: python3.13: command not found")."""
+        shims = self.root / "shims"
+        shims.mkdir(exist_ok=True)
+        shim = shims / "python3.13"
+        shim.write_text("#!/bin/sh\necho 'pyenv: python3.13: command not found' >&2\nexit 127\n")
+        shim.chmod(0o755)
+        return shims
+
+    @property
+    def local_workdir(self) -> Path:
+        """The work directory of the host reached with Ansible's local connection: this machine itself."""
+        return self.root / "local" / "pickfs"
 
     def assert_clean(self) -> None:
         for h in self.hosts:
@@ -220,6 +240,16 @@ class Fleet:
             assert ledger_entries(h.workdir) == [], f"{h.name}: ledger not empty"
             assert h.mounts() == [], f"{h.name}: mounts left"
             assert loops_under(h.workdir) == [], f"{h.name}: loop devices left"
+
+
+def cmdlines() -> list[str]:
+    out = []
+    for path in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            out.append(path.read_bytes().replace(b"\0", b" ").decode(errors="replace"))
+        except OSError:
+            continue
+    return out
 
 
 def results(path: Path, sql: str) -> list[tuple]:
@@ -234,17 +264,21 @@ def results(path: Path, sql: str) -> list[tuple]:
 
 def test_fleet_run_merges_each_hosts_runs_and_keeps_them_when_another_host_fails(fleet):
     # c is in the inventory but its work directory is a symbolic link: pickfs refuses it there, as it would here;
-    # d has no SSH server at all; e needs a Debian package no registry it can reach has.
+    # d has no SSH server at all; e needs a Debian package no registry it can reach has; l is this machine, reached
+    # with Ansible's local connection (no SSH), while the controller's PATH offers first a python that does not run.
+    (fleet.root / "local").mkdir(mode=0o700)
     c_target = fleet.root / "c-real"
     c_target.mkdir()
     (fleet.root / "c-link").symlink_to(c_target)
     extra = (f"c ansible_host={fleet.hosts[0].addr} pickfs_workdir={fleet.root / 'c-link'}\n"
              f"d ansible_host=10.254.{int(fleet.root.name[-4:-2], 16)}.9\n"
              f"e ansible_host={fleet.hosts[1].addr} pickfs_workdir={fleet.root / 'e'} "
-             """pickfs_extra_packages='["pickfs-no-such-package"]'""")
+             """pickfs_extra_packages='["pickfs-no-such-package"]'\n"""
+             f"[here]\nl ansible_connection=local pickfs_workdir={fleet.local_workdir}")  # no Python named
     inventory = fleet.inventory(extra)
     t0 = time.monotonic()
-    r = fleet.pickfs("fleet", "run", "-i", str(inventory), "--plan", str(fleet.plan), "--poll", "2s")
+    r = fleet.pickfs("fleet", "run", "-i", str(inventory), "--plan", str(fleet.plan), "--poll", "2s",
+                     path_first=fleet.shim_dir())
     wall = time.monotonic() - t0
     print(r.stderr[-8000:])
     assert r.returncode == 1, r.stderr
@@ -254,19 +288,24 @@ def test_fleet_run_merges_each_hosts_runs_and_keeps_them_when_another_host_fails
     assert len(fleets) == 1 and fleets[0][1] == "partial"
     hosts = {h["name"]: h for h in json.loads(fleets[0][2])}
     assert hosts["a"]["status"] == hosts["b"]["status"] == "complete"
+    assert hosts["l"]["status"] == "complete", hosts["l"]["error"]  # the local connection, as an SSH host
     assert hosts["c"]["status"] == "failed" and "symbolic link" in hosts["c"]["error"]
     assert hosts["d"]["status"] == "unreachable" and hosts["d"]["error"]
     assert hosts["e"]["status"] == "failed" and "missing Debian packages: pickfs-no-such-package" in hosts["e"]["error"]
     assert "symbolic link" in r.stderr  # the failed host's error, reported
     runs = {row[0]: json.loads(row[1]) for row in results(db, "SELECT id, host_json FROM runs")}
-    assert {h["name"] for h in runs.values()} >= {"a", "b"}
-    for name in ("a", "b"):
+    assert {h["name"] for h in runs.values()} >= {"a", "b", "l"}
+    for name in ("a", "b", "l"):
         run_id = hosts[name]["run_id"]
         assert runs[run_id]["name"] == name and runs[run_id]["fleet"] == fleets[0][0]
-        assert runs[run_id]["fingerprint"]["mount.fstype"] == {"a": "ext4", "b": "ext3"}[name]
+        if name != "l":
+            assert runs[run_id]["fingerprint"]["mount.fstype"] == {"a": "ext4", "b": "ext3"}[name]
         measured = results(db, f"SELECT COUNT(*) FROM trials WHERE run_id='{run_id}' AND phase='measured' AND ok=1")
         assert measured[0][0] >= 8  # 2 configurations x 4 rounds
     fleet.assert_clean()
+    local = fleet.local_workdir
+    assert ledger_entries(local) == [] and mounts_under(local) == [] and loops_under(local) == []
+    assert [c for c in cmdlines() if str(local) in c] == [], "the local host's pickfs still running"
     (fleet.root / "figures.json").write_text(json.dumps({"fleet_wall_s": wall, "hosts": hosts}))
 
     # merged twice adds nothing: the fetched files again, by hand

@@ -2,7 +2,7 @@
 not exercise (issue 19 point 10), and when each losing state was cut."""
 
 import json
-from dataclasses import asdict
+from dataclasses import asdict, replace
 
 from pickfs.crash.runner import UNSEEN, CrashResult, StateResult, model_text
 from pickfs.model import Method, Plan, Target, Trial, WorkloadSpec, plan_to_dict
@@ -99,3 +99,37 @@ def test_crashtest_refuses_bad_settings_in_one_line(tmp_path, capsys):
     with pytest.raises(SystemExit) as exc:
         main(["crashtest", "--plan", str(plan), "--workdir", str(tmp_path), "--results", str(tmp_path / "r.db")])
     assert exc.value.code == 2 and "crash_strategies: unknown crash strategy 'torn'" in capsys.readouterr().err
+
+
+def crash_plan_of(*args: str):
+    from pickfs.cli.crashtest import command, crash_plan
+
+    return crash_plan(command.make_context("crashtest", list(args)).params)
+
+
+def test_a_crash_image_is_sized_to_the_job_when_no_size_is_given(tmp_path):
+    """`pickfs crashtest --workload pgbench` with no --size: the image grows to hold pgbench's data (as
+    `run` sizes its images), within the recorder's limits; a given size too small says what to do."""
+    import pytest
+
+    from pickfs.errors import PlanError
+    from pickfs.plan import CRASH_IMAGE_MAX, CRASH_IMAGE_MIN, build_plan, configs_from_names
+    from pickfs.workloads import workload_class
+
+    common = ("--fs", "ext4", "--workload", "pgbench", "--states", "40", "--duration", "10s",
+              "--workdir", str(tmp_path))
+    plan = crash_plan_of(*common, "--set", "full_page_writes=off")
+    need = workload_class("pgbench").space_needed(plan.workloads[0])
+    assert need > 0.85 * CRASH_IMAGE_MIN  # the default image is too small for it
+    assert plan.method.crash_size == 1024**3 and plan.method.crash_states == 40
+    assert crash_plan_of(*common[:2], "--states", "3", "--workdir", str(tmp_path)).method.crash_size == CRASH_IMAGE_MIN
+    assert crash_plan_of(*common, "--size", "2G").method.crash_size == 2 * 1024**3  # a given size is kept
+    with pytest.raises(PlanError) as exc:
+        crash_plan_of(*common, "--size", "512M")
+    assert "the crash test's image of 512 MiB" in exc.value.message
+    assert "--size 1G" in exc.value.hint and "leave the size out" in exc.value.hint
+    # a plan's crash test, sized the same way; a job larger than the recorder takes gets its largest image
+    method = replace(Method(runs=1, warmup=0), speed=False, crash_states=3)
+    big = WorkloadSpec("pgbench", "big", (("scale", 1000),))
+    plan = build_plan(Target(workdir=str(tmp_path)), configs_from_names("ext4"), [big], method, None)
+    assert plan.method.crash_size == CRASH_IMAGE_MAX and any("at most 4 GiB" in w for w in plan.warnings)

@@ -96,7 +96,8 @@ def test_the_host_work_directory_is_checked_before_it_is_used():
 def test_inventory_values_in_shell_scripts_are_quoted():
     text = run_playbook()
     shells = [t["ansible.builtin.shell"] for t in tasks(text) if "ansible.builtin.shell" in t]
-    assert "(pickfs_extra_packages | default([]))) | map('quote') | join(' ')" in shells[0]
+    assert "(pickfs_extra_packages | default([]))) | map('quote') | join(' ')" in shells[0].splitlines()[0]
+    assert "{% raw %}" in shells[0] and "policy-rc.d" in shells[0]  # install_quietly.sh, not templated
     for var in ("pf_system_python", "pf_venv", "pf_dir", "wheel", "tree_hash"):
         assert f"{{{{ {var} }}}}" not in shells[1] and f"{{{{ {var} | quote }}}}" in shells[1]
 
@@ -105,8 +106,10 @@ def test_the_fleet_packages_are_bootstraps():
     from pathlib import Path
 
     text = (Path(__file__).parents[2] / "bootstrap.sh").read_text()
-    listed = text.split("APT_PACKAGES=(", 1)[1].split(")", 1)[0].split()
-    assert list(APT_PACKAGES) == listed
+    def group(name):
+        return text.split(f"PKG_{name}=(", 1)[1].split(")", 1)[0].split()
+
+    assert list(APT_PACKAGES) == group("BASE") + group("SERVERS") + group("CRASH")  # what a host runs needs
 
 
 def test_a_fleets_stop_stops_its_own_job_and_cleanup_stops_every_one():
@@ -258,3 +261,16 @@ def test_the_controller_merges_only_its_fleets_runs_and_a_malformed_host_file_fa
     assert store.run_ids() == {"20260101-000000-aaaa"} and c.hosts["a"].run_id == "20260101-000000-aaaa"
     assert c.hosts["b"].status == "failed" and "could not be merged" in c.hosts["b"].error
     assert "\n" not in c.hosts["b"].error
+
+
+def test_a_local_connection_host_gets_the_systems_python_unless_it_names_one(tmp_path):
+    from pickfs.fleet.inventory import InventoryHost, local_interpreters, local_inventory
+
+    hosts = [InventoryHost("a", {"ansible_host": "10.0.0.2"}),
+             InventoryHost("l", {"ansible_connection": "local"}),
+             InventoryHost("m", {"ansible_connection": "ansible.builtin.local"}),
+             InventoryHost("n", {"ansible_connection": "local", "ansible_python_interpreter": "/opt/py/bin/python3"})]
+    assert local_interpreters(hosts, "/usr/bin/python3") == {"l": "/usr/bin/python3", "m": "/usr/bin/python3"}
+    path = local_inventory(hosts, tmp_path / "local.json")
+    assert path is not None and set(json.loads(path.read_text())["all"]["hosts"]) == {"l", "m"}
+    assert local_inventory(hosts[:1], tmp_path / "none.json") is None and not (tmp_path / "none.json").exists()

@@ -8,12 +8,14 @@ import click
 
 from pickfs import console
 from pickfs.cli.common import DEFAULT_WORKDIR, ledger_for, require_root
+from pickfs.cli.examples import examples
 from pickfs.errors import NotUndone, PickfsError
 from pickfs.stack.cleanup import undo_entries
 from pickfs.stack.workdir import check_path
 
 
-@click.command("cleanup")
+@click.command("cleanup", epilog=examples('pickfs cleanup',
+         'pickfs cleanup --workdir /var/tmp/my-pickfs'))
 @click.option("--workdir", default=DEFAULT_WORKDIR, show_default=True, help="pickfs's work directory")
 def command(workdir: str) -> None:
     """Unmount, detach and remove every resource left in the ledger by a pickfs that is gone."""

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from pickfs.errors import NeedsRoot
+from pickfs.errors import NeedsRoot, PlanError
 from pickfs.model import Target
 from pickfs.stack.cleanup import undo_all
 from pickfs.stack.ledger import Ledger
@@ -37,6 +37,18 @@ def open_store(workdir: str, results_path: Path | str | None) -> ResultStore:
     if os.geteuid() == 0 and Path(path).parent == Path(workdir):
         prepare(workdir)
     return ResultStore(path)
+
+
+def read_store(workdir: str, results_path: Path | str | None) -> ResultStore:
+    """The results database of a command that only reads it: one named (--results, $PICKFS_RESULTS) must exist."""
+    from pickfs.store.postgres import is_postgres_url
+
+    spec = str(results_path or os.environ.get("PICKFS_RESULTS") or "")
+    if spec and not is_postgres_url(spec) and not Path(spec).is_file():
+        flag = "--results" if results_path else "$PICKFS_RESULTS"
+        raise PlanError(f"no results database at {spec} ({flag})",
+                        "check the path: a run saves its results where --results names, else WORKDIR/results.db")
+    return open_store(workdir, results_path)
 
 
 def ledger_for(workdir: str) -> Ledger:

@@ -7,11 +7,14 @@ from pathlib import Path
 import click
 
 from pickfs import console
-from pickfs.cli.common import open_store, results_option, workdir_option
+from pickfs.cli.common import read_store, results_option, workdir_option
+from pickfs.cli.examples import examples
+from pickfs.errors import PlanError
 from pickfs.store import ResultStore
 
 
-@click.command("compare")
+@click.command("compare", epilog=examples('pickfs compare RUN_A RUN_B',
+         'pickfs compare RUN_A RUN_B --results-b ci-box.db  # B copied from another machine'))
 @click.argument("run_a")
 @click.argument("run_b")
 @click.option("--results-b", type=click.Path(path_type=Path, exists=True),
@@ -23,7 +26,9 @@ def command(run_a: str, run_b: str, results_b: Path | None, workdir: str, result
     differ, named, and each run's ranking."""
     from pickfs.report.comparison import comparison_report
 
-    store = open_store(workdir, results_path)
+    store = read_store(workdir, results_path)
     a = store.load(run_a)
+    if results_b and not results_b.is_file():
+        raise PlanError(f"no results database at {results_b} (--results-b)", "check the path of run B's database")
     b = (ResultStore(results_b) if results_b else store).load(run_b)
     console.show(comparison_report(a, b))

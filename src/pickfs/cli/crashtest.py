@@ -9,18 +9,22 @@ from typing import Any
 import click
 
 from pickfs.cli.common import results_option, workdir_option
+from pickfs.cli.examples import examples
 from pickfs.cli.report import with_exports
 from pickfs.cli.run import execute_plan, workload_specs
 from pickfs.crash.states import STRATEGIES, parse_strategies
 from pickfs.errors import PlanError
-from pickfs.model import Method, Target
+from pickfs.model import Method, Plan, Target
 from pickfs.plan import build_plan, configs_from_names, load_plan_file
 from pickfs.units import parse_duration, parse_size
 
 DEFAULT_FS = "ext4,ext4-nobarrier,xfs,btrfs"
 
 
-@click.command("crashtest")
+@click.command("crashtest", epilog=examples('pickfs crashtest                                # sqlite-tpcb on ext4, ext4-nobarrier, xfs, btrfs',
+         'pickfs crashtest --fs ext4,xfs --set synchronous=OFF --states 24',
+         'pickfs crashtest --workload pgbench --set full_page_writes=off --states 40 --duration 10s',
+         'pickfs crashtest --plan examples/crash-safety.toml --html crash.html'))
 @click.option("--plan", "plan_file", type=click.Path(path_type=Path), help="a TOML plan file: crash-test its cells")
 @click.option("--fs", default=None, help=f"comma-separated presets or filesystem types [{DEFAULT_FS}]")
 @click.option("--workload", "workloads", multiple=True,
@@ -30,7 +34,9 @@ DEFAULT_FS = "ext4,ext4-nobarrier,xfs,btrfs"
               help="a durability setting, e.g. synchronous=OFF or fsync=off")
 @click.option("--states", type=int, default=12, show_default=True, help="power-cut states to build and check")
 @click.option("--duration", default="3s", show_default=True, help="how long commits are recorded")
-@click.option("--size", default="512M", show_default=True, help="the recorded image's size (xfs needs 300M)")
+@click.option("--size", default=None,
+              help="the recorded image's size, at least 64M (xfs needs 300M) [sized to the job: 512M, or more as "
+                   "the workload needs, at most 4G]")
 @click.option("--unit", default=None,
               help="the disk's atomic unit: unflushed writes land or are lost in pieces of this size (512 or 4K) [4K]")
 @click.option("--recovery-crashes", "recovery", type=float, default=None,
@@ -54,12 +60,45 @@ def command(**o: Any) -> None:
     your check judges each state. No speed is measured here (the recorder is slow by design);
     `pickfs run --crash-states N` does both.
     """
+    execute_plan(crash_plan(o), o)
+
+
+def crash_plan(o: dict[str, Any]) -> Plan:
+    """The crash test's plan from the command's options, checked completely (nothing is created)."""
     if o["states"] < 1:
         raise PlanError("--states must be at least 1", "e.g. --states 12")
     duration = parse_duration(o["duration"])
-    size = parse_size(o["size"])
-    crash = {"crash_states": o["states"], "crash_duration": duration, "crash_size": size}
-    # the crash-fidelity settings: given here, they override a plan's [method]; else the plan's (or the defaults)
+    crash: dict[str, Any] = {"crash_states": o["states"], "crash_duration": duration}
+    if o["size"] is not None:
+        size = parse_size(o["size"])
+        if size < 64 * 1024**2:
+            raise PlanError(f"--size {o['size']} is too small for a crash test's image",
+                            "use at least --size 64M (xfs needs 300M), or leave it out to have it sized to the job")
+        crash |= {"crash_size": size, "crash_size_auto": False}
+    crash |= _fidelity(o)
+    sets = tuple(o["sets"]) + ((f"check={o['check']}",) if o["check"] else ())
+    if o["plan_file"]:
+        if o["fs"] or o["workloads"] or sets:
+            raise PlanError("--fs, --workload, --set and --check cannot be combined with --plan",
+                            "put them in the plan file")
+        loaded = load_plan_file(o["plan_file"], {}, o["workdir"])
+        method = replace(loaded.method, speed=False, **crash)
+        plan = build_plan(loaded.target, list(loaded.configs), list(loaded.workloads), method, loaded.baseline)
+    else:
+        configs = configs_from_names(o["fs"] or DEFAULT_FS)
+        method = Method(runs=1, warmup=0, speed=False, **crash)
+        plan = build_plan(Target(workdir=o["workdir"]), configs,
+                          workload_specs(o["workloads"], sets, None), method, None)
+    for w in plan.workloads:
+        if w.name == "command" and not w.get("check"):
+            raise PlanError(f"workload {w.label}: a crash test of your own command needs your check of each state",
+                            "add --check 'CMD' (or check = \"CMD\" in the plan): exit status 0 = consistent")
+    return plan
+
+
+def _fidelity(o: dict[str, Any]) -> dict[str, Any]:
+    """The crash-fidelity settings: given here, they override a plan's [method]; else the plan's (or the defaults)."""
+    crash: dict[str, Any] = {}
     if o["unit"] is not None:
         unit = parse_size(o["unit"])
         if unit < 512 or unit % 512 or unit & (unit - 1):
@@ -79,21 +118,4 @@ def command(**o: Any) -> None:
         if o["keep"].exists() and not o["keep"].is_dir():
             raise PlanError(f"--keep-states {o['keep']} is not a directory", "name a directory (it is made if missing)")
         crash["crash_keep"] = str(o["keep"].resolve())
-    sets = tuple(o["sets"]) + ((f"check={o['check']}",) if o["check"] else ())
-    if o["plan_file"]:
-        if o["fs"] or o["workloads"] or sets:
-            raise PlanError("--fs, --workload, --set and --check cannot be combined with --plan",
-                            "put them in the plan file")
-        loaded = load_plan_file(o["plan_file"], {}, o["workdir"])
-        method = replace(loaded.method, speed=False, **crash)
-        plan = build_plan(loaded.target, list(loaded.configs), list(loaded.workloads), method, loaded.baseline)
-    else:
-        configs = configs_from_names(o["fs"] or DEFAULT_FS)
-        method = Method(runs=1, warmup=0, speed=False, **crash)
-        plan = build_plan(Target(workdir=o["workdir"], size_bytes=size), configs,
-                          workload_specs(o["workloads"], sets, None), method, None)
-    for w in plan.workloads:
-        if w.name == "command" and not w.get("check"):
-            raise PlanError(f"workload {w.label}: a crash test of your own command needs your check of each state",
-                            "add --check 'CMD' (or check = \"CMD\" in the plan): exit status 0 = consistent")
-    execute_plan(plan, o)
+    return crash

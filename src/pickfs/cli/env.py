@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import click
 from rich.table import Table
 from rich.text import Text
 
 from pickfs import console
-from pickfs.cli.common import open_store, results_option, workdir_option
+from pickfs.cli.common import read_store, results_option, workdir_option
+from pickfs.cli.examples import examples
 from pickfs.errors import NotFound, PlanError
 from pickfs.fingerprint import fingerprint
 from pickfs.report.envdiff import diff
@@ -25,43 +27,68 @@ def _load(ref: str, workdir: str, results_path: Path | None) -> tuple[str, dict[
         except json.JSONDecodeError:
             raise PlanError(f"{ref} is not a fingerprint", "make one with: pickfs env PATH --json FILE") from None
         return ref, data.get("fingerprint", data)
-    record = open_store(workdir, results_path).load(ref)
+    record = read_store(workdir, results_path).load(ref)
     fp = record.host.get("fingerprint")
     if not fp:
         raise NotFound(f"run {record.id} has no stored fingerprint", "it predates pickfs env; compare two JSON files")
     return f"run {record.id}", fp
 
 
-@click.command("env")
-@click.argument("args", nargs=-1)
-@click.option("--json", "json_path", type=click.Path(path_type=Path), help="write the fingerprint as JSON ('-': stdout)")
+class _EnvCommand(click.Command):
+    """`pickfs env [PATH]`; `pickfs env diff ...` is its own command, with its own --help."""
+
+    def make_context(self, info_name: str | None, args: list[str], parent: click.Context | None = None,
+                     **extra: Any) -> click.Context:
+        if args[:1] == ["diff"]:
+            return diff_command.make_context(f"{info_name} diff", args[1:], parent=parent, **extra)
+        return super().make_context(info_name, args, parent=parent, **extra)
+
+    def invoke(self, ctx: click.Context) -> Any:
+        return ctx.command.invoke(ctx) if ctx.command is not self else super().invoke(ctx)
+
+
+@click.command("diff", epilog=examples("pickfs env / --json dev.json             # on the dev box, then on the CI box",
+                                       "pickfs env diff dev.json ci.json          # what differs, storage first",
+                                       "pickfs env diff 20260101-0900-ab12 latest  # the machines of two runs"))
+@click.argument("a")
+@click.argument("b")
 @workdir_option
 @results_option
-def command(args: tuple[str, ...], json_path: Path | None, workdir: str, results_path) -> None:
-    """Fingerprint the storage stack under PATH (default /), or: env diff A B.
+def diff_command(a: str, b: str, workdir: str, results_path) -> None:
+    """What differs between two storage-stack fingerprints, the storage differences first.
 
     A and B are fingerprint files from `pickfs env PATH --json FILE` (say one from a dev box
     and one from a CI box) or run ids, whose fingerprints pickfs stores with every run.
     """
-    if args and args[0] == "diff":
-        if len(args) != 3:
-            raise PlanError("env diff takes two fingerprints", "pickfs env diff A.json B.json (or two run ids)")
-        (name_a, a), (name_b, b) = _load(args[1], workdir, results_path), _load(args[2], workdir, results_path)
-        diffs = diff(a, b)
-        if not diffs:
-            console.info(f"no differences between {name_a} and {name_b}")
-            return
-        table = Table(title=f"{name_a} -> {name_b}", title_justify="left")
-        for col in ("", "setting", "A", "B"):
-            table.add_column(col)
-        for d in diffs:
-            table.add_row(Text("storage", style="bold yellow") if d.storage else Text(""), d.key,
-                          d.a if d.a is not None else "(absent)", d.b if d.b is not None else "(absent)")
-        console.show(table)
+    (name_a, fa), (name_b, fb) = _load(a, workdir, results_path), _load(b, workdir, results_path)
+    diffs = diff(fa, fb)
+    if not diffs:
+        console.info(f"no differences between {name_a} and {name_b}")
         return
-    if len(args) > 1:
-        raise PlanError("env takes one path", "pickfs env /var/lib/postgresql, or pickfs env diff A B")
-    fp = fingerprint(args[0] if args else "/")
+    table = Table(title=f"{name_a} -> {name_b}", title_justify="left")
+    for col in ("", "setting", "A", "B"):
+        table.add_column(col)
+    for d in diffs:
+        table.add_row(Text("storage", style="bold yellow") if d.storage else Text(""), d.key,
+                      d.a if d.a is not None else "(absent)", d.b if d.b is not None else "(absent)")
+    console.show(table)
+
+
+@click.command("env", cls=_EnvCommand,
+               epilog=examples("pickfs env                               # the stack under /",
+                               "pickfs env /var/lib/postgresql --json pg.json",
+                               "pickfs env diff dev.json ci.json          # see: pickfs env diff --help"))
+@click.argument("path", required=False)
+@click.option("--json", "json_path", type=click.Path(path_type=Path), help="write the fingerprint as JSON ('-': stdout)")
+@workdir_option
+@results_option
+def command(path: str | None, json_path: Path | None, workdir: str, results_path) -> None:
+    """Fingerprint the storage stack under PATH (default /), or: env diff A B.
+
+    The fingerprint names the filesystem, its mount and mkfs options, the block devices under it
+    and their queues; `pickfs env diff A B` says what differs between two of them.
+    """
+    fp = fingerprint(path or "/")
     if json_path:
         text = json.dumps(fp, indent=1) + "\n"
         if str(json_path) == "-":

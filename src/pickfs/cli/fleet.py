@@ -10,6 +10,7 @@ from rich.table import Table
 
 from pickfs import console
 from pickfs.cli.common import open_store, results_option, workdir_option
+from pickfs.cli.examples import examples
 from pickfs.errors import EXIT_INTERRUPTED, PickfsError, PlanError
 from pickfs.store.fleets import FleetRecord
 from pickfs.units import parse_duration
@@ -43,12 +44,16 @@ def hosts_table(record: FleetRecord) -> Table:
     return table
 
 
-@click.group("fleet")
+@click.group("fleet", epilog=examples('pickfs fleet run -i hosts.ini --plan examples/r2-postgresql.toml',
+         'pickfs fleet list',
+         'pickfs fleet cleanup -i hosts.ini'))
 def command() -> None:
     """The same plan on many machines through Ansible: run, clean up, list."""
 
 
-@command.command("run")
+@command.command("run", epilog=examples('pickfs fleet run -i hosts.ini --plan examples/r2-postgresql.toml',
+         'pickfs fleet run -i hosts.ini --plan plan.toml --limit db --timeout 2h',
+         'pickfs fleet run -i hosts.ini --resume FLEET_ID  # the hosts that did not complete'))
 @inventory_option
 @click.option("--plan", "plan_file", type=click.Path(path_type=Path), help="the plan (TOML) every host runs")
 @limit_option
@@ -91,7 +96,8 @@ def run(inventory: str, plan_file: Path | None, limit: str | None, forks: int, p
                           f"{record.id}")
 
 
-@command.command("cleanup")
+@command.command("cleanup", epilog=examples('pickfs fleet cleanup -i hosts.ini',
+         'pickfs fleet cleanup -i hosts.ini --limit db1'))
 @inventory_option
 @limit_option
 @workdir_option
@@ -107,7 +113,8 @@ def cleanup(inventory: str, limit: str | None, workdir: str) -> None:
     console.info("every host is clean")
 
 
-@command.command("list")
+@command.command("list", epilog=examples('pickfs fleet list',
+         'pickfs report FLEET_ID --html fleet.html   # one fleet run compared'))
 @workdir_option
 @results_option
 def list_fleets(workdir: str, results_path) -> None:

@@ -96,7 +96,10 @@ class LazyGroup(click.Group):
             formatter.write_dl(rows)
 
 
-@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]},
+             epilog="\b\nExamples:\n  pickfs run                 # the default job: SQLite on every filesystem preset\n"
+                    "  pickfs run --help          # its options, the workloads and examples\n"
+                    "  pickfs crashtest --fs ext4,xfs\n  pickfs report --html report.html")
 @click.version_option(__version__, prog_name="pickfs")
 def cli() -> None:
     """Which storage setup should my database stand on? pickfs builds each candidate
@@ -117,7 +120,8 @@ def main(argv: list[str] | None = None) -> None:
         _error("interrupted")
         sys.exit(EXIT_INTERRUPTED)
     except click.ClickException as exc:
-        _error(exc.format_message() + " (see pickfs --help)")
+        ctx = getattr(exc, "ctx", None)
+        _error(exc.format_message() + f" (see {ctx.command_path if ctx else 'pickfs'} --help)")
         sys.exit(exc.exit_code)
     except PickfsError as exc:
         _error(exc.one_line())

@@ -8,12 +8,14 @@ import click
 
 from pickfs import console
 from pickfs.cli.common import open_store, results_option, workdir_option
+from pickfs.cli.examples import examples
 from pickfs.errors import PlanError, ResultsUnusable
 from pickfs.store import ResultStore
 from pickfs.store.merge import merge_runs
 
 
-@click.command("merge")
+@click.command("merge", epilog=examples('pickfs merge ci-box.db dev-box.db               # into WORKDIR/results.db',
+         'pickfs merge other.db --results team.db'))
 @click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
 @workdir_option
 @results_option

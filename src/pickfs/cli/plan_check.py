@@ -12,6 +12,7 @@ import click
 from rich.text import Text
 
 from pickfs import console
+from pickfs.cli.examples import examples
 from pickfs.errors import PickfsError
 from pickfs.model import Plan
 from pickfs.plan import load_plan_file
@@ -66,8 +67,13 @@ def estimate(plan: Plan, unavailable: dict[int, str] | None = None,
             slice_s = cls.run_seconds(cls.slice_spec(wl, m.slice_seconds or cls.slice_seconds))
             # automatic: as the engine picks them, from what standing up the first block takes
             blocks = m.blocks or auto_blocks(n * SETUP_S + m.warmup * n * slice_s, budget.budget_s)
-            if budget.fixed:
-                per_block = n * SETUP_S + m.warmup * n * slice_s + budget.min_rounds * n * (slice_s + RUN_OVERHEAD_S)
+            per_block = n * SETUP_S + m.warmup * n * slice_s + budget.min_rounds * n * (slice_s + RUN_OVERHEAD_S)
+            if not budget.fixed and blocks * per_block > budget.budget_s:  # never fewer rounds than the least
+                out.append(WorkloadEstimate(
+                    wl.label, blocks * per_block,
+                    f"longer than its time budget of {budget.budget_s:g} s: standing up {n} configurations "
+                    f"({blocks} block(s)) and the least {budget.min_rounds} rounds of {slice_s:g} s slices"))
+            elif budget.fixed:
                 out.append(WorkloadEstimate(
                     wl.label, blocks * per_block,
                     f"{budget.min_rounds} rounds x {blocks} block(s) x {n} configurations, {slice_s:g} s slices"))
@@ -264,12 +270,13 @@ def show_plan(plan: Plan) -> None:
     console.info("dry run: nothing was created")
 
 
-@click.group("plan")
+@click.group("plan", epilog=examples('pickfs plan check examples/r2-postgresql.toml'))
 def command() -> None:
     """Check a plan file without running it: the matrix, what this machine lacks, and the time."""
 
 
-@command.command("check")
+@command.command("check", epilog=examples('pickfs plan check examples/r2-postgresql.toml',
+         'pickfs plan check my-plan.toml && pickfs run --plan my-plan.toml'))
 @click.argument("plan_file", type=click.Path(path_type=Path))
 def check(plan_file: Path) -> None:
     """Validate PLAN_FILE completely and show what `pickfs run --plan PLAN_FILE` would do; creates nothing."""

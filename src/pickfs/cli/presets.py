@@ -6,13 +6,15 @@ import click
 from rich.table import Table
 
 from pickfs import console
+from pickfs.cli.examples import examples
 from pickfs.report.views import short_flag
 from pickfs.risks import config_risks
 from pickfs.stack.filesystems import unavailable_reason
 from pickfs.stack.presets import PRESETS, RAW_CONFIG
 
 
-@click.command("presets")
+@click.command("presets", epilog=examples('pickfs presets',
+         'pickfs run --fs ext4,xfs-tuned   # presets by name'))
 def command() -> None:
     """List filesystem presets, their options, and what this machine lacks."""
     table = Table(title_justify="left")

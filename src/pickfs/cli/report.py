@@ -10,7 +10,8 @@ from pathlib import Path
 import click
 
 from pickfs import console
-from pickfs.cli.common import open_store, results_option, workdir_option
+from pickfs.cli.common import read_store, results_option, workdir_option
+from pickfs.cli.examples import examples
 from pickfs.model import RunRecord
 from pickfs.report.csv_export import render_csv, render_table_csv
 from pickfs.report.json_export import render_json
@@ -171,7 +172,11 @@ def write_site(store, path: Path) -> None:
     console.info(f"site of {len(records)} run(s) written to {path / 'index.html'}")
 
 
-@click.command("report")
+@click.command("report", epilog=examples('pickfs report                                   # the latest run, fitted to the terminal',
+         'pickfs report 20260101 --explain                # a unique prefix of a run id',
+         'pickfs report latest --quiet                    # one line per workload: the configuration it names',
+         'pickfs report latest --html r.html --json r.json --markdown r.md --csv r.csv',
+         'pickfs report --site site/                      # every run as a static site'))
 @click.argument("run", default="latest")
 @click.option("--explain", is_flag=True, help="also the other central values (geometric mean with its interval, "
               "sanitized mean), every slice's figure, every note whole and every configuration's full explanation (by "
@@ -186,19 +191,11 @@ def write_site(store, path: Path) -> None:
 @results_option
 def command(run: str, explain: bool, quiet: bool, site: Path | None, workdir: str, results_path, **o) -> None:
     """Show a saved run (an id, a unique prefix, or 'latest'); with --json, --markdown, --csv or --html, write
-    those instead of showing the tables.
-
-    \b
-    Examples:
-      pickfs report                       # the latest run, laid out for the terminal's width
-      pickfs report latest --quiet        # one line per workload: the configuration it names
-      pickfs report RUN --html run.html   # the HTML page (plotly.js written beside it)
-      pickfs report --json - | jq .tables
-
-    A fleet run's id (fleet-...) shows its machines compared: --html with heat maps, or --json."""
+    those instead of showing the tables. A fleet run's id (fleet-...) shows its machines compared: --html
+    with heat maps, or --json."""
     targets = export_targets(o)
     check_export_targets(targets)
-    store = open_store(workdir, results_path)
+    store = read_store(workdir, results_path)
     if site is not None:
         check_site_dir(site)
         write_site(store, site)

@@ -8,15 +8,17 @@ import click
 from rich.table import Table
 
 from pickfs import console
-from pickfs.cli.common import open_store, results_option, workdir_option
+from pickfs.cli.common import read_store, results_option, workdir_option
+from pickfs.cli.examples import examples
 
 
-@click.command("results")
+@click.command("results", epilog=examples('pickfs results',
+         'pickfs results --results runs.db'))
 @workdir_option
 @results_option
 def command(workdir: str, results_path) -> None:
     """List the saved runs."""
-    store = open_store(workdir, results_path)
+    store = read_store(workdir, results_path)
     rows = store.list_runs()
     if not rows:
         console.info(f"no runs yet in {store.path}; start one with: pickfs run")

@@ -14,11 +14,22 @@ from rich.text import Text
 
 from pickfs import __version__, console, host
 from pickfs.cli.common import clean_orphans, ledger_for, open_store, require_root, results_option, workdir_option
+from pickfs.cli.examples import examples
 from pickfs.cli.report import check_export_targets, export_targets, with_exports, write_exports
 from pickfs.engine.executor import Executor
 from pickfs.engine.schedule import Slot
 from pickfs.errors import EXIT_INTERRUPTED, PickfsError, PlanError
-from pickfs.model import Method, Plan, Target, TargetKind, Trial, WorkloadSpec, plan_from_dict, plan_to_dict
+from pickfs.model import (
+    SCHEDULERS,
+    Method,
+    Plan,
+    Target,
+    TargetKind,
+    Trial,
+    WorkloadSpec,
+    plan_from_dict,
+    plan_to_dict,
+)
 from pickfs.plan import (
     aging_fields,
     build_plan,
@@ -132,7 +143,7 @@ def plan_from_flags(o: dict[str, Any]) -> Plan:
     else:
         configs = configs_from_names(o["fs"] or "all")
     if o["scheduler"]:
-        configs = [replace(c, scheduler=o["scheduler"]) for c in configs]
+        configs = [replace(c, scheduler=_scheduler(o["scheduler"])) for c in configs]
     if o.get("age"):  # issue 13: every configuration aged before its data is laid out
         configs = [replace(c, **aging_fields({"age": o["age"]}, "--age")) for c in configs]
     method = replace(Method(), **method_overrides(o), drop_caches=not o["no_drop_caches"],
@@ -174,7 +185,7 @@ def method_overrides(o: dict[str, Any]) -> dict[str, Any]:
     if o["target_ci"] is not None:
         out["target_ci"] = parse_share(o["target_ci"], "--target-ci", "e.g. --target-ci 2% or 0.02", upper=1.0)
     if o["max_time"] is not None:
-        out["max_seconds"] = parse_duration(o["max_time"])
+        out["max_seconds"] = _max_time(str(o["max_time"]))
     if o.get("no_race"):
         out["race"] = False
     if o.get("margin") is not None:
@@ -187,17 +198,40 @@ def method_overrides(o: dict[str, Any]) -> dict[str, Any]:
 
 
 def parse_share(given: Any, flag: str, example: str, upper: float) -> float:
-    """A share given as '5%' or 0.05 (a bare number above 1 is refused: it reads as a percentage)."""
+    """A share given as '5%' or 0.05; a bare number of 1 or more is refused, since it reads as a percentage."""
     text = str(given).strip()
     try:
         value = float(text.rstrip("%")) / (100 if text.endswith("%") else 1)
     except ValueError:
         raise PlanError(f"{flag} {text!r} is not a share", example) from None
+    if not text.endswith("%") and value >= 1:
+        raise PlanError(f"{flag} {text} is read as a share, {value:g} = {value:.0%}: a bare number is a share from "
+                        "0 to 1", f"for {value:g} percent write {flag} {value:g}% or {value / 100:g}")
     if not 0 < value < upper:
-        bound = f"{upper:.0%}"
-        hint = f"write {text}% for a percentage" if not text.endswith("%") and 1 <= value < 100 else example
-        raise PlanError(f"{flag} {text} is out of range: it must be above 0 and below {bound}", hint)
+        raise PlanError(f"{flag} {text} is not above 0% and below {upper:.0%}", example)
     return value
+
+
+OLD_SCHEDULERS = {"deadline": "mq-deadline", "noop": "none", "cfq": "bfq"}  # the single-queue names, gone in 5.0
+
+
+def _scheduler(name: str) -> str:
+    if name in SCHEDULERS:
+        return name
+    newer = OLD_SCHEDULERS.get(name)
+    raise PlanError(f"--scheduler {name!r} is not an I/O scheduler of this kernel's kind"
+                    + (f": {name} was the single-queue scheduler that {newer} replaced" if newer else ""),
+                    f"use --scheduler {newer}" if newer else f"use one of: {', '.join(SCHEDULERS)}")
+
+
+def _max_time(text: str) -> float:
+    """--max-time in seconds; a number without its unit is refused (5 could be seconds or minutes)."""
+    try:
+        float(text.strip())
+    except ValueError:
+        return parse_duration(text)
+    raise PlanError(f"--max-time {text.strip()} has no unit", f"write --max-time {text.strip()}m for minutes, "
+                    f"{text.strip()}s for seconds, 1h for an hour")
 
 
 def plan_record(plan: Plan) -> dict[str, Any]:
@@ -277,24 +311,33 @@ class CliObserver:
             console.info(f"  {label} round {round_no}: widest interval {width} ({elapsed:.0f} s)")
 
 
-@click.command("run")
+@click.command("run", epilog=examples('pickfs run                                      # sqlite-tpcb on every preset, side by side',
+         'pickfs run --fs ext4,xfs --workload pgbench --max-time 20m',
+         'pickfs run --fs ext4,ext4-nobarrier --set synchronous=FULL --crash-states 12',
+         'pickfs run --plan examples/r2-postgresql.toml --html report.html',
+         'pickfs run --dir /srv/a --dir /mnt/b            # existing directories: no mkfs, no root',
+         'pickfs run --fs ext4,xfs --dry-run              # the matrix and the time; nothing is made'))
 @click.option("--plan", "plan_file", type=click.Path(path_type=Path), help="a TOML plan file (see examples/)")
 @click.option("--fs", help="comma-separated presets or filesystem types, or raw (the block device, for fio workloads); 'all' (default) for every preset")
-@click.option("--workload", "workloads", multiple=True, help=f"workload name (default {DEFAULT_WORKLOAD}); repeatable")
+@click.option("--workload", "workloads", multiple=True,
+              help=f"workload name, repeatable: {', '.join(sorted(REGISTRY))} [{DEFAULT_WORKLOAD}]")
 @click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="a workload setting, e.g. synchronous=NORMAL")
 @click.option("--duration", help="length of each run, e.g. 20s")
-@click.option("--runs", type=int, help="measured runs per configuration [5]; side by side, rounds")
+@click.option("--runs", type=int, help="measured runs per configuration; side by side (the default method) it "
+                                    "means rounds, the same as --rounds [one at a time: 5]")
 @click.option("--warmup", type=int, help="warm-up runs before each measured run, not counted; side by side, warm-up "
                                        "slices per configuration [1]")
-@click.option("--target-ci", help="stopping rule: repeat until every 95% interval is within +/- this, e.g. 2% "
-                                 "[side by side: 5%; in the race, a configuration that can lose data, or a "
-                                 "reference, leaves once its factor is known within twice this]")
+@click.option("--target-ci", help="stopping rule: repeat until every 95% interval is within +/- this share, "
+                                 "e.g. 2% or 0.02 [side by side: 5%; in the race, a configuration that can lose "
+                                 "data, or a reference, leaves once its factor is known within twice this]")
 @click.option("--max-runs", type=int, help="with --target-ci: the most measured runs (side by side: rounds) [20]")
-@click.option("--max-time", help="time budget: side by side, per workload, setup included [9m]; one at a time, "
-                                 "with --target-ci, start no new repetition after this long, e.g. 30m")
+@click.option("--max-time", help="time budget with its unit, e.g. 30m, 90s or 1h: side by side, per workload, "
+                                 "setup included [9m]; one at a time, with --target-ci, start no new repetition "
+                                 "after this long")
 @click.option("--no-monitors", is_flag=True, help="do not sample /proc during measured runs")
 @click.option("--baseline", help="configuration scored as 100 (default: the first)")
-@click.option("--scheduler", type=click.Choice(["none", "mq-deadline", "kyber", "bfq"]), help="I/O scheduler for every configuration")
+@click.option("--scheduler", help=f"the I/O scheduler for every configuration: {', '.join(SCHEDULERS)} (the "
+                                  "older deadline, noop and cfq are mq-deadline, none and bfq)")
 @click.option("--target", type=click.Choice(["image", "device", "directory"]), help="what to build on [image]")
 @click.option("--size", help="image size, e.g. 4G [sized to the workloads' data, at least 4G]")
 @click.option("--memory", help="the production box's memory: each configuration's server and client run in a "

@@ -66,9 +66,11 @@ def environment(work: Path) -> dict[str, str]:
 class Playbook:
     """One ansible-playbook process; iterate it for its events."""
 
-    def __init__(self, playbook: Path, inventory: str, hosts: list[str], vars_file: Path, work: Path,
+    def __init__(self, playbook: Path, inventories: list[str], hosts: list[str], vars_file: Path, work: Path,
                  forks: int) -> None:
-        argv = [ansible_tool("ansible-playbook"), "-i", inventory, "--limit", ",".join(hosts), "-f", str(forks),
+        """`inventories`: the user's, then any of pickfs's own that add to its hosts' variables."""
+        sources = [arg for inventory in inventories for arg in ("-i", inventory)]
+        argv = [ansible_tool("ansible-playbook"), *sources, "--limit", ",".join(hosts), "-f", str(forks),
                 "-e", f"@{vars_file}", str(playbook)]
         self.proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                      text=True, env=environment(work), start_new_session=True, bufsize=1)

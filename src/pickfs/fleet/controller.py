@@ -13,7 +13,7 @@ from typing import Protocol
 from pickfs.errors import PickfsError, PlanError
 from pickfs.fleet import package, playbooks
 from pickfs.fleet.ansible import Event, Playbook, run_to_end
-from pickfs.fleet.inventory import InventoryHost, list_hosts
+from pickfs.fleet.inventory import InventoryHost, list_hosts, local_inventory
 from pickfs.model import Plan, plan_to_dict
 from pickfs.plan import load_plan_file
 from pickfs.stack.workdir import prepare, private_dir
@@ -63,7 +63,8 @@ class FleetController:
 
     # -- a fleet run -------------------------------------------------------------------------
     def run(self, plan_file: Path | None, resume: str | None = None) -> FleetRecord:
-        inventory_hosts = {h.name: h for h in list_hosts(self.inventory, self.limit)}
+        self.inventory_hosts = list_hosts(self.inventory, self.limit)
+        inventory_hosts = {h.name: h for h in self.inventory_hosts}
         if resume:
             record = self.store.load_fleet(resume)
             fleet_id = record.id
@@ -132,7 +133,7 @@ class FleetController:
         self.store.update_fleet(self.fleet_id, "running", list(self.hosts.values()))
         self.started: dict[str, float] = {}
         self.progress: dict[str, str] = {}
-        pb = Playbook(self.work / "run.json", self.inventory, todo, vars_file, self.work, self.forks)
+        pb = Playbook(self.work / "run.json", self._inventories(self.work), todo, vars_file, self.work, self.forks)
         try:
             run_to_end(pb, self._on_event)
         except KeyboardInterrupt:
@@ -236,7 +237,7 @@ class FleetController:
             elif e.kind == "ok" and e.host and e.task in ("stop the plan", "undo what is left"):
                 self.observer.host(e.host, e.task + (": done" if e.result.get("changed") else ": nothing to do"))
 
-        pb = Playbook(work / "stop.json", self.inventory, names, vars_file, work, self.forks)
+        pb = Playbook(work / "stop.json", self._inventories(work), names, vars_file, work, self.forks)
         try:
             run_to_end(pb, on_event)
         except KeyboardInterrupt:
@@ -245,8 +246,13 @@ class FleetController:
         return problems
 
     def cleanup(self) -> dict[str, str]:
-        names = [h.name for h in list_hosts(self.inventory, self.limit)]
-        return self._stop(names, fetch=False)
+        self.inventory_hosts = list_hosts(self.inventory, self.limit)
+        return self._stop([h.name for h in self.inventory_hosts], fetch=False)
+
+    def _inventories(self, work: Path) -> list[str]:
+        """The user's inventory, and pickfs's own for its hosts on the local connection (their Python)."""
+        local = local_inventory(self.inventory_hosts, work / "local-hosts.json")
+        return [self.inventory, *([str(local)] if local else [])]
 
 
 def _json(text: object) -> dict:

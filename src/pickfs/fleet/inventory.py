@@ -13,6 +13,12 @@ from typing import Any
 
 from pickfs.errors import PlanError, ToolMissing
 
+# A host reached with Ansible's local connection runs its modules here, with the controller's environment: left to
+# Ansible's discovery they run with the first python on pickfs's own PATH (a virtual environment's, a version
+# manager's shim that does not run). It gets the system's Python, as an SSH host's discovery finds it.
+LOCAL_CONNECTIONS = ("local", "ansible.builtin.local")
+SYSTEM_PYTHON = "/usr/bin/python3"
+
 INSTALL_ANSIBLE = "install it on this machine: pip install 'pickfs[fleet]' (ansible-core), or ./bootstrap.sh test"
 
 
@@ -76,3 +82,21 @@ def list_hosts(inventory: str, limit: str | None = None) -> list[InventoryHost]:
         raise PlanError(f"no hosts in {inventory}" + (f" match --limit {limit}" if limit else ""),
                         "name hosts in the inventory, or check --limit")
     return hosts
+
+
+def local_interpreters(hosts: list[InventoryHost], system_python: str) -> dict[str, str]:
+    """Hosts on Ansible's local connection that name no Python of their own, each with `system_python` (pure)."""
+    return {h.name: system_python for h in hosts
+            if h.vars.get("ansible_connection") in LOCAL_CONNECTIONS and not h.vars.get("ansible_python_interpreter")}
+
+
+def local_inventory(hosts: list[InventoryHost], path: Path) -> Path | None:
+    """An inventory (JSON, read by Ansible's YAML plugin) giving local-connection hosts the system's Python, to be
+    read after the user's; None when no host needs it."""
+    python = SYSTEM_PYTHON if Path(SYSTEM_PYTHON).is_file() else sys.executable
+    chosen = local_interpreters(hosts, python)
+    if not chosen:
+        return None
+    doc = {"all": {"hosts": {name: {"ansible_python_interpreter": py} for name, py in chosen.items()}}}
+    path.write_text(json.dumps(doc, indent=1))
+    return path

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 # What a host needs, as bootstrap.sh installs it for `./bootstrap.sh run` (keep the two lists together).
@@ -23,20 +24,15 @@ HOST_VARS = {
     "pf_system_python": "{{ pickfs_python | default(ansible_python_interpreter | default('/usr/bin/python3')) }}",
 }
 
-# Installs what is missing; a host that cannot reach a package registry fails naming what it lacks.
-_PACKAGES_SCRIPT = """
-missing=""
-for p in {{ (apt_packages + (pickfs_extra_packages | default([]))) | map('quote') | join(' ') }}; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
-done
-[ -z "$missing" ] && exit 0
-if (apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q $missing) >/dev/null 2>&1; then
-  echo "installed:$missing"; exit 0
-fi
-fix="apt-get could not install them: install them on this host, or give it a Debian mirror"
-echo "missing Debian packages:$missing ($fix)" >&2
-exit 3
-"""
+# Installs what is missing (install_quietly.sh, as bootstrap.sh does: no system service of the packages started or
+# enabled); a host that cannot reach a package registry fails naming what it lacks.
+INSTALL_QUIETLY = Path(__file__).with_name("install_quietly.sh")
+
+
+def _packages_script() -> str:
+    """install_quietly.sh as a shell task's text (its stderr apart, for the error), the packages its arguments."""
+    return ("set -- {{ (apt_packages + (pickfs_extra_packages | default([]))) | map('quote') | join(' ') }}\n"
+            "{% raw %}" + INSTALL_QUIETLY.read_text() + "{% endraw %}")
 
 _INSTALL_SCRIPT = (  # every inventory value quoted: this runs as root
     "set -e; {{ pf_system_python | quote }} -m venv {{ pf_venv | quote }}; "
@@ -106,7 +102,7 @@ def run_playbook() -> str:
     """Install pickfs on each host, run the plan there as an async job, poll it, fetch its results."""
     final = "['complete', 'failed', 'interrupted', 'lost']"
     tasks: list[dict[str, Any]] = [
-        {"name": "check the packages pickfs needs", "ansible.builtin.shell": _PACKAGES_SCRIPT,
+        {"name": "check the packages pickfs needs", "ansible.builtin.shell": _packages_script(),
          "changed_when": "'installed:' in pf_packages.stdout", "register": "pf_packages"},
         *_check_dirs(),
         {"name": "make pickfs's directories", "ansible.builtin.file": {
