@@ -299,8 +299,9 @@ class CliObserver:
         self.rounds_t0 = time.monotonic()
         self.task = self.progress.add_task(f"{label}: side by side", total=max(budget_s, 1.0))
         times = "as many times as fit a fifth of the time" if blocks is None else f"{blocks} time(s)"
+        most = f"{budget_s / 60:.0f} min" if budget_s >= 90 else f"{budget_s:.0f} s"
         console.info(f"{label}: {configs} configurations side by side, each built {times} on fresh "
-                     f"filesystems, at most {budget_s / 60:.0f} min")
+                     f"filesystems, at most {most}")
 
     def round_finished(self, label: str, block: int, round_no: int, widest: float | None) -> None:
         elapsed = time.monotonic() - self.rounds_t0
