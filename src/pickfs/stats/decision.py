@@ -109,10 +109,10 @@ def against_baseline(fit: Fit, baseline: str, level: float = 0.95) -> dict[str, 
         lo, hi = c.interval(1 - (1 - level) / m)
         p = c.p
         sa, sb = fit.spreads[name], fit.spreads[baseline]
-        image_part = sum(s.var for s in (sa, sb) if s.images >= 2)
+        mkfs = fit.image_sd**2 * (1 / sa.images + 1 / sb.images)  # the part one mkfs against the next puts in
         out[name] = PairedComparison(math.exp(c.est), math.exp(lo), math.exp(hi), p, min(1.0, p * m),
                                      lo > 0 or hi < 0, n=sa.slices, blocks=sa.images, df=c.df,
-                                     block_share=image_part / (sa.var + sb.var) if fit.images_seen else 0.0,
+                                     block_share=min(1.0, mkfs / c.se**2) if c.se > 0 else 0.0,
                                      stalled=fit.stalled.get(name, 0))
     return out
 

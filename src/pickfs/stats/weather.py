@@ -65,12 +65,11 @@ class Spread:
     """A configuration's level: the mean of its images' levels, its variance and degrees of freedom."""
 
     level: float
-    var: float  # of the level (the images' spread / their number)
+    var: float  # of the level
     df: float
     images: int
     slices: int
     own_sd: float | None  # the spread of its images' levels (log scale), when it has two or more
-    pooled: bool  # moderated towards the model's variance
 
 
 @dataclass(frozen=True)
@@ -226,7 +225,7 @@ def _spread(p: _Parts, slices: int, pool: tuple[float, float]) -> Spread:
     else:
         per_image, df_image = model, model_df
     var, df = _satterthwaite([(per_image / k, df_image), (p.shared * p.shared_weight, p.shared_df)])
-    return Spread(level, var, df, k, slices, sd, True)
+    return Spread(level, var, df, k, slices, sd)
 
 
 def _satterthwaite(terms: Sequence[tuple[float, float]]) -> tuple[float, float]:
