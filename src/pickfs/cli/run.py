@@ -99,7 +99,7 @@ def scoped_settings(sets: tuple[str, ...], selected: list[str]) -> list[tuple[st
 
 
 # Flags whose value cannot be empty: an empty value is a mistake (a shell variable that was not set), not a default.
-NOT_EMPTY = ("fs", "size", "memory", "scale", "age", "clients", "device", "confirm_device", "baseline", "duration", "slice", "max_time", "target_ci",
+NOT_EMPTY = ("fs", "size", "memory", "scale", "age", "clients", "device", "confirm_device", "baseline", "duration", "slice", "max_time", "target_ci", "rate",
              "workdir", "resume")
 
 
@@ -139,7 +139,8 @@ def plan_from_flags(o: dict[str, Any]) -> Plan:
                      interleave=not o["sequential"])
     if o["sequential"]:  # "each configuration's repetitions together" is the one-at-a-time method
         method = replace(method, side_by_side=False)
-    specs = workload_specs(o["workloads"], o["sets"], o["duration"])
+    rate_sets = at_rate(o["workloads"], o["rate"]) if o.get("rate") else ()  # fixed rate: workloads/latency.py
+    specs = workload_specs(o["workloads"], (*o["sets"], *rate_sets), o["duration"])
     clients_warnings: list[str] = []
     if o.get("clients"):  # issue 13: concurrency as a dimension
         specs, clients_warnings = expand_clients(specs, parse_clients(o["clients"]))
@@ -154,9 +155,20 @@ def plan_from_flags(o: dict[str, Any]) -> Plan:
     return plan
 
 
+def at_rate(names: tuple[str, ...], rate: str) -> tuple[str, ...]:
+    """--rate N/s as a setting of every selected workload (each must have a fixed-rate mode)."""
+    out = []
+    for name in names or (DEFAULT_WORKLOAD,):
+        if "rate" not in workload_class(name).setting_names():
+            having = sorted(n for n, c in REGISTRY.items() if "rate" in c.setting_names())
+            raise PlanError(f"--rate: {name} has no fixed-rate mode", f"workloads that have one: {', '.join(having)}")
+        out.append(f"{name}.rate={rate.strip()}")
+    return tuple(out)
+
+
 # Flags that describe the matrix itself; with --plan, the plan file says these.
 PLAN_FLAGS = ("fs", "workloads", "sets", "duration", "scheduler", "target", "size", "device", "dirs", "baseline",
-              "memory", "scale", "age", "clients")
+              "memory", "scale", "age", "clients", "rate")
 
 
 def method_overrides(o: dict[str, Any]) -> dict[str, Any]:
@@ -290,6 +302,9 @@ class CliObserver:
 @click.option("--scale", help="with --memory: grow each workload's data to this multiple of the memory, e.g. 2")
 @click.option("--clients", help="concurrency as a dimension: run every server workload at each of these client "
                                 "counts, e.g. 1,2,4,8; the report charts throughput and p99 against clients")
+@click.option("--rate", help="fixed rate (open loop): transactions due per second, the same for every configuration, "
+                             "e.g. 400/s; latency is measured from each one's scheduled start (Poisson arrivals; "
+                             "--set arrivals=uniform, --set latency_limit=50ms to skip those later than that)")
 @click.option("--age", help="age every filesystem to this share full before the data is laid out, e.g. 70%")
 @click.option("--device", help="a spare block device to format (device target)")
 @click.option("--confirm-device", help="repeat the device path to confirm it may be erased")

@@ -1,0 +1,109 @@
+"""Fixed-rate runs: latency from the scheduled start, side by side (pure: results to tables)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rich.table import Table
+
+from pickfs.model import RunRecord, plan_from_dict
+from pickfs.report.text import fmt_seconds
+from pickfs.stats.latency import (
+    PERCENTILES,
+    PercentileRatio,
+    RateSummary,
+    Slice,
+    fixed_rate_block,
+    percentile_ratio,
+    slice_from,
+    summarize_rate,
+)
+
+CPU_BOUND_SHARE = 0.9  # as workloads/latency.py flags a slice (the report imports no workload)
+RATIO_Q = 99.0
+
+
+@dataclass(frozen=True)
+class RateRow:
+    config: str
+    summary: RateSummary
+    p99_ratio: PercentileRatio | None  # over the baseline's, paired in time; None for the baseline itself
+
+
+@dataclass(frozen=True)
+class RateView:
+    label: str
+    baseline: str
+    rows: tuple[RateRow, ...]
+
+
+def rate_slices(record: RunRecord) -> dict[str, dict[str, list[Slice]]]:
+    """Every measured fixed-rate slice, by workload label and configuration."""
+    plan = plan_from_dict(record.plan)
+    cells = {c.index: c for c in plan.cells()}
+    out: dict[str, dict[str, list[Slice]]] = {}
+    for t in record.trials:
+        cell = cells.get(t.cell_index)
+        if cell is None or t.phase != "measured" or not t.ok:
+            continue
+        block = fixed_rate_block(t.raw_output)
+        if block is None:
+            continue
+        cpu_bound = t.metrics.get("client_cpu_share", 0.0) > CPU_BOUND_SHARE
+        s = slice_from(t.block, t.round if t.round is not None else t.repetition, block, cpu_bound)
+        out.setdefault(cell.workload.label, {}).setdefault(cell.config.name, []).append(s)
+    return out
+
+
+def rate_views(record: RunRecord) -> list[RateView]:
+    plan = plan_from_dict(record.plan)
+    views = []
+    for label, by_config in rate_slices(record).items():
+        names = [c.name for c in plan.configs if c.name in by_config]
+        base = plan.baseline if plan.baseline in by_config else names[0]
+        rows = []
+        for name in names:
+            summary = summarize_rate(by_config[name])
+            if summary is None:
+                continue
+            ratio = None if name == base else percentile_ratio(by_config[name], by_config[base], RATIO_Q)
+            rows.append(RateRow(name, summary, ratio))
+        views.append(RateView(label, base, tuple(rows)))
+    return views
+
+
+def _ratio_text(r: PercentileRatio | None) -> str:
+    if r is None:
+        return "baseline"
+    if r.low is None or r.high is None:
+        return f"×{r.ratio:.2f} (too few rounds for an interval)"
+    return f"×{r.ratio:.2f} [{r.low:.2f}-{r.high:.2f}]"
+
+
+def rate_cells(view: RateView) -> tuple[list[str], list[list[str]]]:
+    """Header and rows of the fixed-rate table (pure)."""
+    header = ["configuration", "rate", *(f"p{q:g}" for q in PERCENTILES), "late", "skipped",
+              f"p{RATIO_Q:g} vs {view.baseline} [95%]", "slices"]
+    rows = []
+    for row in view.rows:
+        s = row.summary
+        slices = f"{s.slices}" + (f" ({s.cpu_bound_slices} CPU-bound)" if s.cpu_bound_slices else "")
+        rows.append([row.config, f"{s.offered:g}/s",
+                     *(fmt_seconds(s.percentiles_s[q]) if q in s.percentiles_s else "-" for q in PERCENTILES),
+                     f"{s.late_share:.1%}", f"{s.missed_share:.1%}", _ratio_text(row.p99_ratio), slices])
+    return header, rows
+
+
+def rate_tables(record: RunRecord) -> list[Table]:
+    """One table per fixed-rate workload: latency from each transaction's scheduled start."""
+    tables = []
+    for view in rate_views(record):
+        header, rows = rate_cells(view)
+        table = Table(title=f"{view.label} at a fixed rate: latency from each transaction's scheduled start",
+                      title_justify="left")
+        for i, h in enumerate(header):
+            table.add_column(h, justify="left" if i == 0 else "right")
+        for r in rows:
+            table.add_row(*r)
+        tables.append(table)
+    return tables
