@@ -189,3 +189,39 @@ def test_the_tpcb_client_runs_at_a_fixed_rate_for_real(tmp_path: Path):
     assert doc["transactions"] == block["done"]
     m = SqliteTpcb.parse(out.stdout)
     assert m["sched_p99"] >= m["lat_p50"]  # from the schedule: never shorter than the service itself
+
+
+# -- the client's own limits, measured in memory ----------------------------------------------------------
+def _spec(name: str, **settings) -> "WorkloadSpec":
+    from pickfs.model import WorkloadSpec
+    from pickfs.workloads import workload_class
+
+    return WorkloadSpec(name, name, tuple(sorted(workload_class(name).normalize(settings).items())))
+
+
+def test_a_rate_beyond_the_clients_ceiling_is_flagged_and_one_within_is_not():
+    from pickfs.engine.ceiling import Ceiling, flag
+
+    c = Ceiling(max_rate=1000.0, probe_rate=500.0, lag_p50_s=1e-5, lag_p99_s=8e-5, cpu_share=0.95)
+    assert flag(_spec("sqlite-tpcb", rate=950), c) is not None
+    assert flag(_spec("sqlite-tpcb", rate=500), c) is None
+    assert "1,000 tx/s" in c.words() and "p99 80 us" in c.words()
+
+
+def test_server_workloads_say_how_to_see_their_ceiling():
+    from pickfs.engine.ceiling import in_memory_possible, limit_notes
+
+    assert "tmpfs preset" in (in_memory_possible(_spec("tpcc", backend="postgresql", rate=100)) or "")
+    assert limit_notes(_spec("sqlite-tpcb")) == []  # closed loop: nothing measured
+
+
+def test_the_ceiling_is_measured_in_memory_and_leaves_nothing_behind():
+    import os
+
+    from pickfs.engine.ceiling import SHM, measure
+
+    before = set(os.listdir(SHM))
+    c = measure(_spec("sqlite-tpcb", rate=100, synchronous="OFF"), seconds=0.5)
+    assert c.max_rate > 100 and c.probe_rate == 100
+    assert 0 <= c.lag_p50_s <= c.lag_p99_s < 1.0
+    assert set(os.listdir(SHM)) == before

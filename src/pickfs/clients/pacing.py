@@ -54,6 +54,9 @@ class Book:
     from_schedule: dict[int, int] = field(default_factory=dict)  # commit time minus due time
     lag: dict[int, int] = field(default_factory=dict)  # actual start minus due time (queueing and scheduling error)
     service: dict[int, int] = field(default_factory=dict)  # commit time minus actual start
+    # of the transactions the terminal waited for (idle, nothing queued): start minus due time, the
+    # client's own scheduling error (its sleep's overshoot, the kernel's wake-up, other processes)
+    wake: dict[int, int] = field(default_factory=dict)
     due: int = 0
     done: int = 0
     late: int = 0
@@ -75,13 +78,15 @@ class Book:
 
         return {"due": self.due, "done": self.done, "late": self.late, "skipped": self.skipped,
                 "unfinished": self.unfinished, "failed": self.failed,
-                "latency_us": keyed(self.from_schedule), "lag_us": keyed(self.lag), "service_us": keyed(self.service)}
+                "latency_us": keyed(self.from_schedule), "lag_us": keyed(self.lag), "service_us": keyed(self.service),
+                "wake_us": keyed(self.wake)}
 
 
 def merged_books(books: list[Book]) -> Book:
     out = Book()
     for b in books:
-        for mine, theirs in ((out.from_schedule, b.from_schedule), (out.lag, b.lag), (out.service, b.service)):
+        for mine, theirs in ((out.from_schedule, b.from_schedule), (out.lag, b.lag), (out.service, b.service),
+                             (out.wake, b.wake)):
             for k, v in theirs.items():
                 mine[k] = mine.get(k, 0) + v
         out.due += b.due
@@ -119,6 +124,7 @@ def paced(schedule: Iterator[float], window_end: float, attempt: Callable[[], bo
         if now < due:
             wait_until(due, clock, sleep)
             now = clock()
+            add(book.wake, max(0, int((now - due) * 1e6)))
         if now >= hard_end:
             book.unfinished += 1
             continue

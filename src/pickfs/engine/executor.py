@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from pickfs.crash.runner import crash_test, crash_unavailable
+from pickfs.engine.ceiling import limit_notes
 from pickfs.engine.schedule import (
     ComparisonKey,
     Slot,
@@ -216,6 +217,7 @@ class Executor:
             # one spare device holds one filesystem at a time: its configurations cannot stand side by side
             self.observer.note("a device target holds one filesystem at a time: measuring one configuration "
                                "at a time (--one-at-a-time); images or directories can stand side by side")
+        self._rate_limits()
         if not m.side_by_side or self.plan.target.kind == "device":
             return self._one_at_a_time(cells, previous, failed_cells)
         for wl in self.plan.workloads:
@@ -226,6 +228,13 @@ class Executor:
             else:
                 self._whole_runs(group, previous, failed_cells)
         return failed_cells
+
+    def _rate_limits(self) -> None:
+        """Fixed-rate workloads: the client's own ceiling, measured in memory, said and kept with the run."""
+        for wl in self.plan.workloads:
+            for text in limit_notes(wl):
+                self.observer.note(text)
+                self.store.add_note(self.run_id, text)
 
     def _whole_runs(self, cells: list[Cell], previous: tuple[Trial, ...], failed_cells: set[int]) -> None:
         """A workload that cannot be sliced: whole runs (each on a fresh filesystem), every
