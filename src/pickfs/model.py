@@ -8,7 +8,8 @@ from typing import Any, Literal
 TargetKind = Literal["image", "device", "directory"]
 # The name under which a run's started-and-reaped processes (its client, cp, tar, fio) are listed in its monitors.
 CHILDREN = "the run's own processes (client, tools)"
-Phase = Literal["prepare", "warmup", "measured", "crash"]
+# "capacity": a slice of the capacity search (engine/capacity.py), at a rate the search chose
+Phase = Literal["prepare", "warmup", "measured", "crash", "capacity"]
 SCHEDULERS = ("none", "mq-deadline", "kyber", "bfq")
 
 
@@ -106,6 +107,9 @@ class Method:
     slice_seconds: float | None = None  # None: the workload's own default
     freeze_idle: bool = True  # side by side: hold servers still (SIGSTOP) outside their own slices
     seed: int | None = None  # of the rounds' random order (None: from the run id)
+    # the capacity search (engine/capacity.py): e.g. "p99<=5ms", the highest fixed rate each configuration
+    # holds within it; None: no search
+    latency_target: str | None = None
 
 
 @dataclass(frozen=True)

@@ -99,7 +99,7 @@ def scoped_settings(sets: tuple[str, ...], selected: list[str]) -> list[tuple[st
 
 
 # Flags whose value cannot be empty: an empty value is a mistake (a shell variable that was not set), not a default.
-NOT_EMPTY = ("fs", "size", "memory", "scale", "age", "clients", "device", "confirm_device", "baseline", "duration", "slice", "max_time", "target_ci", "rate",
+NOT_EMPTY = ("fs", "size", "memory", "scale", "age", "clients", "device", "confirm_device", "baseline", "duration", "slice", "max_time", "target_ci", "rate", "latency_target",
              "workdir", "resume")
 
 
@@ -144,6 +144,11 @@ def plan_from_flags(o: dict[str, Any]) -> Plan:
     clients_warnings: list[str] = []
     if o.get("clients"):  # issue 13: concurrency as a dimension
         specs, clients_warnings = expand_clients(specs, parse_clients(o["clients"]))
+    if method.latency_target:
+        no_rate = [s.name for s in specs if "rate" not in workload_class(s.name).setting_names()]
+        if no_rate:
+            raise PlanError(f"--latency-target: {', '.join(no_rate)} has no fixed-rate mode",
+                            "use sqlite-tpcb, tpcc or firebird-tpcb")
     plan = build_plan(target, configs, specs, method, o["baseline"])
     if clients_warnings:
         plan = replace(plan, warnings=(*plan.warnings, *clients_warnings))
@@ -153,6 +158,19 @@ def plan_from_flags(o: dict[str, Any]) -> Plan:
                                        "they run in slices (--slice sets their length, --max-time the whole "
                                        "measurement); --one-at-a-time for runs of --duration each"))
     return plan
+
+
+def latency_target(text: str, one_at_a_time: bool) -> str:
+    """--latency-target p99<=5ms, checked (the capacity search: engine/capacity.py)."""
+    from pickfs.stats.capacity import parse_target
+
+    try:
+        parse_target(text)
+    except ValueError as exc:
+        raise PlanError(f"--latency-target {exc}", "e.g. --latency-target p99<=5ms") from None
+    if one_at_a_time:
+        raise PlanError("--latency-target searches side by side", "leave out --one-at-a-time")
+    return text.strip()
 
 
 def at_rate(names: tuple[str, ...], rate: str) -> tuple[str, ...]:
@@ -194,6 +212,8 @@ def method_overrides(o: dict[str, Any]) -> dict[str, Any]:
         out["target_ci"] = value
     if o["max_time"] is not None:
         out["max_seconds"] = parse_duration(o["max_time"])
+    if o.get("latency_target"):
+        out["latency_target"] = latency_target(o["latency_target"], bool(o.get("one_at_a_time")))
     if o["no_monitors"]:
         out["monitors"] = False
     if o.get("crash_states") is not None:
@@ -305,6 +325,9 @@ class CliObserver:
 @click.option("--rate", help="fixed rate (open loop): transactions due per second, the same for every configuration, "
                              "e.g. 400/s; latency is measured from each one's scheduled start (Poisson arrivals; "
                              "--set arrivals=uniform, --set latency_limit=50ms to skip those later than that)")
+@click.option("--latency-target", help="capacity search: the highest fixed rate each configuration holds with "
+                                       "this latency percentile from the scheduled start, e.g. p99<=5ms "
+                                       "(--rate gives the first rate tried)")
 @click.option("--age", help="age every filesystem to this share full before the data is laid out, e.g. 70%")
 @click.option("--device", help="a spare block device to format (device target)")
 @click.option("--confirm-device", help="repeat the device path to confirm it may be erased")

@@ -1,6 +1,6 @@
 """The client's own limits at a fixed rate, measured in memory (tmpfs) where no disk can slow it.
 
-Before a fixed-rate comparison of an embedded database (SQLite), the workload's own client runs
+Before a fixed-rate comparison of an embedded database (SQLite, Firebird embedded), the workload's own client runs
 on a private directory in /dev/shm: once flat out (the most it can do on this machine's CPUs:
 no configuration on a disk can be offered more and keep up), and once at the rate asked for
 (capped at half that most), where each transaction the client waited for (none queued before it)
@@ -47,8 +47,6 @@ def in_memory_possible(spec: WorkloadSpec) -> str | None:
     cls = workload_class(spec.name)
     if cls.service_for(spec) is not None:
         return f"{spec.name} needs a database server: add the tmpfs preset to the comparison to see its ceiling"
-    if cls.database_for(spec) != "sqlite":
-        return f"{spec.name} on {cls.database_for(spec)}: its ceiling in memory is not measured"
     if _fstype(SHM) != "tmpfs":
         return f"{SHM} is not tmpfs here: the client's ceiling is not measured"
     return None
@@ -76,6 +74,8 @@ def measure(spec: WorkloadSpec, seconds: float = CEILING_SECONDS) -> Ceiling:
     scratch = Path(tempfile.mkdtemp(prefix="pickfs-ceiling-", dir=SHM))
     try:
         wl = cls(cache=scratch / "cache")
+        wl.scratch = scratch / "scratch"  # an embedded engine's lock files, beside its data
+        wl.scratch.mkdir(mode=0o700)
         wl.prepare(_with(spec, duration=seconds), scratch)
         flat = json.loads(wl.run(_with(cls.slice_spec(spec, seconds)), scratch).text)
         most = float(flat["transactions"]) / float(flat["elapsed_s"])

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from pickfs.crash.runner import crash_test, crash_unavailable
+from pickfs.engine.capacity import CapacitySearch
 from pickfs.engine.ceiling import limit_notes
 from pickfs.engine.schedule import (
     ComparisonKey,
@@ -222,7 +223,10 @@ class Executor:
             return self._one_at_a_time(cells, previous, failed_cells)
         for wl in self.plan.workloads:
             group = [c for c in cells if c.workload.label == wl.label]
-            if workload_class(wl.name).sliceable:
+            if m.latency_target and "rate" in workload_class(wl.name).setting_names():
+                CapacitySearch(self.plan, self.run_id, self.store, self.ledger, self.observer,
+                               self._fail_cell).run(group, previous, failed_cells)
+            elif workload_class(wl.name).sliceable:
                 SideBySide(self.plan, self.run_id, self.store, self.ledger, self.observer,
                            self._fail_cell).run(group, previous, failed_cells)
             else:

@@ -1,4 +1,4 @@
-"""Fixed-rate runs: latency from the scheduled start, side by side (pure: results to tables)."""
+"""Fixed-rate runs: latency from the scheduled start side by side, and the capacity search (pure: results to tables)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from rich.table import Table
 
 from pickfs.model import RunRecord, plan_from_dict
 from pickfs.report.text import fmt_seconds
+from pickfs.stats.capacity import Capacity, LatencyTarget, Verdict, capacity, judge, parse_target
 from pickfs.stats.latency import (
     PERCENTILES,
     PercentileRatio,
@@ -105,5 +106,66 @@ def rate_tables(record: RunRecord) -> list[Table]:
             table.add_column(h, justify="left" if i == 0 else "right")
         for r in rows:
             table.add_row(*r)
+        tables.append(table)
+    return tables
+
+
+# -- the capacity search (engine/capacity.py): every figure derived again from its slices --------------------
+@dataclass(frozen=True)
+class CapacityRow:
+    config: str
+    verdicts: tuple[Verdict, ...]  # one per rate tried, in the order tried
+    capacity: Capacity
+
+
+def capacity_rows(record: RunRecord) -> list[tuple[str, LatencyTarget, list[CapacityRow]]]:
+    """Per workload: the target and, per configuration, its verdict at every rate tried and its capacity."""
+    plan = plan_from_dict(record.plan)
+    if not plan.method.latency_target:
+        return []
+    target = parse_target(plan.method.latency_target)
+    cells = {c.index: c for c in plan.cells()}
+    by: dict[str, dict[str, dict[float, list[Slice]]]] = {}
+    for t in sorted(record.trials, key=lambda t: t.started):
+        cell = cells.get(t.cell_index)
+        block = fixed_rate_block(t.raw_output) if t.phase == "capacity" and t.ok else None
+        if cell is None or block is None:
+            continue
+        s = slice_from(t.block, t.round or 0, block, t.metrics.get("client_cpu_share", 0.0) > CPU_BOUND_SHARE)
+        by.setdefault(cell.workload.label, {}).setdefault(cell.config.name, {}).setdefault(s.offered, []).append(s)
+    out = []
+    for label, configs in by.items():
+        rows = []
+        for c in plan.configs:
+            steps = configs.get(c.name)
+            if not steps:
+                continue
+            verdicts = tuple(judge(slices, target, rate) for rate, slices in steps.items())
+            rows.append(CapacityRow(c.name, verdicts, capacity(verdicts)))
+        out.append((label, target, rows))
+    return out
+
+
+def capacity_text(c: Capacity) -> tuple[str, str]:
+    """(the capacity, its interval) in words (pure)."""
+    if c.rate <= 0:
+        return (f"below {c.lowest_failed:,.0f}/s" if c.lowest_failed else "-"), ""
+    high = f"{c.high:,.0f}" if c.high is not None else "open"
+    return f"{c.rate:,.0f}/s", f"[{c.low:,.0f}-{high}]"
+
+
+def capacity_tables(record: RunRecord) -> list[Table]:
+    tables = []
+    for label, target, rows in capacity_rows(record):
+        table = Table(title=f"{label}: the highest rate held with {target.words()} from the scheduled start "
+                            "(interval: the highest rate surely within to the lowest surely over)",
+                      title_justify="left")
+        for i, h in enumerate(("configuration", "capacity", "interval [tx/s]", f"rates tried: p{target.q:g}")):
+            table.add_column(h, justify="left" if i in (0, 3) else "right")
+        for row in rows:
+            capacity_words, interval = capacity_text(row.capacity)
+            tried = ", ".join(f"{v.rate:,.0f}/s {fmt_seconds(v.point_s) if v.point_s is not None else '-'}"
+                              f"{'' if v.passed else ' ✗'}" for v in sorted(row.verdicts, key=lambda v: v.rate))
+            table.add_row(row.config, capacity_words, interval, tried)
         tables.append(table)
     return tables
