@@ -37,7 +37,8 @@ class LatencyTarget:
     limit_s: float
 
     def words(self) -> str:
-        limit = f"{self.limit_s * 1e3:g} ms" if self.limit_s >= 1e-3 else f"{self.limit_s * 1e6:g} us"
+        limit = f"{self.limit_s:g} s" if self.limit_s >= 1 else \
+            f"{self.limit_s * 1e3:g} ms" if self.limit_s >= 1e-3 else f"{self.limit_s * 1e6:g} us"
         return f"p{self.q:g} <= {limit}"
 
 
