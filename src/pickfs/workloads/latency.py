@@ -98,7 +98,8 @@ def rate_metrics(doc: Mapping[str, Any]) -> dict[str, float]:
     due = int(doc["due"])
     out = {"offered_rate": float(doc["offered"])}
     if due:
-        out["late_share"] = int(doc["late"]) / due
+        if "late" in doc:  # sysbench reports no per-transaction lag: nothing known late
+            out["late_share"] = int(doc["late"]) / due
         out["skipped_share"] = (int(doc["skipped"]) + int(doc["unfinished"])) / due
     hist = {float(k) / 1e6: int(v) for k, v in doc["latency_us"].items()}
     if hist:
