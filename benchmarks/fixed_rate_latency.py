@@ -69,7 +69,7 @@ def main() -> int:
                 f" [{r.low:.2f}-{r.high:.2f}]" if r.low is not None and r.high is not None else "")
             p = {q: f"{v * 1e3:.2f} ms" for q, v in s.percentiles_s.items()}
             print(f"   {row.config:15s} p50 {p.get(50.0, '-'):>10s}  p99 {p.get(99.0, '-'):>10s}  "
-                  f"p99.9 {p.get(99.9, '-'):>10s}  late {s.late_share:6.1%}  skipped {s.missed_share:5.1%}  "
+                  f"p99.9 {p.get(99.9, '-'):>10s}  late {'-' if s.late_share is None else f'{s.late_share:.1%}':>6s}  skipped {s.missed_share:5.1%}  "
                   f"p99 vs {view.baseline} {ratio}  ({s.slices} slices, {s.cpu_bound_slices} CPU-bound)")
 
     search, wall = pickfs_run(args.workdir, "--fs", CONFIGS, "--rate", f"{rate}/s", "--latency-target", "p99<=10ms",

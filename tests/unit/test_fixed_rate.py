@@ -14,6 +14,7 @@ import pytest
 
 from pickfs.clients.pacing import Book, arrival_times, paced, summary
 from pickfs.errors import PlanError
+from pickfs.model import WorkloadSpec
 from pickfs.stats.latency import percentile_us
 from pickfs.workloads.latency import parse_rate, rate_args, rate_metrics, rate_notes
 from pickfs.workloads.sqlite_tpcb import SqliteTpcb
@@ -192,8 +193,7 @@ def test_the_tpcb_client_runs_at_a_fixed_rate_for_real(tmp_path: Path):
 
 
 # -- the client's own limits, measured in memory ----------------------------------------------------------
-def _spec(name: str, **settings) -> "WorkloadSpec":
-    from pickfs.model import WorkloadSpec
+def _spec(name: str, **settings) -> WorkloadSpec:
     from pickfs.workloads import workload_class
 
     return WorkloadSpec(name, name, tuple(sorted(workload_class(name).normalize(settings).items())))

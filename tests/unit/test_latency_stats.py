@@ -93,3 +93,13 @@ def test_fixed_rate_block_from_raw_output():
     assert fixed_rate_block(json.dumps({"fixed_rate": {"due": 3}})) == {"due": 3}
     assert fixed_rate_block("not json") is None
     assert fixed_rate_block(json.dumps({"transactions": 3})) is None
+
+
+def test_late_share_unknown_when_a_tool_reports_no_lag():
+    from pickfs.stats.latency import slice_from
+
+    known = slice_from(0, 0, {"due": 10, "late": 2, "skipped": 0, "unfinished": 1, "offered": 5, "latency_us": {}})
+    unknown = slice_from(0, 1, {"due": 10, "skipped": 0, "unfinished": 0, "offered": 5, "latency_us": {"10": 1}})
+    assert summarize_rate([known]).late_share == 0.2
+    assert summarize_rate([known, unknown]).late_share is None
+    assert summarize_rate([known, unknown]).missed_share == 0.05

@@ -91,7 +91,7 @@ def rate_cells(view: RateView) -> tuple[list[str], list[list[str]]]:
         slices = f"{s.slices}" + (f" ({s.cpu_bound_slices} CPU-bound)" if s.cpu_bound_slices else "")
         rows.append([row.config, f"{s.offered:g}/s",
                      *(fmt_seconds(s.percentiles_s[q]) if q in s.percentiles_s else "-" for q in PERCENTILES),
-                     f"{s.late_share:.1%}", f"{s.missed_share:.1%}", _ratio_text(row.p99_ratio), slices])
+                     "-" if s.late_share is None else f"{s.late_share:.1%}", f"{s.missed_share:.1%}", _ratio_text(row.p99_ratio), slices])
     return header, rows
 
 

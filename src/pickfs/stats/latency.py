@@ -75,14 +75,15 @@ class Slice:
     round: int
     hist: dict[int, int]  # latency from the scheduled start, microseconds
     due: int
-    late: int
+    late: int | None  # None: the tool reports no per-transaction lag (sysbench)
     missed: int  # skipped past the latency limit, or left unfinished when the drain ended
     offered: float  # transactions due per second
     cpu_bound: bool = False
 
 
 def slice_from(block: int, round_no: int, raw_block: Mapping, cpu_bound: bool = False) -> Slice:
-    return Slice(block, round_no, hist_of(raw_block), int(raw_block.get("due", 0)), int(raw_block.get("late", 0)),
+    return Slice(block, round_no, hist_of(raw_block), int(raw_block.get("due", 0)),
+                 int(raw_block["late"]) if "late" in raw_block else None,
                  int(raw_block.get("skipped", 0)) + int(raw_block.get("unfinished", 0)),
                  float(raw_block.get("offered", 0.0)), cpu_bound)
 
@@ -95,7 +96,7 @@ class RateSummary:
     offered: float
     due: int
     percentiles_s: dict[float, float]  # q -> seconds from the scheduled start
-    late_share: float
+    late_share: float | None  # None: not known for every slice
     missed_share: float
     cpu_bound_slices: int
 
@@ -107,9 +108,16 @@ def summarize_rate(slices: Sequence[Slice]) -> RateSummary | None:
     due = sum(s.due for s in slices)
     pct = {q: v / 1e6 for q in PERCENTILES if (v := percentile_us(hist, q)) is not None}
     return RateSummary(len(slices), float(np.median([s.offered for s in slices])), due, pct,
-                       sum(s.late for s in slices) / due if due else 0.0,
+                       _late_share(slices, due),
                        sum(s.missed for s in slices) / due if due else 0.0,
                        sum(1 for s in slices if s.cpu_bound))
+
+
+def _late_share(slices: Sequence[Slice], due: int) -> float | None:
+    lates = [s.late for s in slices]
+    if any(n is None for n in lates):
+        return None
+    return sum(n or 0 for n in lates) / due if due else 0.0
 
 
 @dataclass(frozen=True)
