@@ -7,6 +7,7 @@ from dataclasses import asdict
 from typing import Any
 
 from pickfs.model import RunRecord
+from pickfs.report.latency import latency_dict
 from pickfs.report.recommend import recommended
 from pickfs.report.text import verdict
 from pickfs.report.views import build_views, summary_dict
@@ -76,6 +77,7 @@ def run_to_dict(record: RunRecord) -> dict[str, Any]:
         "plan": record.plan,
         "notes": list(record.notes),
         "cells": cells,
+        **latency_dict(record),  # fixed rate and the capacity search, when the run has them: report/latency.py
     }
 
 

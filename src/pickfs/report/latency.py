@@ -15,6 +15,7 @@ from pickfs.stats.latency import (
     RateSummary,
     Slice,
     fixed_rate_block,
+    merge,
     percentile_ratio,
     slice_from,
     summarize_rate,
@@ -169,3 +170,33 @@ def capacity_tables(record: RunRecord) -> list[Table]:
             table.add_row(row.config, capacity_words, interval, tried)
         tables.append(table)
     return tables
+
+
+def latency_dict(record: RunRecord) -> dict:
+    """The fixed-rate figures and the capacity search for the JSON export ({} when the run has neither):
+    per configuration its percentiles from the schedule, shares, p99 ratio and merged histogram."""
+    out: dict = {}
+    slices = rate_slices(record)
+    views = rate_views(record)
+    if views:
+        out["fixed_rate"] = [{
+            "workload": v.label, "baseline": v.baseline,
+            "configs": [{"config": r.config, "offered_per_s": r.summary.offered, "slices": r.summary.slices,
+                         "due": r.summary.due, "percentiles_s": {f"p{q:g}": x for q, x in r.summary.percentiles_s.items()},
+                         "late_share": r.summary.late_share, "skipped_share": r.summary.missed_share,
+                         "cpu_bound_slices": r.summary.cpu_bound_slices,
+                         "p99_ratio": None if r.p99_ratio is None else
+                         {"ratio": r.p99_ratio.ratio, "low": r.p99_ratio.low, "high": r.p99_ratio.high,
+                          "rounds": r.p99_ratio.units},
+                         "latency_us": {str(k): n for k, n in sorted(merge([s.hist for s in slices[v.label][r.config]]).items())}}
+                        for r in v.rows]} for v in views]
+    searches = capacity_rows(record)
+    if searches:
+        out["capacity"] = [{
+            "workload": label, "target": target.words(),
+            "configs": [{"config": r.config, "capacity_per_s": r.capacity.rate, "low_per_s": r.capacity.low,
+                         "high_per_s": r.capacity.high, "lowest_over_per_s": r.capacity.lowest_failed,
+                         "steps": [{"rate_per_s": v.rate, "percentile_s": v.point_s, "low_s": v.low_s, "high_s": v.high_s,
+                                    "skipped_share": v.missed_share, "within": v.passed, "sure": v.sure}
+                                   for v in r.verdicts]} for r in rows]} for label, target, rows in searches]
+    return out
