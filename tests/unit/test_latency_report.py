@@ -94,3 +94,21 @@ def test_the_capacity_table_is_derived_from_the_search_slices(store):
     text = text_of(record)
     assert "the highest rate held with p99 <= 10 ms" in text
     assert run_to_dict(record)["capacity"][0]["configs"][0]["capacity_per_s"] == 400
+
+
+def test_html_shows_percentile_curves_and_latency_against_rate(store):
+    from pickfs.report.html import render_html
+    from pickfs.report.latency import percentile_curve
+
+    record = store.load(store_run(store, rate_plan(latency_target="p99<=10ms"), "capacity", rates=(100.0, 200.0)))
+    page = render_html(record, plotly=None)
+    assert 'data-chart="capacity"' in page and "capacity within p99 &lt;= 10 ms" in page
+    assert percentile_curve({1000: 998, 5000: 2})[-1] == (99.9, 0.005)  # p99.99 needs 10,000 transactions
+    assert [q for q, _ in percentile_curve({1000: 50})] == [50.0, 75.0, 90.0, 95.0, 99.0]
+
+
+def test_html_of_a_fixed_rate_run(store):
+    from pickfs.report.html import render_html
+
+    page = render_html(store.load(store_run(store, rate_plan(), "measured")), plotly=None)
+    assert 'data-chart="percentiles"' in page and "at a fixed rate" in page
