@@ -214,7 +214,7 @@ def percentile_curve(hist: dict[int, int]) -> list[tuple[float, float]]:
     total = sum(hist.values())
     out = []
     for q in CURVE_QS:
-        if total and (100 - q) / 100 * total >= 1 or q <= 99:
+        if q <= 99 or (100 - q) * total >= 100 - 1e-9:  # enough transactions for this percentile
             v = percentile_us(hist, q)
             if v is not None:
                 out.append((q, v / 1e6))
