@@ -225,3 +225,31 @@ def test_the_ceiling_is_measured_in_memory_and_leaves_nothing_behind():
     assert c.max_rate > 100 and c.probe_rate == 100
     assert 0 <= c.lag_p50_s <= c.lag_p99_s < 1.0
     assert set(os.listdir(SHM)) == before
+
+
+def test_a_plan_file_takes_a_rate_and_a_latency_target(tmp_path: Path):
+    from pickfs.plan import load_plan_file
+
+    good = tmp_path / "p.toml"
+    good.write_text('fs = ["ext4", "xfs"]\n[method]\nlatency_target = "p99<=5ms"\n'
+                    '[[workload]]\nname = "sqlite-tpcb"\nrate = "400/s"\narrivals = "uniform"\n')
+    plan = load_plan_file(good)
+    assert plan.method.latency_target == "p99<=5ms"
+    assert (plan.workloads[0].get("rate"), plan.workloads[0].get("arrivals")) == (400.0, "uniform")
+    bad = tmp_path / "b.toml"
+    bad.write_text('fs = ["ext4"]\n[method]\nlatency_target = "fast"\n[[workload]]\nname = "sqlite-tpcb"\n')
+    with pytest.raises(PlanError, match="latency target"):
+        load_plan_file(bad)
+
+
+def test_the_cli_refuses_bad_fixed_rate_flags_in_one_line(tmp_path: Path):
+    import os
+
+    env = {**os.environ, "PICKFS_WORKDIR": str(tmp_path)}
+    for args, said in ((["--rate", "fast"], "is not a rate"), (["--rate", "100", "--workload", "fileio"], "no fixed-rate"),
+                       (["--latency-target", "p99"], "not a latency target"),
+                       (["--latency-target", "p99<=5ms", "--one-at-a-time"], "side by side"),
+                       (["--rate", ""], "--rate is empty")):
+        r = subprocess.run([sys.executable, "-m", "pickfs", "run", "--dry-run", *args], capture_output=True, text=True,
+                           env=env, timeout=120)
+        assert r.returncode == 2 and said in r.stderr and "Traceback" not in r.stderr, (args, r.stderr)
