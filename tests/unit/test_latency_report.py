@@ -112,3 +112,12 @@ def test_html_of_a_fixed_rate_run(store):
 
     page = render_html(store.load(store_run(store, rate_plan(), "measured")), plotly=None)
     assert 'data-chart="percentiles"' in page and "at a fixed rate" in page
+
+
+def test_markdown_carries_both_tables(store):
+    from pickfs.report.markdown import render_markdown
+
+    md = render_markdown(store.load(store_run(store, rate_plan(latency_target="p99<=10ms"), "capacity",
+                                              rates=(100.0, 200.0))))
+    assert "the highest rate held with p99 &lt;= 10 ms" in md and "| ext4 | 200/s |" in md
+    assert "at a fixed rate" not in md

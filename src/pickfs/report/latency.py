@@ -260,3 +260,21 @@ def latency_html(record: RunRecord) -> str:
         parts.append(f"<h2>{html.escape(label)}: capacity within {html.escape(target.words())}</h2>"
                      + _fragment(fig, "capacity"))
     return "\n".join(parts)
+
+
+def latency_cells(record: RunRecord) -> list[tuple[str, list[str], list[list[str]]]]:
+    """Every fixed-rate and capacity table as (title, header, rows) of text, for text renderers (pure)."""
+    out = []
+    for view in rate_views(record):
+        header, rows = rate_cells(view)
+        out.append((f"{view.label} at a fixed rate: latency from each transaction's scheduled start", header, rows))
+    for label, target, searched in capacity_rows(record):
+        rows = []
+        for found in searched:
+            words, interval = capacity_text(found.capacity)
+            tried = ", ".join(f"{v.rate:,.0f}/s {fmt_seconds(v.point_s) if v.point_s is not None else '-'}"
+                              f"{'' if v.passed else ' (over)'}" for v in sorted(found.verdicts, key=lambda v: v.rate))
+            rows.append([found.config, words, interval, tried])
+        out.append((f"{label}: the highest rate held with {target.words()} from the scheduled start",
+                    ["configuration", "capacity", "interval [tx/s]", f"rates tried: p{target.q:g}"], rows))
+    return out
