@@ -99,21 +99,6 @@ def rate_cells(view: RateView) -> tuple[list[str], list[list[str]]]:
     return header, rows
 
 
-def rate_tables(record: RunRecord) -> list[Table]:
-    """One table per fixed-rate workload: latency from each transaction's scheduled start."""
-    tables = []
-    for view in rate_views(record):
-        header, rows = rate_cells(view)
-        table = Table(title=f"{view.label} at a fixed rate: latency from each transaction's scheduled start",
-                      title_justify="left")
-        for i, h in enumerate(header):
-            table.add_column(h, justify="left" if i == 0 else "right")
-        for r in rows:
-            table.add_row(*r)
-        tables.append(table)
-    return tables
-
-
 # -- the capacity search (engine/capacity.py): every figure derived again from its slices --------------------
 @dataclass(frozen=True)
 class CapacityRow:
@@ -156,23 +141,6 @@ def capacity_text(c: Capacity) -> tuple[str, str]:
         return (f"below {c.lowest_failed:,.0f}/s" if c.lowest_failed else "-"), ""
     high = f"{c.high:,.0f}" if c.high is not None else "open"
     return f"{c.rate:,.0f}/s", f"[{c.low:,.0f}-{high}]"
-
-
-def capacity_tables(record: RunRecord) -> list[Table]:
-    tables = []
-    for label, target, rows in capacity_rows(record):
-        table = Table(title=f"{label}: the highest rate held with {target.words()} from the scheduled start "
-                            "(interval: the highest rate surely within to the lowest surely over)",
-                      title_justify="left")
-        for i, h in enumerate(("configuration", "capacity", "interval [tx/s]", f"rates tried: p{target.q:g}")):
-            table.add_column(h, justify="left" if i in (0, 3) else "right")
-        for row in rows:
-            capacity_words, interval = capacity_text(row.capacity)
-            tried = ", ".join(f"{v.rate:,.0f}/s {fmt_seconds(v.point_s) if v.point_s is not None else '-'}"
-                              f"{'' if v.passed else ' ✗'}" for v in sorted(row.verdicts, key=lambda v: v.rate))
-            table.add_row(row.config, capacity_words, interval, tried)
-        tables.append(table)
-    return tables
 
 
 def latency_dict(record: RunRecord) -> dict:
@@ -278,3 +246,16 @@ def latency_cells(record: RunRecord) -> list[tuple[str, list[str], list[list[str
         out.append((f"{label}: the highest rate held with {target.words()} from the scheduled start",
                     ["configuration", "capacity", "interval [tx/s]", f"rates tried: p{target.q:g}"], rows))
     return out
+
+
+def latency_tables(record: RunRecord) -> list[Table]:
+    """The terminal's fixed-rate and capacity tables ([] for a closed-loop run)."""
+    tables = []
+    for title, header, rows in latency_cells(record):
+        table = Table(title=title, title_justify="left")
+        for i, h in enumerate(header):
+            table.add_column(h, justify="left" if i == 0 or h.startswith("rates tried") else "right")
+        for r in rows:
+            table.add_row(*r)
+        tables.append(table)
+    return tables

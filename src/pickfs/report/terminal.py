@@ -10,7 +10,7 @@ from rich.text import Text
 
 from pickfs.model import MetricDef, RunRecord
 from pickfs.report.crash_text import crash_details, crash_statements
-from pickfs.report.latency import capacity_tables, rate_tables
+from pickfs.report.latency import latency_tables
 from pickfs.report.recommend import recommend, recommended
 from pickfs.report.scaling import scaling_text
 from pickfs.report.text import (
@@ -176,7 +176,7 @@ def render_run(record: RunRecord, explain: bool = False) -> Group:
             parts.extend(explanation_block(view) if explain else explanation_lines(view))
             parts.append(Text("recommendation: " + " ".join(recommend(view)), style="bold"))
     parts.extend(Text(block) for block in scaling_text(record).split("\n\n") if block)  # issue 13: report/scaling.py
-    parts.extend([*rate_tables(record), *capacity_tables(record)])  # fixed rate, capacity: report/latency.py
+    parts.extend(latency_tables(record))  # fixed rate and the capacity search: report/latency.py
     parts.extend(Text(line, style="dim") for line in crash_statements(views))  # the model in force, what none shows
     legend = risk_legend(views)
     if legend:
