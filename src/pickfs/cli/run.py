@@ -107,7 +107,8 @@ def check_flags(o: dict[str, Any]) -> None:
     """Flag values no click type checks: none empty, every --dir and --workload named."""
     for key in NOT_EMPTY:
         if o.get(key) is not None and not str(o[key]).strip():
-            flag = {"confirm_device": "confirm-device", "max_time": "max-time", "target_ci": "target-ci"}.get(key, key)
+            flag = {"confirm_device": "confirm-device", "max_time": "max-time", "target_ci": "target-ci",
+                    "latency_target": "latency-target"}.get(key, key)
             raise PlanError(f"--{flag} is empty", f"give it a value, or leave --{flag} out for its default")
     for key, flag in (("dirs", "dir"), ("workloads", "workload"), ("sets", "set")):
         if any(not str(v).strip() for v in o.get(key) or ()):
@@ -147,8 +148,12 @@ def plan_from_flags(o: dict[str, Any]) -> Plan:
     if method.latency_target:
         no_rate = [s.name for s in specs if "rate" not in workload_class(s.name).setting_names()]
         if no_rate:
+            having = sorted(n for n, c in REGISTRY.items() if "rate" in c.setting_names())
             raise PlanError(f"--latency-target: {', '.join(no_rate)} has no fixed-rate mode",
-                            "use sqlite-tpcb, tpcc or firebird-tpcb")
+                            f"workloads that have one: {', '.join(having)}")
+        if kind == "device":
+            raise PlanError("--latency-target searches side by side; a device holds one filesystem at a time",
+                            "use image targets (the default) or --dir")
     plan = build_plan(target, configs, specs, method, o["baseline"])
     if clients_warnings:
         plan = replace(plan, warnings=(*plan.warnings, *clients_warnings))
