@@ -254,3 +254,30 @@ def test_the_cli_refuses_bad_fixed_rate_flags_in_one_line(tmp_path: Path):
         r = subprocess.run([sys.executable, "-m", "pickfs", "run", "--dry-run", *args], capture_output=True, text=True,
                            env=env, timeout=120)
         assert r.returncode == 2 and said in r.stderr and "Traceback" not in r.stderr, (args, r.stderr)
+
+
+def test_waits_at_realtime_priority_as_root_and_back_to_normal_for_the_work():
+    import os
+
+    from pickfs.clients.pacing import Waits
+
+    assert Waits(wanted=False).realtime is False
+    w = Waits()
+    assert w.realtime == (os.geteuid() == 0)  # root may; anyone else falls back to normal waits
+    w.waiting()
+    if w.realtime:
+        assert os.sched_getscheduler(0) == os.SCHED_FIFO
+    w.working()
+    assert os.sched_getscheduler(0) == os.SCHED_OTHER
+    # paced() raises the priority only while waiting: on the synthetic server every commit runs at normal priority
+    server, seen = FakeServer(0.001), []
+
+    def commit() -> bool:
+        seen.append(os.sched_getscheduler(0))
+        return server.commit()
+
+    book = Book()
+    start = server.clock()
+    paced(arrival_times(200, "poisson", random.Random(1), start), start + 0.5, commit, book, 0.0, None,
+          server.clock, server.sleep, waits=w)
+    assert seen and set(seen) == {os.SCHED_OTHER} and os.sched_getscheduler(0) == os.SCHED_OTHER

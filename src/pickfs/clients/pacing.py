@@ -21,6 +21,7 @@ So a slice carries its own backlog and does not bill the next one.
 from __future__ import annotations
 
 import math
+import os
 import random
 import time
 from collections.abc import Callable, Iterator
@@ -31,6 +32,31 @@ from pickfs.clients.histogram import add
 ARRIVALS = ("poisson", "uniform")
 LATE_AFTER_S = 0.001  # a transaction that began more than this after it was due is late
 SPIN_S = 0.0004  # the last stretch before a due time is waited out on the clock, not in sleep()
+RT_PRIORITY = 10  # SCHED_FIFO priority while waiting for a due time
+
+
+class Waits:
+    """Real-time priority (SCHED_FIFO) for this thread while it waits for a due time, normal priority while a
+    transaction runs. On a busy machine a sleeping client is woken late by milliseconds (other processes hold
+    the CPUs); woken at real-time priority it starts within microseconds, and the transaction itself then
+    competes for the CPU as any process does. Where the kernel refuses (not root), waits stay normal."""
+
+    def __init__(self, wanted: bool = True) -> None:
+        self.realtime = wanted and hasattr(os, "sched_setscheduler")
+        if self.realtime:
+            try:
+                self.waiting()
+                self.working()
+            except OSError:
+                self.realtime = False
+
+    def waiting(self) -> None:
+        if self.realtime:
+            os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(RT_PRIORITY))
+
+    def working(self) -> None:
+        if self.realtime:
+            os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
 
 
 def arrival_times(rate: float, arrivals: str, rng: random.Random, start: float, phase: float = 0.0) -> Iterator[float]:
@@ -109,7 +135,7 @@ def wait_until(due: float, clock: Callable[[], float], sleep: Callable[[float], 
 
 def paced(schedule: Iterator[float], window_end: float, attempt: Callable[[], bool], book: Book,
           limit_s: float = 0.0, drain_s: float | None = None, clock: Callable[[], float] = time.perf_counter,
-          sleep: Callable[[float], None] = time.sleep) -> float:
+          sleep: Callable[[float], None] = time.sleep, waits: Waits | None = None) -> float:
     """Run `attempt` once at each due time before `window_end` (attempt: True when it committed, False
     when it failed and was rolled back); return the clock when the last one ended. The backlog at
     `window_end` is drained for at most `drain_s` more (default: as long as the window ran); what is
@@ -122,8 +148,12 @@ def paced(schedule: Iterator[float], window_end: float, attempt: Callable[[], bo
         book.due += 1
         now = clock()
         if now < due:
+            if waits is not None:
+                waits.waiting()
             wait_until(due, clock, sleep)
             now = clock()
+            if waits is not None:
+                waits.working()
             add(book.wake, max(0, int((now - due) * 1e6)))
         if now >= hard_end:
             book.unfinished += 1
@@ -138,9 +168,10 @@ def paced(schedule: Iterator[float], window_end: float, attempt: Callable[[], bo
     return clock()
 
 
-def summary(book: Book, rate: float, arrivals: str, limit_s: float, window_s: float) -> dict:
+def summary(book: Book, rate: float, arrivals: str, limit_s: float, window_s: float, realtime: bool = False) -> dict:
     """The fixed-rate part of a client's JSON document."""
     return {"offered": rate, "arrivals": arrivals, "limit_s": limit_s, "window_s": window_s,
+            "waits": "realtime" if realtime else "normal",
             "late_after_s": LATE_AFTER_S, "backlog": "drained for up to one more window; the rest counted unfinished",
             **book.as_dict()}
 
@@ -162,3 +193,4 @@ def add_rate_options(p: object) -> None:
     add("--arrivals", choices=ARRIVALS, default="poisson", help="with --rate: how the due times are spread")
     add("--latency-limit", type=float, default=0.0,
         help="with --rate: seconds; a transaction that would begin later than this after it was due is skipped")
+    add("--normal-waits", action="store_true", help="with --rate: wait for due times at normal priority, not real-time")

@@ -22,7 +22,7 @@ from functools import partial
 
 from pickfs import databases
 from pickfs.clients.histogram import add, merged
-from pickfs.clients.pacing import Book, add_rate_options, arrival_times, merged_books, paced, summary
+from pickfs.clients.pacing import Book, Waits, add_rate_options, arrival_times, merged_books, paced, summary
 from pickfs.clients.process import name_process, own_io, run_at_once
 from pickfs.clients.sql import add_connection_options, open_tx
 
@@ -94,6 +94,7 @@ class Terminal:
         self.done = self.errors = 0
         self.end = 0.0
         self.book = Book()  # at a fixed rate: what became of every transaction due
+        self.realtime = False  # at a fixed rate: waited for due times at real-time priority
 
     def _prepared(self) -> None:
         tx = self.tx
@@ -167,7 +168,12 @@ class Terminal:
                 self.done += 1
             return ok
 
-        self.end = paced(schedule, deadline, attempt, self.book, args.latency_limit)
+        waits = Waits(not args.normal_waits)  # this thread's own priority while waiting
+        self.realtime = waits.realtime
+        try:
+            self.end = paced(schedule, deadline, attempt, self.book, args.latency_limit, waits=waits)
+        finally:
+            waits.working()
         self.hist = dict(self.book.service)
 
     def close(self) -> None:
@@ -213,7 +219,9 @@ def report(args: argparse.Namespace, terminals: list[Terminal], elapsed: float, 
             "per_second": [seconds.get(s, 0) for s in range(int(elapsed))], "client_cpu_s": cpu,
             **(terminals[0].in_force if terminals else {}), "failures": failures, "io": own_io(),
             **({"fixed_rate": summary(merged_books([t.book for t in terminals]), args.rate, args.arrivals,
-                                      args.latency_limit, args.duration)} if args.rate > 0 else {})}
+                                      args.latency_limit, args.duration,
+                                      all(t.realtime for t in terminals))}
+               if args.rate > 0 else {})}
 
 
 def main(argv: list[str] | None = None) -> int:

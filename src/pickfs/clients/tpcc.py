@@ -22,7 +22,7 @@ from typing import Any
 
 from pickfs import databases
 from pickfs.clients.histogram import add, merged
-from pickfs.clients.pacing import Book, add_rate_options, arrival_times, merged_books, paced, summary
+from pickfs.clients.pacing import Book, Waits, add_rate_options, arrival_times, merged_books, paced, summary
 from pickfs.clients.process import name_process, own_io, run_at_once
 from pickfs.clients.sql import Tx, add_connection_options, open_tx
 
@@ -137,6 +137,7 @@ class Terminal:
     def __init__(self, args: argparse.Namespace, index: int, deadline: float, start: float) -> None:
         self.args, self.deadline, self.start, self.index = args, deadline, start, index
         self.book = Book()  # at a fixed rate: what became of every transaction due
+        self.realtime = False  # at a fixed rate: waited for due times at real-time priority
         self.rng = random.Random((args.seed or int(time.time())) * 1000 + index)
         self.sizes = Sizes(args.scale_down)
         self.hist: dict[str, dict[int, int]] = {name: {} for name, _ in MIX}
@@ -170,8 +171,13 @@ class Terminal:
             rate = self.args.rate / self.args.clients
             rng = random.Random((self.args.seed or int(time.time())) * 1000 + 500 + self.index)
             schedule = arrival_times(rate, self.args.arrivals, rng, self.start, phase=self.index / self.args.clients)
-            paced(schedule, self.deadline, lambda: self.attempt(tx, retryable, self.rng.choice(names)), self.book,
-                  self.args.latency_limit)
+            waits = Waits(not self.args.normal_waits)  # this thread's own priority while waiting
+            self.realtime = waits.realtime
+            try:
+                paced(schedule, self.deadline, lambda: self.attempt(tx, retryable, self.rng.choice(names)),
+                      self.book, self.args.latency_limit, waits=waits)
+            finally:
+                waits.working()
         else:
             while clock() < self.deadline:
                 self.attempt(tx, retryable, self.rng.choice(names))
@@ -302,7 +308,9 @@ def run(args: argparse.Namespace) -> dict:
             "per_second": [seconds.get(s, 0) for s in range(int(elapsed))], "client_cpu_s": cpu,
             "failures": failures, "io": own_io(),
             **({"fixed_rate": summary(merged_books([t.book for t in terminals]), args.rate, args.arrivals,
-                                      args.latency_limit, args.duration)} if args.rate > 0 else {})}
+                                      args.latency_limit, args.duration,
+                                      all(t.realtime for t in terminals))}
+               if args.rate > 0 else {})}
 
 
 def main(argv: list[str] | None = None) -> int:
