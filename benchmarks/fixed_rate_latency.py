@@ -8,7 +8,8 @@ Three pickfs runs one after the other (each builds its filesystems on loop image
      shares, each p99 over ext4's with its paired bootstrap interval;
   3. the capacity search for p99 <= 10 ms, starting from that rate.
 Then the TPC-B client in memory (/dev/shm) at the same rate: its scheduling error (start minus
-scheduled start of the transactions it waited for), p50 and p99.
+scheduled start of the transactions it waited for), p50 and p99, waiting at real-time priority
+(as pickfs does as root) and at normal priority.
 
     flock /tmp/pickfs-bench.lock .venv/bin/python benchmarks/fixed_rate_latency.py [--workdir /var/tmp/pickfs-fixed-rate]
 """
@@ -16,15 +17,19 @@ scheduled start of the transactions it waited for), p50 and p99.
 from __future__ import annotations
 
 import argparse
+import json
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 from pickfs.engine.ceiling import measure
 from pickfs.model import WorkloadSpec
 from pickfs.report.latency import capacity_rows, capacity_text, rate_views
+from pickfs.stats.latency import hist_of, percentile_us
 from pickfs.store import ResultStore
 from pickfs.workloads.sqlite_tpcb import SqliteTpcb
 
@@ -42,6 +47,22 @@ def pickfs_run(workdir: str, *extra: str) -> tuple[str, float]:
         raise SystemExit(r.stderr or r.stdout)
     [new] = [x.id for x in ResultStore(store_path).list_runs() if x.id not in before]
     return new, wall
+
+
+def wake_error(rate: float, seconds: float, normal: bool) -> tuple[float, float, str]:
+    """The TPC-B client on /dev/shm at `rate`: p50 and p99 of its wake-up error (microseconds), and how it waited."""
+    scratch = Path(tempfile.mkdtemp(prefix="pickfs-wake-", dir="/dev/shm"))
+    try:
+        base = [sys.executable, "-m", "pickfs.clients.tpcb"]
+        db = ["--backend", "sqlite", "--db", str(scratch / "t.db")]
+        subprocess.run([*base, "load", *db], check=True, capture_output=True)
+        out = subprocess.run([*base, "run", *db, "--duration", str(seconds), "--rate", str(rate),
+                              *(["--normal-waits"] if normal else [])], check=True, capture_output=True, text=True)
+        block = json.loads(out.stdout)["fixed_rate"]
+        wake = hist_of(block, "wake_us")
+        return percentile_us(wake, 50) or 0.0, percentile_us(wake, 99) or 0.0, block["waits"]
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
 def main() -> int:
@@ -87,6 +108,9 @@ def main() -> int:
     print(f"4. the client on tmpfs: at most {c.max_rate:,.0f} tx/s flat out ({c.cpu_share:.2f} CPU); scheduling "
           f"error at {c.probe_rate:,.0f}/s: p50 {c.lag_p50_s * 1e6:.0f} us, p99 {c.lag_p99_s * 1e6:.0f} us "
           f"(target: under 100 us)")
+    for normal in (False, True):
+        p50, p99, how = wake_error(rate, 10.0, normal)
+        print(f"   waits at {how} priority, {rate}/s for 10 s: scheduling error p50 {p50:.0f} us, p99 {p99:.0f} us")
     print(f"   re-render: pickfs report --results {store.path} {fixed} / {search}")
     return 0
 
