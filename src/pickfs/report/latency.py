@@ -24,6 +24,8 @@ from pickfs.stats.latency import (
     summarize_rate,
 )
 
+# every configuration is offered the same load: its throughput differs only when it falls behind
+FIXED_RATE_NOTE = "(same load for all: compare latencies, not tx/s)"
 CPU_BOUND_SHARE = 0.9  # as workloads/latency.py flags a slice (the report imports no workload)
 RATIO_Q = 99.0
 
@@ -235,7 +237,8 @@ def latency_cells(record: RunRecord) -> list[tuple[str, list[str], list[list[str
     out = []
     for view in rate_views(record):
         header, rows = rate_cells(view)
-        out.append((f"{view.label} at a fixed rate: latency from each transaction's scheduled start", header, rows))
+        out.append((f"{view.label} at a fixed rate: latency from each transaction's scheduled start "
+                    f"{FIXED_RATE_NOTE}", header, rows))
     for label, target, searched in capacity_rows(record):
         rows = []
         for found in searched:
