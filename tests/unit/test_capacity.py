@@ -85,7 +85,17 @@ def test_next_rate_doubles_halves_then_bisects():
     assert next_rate([v(100, False)], None) == 50
     assert next_rate([v(100, True), v(200, False)], None) == pytest.approx(141.42, abs=0.01)
     assert next_rate([v(100, True), v(115, False)], None) is None
-    assert next_rate([v(1.5, False)], None) is None  # below the floor: the target is met at no rate worth running
+    assert next_rate([v(1.5, False)], None) == 1.0  # halving would pass the floor: the floor itself, once
+    assert next_rate([v(1.5, False), v(1.0, False)], None) is None  # the target is met at no rate worth judging
+    assert next_rate([v(20, False)], None, floor=12.5) == 12.5
+
+
+def test_the_lowest_rate_judged_holds_enough_transactions_for_the_percentile():
+    from pickfs.engine.capacity import lowest_rate
+
+    assert lowest_rate(LatencyTarget(99.0, 0.005), 2.0) == pytest.approx(12.5)  # 4 slices x 2 s x 12.5/s = 100
+    assert lowest_rate(LatencyTarget(99.9, 0.005), 1.0) == pytest.approx(250)
+    assert lowest_rate(LatencyTarget(50.0, 0.005), 2.0) == 1.0
 
 
 def test_bracket_and_interval_take_the_lowest_failure_and_only_sure_decisions():

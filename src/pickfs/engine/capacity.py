@@ -25,9 +25,10 @@ from pickfs.engine.sidebyside import Member, SideBySide, SliceFailed, _why
 from pickfs.errors import PickfsError, ResultsWriteFailed
 from pickfs.model import Cell, Phase, Plan, Trial, WorkloadSpec
 from pickfs.stack.ledger import Ledger
-from pickfs.stats.capacity import LatencyTarget, Verdict, capacity, judge, next_rate, parse_target
+from pickfs.stats.capacity import FLOOR_RATE, LatencyTarget, Verdict, capacity, judge, next_rate, parse_target
 from pickfs.stats.latency import Slice, fixed_rate_block, slice_from
 from pickfs.store import ResultStore
+from pickfs.workloads import workload_class
 
 STEP_ROUNDS = 4  # rounds of slices per step: the bootstrap's units for each decision
 MAX_STEPS = 10
@@ -64,9 +65,10 @@ class CapacitySearch(SideBySide):
                            + (f" up to the client's ceiling {ceiling:,.0f}/s" if ceiling else ""))
         with ExitStack() as stack:
             members = self._stand_up_blocks(stack, cells, failed, 0, m.blocks or 1, 0, budget.budget_s)
+            slice_s = m.slice_seconds or workload_class(spec.name).slice_seconds
             search(members, failed, self.rates, self.target, ceiling, self._step_slices,
                    lambda text: self.observer.note(f"{spec.label}: {text}"),
-                   deadline=time.monotonic() + budget.budget_s)
+                   deadline=time.monotonic() + budget.budget_s, floor=lowest_rate(self.target, slice_s))
 
     def _ceiling(self, spec: WorkloadSpec) -> float | None:
         if in_memory_possible(spec) is not None:
@@ -101,9 +103,15 @@ class CapacitySearch(SideBySide):
 StepRunner = Callable[[list[Member], set[int], int], dict[int, list[Slice]]]
 
 
+def lowest_rate(target: LatencyTarget, slice_s: float) -> float:
+    """The lowest rate a step can judge the target at: one whose STEP_ROUNDS slices hold enough transactions
+    for the percentile to be more than the slowest one (100 for a p99, 1,000 for a p99.9)."""
+    return max(FLOOR_RATE, 100 / (100 - target.q) / (STEP_ROUNDS * slice_s))
+
+
 def search(members: list[Member], failed: set[int], rates: dict[int, float], target: LatencyTarget,
            ceiling: float | None, run_step: StepRunner, note: Callable[[str], None],
-           deadline: float | None = None) -> dict[int, list[Verdict]]:
+           deadline: float | None = None, floor: float = FLOOR_RATE) -> dict[int, list[Verdict]]:
     """Steps until every configuration's search is over (or MAX_STEPS, or the deadline): each step runs the
     members still searching at their rates (`run_step`), judges the target and moves each one's rate."""
     verdicts: dict[int, list[Verdict]] = {}
@@ -121,7 +129,7 @@ def search(members: list[Member], failed: set[int], rates: dict[int, float], tar
                 continue
             verdict = judge(slices[index], target, rates[index])
             verdicts.setdefault(index, []).append(verdict)
-            nxt = next_rate(verdicts[index], ceiling)
+            nxt = next_rate(verdicts[index], ceiling, floor=floor)
             name = next(x.cell.config.name for x in members if x.cell.index == index)
             note(f"step {step + 1}: {name} at {rates[index]:,.0f}/s: p{target.q:g} "
                  f"{_ms(verdict.point_s)} -> {'within' if verdict.passed else 'over'} the target"

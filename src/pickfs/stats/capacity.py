@@ -104,7 +104,9 @@ def next_rate(verdicts: Sequence[Verdict], ceiling: float | None, resolution: fl
         return min(nxt, ceiling) if ceiling is not None else nxt
     if lo is None:
         nxt = hi / 2
-        return nxt if nxt >= floor else None
+        if nxt >= floor:
+            return nxt
+        return floor if hi / floor > resolution else None  # the lowest rate worth judging, once
     if hi / lo <= resolution:
         return None
     return math.sqrt(lo * hi)
