@@ -70,7 +70,7 @@ def main() -> int:
     ap.add_argument("--workdir", default="/var/tmp/pickfs-fixed-rate")
     ap.add_argument("--rounds", type=int, default=6)
     ap.add_argument("--slice", default="2s")
-    ap.add_argument("--search-time", default="8m", help="the capacity search's budget")
+    ap.add_argument("--search-time", default="6m", help="the capacity search's budget")
     args = ap.parse_args()
     store = ResultStore(Path(args.workdir) / "results.db")
     common = ("--workload", "sqlite-tpcb", "--blocks", "1", "--slice", args.slice)
