@@ -8,7 +8,8 @@ from typing import Any, Literal
 TargetKind = Literal["image", "device", "directory"]
 # The name under which a run's started-and-reaped processes (its client, cp, tar, fio) are listed in its monitors.
 CHILDREN = "the run's own processes (client, tools)"
-Phase = Literal["prepare", "warmup", "measured", "crash"]
+# "capacity": a slice of the capacity search (engine/capacity.py), at a rate the search chose
+Phase = Literal["prepare", "warmup", "measured", "crash", "capacity"]
 SCHEDULERS = ("none", "mq-deadline", "kyber", "bfq")
 
 
@@ -55,6 +56,12 @@ class WorkloadSpec:
 
     def get(self, key: str, default: Any = None) -> Any:
         return dict(self.settings).get(key, default)
+
+    @property
+    def fixed_rate(self) -> bool:
+        """Run at a fixed rate (open loop): every configuration does the same work, so the race, which decides
+        on throughput, does not apply; latency is compared instead."""
+        return bool(self.get("rate"))
 
     def as_dict(self) -> dict[str, Any]:
         return {"name": self.name, "label": self.label, "settings": dict(self.settings)}
@@ -114,6 +121,9 @@ class Method:
     race: bool = True
     margin: float = 0.05  # the smallest difference worth a recommendation over the safer or default choice
     baseline_copies: int | None = None  # images of the baseline per block (None: about sqrt(k - 1))
+    # the capacity search (engine/capacity.py): e.g. "p99<=5ms", the highest fixed rate each configuration
+    # holds within it; None: no search
+    latency_target: str | None = None
 
 
 @dataclass(frozen=True)

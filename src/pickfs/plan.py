@@ -441,6 +441,13 @@ def _check_method_ranges(method: Method) -> None:
         raise PlanError(f"slice length {method.slice_seconds} s is out of range", "e.g. --slice 1s (0.1 s to 1 h)")
     if method.max_seconds is not None and method.max_seconds <= 0:
         raise PlanError("the time budget must be positive", "e.g. --max-time 8m")
+    if method.latency_target is not None:  # the capacity search (engine/capacity.py)
+        from pickfs.stats.capacity import parse_target
+
+        try:
+            parse_target(method.latency_target)
+        except ValueError as exc:
+            raise PlanError(f"latency_target {exc}", 'e.g. latency_target = "p99<=5ms" (or --latency-target)') from None
     if method.target_ci is not None and not 0 < method.target_ci < 1:
         raise PlanError("target_ci must be a share between 0 and 1", "e.g. target_ci = 0.05 (or --target-ci 5%)")
     if method.target_ci is not None and method.max_runs < method.runs:
@@ -567,7 +574,7 @@ def _method_from_table(t: dict[str, Any]) -> Method:
 
 
 _METHOD_OPTIONAL = {"target_ci": float, "max_seconds": float, "slice_seconds": float, "seed": int, "rounds": int,
-                    "blocks": int, "baseline_copies": int}
+                    "blocks": int, "baseline_copies": int, "latency_target": str}
 
 # The range of every number in [method] (both ends included; None: no bound), and how to fix it.
 METHOD_RANGES: dict[str, tuple[float | None, float | None, str]] = {

@@ -57,3 +57,24 @@ def test_durability_settings_are_flagged():
     assert workload_risks(spec()) == []
     assert workload_risks(spec(fsync="off"))[0].startswith("fsync=off")
     assert workload_risks(spec(synchronous_commit="off"))[0].startswith("synchronous_commit=off")
+
+
+def test_fixed_rate_logs_give_latency_from_the_schedule_and_count_skipped_and_unfinished(tmp_path):
+    from pickfs.workloads.pgbench import fold_rate_logs, pgbench_rate_args
+
+    log = tmp_path / "pgbench_log.7"
+    # client tx latency script epoch us lag: with -R, latency runs from the scheduled start
+    log.write_text("0 1 1500 0 1700000000 100 200\n0 2 9000 0 1700000000 900 8000\n"
+                   "1 1 skipped 0 1700000001 5 60000\n1 2 failed 0 1700000001 5 10\n")
+    block = fold_rate_logs([log], rate=3.0, limit_s=0.05, window_s=2)
+    assert (block["done"], block["skipped"], block["failed"], block["late"]) == (2, 1, 1, 1)
+    assert block["unfinished"] == 2 and block["due"] == 6  # 3/s x 2 s due, 4 seen
+    assert block["latency_us"] == {"1500": 1, "9000": 1} and block["service_us"] == {"1000": 1, "1300": 1}
+    hist, _, failed = fold_logs([log])
+    assert failed == 1  # a skipped transaction is not a failure
+    spec = WorkloadSpec("pgbench", "pgbench", tuple(sorted(Pgbench.normalize(
+        {"rate": "250/s", "latency_limit": "20ms"}).items())))
+    assert pgbench_rate_args(spec) == ["-R", "250", "--latency-limit=20"]
+    assert pgbench_rate_args(WorkloadSpec("pgbench", "pgbench", tuple(Pgbench.normalize({}).items()))) == []
+    with pytest.raises(PlanError):
+        Pgbench.normalize({"rate": 10, "arrivals": "uniform"})

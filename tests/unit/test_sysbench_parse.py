@@ -39,3 +39,21 @@ def test_settings_and_risks():
     assert workload_risks(spec()) == []
     assert workload_risks(spec(innodb_flush_log_at_trx_commit=2))[0].startswith("innodb_flush_log_at_trx_commit=2")
     assert "torn page" in workload_risks(spec(innodb_doublewrite=0))[0]
+
+
+def test_fixed_rate_block_from_sysbench_output():
+    """sysbench --rate: its histogram (queue time included) as latency from the schedule; the queue it drops at
+    --time counted unfinished against rate x window; no lag known, so no late share."""
+    from pickfs.workloads.latency import rate_metrics
+    from pickfs.workloads.sysbench_oltp import SysbenchOltp, fixed_rate_block
+
+    text = STDOUT
+    done = int(parse_output(text)["transactions"])
+    block = fixed_rate_block(text, rate=done / 2 * 1.5, window_s=2)
+    assert block["done"] == done and block["due"] == round(done * 1.5) and block["unfinished"] == block["due"] - done
+    assert sum(block["latency_us"].values()) > 0
+    m = rate_metrics(block)
+    assert "late_share" not in m and m["skipped_share"] == pytest.approx(1 / 3, abs=0.01)
+    assert m["sched_p50"] == pytest.approx(parse_output(text)["lat_p50"], rel=1e-3)
+    with pytest.raises(PlanError):
+        SysbenchOltp.normalize({"rate": 100, "latency_limit": "10ms"})

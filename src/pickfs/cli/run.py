@@ -110,7 +110,7 @@ def scoped_settings(sets: tuple[str, ...], selected: list[str]) -> list[tuple[st
 
 
 # Flags whose value cannot be empty: an empty value is a mistake (a shell variable that was not set), not a default.
-NOT_EMPTY = ("fs", "size", "memory", "scale", "age", "clients", "device", "confirm_device", "baseline", "duration", "slice", "max_time", "target_ci", "margin",
+NOT_EMPTY = ("fs", "size", "memory", "scale", "age", "clients", "device", "confirm_device", "baseline", "duration", "slice", "max_time", "target_ci", "margin", "rate", "latency_target",
              "workdir", "resume")
 
 
@@ -118,7 +118,8 @@ def check_flags(o: dict[str, Any]) -> None:
     """Flag values no click type checks: none empty, every --dir and --workload named."""
     for key in NOT_EMPTY:
         if o.get(key) is not None and not str(o[key]).strip():
-            flag = {"confirm_device": "confirm-device", "max_time": "max-time", "target_ci": "target-ci"}.get(key, key)
+            flag = {"confirm_device": "confirm-device", "max_time": "max-time", "target_ci": "target-ci",
+                    "latency_target": "latency-target"}.get(key, key)
             raise PlanError(f"--{flag} is empty", f"give it a value, or leave --{flag} out for its default")
     for key, flag in (("dirs", "dir"), ("workloads", "workload"), ("sets", "set")):
         if any(not str(v).strip() for v in o.get(key) or ()):
@@ -150,10 +151,20 @@ def plan_from_flags(o: dict[str, Any]) -> Plan:
                      interleave=not o["sequential"])
     if o["sequential"]:  # "each configuration's repetitions together" is the one-at-a-time method
         method = replace(method, side_by_side=False)
-    specs = workload_specs(o["workloads"], o["sets"], o["duration"])
+    rate_sets = at_rate(o["workloads"], o["rate"]) if o.get("rate") else ()  # fixed rate: workloads/latency.py
+    specs = workload_specs(o["workloads"], (*o["sets"], *rate_sets), o["duration"])
     clients_warnings: list[str] = []
     if o.get("clients"):  # issue 13: concurrency as a dimension
         specs, clients_warnings = expand_clients(specs, parse_clients(o["clients"]))
+    if method.latency_target:
+        no_rate = [s.name for s in specs if "rate" not in workload_class(s.name).setting_names()]
+        if no_rate:
+            having = sorted(n for n, c in REGISTRY.items() if "rate" in c.setting_names())
+            raise PlanError(f"--latency-target: {', '.join(no_rate)} has no fixed-rate mode",
+                            f"workloads that have one: {', '.join(having)}")
+        if kind == "device":
+            raise PlanError("--latency-target searches side by side; a device holds one filesystem at a time",
+                            "use image targets (the default) or --dir")
     plan = build_plan(target, configs, specs, method, o["baseline"])
     if clients_warnings:
         plan = replace(plan, warnings=(*plan.warnings, *clients_warnings))
@@ -165,9 +176,33 @@ def plan_from_flags(o: dict[str, Any]) -> Plan:
     return plan
 
 
+def latency_target(text: str, one_at_a_time: bool) -> str:
+    """--latency-target p99<=5ms, checked (the capacity search: engine/capacity.py)."""
+    from pickfs.stats.capacity import parse_target
+
+    try:
+        parse_target(text)
+    except ValueError as exc:
+        raise PlanError(f"--latency-target {exc}", "e.g. --latency-target p99<=5ms") from None
+    if one_at_a_time:
+        raise PlanError("--latency-target searches side by side", "leave out --one-at-a-time")
+    return text.strip()
+
+
+def at_rate(names: tuple[str, ...], rate: str) -> tuple[str, ...]:
+    """--rate N/s as a setting of every selected workload (each must have a fixed-rate mode)."""
+    out = []
+    for name in names or (DEFAULT_WORKLOAD,):
+        if "rate" not in workload_class(name).setting_names():
+            having = sorted(n for n, c in REGISTRY.items() if "rate" in c.setting_names())
+            raise PlanError(f"--rate: {name} has no fixed-rate mode", f"workloads that have one: {', '.join(having)}")
+        out.append(f"{name}.rate={rate.strip()}")
+    return tuple(out)
+
+
 # Flags that describe the matrix itself; with --plan, the plan file says these.
 PLAN_FLAGS = ("fs", "workloads", "sets", "duration", "scheduler", "target", "size", "device", "dirs", "baseline",
-              "memory", "scale", "age", "clients")
+              "memory", "scale", "age", "clients", "rate")
 
 
 def method_overrides(o: dict[str, Any]) -> dict[str, Any]:
@@ -190,6 +225,8 @@ def method_overrides(o: dict[str, Any]) -> dict[str, Any]:
         out["race"] = False
     if o.get("margin") is not None:
         out["margin"] = parse_share(o["margin"], "--margin", "e.g. --margin 5% or 0.05", upper=0.5)
+    if o.get("latency_target"):
+        out["latency_target"] = latency_target(o["latency_target"], bool(o.get("one_at_a_time")))
     if o["no_monitors"]:
         out["monitors"] = False
     if o.get("crash_states") is not None:
@@ -346,6 +383,12 @@ class CliObserver:
 @click.option("--scale", help="with --memory: grow each workload's data to this multiple of the memory, e.g. 2")
 @click.option("--clients", help="concurrency as a dimension: run every server workload at each of these client "
                                 "counts, e.g. 1,2,4,8; the report charts throughput and p99 against clients")
+@click.option("--rate", help="fixed rate (open loop): transactions due per second, the same for every configuration, "
+                             "e.g. 400/s; latency is measured from each one's scheduled start (Poisson arrivals; "
+                             "--set arrivals=uniform, --set latency_limit=50ms to skip those later than that)")
+@click.option("--latency-target", help="capacity search: the highest fixed rate each configuration holds with "
+                                       "this latency percentile from the scheduled start, e.g. p99<=5ms "
+                                       "(--rate gives the first rate tried)")
 @click.option("--age", help="age every filesystem to this share full before the data is laid out, e.g. 70%")
 @click.option("--device", help="a spare block device to format (device target)")
 @click.option("--confirm-device", help="repeat the device path to confirm it may be erased")

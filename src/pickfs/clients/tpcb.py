@@ -4,7 +4,9 @@
     python -m pickfs.clients.tpcb run  --backend firebird --db PATH --scale 1 --duration 10 [--clients 1]
 
 --scale means what it means to pgbench: branches, each with 10 tellers and 100,000 accounts.
-The run stops at --duration seconds, or after --transactions when that is given. Prints one JSON
+The run stops at --duration seconds, or after --transactions when that is given. With --rate N
+the transactions are due at N per second (Poisson arrivals, or --arrivals uniform) instead of one
+after another, and each one's latency is measured from when it was due (clients/pacing.py). Prints one JSON
 document: the transactions committed, their latency histogram and per-second counts, errors, the
 durability settings in force, and the client's own CPU time and I/O.
 """
@@ -20,6 +22,7 @@ from functools import partial
 
 from pickfs import databases
 from pickfs.clients.histogram import add, merged
+from pickfs.clients.pacing import Book, Waits, add_rate_options, arrival_times, merged_books, paced, summary
 from pickfs.clients.process import name_process, own_io, run_at_once
 from pickfs.clients.sql import add_connection_options, open_tx
 
@@ -90,39 +93,88 @@ class Terminal:
         self.per_second: dict[int, int] = {}
         self.done = self.errors = 0
         self.end = 0.0
+        self.book = Book()  # at a fixed rate: what became of every transaction due
+        self.realtime = False  # at a fixed rate: waited for due times at real-time priority
+
+    def _prepared(self) -> None:
+        tx = self.tx
+        self.statements = [(s.replace("?", tx.d.placeholder), s.startswith("SELECT")) for s in TRANSACTION]
+        self.in_a_row = 0
+
+    def draw(self) -> tuple:
+        """The next transaction's parameters."""
+        rng, scale = self.rng, self.args.scale
+        aid, tid = rng.randint(1, ACCOUNTS_PER_BRANCH * scale), rng.randint(1, TELLERS_PER_BRANCH * scale)
+        bid = rng.randint(1, scale)
+        delta = rng.randint(-5000, 5000)
+        return (delta, aid), (aid,), (delta, tid), (delta, bid), (tid, bid, aid, delta)
+
+    def attempt(self, params: tuple) -> bool:
+        """One transaction: True when it committed; False when it failed and was rolled back."""
+        tx = self.tx
+        try:
+            cur = tx.conn.cursor()
+            for (stmt, reads), p in zip(self.statements, params):
+                cur.execute(stmt, p)
+                if reads:
+                    cur.fetchall()
+            tx.commit()
+        except self.retryable as exc:
+            tx.rollback()
+            self.errors += 1
+            self.in_a_row += 1
+            if self.in_a_row >= GIVE_UP_AFTER:  # not contention: the database cannot commit (a full disk, I/O errors)
+                raise RuntimeError(f"{self.in_a_row} transactions in a row failed, the last with: {exc}") from None
+            return False
+        self.in_a_row = 0
+        return True
 
     def run(self, start: float, deadline: float) -> None:
-        tx, retryable = self.tx, self.retryable
-        statements = [(s.replace("?", tx.d.placeholder), s.startswith("SELECT")) for s in TRANSACTION]
-        clock, rng, scale = time.perf_counter, self.rng, self.args.scale
-        in_a_row = 0
-        accounts, tellers = ACCOUNTS_PER_BRANCH * scale, TELLERS_PER_BRANCH * scale
+        self._prepared()
+        clock = time.perf_counter
         while self.done < self.quota and clock() < deadline:
-            aid, tid, bid = rng.randint(1, accounts), rng.randint(1, tellers), rng.randint(1, scale)
-            delta = rng.randint(-5000, 5000)
-            params = ((delta, aid), (aid,), (delta, tid), (delta, bid), (tid, bid, aid, delta))
+            params = self.draw()
             t0 = clock()
-            try:
-                cur = tx.conn.cursor()
-                for (stmt, reads), p in zip(statements, params):
-                    cur.execute(stmt, p)
-                    if reads:
-                        cur.fetchall()
-                tx.commit()
-            except retryable as exc:
-                tx.rollback()
-                self.errors += 1
-                in_a_row += 1
-                if in_a_row >= GIVE_UP_AFTER:  # not contention: the database cannot commit (a full disk, I/O errors)
-                    raise RuntimeError(f"{in_a_row} transactions in a row failed, the last with: {exc}") from None
+            if not self.attempt(params):
                 continue
-            in_a_row = 0
             t1 = clock()
             add(self.hist, int((t1 - t0) * 1e6))
             s = int(t1 - start)
             self.per_second[s] = self.per_second.get(s, 0) + 1
             self.done += 1
         self.end = clock()  # the run's window ends here: closing (a WAL checkpoint, a flush) is not timed
+
+    def prime(self) -> None:
+        """One read before the schedule starts, not counted: the connection's first statement reads the
+        schema and prepares its statement, which would otherwise land on the first transaction due."""
+        cur = self.tx.conn.cursor()
+        cur.execute(self.statements[1][0], (1,))
+        cur.fetchall()
+        self.tx.rollback()
+
+    def run_paced(self, start: float, deadline: float, index: int) -> None:
+        """At a fixed rate: this terminal's share of the arrivals, latency from each one's due time."""
+        self._prepared()
+        args = self.args
+        rate = args.rate / args.clients
+        arrivals_rng = random.Random(None if args.seed is None else args.seed * 1000 + 500 + index)
+        schedule = arrival_times(rate, args.arrivals, arrivals_rng, start, phase=index / args.clients)
+
+        def attempt() -> bool:
+            ok = self.attempt(self.draw())
+            if ok:
+                s = int(time.perf_counter() - start)
+                self.per_second[s] = self.per_second.get(s, 0) + 1
+                self.done += 1
+            return ok
+
+        waits = Waits(not args.normal_waits)  # this thread's own priority while waiting
+        self.realtime = waits.realtime
+        try:
+            self.end = paced(schedule, deadline, attempt, self.book, args.latency_limit, waits=waits)
+        finally:
+            waits.working()
+        self.hist = dict(self.book.service)
 
     def close(self) -> None:
         try:
@@ -136,10 +188,17 @@ def run(args: argparse.Namespace) -> dict:
     quotas = [limit // args.clients + (i < limit % args.clients) if limit else float("inf")
               for i in range(args.clients)]
     terminals = [Terminal(args, i, quotas[i]) for i in range(args.clients)]
+    if args.rate > 0:  # at a fixed rate, primed before the schedule's clock starts
+        for t in terminals:
+            t._prepared()
+            t.prime()
     start = time.perf_counter()
     deadline = start + args.duration if not limit else float("inf")
     # the CPU of the run's window: closing is not counted
-    failures, cpu = run_at_once([partial(t.run, start, deadline) for t in terminals])
+    if args.rate > 0:
+        failures, cpu = run_at_once([partial(t.run_paced, start, deadline, i) for i, t in enumerate(terminals)])
+    else:
+        failures, cpu = run_at_once([partial(t.run, start, deadline) for t in terminals])
     elapsed = max((t.end for t in terminals), default=0.0) - start
     if elapsed <= 0:  # no terminal finished its loop (each failed): the time until they stopped
         elapsed = time.perf_counter() - start
@@ -158,7 +217,11 @@ def report(args: argparse.Namespace, terminals: list[Terminal], elapsed: float, 
             "clients": args.clients, "transactions": done, "errors": errors, "elapsed_s": elapsed,
             "latency_us": hist, "types": {"tpcb": {"count": done, "errors": errors, "latency_us": hist}},
             "per_second": [seconds.get(s, 0) for s in range(int(elapsed))], "client_cpu_s": cpu,
-            **(terminals[0].in_force if terminals else {}), "failures": failures, "io": own_io()}
+            **(terminals[0].in_force if terminals else {}), "failures": failures, "io": own_io(),
+            **({"fixed_rate": summary(merged_books([t.book for t in terminals]), args.rate, args.arrivals,
+                                      args.latency_limit, args.duration,
+                                      all(t.realtime for t in terminals))}
+               if args.rate > 0 else {})}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -170,8 +233,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--duration", type=float, default=10.0)
     p.add_argument("--transactions", type=int, default=0, help="stop after this many instead (0: at --duration)")
     p.add_argument("--seed", type=int, default=None)
+    add_rate_options(p)
     p.add_argument("--process-name", default=CLIENT, help="the name pickfs's monitors see (/proc/PID/comm)")
     args = p.parse_args(argv)
+    if args.rate > 0 and args.transactions:
+        p.error("--rate runs for --duration; leave --transactions out")
     name_process(args.process_name)
     result = load(args) if args.step == "load" else run(args)
     json.dump(result, sys.stdout)

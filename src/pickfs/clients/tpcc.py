@@ -22,6 +22,7 @@ from typing import Any
 
 from pickfs import databases
 from pickfs.clients.histogram import add, merged
+from pickfs.clients.pacing import Book, Waits, add_rate_options, arrival_times, merged_books, paced, summary
 from pickfs.clients.process import name_process, own_io, run_at_once
 from pickfs.clients.sql import Tx, add_connection_options, open_tx
 
@@ -134,7 +135,9 @@ class Terminal:
     """One client: its own connection, running the mix until the deadline."""
 
     def __init__(self, args: argparse.Namespace, index: int, deadline: float, start: float) -> None:
-        self.args, self.deadline, self.start = args, deadline, start
+        self.args, self.deadline, self.start, self.index = args, deadline, start, index
+        self.book = Book()  # at a fixed rate: what became of every transaction due
+        self.realtime = False  # at a fixed rate: waited for due times at real-time priority
         self.rng = random.Random((args.seed or int(time.time())) * 1000 + index)
         self.sizes = Sizes(args.scale_down)
         self.hist: dict[str, dict[int, int]] = {name: {} for name, _ in MIX}
@@ -144,26 +147,41 @@ class Terminal:
         self.in_force: dict = {}
         self.conn: Any = None
 
+    def attempt(self, tx: Tx, retryable: Any, name: str) -> bool:
+        """One transaction of type `name`: True when it committed, False when it failed and was rolled back."""
+        t0 = time.perf_counter()
+        try:
+            getattr(self, name)(tx)
+        except retryable:
+            tx.rollback()
+            self.errors[name] += 1
+            return False
+        t1 = time.perf_counter()
+        add(self.hist[name], int((t1 - t0) * 1e6))
+        if name == "new_order":
+            s = int(t1 - self.start)
+            self.per_second[s] = self.per_second.get(s, 0) + 1
+        return True
+
     def run(self) -> None:
         tx, retryable = open_tx(self.args)
-        conn = tx.conn
         names = [n for n, w in MIX for _ in range(w)]
         clock = time.perf_counter
-        while clock() < self.deadline:
-            name = self.rng.choice(names)
-            t0 = clock()
+        if self.args.rate > 0:  # at a fixed rate: this terminal's share of the arrivals, latency from each one's due time
+            rate = self.args.rate / self.args.clients
+            rng = random.Random((self.args.seed or int(time.time())) * 1000 + 500 + self.index)
+            schedule = arrival_times(rate, self.args.arrivals, rng, self.start, phase=self.index / self.args.clients)
+            waits = Waits(not self.args.normal_waits)  # this thread's own priority while waiting
+            self.realtime = waits.realtime
             try:
-                getattr(self, name)(tx)
-            except retryable:
-                tx.rollback()
-                self.errors[name] += 1
-                continue
-            t1 = clock()
-            add(self.hist[name], int((t1 - t0) * 1e6))
-            if name == "new_order":
-                s = int(t1 - self.start)
-                self.per_second[s] = self.per_second.get(s, 0) + 1
-        self.conn = conn  # closed after the run's window (terminal 0's first reads the settings in force)
+                paced(schedule, self.deadline, lambda: self.attempt(tx, retryable, self.rng.choice(names)),
+                      self.book, self.args.latency_limit, waits=waits)
+            finally:
+                waits.working()
+        else:
+            while clock() < self.deadline:
+                self.attempt(tx, retryable, self.rng.choice(names))
+        self.conn = tx.conn  # closed after the run's window (terminal 0's first reads the settings in force)
 
     def _customer(self, tx: Tx, w: int, d: int) -> int:
         """60% by last name (the middle one, as the specification says), else by id."""
@@ -288,7 +306,11 @@ def run(args: argparse.Namespace) -> dict:
             "forced_writes": terminals[0].in_force.get("forced_writes") if terminals else None,
             "elapsed_s": elapsed, "types": types, "rollbacks": sum(t.rollbacks for t in terminals),
             "per_second": [seconds.get(s, 0) for s in range(int(elapsed))], "client_cpu_s": cpu,
-            "failures": failures, "io": own_io()}
+            "failures": failures, "io": own_io(),
+            **({"fixed_rate": summary(merged_books([t.book for t in terminals]), args.rate, args.arrivals,
+                                      args.latency_limit, args.duration,
+                                      all(t.realtime for t in terminals))}
+               if args.rate > 0 else {})}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -302,6 +324,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--clients", type=int, default=2)
     p.add_argument("--duration", type=float, default=10.0)
     p.add_argument("--seed", type=int, default=None)
+    add_rate_options(p)
     args = p.parse_args(argv)
     result = load(args) if args.step == "load" else run(args)
     json.dump(result, sys.stdout)

@@ -10,6 +10,8 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from pickfs.crash.runner import crash_test, crash_unavailable
+from pickfs.engine.capacity import CapacitySearch
+from pickfs.engine.ceiling import limit_notes
 from pickfs.engine.race import Race
 from pickfs.engine.schedule import (
     ComparisonKey,
@@ -217,19 +219,30 @@ class Executor:
             # one spare device holds one filesystem at a time: its configurations cannot stand side by side
             self.observer.note("a device target holds one filesystem at a time: measuring one configuration "
                                "at a time (--one-at-a-time); images or directories can stand side by side")
+        self._rate_limits()
         if not m.side_by_side or self.plan.target.kind == "device":
             return self._one_at_a_time(cells, previous, failed_cells)
         for wl in self.plan.workloads:
             group = [c for c in cells if c.workload.label == wl.label]
-            if workload_class(wl.name).sliceable:
+            if m.latency_target and "rate" in workload_class(wl.name).setting_names():
+                CapacitySearch(self.plan, self.run_id, self.store, self.ledger, self.observer,
+                               self._fail_cell).run(group, previous, failed_cells)
+            elif workload_class(wl.name).sliceable:
                 sbs = SideBySide(self.plan, self.run_id, self.store, self.ledger, self.observer, self._fail_cell)
-                if m.race:
+                if m.race and not wl.fixed_rate:
                     Race(sbs, group).run(previous, failed_cells)
                 else:
                     sbs.run(group, previous, failed_cells)
             else:
                 self._whole_runs(group, previous, failed_cells)
         return failed_cells
+
+    def _rate_limits(self) -> None:
+        """Fixed-rate workloads: the client's own ceiling, measured in memory, said and kept with the run."""
+        for wl in self.plan.workloads:
+            for text in limit_notes(wl):
+                self.observer.note(text)
+                self.store.add_note(self.run_id, text)
 
     def _whole_runs(self, cells: list[Cell], previous: tuple[Trial, ...], failed_cells: set[int]) -> None:
         """A workload that cannot be sliced: whole runs (each on a fresh filesystem), every

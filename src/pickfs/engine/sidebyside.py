@@ -22,7 +22,7 @@ from typing import Any
 from pickfs.engine.schedule import RoundBudget, auto_blocks, round_budget, round_order, run_seed
 from pickfs.engine.standup import stand_up
 from pickfs.errors import PickfsError, ResultsWriteFailed
-from pickfs.model import Cell, Plan, Trial, WorkloadSpec
+from pickfs.model import Cell, Phase, Plan, Trial, WorkloadSpec
 from pickfs.monitors.sampler import RunMonitor, cell_scope, read_disk
 from pickfs.services.base import Endpoint
 from pickfs.services.freeze import Freezer
@@ -51,6 +51,8 @@ class Member:
 
 
 class SideBySide:
+    measured_phase: Phase = "measured"  # what a measured slice is saved as (the capacity search's steps: "capacity")
+
     def __init__(self, plan: Plan, run_id: str, store: ResultStore, ledger: Ledger, observer: Any,
                  fail: Any) -> None:
         self.plan = plan
@@ -155,7 +157,7 @@ class SideBySide:
         if observed and member.prov.info.mountpoint:
             observed["totals"]["space_used_bytes"] = space_used(member.prov.info.mountpoint)
         trial = Trial(run_id=self.run_id, cell_index=cell.index, repetition=round_no if round_no is not None else 0,
-                      phase="measured" if measured else "warmup", started=started, elapsed_s=elapsed, ok=True,
+                      phase=self.measured_phase if measured else "warmup", started=started, elapsed_s=elapsed, ok=True,
                       metrics=metrics, raw_output=raw.text, mount=member.mount,
                       notes=(*member.prov.info.notes, *member.workload.notes_from(raw.text)), monitor=observed,
                       block=member.block, round=round_no)

@@ -20,6 +20,7 @@ from pickfs.report.charts import (
     safety_chart,
 )
 from pickfs.report.crash_text import crash_details, crash_statements
+from pickfs.report.latency import latency_html
 from pickfs.report.scaling import scaling_html
 from pickfs.report.table import CONFIGURATION, VERDICT, ResultTable, build_table
 from pickfs.report.text import (
@@ -334,6 +335,7 @@ def render_html(record: RunRecord, plotly: str | None = INLINE) -> str:
                      + "".join(f"<li>{_e(r)}</li>" for r in risks) + "</ul>"
                      "<p class=dim>Safety here is judged from the settings; a simulated power cut would measure it.</p>")
     parts.append(scaling_html(record))  # issue 13: throughput and p99 against clients (report/scaling.py)
+    parts.append(latency_html(record))  # fixed rate and the capacity search (report/latency.py)
     parts.append(f"<h2>Configurations</h2>{_settings_table(record)}")
     parts.append(f"<h2>Host</h2>{_host_table(record)}")
     return page(f"pickfs run {record.id}", "\n".join(parts), plotly)

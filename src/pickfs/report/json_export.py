@@ -7,6 +7,7 @@ from dataclasses import asdict
 from typing import Any
 
 from pickfs.model import RunRecord
+from pickfs.report.latency import latency_dict
 from pickfs.report.recommend import recommend, recommended
 from pickfs.report.table import build_table, numbers
 from pickfs.report.text import verdict
@@ -105,6 +106,7 @@ def run_to_dict(record: RunRecord) -> dict[str, Any]:
         "cells": cells,
         # one per workload measured: the table every format shows, and the answer
         "tables": [table_dict(v) for v in views if v.measured],
+        **latency_dict(record),  # fixed rate and the capacity search, when the run has them: report/latency.py
     }
 
 

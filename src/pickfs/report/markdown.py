@@ -8,6 +8,7 @@ import time
 
 from pickfs.model import RunRecord
 from pickfs.report.crash_text import crash_details, crash_statements
+from pickfs.report.latency import latency_cells
 from pickfs.report.table import CONFIGURATION, ResultTable, build_table
 from pickfs.report.text import (
     CRASH_COLUMNS,
@@ -107,6 +108,9 @@ def render_markdown(record: RunRecord) -> str:
         if view.measured:
             lines += ["", *(f"- {md_text(line)}" for line in method_lines(view))]
         lines += [""]
+    for title, header, cells in latency_cells(record):  # fixed rate and the capacity search: report/latency.py
+        lines += [f"### {md_text(title)}", "", "| " + " | ".join(_cell(h) for h in header) + " |",
+                  "|---|" + "---:|" * (len(header) - 1), *("| " + " | ".join(_cell(c) for c in r) + " |" for r in cells), ""]
     legend = risk_legend(views)
     if legend:
         lines += ["### Settings that trade safety for speed", ""] + [f"- {md_text(x)}" for x in legend] + [""]

@@ -11,6 +11,7 @@ from rich.text import Text
 
 from pickfs.model import RunRecord
 from pickfs.report.crash_text import crash_details, crash_statements
+from pickfs.report.latency import latency_tables
 from pickfs.report.recommend import recommended
 from pickfs.report.scaling import scaling_text
 from pickfs.report.table import (
@@ -257,6 +258,7 @@ def render_run(record: RunRecord, explain: bool = False) -> Group:
                 parts.extend(values_lines(view))
             parts.extend(explanation_block(view) if explain else explanation_lines(view))
     parts.extend(Text(block) for block in scaling_text(record).split("\n\n") if block)  # report/scaling.py
+    parts.extend(latency_tables(record))  # fixed rate and the capacity search: report/latency.py
     parts.extend(Text(line, style="dim") for line in crash_statements(views))  # the model in force, what none shows
     legend = risk_legend(views)
     if legend:

@@ -392,7 +392,8 @@ def build_views(record: RunRecord) -> list[WorkloadView]:
         base_name = base.cell.config.name if base else None
         race = None
         if base is not None:
-            raced = race_of(rows, base.cell.config.name, plan.method) if plan.method.race else None
+            raced = race_of(rows, base.cell.config.name, plan.method) if plan.method.race and not wl.fixed_rate \
+                else None
             comparisons = raced[0] if raced else comparisons_for(rows, base.cell.config.name)
             race = raced[1] if raced else None
             rows = [replace(r, relative=_relative(r, base, comparisons.get(r.cell.config.name)),

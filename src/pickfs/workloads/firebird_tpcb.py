@@ -9,7 +9,7 @@ from pickfs.databases.firebird import firebird_unavailable
 from pickfs.errors import PlanError
 from pickfs.model import MetricDef, WorkloadSpec
 from pickfs.units import parse_duration
-from pickfs.workloads.latency import LATENCY_METRICS, latency_metrics
+from pickfs.workloads.latency import LATENCY_METRICS, RATE_METRICS, latency_metrics, rate_metrics
 from pickfs.workloads.tpcc import Tpcc, on_off
 
 CLIENT = "pickfs.clients.tpcb"  # the one TPC-B client, over databases/firebird.py
@@ -30,6 +30,7 @@ class FirebirdTpcb(Tpcc):
         MetricDef("client_cpu_share", "CPU", False, "CPU of the client process, the embedded engine included"),
         MetricDef("transactions", "tx", True, "transactions in the run"),
         MetricDef("forced_writes_in_force", "on", True, "1 when forced writes were on during the run"),
+        *RATE_METRICS,
     )
     defaults: ClassVar[dict[str, Any]] = {"scale": 1, "duration": 10.0, "forced_writes": "on",
                                           "backend": "firebird", "clients": 1}
@@ -73,4 +74,5 @@ class FirebirdTpcb(Tpcc):
         t = doc["types"]["tpcb"]
         return {"tps": t["count"] / elapsed, "transactions": float(t["count"]), "errors": float(t["errors"]),
                 "client_cpu_share": float(doc["client_cpu_s"]) / elapsed,
-                "forced_writes_in_force": float(bool(doc.get("forced_writes"))), **latency_metrics(t["latency_us"])}
+                "forced_writes_in_force": float(bool(doc.get("forced_writes"))), **latency_metrics(t["latency_us"]),
+                **(rate_metrics(doc["fixed_rate"]) if "fixed_rate" in doc else {})}

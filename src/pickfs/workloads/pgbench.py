@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from pickfs.clients.histogram import add
+from pickfs.clients.pacing import LATE_AFTER_S, Book, summary
 from pickfs.errors import PlanError
 from pickfs.model import MetricDef, RawOutput, WorkloadSpec
 from pickfs.proc import run as run_program
@@ -23,7 +24,7 @@ from pickfs.stack.cleanup import holding
 from pickfs.stack.ledger import Ledger
 from pickfs.units import parse_duration
 from pickfs.workloads.base import Workload
-from pickfs.workloads.latency import LATENCY_METRICS, latency_metrics
+from pickfs.workloads.latency import LATENCY_METRICS, RATE_METRICS, FixedRate, latency_metrics, rate_metrics
 
 MODES = {"tpcb-like": "tpcb-like", "select-only": "select-only", "simple-update": "simple-update"}
 
@@ -61,6 +62,8 @@ def fold_logs(paths: list[Path]) -> tuple[dict[str, int], list[int], int]:
             f = line.split()
             if len(f) < 6:
                 continue
+            if f[2] == "skipped":  # at a fixed rate, past --latency-limit: counted in the fixed-rate block
+                continue
             if not f[2].isdigit():
                 failed += 1
                 continue
@@ -71,10 +74,41 @@ def fold_logs(paths: list[Path]) -> tuple[dict[str, int], list[int], int]:
     return {str(k): v for k, v in sorted(hist.items())}, series, failed
 
 
+def fold_rate_logs(paths: list[Path], rate: float, limit_s: float, window_s: float) -> dict[str, Any]:
+    """pgbench's full per-transaction logs of a fixed-rate run (-R) -> the fixed-rate block pickfs's own
+    clients write (clients/pacing.py). With -R, pgbench logs each transaction's latency from its
+    scheduled start and its schedule lag (start minus scheduled start); 'skipped' marks one past
+    --latency-limit. pgbench ends at -T without running what is still waiting: the shortfall against
+    the transactions due (rate x window, the Poisson count's mean) is counted as unfinished."""
+    book = Book()
+    for path in paths:
+        for line in path.read_text().splitlines():
+            f = line.split()
+            if len(f) < 7:
+                continue
+            if f[2] == "skipped":
+                book.skipped += 1
+            elif not f[2].isdigit():
+                book.failed += 1
+            else:
+                latency, lag = int(f[2]), int(f[6])
+                book.done += 1
+                add(book.from_schedule, latency)
+                add(book.lag, lag)
+                add(book.service, max(0, latency - lag))
+                if lag > LATE_AFTER_S * 1e6:
+                    book.late += 1
+    seen = book.done + book.skipped + book.failed
+    book.unfinished = max(0, round(rate * window_s) - seen)
+    book.due = seen + book.unfinished
+    return summary(book, rate, "poisson", limit_s, window_s) | {
+        "backlog": "pgbench stops at -T: the shortfall against rate x window counted unfinished"}
+
+
 SCALE_STEP_BYTES = 15 * 1024**2  # pgbench_accounts' 100,000 rows and their index, per scale step
 
 
-class Pgbench(Workload):
+class Pgbench(FixedRate, Workload):
     name = "pgbench"
     description = "pgbench (TPC-B-like, select-only or simple-update) on a private PostgreSQL server"
     service = "postgresql"
@@ -88,6 +122,7 @@ class Pgbench(Workload):
         MetricDef("lat_stddev", "s", False, "latency standard deviation reported by pgbench"),
         MetricDef("transactions", "tx", True, "transactions processed"),
         MetricDef("failed", "tx", False, "transactions that failed"),
+        *RATE_METRICS,
     )
     clients_setting = "clients"
     defaults: ClassVar[dict[str, Any]] = {
@@ -124,6 +159,13 @@ class Pgbench(Workload):
             raise PlanError("pgbench log_sampling must be within (0, 1]", "e.g. log_sampling = 0.1")
         for key in SETTINGS:
             out[key] = str(out[key])
+        return out
+
+    @classmethod
+    def normalize(cls, settings: dict[str, Any]) -> dict[str, Any]:
+        out = super().normalize(settings)
+        if out.get("arrivals", "poisson") != "poisson":
+            raise PlanError("pgbench --rate schedules Poisson arrivals only", "leave arrivals out for pgbench")
         return out
 
     @classmethod
@@ -165,17 +207,24 @@ class Pgbench(Workload):
         # The ledger of the work directory whose data/ cache this workload was given.
         with log_directory(Ledger(self.cache.parent / "ledger")) as logdir:
             prefix = logdir / "pgbench_log"
+            rate = float(spec.get("rate") or 0.0)
+            sampling = 1.0 if rate else spec.get("log_sampling")  # at a fixed rate every transaction is logged
+            seconds = max(1, round(spec.get("duration")))
             argv = [_tool("pgbench"), "-b", MODES[spec.get("mode")], "-c", str(spec.get("clients")),
-                    "-j", str(spec.get("threads")), "-T", str(max(1, round(spec.get("duration")))), "-P", "1",
-                    "-l", f"--log-prefix={prefix}", f"--sampling-rate={spec.get('log_sampling')}",
+                    "-j", str(spec.get("threads")), "-T", str(seconds), "-P", "1",
+                    "-l", f"--log-prefix={prefix}", f"--sampling-rate={sampling}", *pgbench_rate_args(spec),
                     *self._conn(server), server.database]
             t0 = time.perf_counter()
             out = run_program(argv, package="postgresql-client", timeout=spec.get("duration") * 5 + 300)
             elapsed = time.perf_counter() - t0
-            hist, sampled, failed = fold_logs(sorted(logdir.glob("pgbench_log*")))
-        rate = spec.get("log_sampling")
-        doc = {"client": "pgbench", "argv": argv, "stdout": out.text, "latency_us": hist, "log_sampling": rate,
-               "per_second": [round(n / rate) for n in sampled], "failed": failed, "server": server.version}
+            logs = sorted(logdir.glob("pgbench_log*"))
+            hist, sampled, failed = fold_logs(logs)
+            fixed = fold_rate_logs(logs, rate, float(spec.get("latency_limit") or 0.0), seconds) if rate else None
+        if fixed:  # pgbench logs latency from the schedule at -R: lat_p* stay the service time, as elsewhere
+            hist = fixed["service_us"]
+        doc = {"client": "pgbench", "argv": argv, "stdout": out.text, "latency_us": hist, "log_sampling": sampling,
+               "per_second": [round(n / sampling) for n in sampled], "failed": failed, "server": server.version,
+               **({"fixed_rate": fixed} if fixed else {})}
         return RawOutput(json.dumps(doc), elapsed)
 
     @staticmethod
@@ -186,7 +235,17 @@ class Pgbench(Workload):
         summary = parse_summary(doc["stdout"])
         failed = summary.pop("failed", None)
         return {**summary, **latency_metrics(doc["latency_us"]),
-                "failed": failed if failed is not None else float(doc.get("failed", 0))}
+                "failed": failed if failed is not None else float(doc.get("failed", 0)),
+                **(rate_metrics(doc["fixed_rate"]) if "fixed_rate" in doc else {})}
+
+
+def pgbench_rate_args(spec: WorkloadSpec) -> list[str]:
+    """pgbench's own fixed-rate arguments: -R (Poisson arrivals, all clients together) and --latency-limit in ms."""
+    rate = float(spec.get("rate") or 0.0)
+    if not rate:
+        return []
+    limit = float(spec.get("latency_limit") or 0.0)
+    return ["-R", f"{rate:g}", *([f"--latency-limit={limit * 1000:g}"] if limit > 0 else [])]
 
 
 def parse_summary(stdout: str) -> dict[str, float]:

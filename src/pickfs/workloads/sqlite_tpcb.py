@@ -13,8 +13,17 @@ from pickfs.model import MetricDef, RawOutput, WorkloadSpec
 from pickfs.proc import run as run_program
 from pickfs.services.base import Endpoint
 from pickfs.units import parse_duration
-from pickfs.workloads.base import Workload
-from pickfs.workloads.latency import LATENCY_METRICS, latency_metrics
+from pickfs.workloads.base import Workload, json_doc
+from pickfs.workloads.latency import (
+    CPU_SHARE,
+    LATENCY_METRICS,
+    RATE_METRICS,
+    FixedRate,
+    latency_metrics,
+    rate_args,
+    rate_metrics,
+    rate_notes,
+)
 
 JOURNAL_MODES = ("DELETE", "TRUNCATE", "PERSIST", "MEMORY", "WAL", "OFF")
 SYNCHRONOUS = ("OFF", "NORMAL", "FULL", "EXTRA")
@@ -23,7 +32,7 @@ PROCESS_NAME = "pickfs-sqlite"  # what pickfs's monitors see the client as
 CLIENT_NAMES = ("pickfs-tpcb", "pickfs-sqlite-tpcb")  # its output's name, and its own client's before it
 
 
-class SqliteTpcb(Workload):
+class SqliteTpcb(FixedRate, Workload):
     name = "sqlite-tpcb"
     database = "sqlite"
     sliceable = True
@@ -34,6 +43,8 @@ class SqliteTpcb(Workload):
         MetricDef("transactions", "tx", True, "transactions committed in the run"),
         MetricDef("client_wchar", "B", False, "bytes the client passed to write()"),
         MetricDef("client_write_bytes", "B", False, "bytes the client caused to be written to storage"),
+        *RATE_METRICS,
+        CPU_SHARE,
     )
     defaults: ClassVar[dict[str, Any]] = {
         "scale": 1,
@@ -80,7 +91,8 @@ class SqliteTpcb(Workload):
                 "--scale", str(spec.get("scale")),
                 *databases.get("sqlite").connection_args(datadir, None, dict(spec.settings), "tpcb")]
         if step == "run":
-            argv += ["--duration", str(spec.get("duration")), "--transactions", str(spec.get("transactions"))]
+            argv += ["--duration", str(spec.get("duration")), "--transactions", str(spec.get("transactions")),
+                     *rate_args(dict(spec.settings))]
         return argv
 
     def prepare(self, spec: WorkloadSpec, datadir: Path, endpoint: Endpoint | None = None) -> RawOutput:
@@ -88,6 +100,10 @@ class SqliteTpcb(Workload):
 
     def run(self, spec: WorkloadSpec, datadir: Path, endpoint: Endpoint | None = None) -> RawOutput:
         return run_program(self._argv("run", spec, datadir), timeout=spec.get("duration") * 10 + 600)
+
+    @staticmethod
+    def notes_from(raw: str) -> list[str]:
+        return rate_notes(json_doc(raw))
 
     @staticmethod
     def parse(raw: str) -> dict[str, float]:
@@ -103,4 +119,8 @@ class SqliteTpcb(Workload):
             metrics["client_wchar"] = float(io["wchar"])
             metrics["client_write_bytes"] = float(io["write_bytes"])
         metrics.update(latency_metrics(doc["latency_us"]))
+        if "fixed_rate" in doc:  # at a fixed rate: latency from the schedule, and whether the client kept up
+            metrics.update(rate_metrics(doc["fixed_rate"]))
+            if elapsed > 0:
+                metrics["client_cpu_share"] = float(doc["client_cpu_s"]) / elapsed
         return metrics

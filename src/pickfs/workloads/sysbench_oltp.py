@@ -15,6 +15,7 @@ from pickfs.services.base import Endpoint
 from pickfs.stats import percentile_from_histogram
 from pickfs.units import parse_duration
 from pickfs.workloads.base import Workload
+from pickfs.workloads.latency import RATE_METRICS, FixedRate, rate_metrics
 
 TESTS = ("oltp_read_only", "oltp_read_write", "oltp_write_only")
 
@@ -22,7 +23,7 @@ TESTS = ("oltp_read_only", "oltp_read_write", "oltp_write_only")
 ROW_BYTES = 250  # an sbtest row in InnoDB with its secondary index
 
 
-class SysbenchOltp(Workload):
+class SysbenchOltp(FixedRate, Workload):
     name = "sysbench-oltp"
     description = "sysbench OLTP (read-only, read-write, write-only) on a private MariaDB/MySQL server"
     service = "mariadb"
@@ -39,6 +40,7 @@ class SysbenchOltp(Workload):
         MetricDef("lat_avg", "s", False, "average latency"),
         MetricDef("transactions", "tx", True, "transactions in the run"),
         MetricDef("errors", "err", False, "ignored errors"),
+        *RATE_METRICS,
     )
     clients_setting = "threads"
     defaults: ClassVar[dict[str, Any]] = {
@@ -63,6 +65,14 @@ class SysbenchOltp(Workload):
             raise PlanError(f"sysbench-oltp test {out['test']!r} is not valid", f"use one of {', '.join(TESTS)}")
         out["duration"] = parse_duration(out["duration"])
         cls.require_counts(out, "tables", "table_size", "threads")
+        return out
+
+    @classmethod
+    def normalize(cls, settings: dict[str, Any]) -> dict[str, Any]:
+        out = super().normalize(settings)
+        if out.get("arrivals", "poisson") != "poisson" or out.get("latency_limit"):
+            raise PlanError("sysbench --rate schedules Poisson arrivals and has no latency limit",
+                            "leave arrivals and latency_limit out for sysbench-oltp")
         return out
 
     @classmethod
@@ -99,11 +109,13 @@ class SysbenchOltp(Workload):
     def run(self, spec: WorkloadSpec, datadir: Path, endpoint: Endpoint | None = None) -> RawOutput:
         argv = [*self._argv(spec, endpoint), f"--threads={spec.get('threads')}",
                 f"--time={max(1, round(spec.get('duration')))}", "--report-interval=1", "--histogram=on",
-                "--percentile=99", "run"]
+                "--percentile=99", *([f"--rate={spec.get('rate'):g}"] if spec.get("rate") else []), "run"]
         t0 = time.perf_counter()
         out = run_program(argv, package="sysbench", timeout=spec.get("duration") * 5 + 300)
-        doc = {"client": "sysbench", "argv": argv, "stdout": out.text, "per_second": per_second(out.text),
-               "server": endpoint.version if endpoint else ""}
+        doc: dict[str, Any] = {"client": "sysbench", "argv": argv, "stdout": out.text,
+                               "per_second": per_second(out.text), "server": endpoint.version if endpoint else ""}
+        if spec.get("rate"):
+            doc["fixed_rate"] = fixed_rate_block(out.text, float(spec.get("rate")), max(1, round(spec.get("duration"))))
         return RawOutput(json.dumps(doc), time.perf_counter() - t0)
 
     @staticmethod
@@ -111,7 +123,28 @@ class SysbenchOltp(Workload):
         doc = json.loads(raw)
         if doc.get("client") != "sysbench":
             raise ValueError("not the output of a pickfs sysbench run")
-        return parse_output(doc["stdout"])
+        out = parse_output(doc["stdout"])
+        if "fixed_rate" in doc:
+            out.update(rate_metrics(doc["fixed_rate"]))
+        return out
+
+
+def fixed_rate_block(text: str, rate: float, window_s: float) -> dict[str, Any]:
+    """sysbench --rate's output as the fixed-rate block pickfs's own clients write (pure). sysbench queues
+    events at Poisson times and counts each one's time in its queue in its latency (from the scheduled
+    start); it reports no per-event lag, so nothing is counted late, and it drops what is still queued at
+    --time: the shortfall against rate x window is counted unfinished."""
+    m = re.search(r"^\s*transactions:\s+(\d+)", text, re.M)
+    done = int(m.group(1)) if m else 0
+    hist: dict[int, int] = {}
+    for seconds, count in histogram(text).items():
+        key = int(round(seconds * 1e6))
+        hist[key] = hist.get(key, 0) + count
+    due = max(done, round(rate * window_s))
+    return {"offered": rate, "arrivals": "poisson", "limit_s": 0.0, "window_s": window_s,
+            "backlog": "sysbench drops its queue at --time: the shortfall against rate x window counted unfinished",
+            "due": due, "done": done, "skipped": 0, "unfinished": due - done, "failed": 0,
+            "latency_us": {str(k): v for k, v in sorted(hist.items())}, "lag_us": {}, "service_us": {}, "wake_us": {}}
 
 
 def parse_output(text: str) -> dict[str, float]:

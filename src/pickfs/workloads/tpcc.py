@@ -13,8 +13,8 @@ from pickfs.model import MetricDef, RawOutput, WorkloadSpec
 from pickfs.proc import run as run_program
 from pickfs.services.base import Endpoint
 from pickfs.units import parse_duration
-from pickfs.workloads.base import Workload
-from pickfs.workloads.latency import latency_metrics
+from pickfs.workloads.base import Workload, json_doc
+from pickfs.workloads.latency import RATE_METRICS, FixedRate, latency_metrics, rate_args, rate_metrics, rate_notes
 
 CLIENT = "pickfs.clients.tpcc"
 BACKENDS = databases.names()  # sqlite, postgresql, mariadb, firebird (embedded), firebird-server (R5's SuperClassic)
@@ -30,7 +30,7 @@ def on_off(value: Any, key: str) -> str:
     return text
 
 
-class Tpcc(Workload):
+class Tpcc(FixedRate, Workload):
     sliceable = True
     slice_seconds = 2.0
     name = "tpcc"
@@ -49,6 +49,7 @@ class Tpcc(Workload):
         MetricDef("transactions", "tx", True, "transactions in the run"),
         MetricDef("client_wchar", "B", False, "bytes the client passed to write()"),
         MetricDef("forced_writes_in_force", "on", True, "Firebird: 1 when forced writes were on during the run"),
+        *RATE_METRICS,
     )
     clients_setting: ClassVar[str | None] = "clients"  # None in firebird-tpcb (one client)
     defaults: ClassVar[dict[str, Any]] = {
@@ -117,7 +118,8 @@ class Tpcc(Workload):
                 *self._size_args(spec),
                 *db.connection_args(datadir, endpoint, dict(spec.settings), DB_STEM)]
         if step == "run":
-            argv += ["--clients", str(spec.get("clients")), "--duration", str(spec.get("duration"))]
+            argv += ["--clients", str(spec.get("clients")), "--duration", str(spec.get("duration")),
+                     *rate_args(dict(spec.settings))]
         return argv
 
     def _env(self, spec: WorkloadSpec, datadir: Path, endpoint: Endpoint | None = None) -> dict[str, str] | None:
@@ -132,6 +134,10 @@ class Tpcc(Workload):
     def run(self, spec: WorkloadSpec, datadir: Path, endpoint: Endpoint | None = None) -> RawOutput:
         return run_program(self._argv("run", spec, datadir, endpoint), timeout=spec.get("duration") * 5 + 300,
                            env=self._env(spec, datadir, endpoint))
+
+    @staticmethod
+    def notes_from(raw: str) -> list[str]:
+        return rate_notes(json_doc(raw))
 
     @staticmethod
     def parse(raw: str) -> dict[str, float]:
@@ -154,4 +160,6 @@ class Tpcc(Workload):
             m["client_wchar"] = float(doc["io"]["wchar"])
         if doc.get("forced_writes") is not None:
             m["forced_writes_in_force"] = float(doc["forced_writes"])
+        if "fixed_rate" in doc:  # at a fixed rate: every transaction type's latency from the schedule
+            m.update(rate_metrics(doc["fixed_rate"]))
         return m

@@ -1,0 +1,147 @@
+"""The capacity search: for each configuration, the highest fixed rate whose latency percentile stays
+within a target (`--latency-target p99<=5ms`), with an interval on that rate.
+
+Every configuration is built and stood up once, as side by side does (the same blocks, servers frozen
+outside their own slices, warm-up not counted). Then steps: in each step, every configuration still
+searching runs STEP_ROUNDS rounds of fixed-rate slices, side by side in a fresh random order, each at
+its own current rate; after the step its target is judged at that rate and its next rate chosen
+(stats/capacity.py: double while it passes, halve while it fails, then bisect to within 20%). A
+configuration whose search is over stays built but runs no more slices. The slices are saved as they
+end, as phase "capacity" (never mixed into the fixed-rate or closed-loop figures); every figure of the
+search is derived from them again in the report.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from contextlib import ExitStack
+from dataclasses import replace
+from typing import Any
+
+from pickfs.engine.ceiling import in_memory_possible, measure
+from pickfs.engine.schedule import round_budget, round_order
+from pickfs.engine.sidebyside import Member, SideBySide, SliceFailed, why_failed
+from pickfs.errors import PickfsError, ResultsWriteFailed
+from pickfs.model import Cell, Phase, Plan, Trial, WorkloadSpec
+from pickfs.stack.ledger import Ledger
+from pickfs.stats.capacity import FLOOR_RATE, LatencyTarget, Verdict, capacity, judge, next_rate, parse_target
+from pickfs.stats.latency import Slice, fixed_rate_block, slice_from
+from pickfs.store import ResultStore
+from pickfs.workloads import workload_class
+
+STEP_ROUNDS = 4  # rounds of slices per step: the bootstrap's units for each decision
+MAX_STEPS = 10
+DEFAULT_START = 100.0  # tx/s, when neither --rate nor the client's ceiling gives a start
+
+
+class CapacitySearch(SideBySide):
+    measured_phase: Phase = "capacity"
+
+    def __init__(self, plan: Plan, run_id: str, store: ResultStore, ledger: Ledger, observer: Any, fail: Any) -> None:
+        super().__init__(plan, run_id, store, ledger, observer, fail)
+        self.target: LatencyTarget = parse_target(self.plan.method.latency_target or "")
+        self.rates: dict[int, float] = {}
+
+    def slice_spec(self, cell: Cell) -> WorkloadSpec:
+        spec = super().slice_spec(cell)
+        settings = dict(spec.settings)
+        settings["rate"] = self.rates.get(cell.index, float(settings.get("rate") or DEFAULT_START))
+        settings.setdefault("arrivals", "poisson")
+        settings.setdefault("latency_limit", 0.0)
+        return replace(spec, settings=tuple(sorted(settings.items())))
+
+    def run(self, cells: list[Cell], previous: tuple[Trial, ...], failed: set[int]) -> None:
+        if all(c.index in failed for c in cells):
+            return
+        spec = cells[0].workload
+        ceiling = self._ceiling(spec)
+        start = float(spec.get("rate") or 0.0) or (ceiling / 4 if ceiling else DEFAULT_START)
+        self.rates = {c.index: start for c in cells}
+        m = self.plan.method
+        budget = round_budget(m)
+        self.observer.rounds_started(spec.label, budget.budget_s, m.blocks or 1, len(cells))
+        self.observer.note(f"{spec.label}: capacity search for {self.target.words()}, from {start:,.0f}/s"
+                           + (f" up to the client's ceiling {ceiling:,.0f}/s" if ceiling else ""))
+        with ExitStack() as stack:
+            members = self._stand_up_blocks(stack, cells, failed, 0, m.blocks or 1, 0, budget.budget_s)
+            slice_s = m.slice_seconds or workload_class(spec.name).slice_seconds
+            search(members, failed, self.rates, self.target, ceiling, self._step_slices,
+                   lambda text: self.observer.note(f"{spec.label}: {text}"),
+                   deadline=time.monotonic() + budget.budget_s, floor=lowest_rate(self.target, slice_s))
+
+    def _ceiling(self, spec: WorkloadSpec) -> float | None:
+        if in_memory_possible(spec) is not None:
+            return None
+        try:
+            return measure(spec).max_rate
+        except (OSError, ValueError, KeyError, PickfsError):
+            return None
+
+    def _step_slices(self, members: list[Member], failed: set[int], first_round: int) -> dict[int, list[Slice]]:
+        """STEP_ROUNDS rounds over `members` (each at its current rate); the slices by cell."""
+        out: dict[int, list[Slice]] = {}
+        for r in range(first_round, first_round + STEP_ROUNDS):
+            for member in round_order(members, self.seed, 0, r):
+                if member.cell.index in failed:
+                    continue
+                try:
+                    trial = self._slice(member, r, members)
+                except ResultsWriteFailed:
+                    raise
+                except (PickfsError, SliceFailed, OSError) as exc:
+                    failed.add(member.cell.index)
+                    self.fail(member.cell, why_failed(exc), getattr(exc, "raw", ""), block=member.block)
+                    continue
+                block = fixed_rate_block(trial.raw_output)
+                if block is not None:
+                    cpu_bound = trial.metrics.get("client_cpu_share", 0.0) > 0.9
+                    out.setdefault(member.cell.index, []).append(slice_from(member.block, r, block, cpu_bound))
+        return out
+
+
+StepRunner = Callable[[list[Member], set[int], int], dict[int, list[Slice]]]
+
+
+def lowest_rate(target: LatencyTarget, slice_s: float) -> float:
+    """The lowest rate a step can judge the target at: one whose STEP_ROUNDS slices hold enough transactions
+    for the percentile to be more than the slowest one (100 for a p99, 1,000 for a p99.9)."""
+    return max(FLOOR_RATE, 100 / (100 - target.q) / (STEP_ROUNDS * slice_s))
+
+
+def search(members: list[Member], failed: set[int], rates: dict[int, float], target: LatencyTarget,
+           ceiling: float | None, run_step: StepRunner, note: Callable[[str], None],
+           deadline: float | None = None, floor: float = FLOOR_RATE) -> dict[int, list[Verdict]]:
+    """Steps until every configuration's search is over (or MAX_STEPS, or the deadline): each step runs the
+    members still searching at their rates (`run_step`), judges the target and moves each one's rate."""
+    verdicts: dict[int, list[Verdict]] = {}
+    searching = {x.cell.index for x in members if x.cell.index not in failed}
+    round_no = 0
+    for step in range(MAX_STEPS):
+        if not searching or (deadline is not None and time.monotonic() > deadline):
+            break
+        standing = [x for x in members if x.cell.index in searching]
+        slices = run_step(standing, failed, round_no)
+        round_no += STEP_ROUNDS
+        for index in sorted(searching):
+            if index in failed or not slices.get(index):
+                searching.discard(index)
+                continue
+            verdict = judge(slices[index], target, rates[index])
+            verdicts.setdefault(index, []).append(verdict)
+            nxt = next_rate(verdicts[index], ceiling, floor=floor)
+            name = next(x.cell.config.name for x in members if x.cell.index == index)
+            note(f"step {step + 1}: {name} at {rates[index]:,.0f}/s: p{target.q:g} "
+                 f"{_ms(verdict.point_s)} -> {'within' if verdict.passed else 'over'} the target"
+                 + ("" if nxt is None else f"; next {nxt:,.0f}/s"))
+            if nxt is None:
+                searching.discard(index)
+                c = capacity(verdicts[index])
+                note(f"{name}: capacity {c.rate:,.0f}/s")
+            else:
+                rates[index] = nxt
+    return verdicts
+
+
+def _ms(seconds: float | None) -> str:
+    return "-" if seconds is None else f"{seconds * 1e3:.2f} ms"

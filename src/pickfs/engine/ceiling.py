@@ -1,0 +1,117 @@
+"""The client's own limits at a fixed rate, measured in memory (tmpfs) where no disk can slow it.
+
+Before a fixed-rate comparison of an embedded database (SQLite, Firebird embedded), the workload's own client runs
+on a private directory in /dev/shm: once flat out (the most it can do on this machine's CPUs:
+no configuration on a disk can be offered more and keep up), and once at the rate asked for
+(capped at half that most), where each transaction the client waited for (none queued before it)
+began this long after its scheduled start: the client's own scheduling error. A rate above the most is flagged: the figures would measure the
+client, not the storage. A database server would need a server started in memory: for those,
+add the tmpfs preset to the comparison and read its row.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from pickfs.errors import PickfsError
+from pickfs.model import WorkloadSpec
+from pickfs.stack.mountinfo import mount_containing, parse_mountinfo
+from pickfs.stats.latency import fixed_rate_block, hist_of, percentile_us
+from pickfs.workloads import workload_class
+
+SHM = Path("/dev/shm")
+CEILING_SECONDS = 2.0
+TOO_CLOSE = 0.9  # a rate above this share of the most the client does in memory is flagged
+
+
+@dataclass(frozen=True)
+class Ceiling:
+    max_rate: float  # transactions per second, flat out, in memory
+    probe_rate: float  # the fixed rate the scheduling error was measured at
+    lag_p50_s: float
+    lag_p99_s: float
+    cpu_share: float  # of the flat-out run: near 1, the client's one CPU was the limit
+
+    def words(self) -> str:
+        return (f"the client on tmpfs: at most {self.max_rate:,.0f} tx/s flat out ({self.cpu_share:.2f} CPU); "
+                f"scheduling error at {self.probe_rate:,.0f}/s: p50 {self.lag_p50_s * 1e6:.0f} us, "
+                f"p99 {self.lag_p99_s * 1e6:.0f} us")
+
+
+def in_memory_possible(spec: WorkloadSpec) -> str | None:
+    """Why the client's ceiling cannot be measured in memory for this workload; None when it can."""
+    cls = workload_class(spec.name)
+    if cls.service_for(spec) is not None:
+        return f"{spec.name} needs a database server: add the tmpfs preset to the comparison to see its ceiling"
+    if _fstype(SHM) != "tmpfs":
+        return f"{SHM} is not tmpfs here: the client's ceiling is not measured"
+    return None
+
+
+def _fstype(path: Path) -> str:
+    try:
+        entry = mount_containing(parse_mountinfo(Path("/proc/self/mountinfo").read_text()), str(path))
+    except OSError:
+        return ""
+    return entry.fstype if entry else ""
+
+
+def _with(spec: WorkloadSpec, **changes: object) -> WorkloadSpec:
+    settings = {k: v for k, v in spec.settings if k not in ("rate", "arrivals", "latency_limit")}
+    settings.update(changes)
+    return WorkloadSpec(spec.name, spec.label, tuple(sorted(settings.items())))
+
+
+def measure(spec: WorkloadSpec, seconds: float = CEILING_SECONDS) -> Ceiling:
+    """Lay the workload's data out in a private directory on /dev/shm, run it flat out, then at the
+    rate asked for (at most half the flat-out rate); the directory is removed whatever happens."""
+    cls = workload_class(spec.name)
+    rate = float(spec.get("rate") or 0.0)
+    scratch = Path(tempfile.mkdtemp(prefix="pickfs-ceiling-", dir=SHM))
+    try:
+        wl = cls(cache=scratch / "cache")
+        wl.scratch = scratch / "scratch"  # an embedded engine's lock files, beside its data
+        wl.scratch.mkdir(mode=0o700)
+        wl.prepare(_with(spec, duration=seconds), scratch)
+        flat = json.loads(wl.run(_with(cls.slice_spec(spec, seconds)), scratch).text)
+        most = float(flat["transactions"]) / float(flat["elapsed_s"])
+        cpu = float(flat.get("client_cpu_s", 0.0)) / float(flat["elapsed_s"])
+        probe = min(rate, most / 2) if rate > 0 else most / 2
+        paced = cls.slice_spec(_with(spec, rate=probe, arrivals=spec.get("arrivals") or "poisson",
+                                     latency_limit=0.0), seconds)
+        block = fixed_rate_block(wl.run(paced, scratch).text) or {}
+        lag = hist_of(block, "wake_us")
+        return Ceiling(most, probe, (percentile_us(lag, 50) or 0.0) / 1e6, (percentile_us(lag, 99) or 0.0) / 1e6,
+                       cpu)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def flag(spec: WorkloadSpec, ceiling: Ceiling) -> str | None:
+    """A warning when the rate asked for is beyond what the client itself can keep up with."""
+    rate = float(spec.get("rate") or 0.0)
+    if rate > TOO_CLOSE * ceiling.max_rate:
+        return (f"{spec.label}: the rate {rate:,.0f}/s is above {TOO_CLOSE:.0%} of what the client does in memory "
+                f"({ceiling.max_rate:,.0f} tx/s): the figures would measure the client, not the storage; "
+                "lower --rate")
+    return None
+
+
+def limit_notes(spec: WorkloadSpec) -> list[str]:
+    """What a fixed-rate workload's run should say about the client's own limits (measured now, in memory)."""
+    if not spec.get("rate"):
+        return []
+    why_not = in_memory_possible(spec)
+    if why_not:
+        return [why_not]
+    try:
+        ceiling = measure(spec)
+    except (OSError, ValueError, KeyError) as exc:
+        return [f"{spec.label}: the client's ceiling in memory could not be measured: {exc}"[:300]]
+    except PickfsError as exc:
+        return [f"{spec.label}: the client's ceiling in memory could not be measured: {exc.one_line()}"[:300]]
+    return [f"{spec.label}: {ceiling.words()}", *filter(None, [flag(spec, ceiling)])]
