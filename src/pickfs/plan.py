@@ -13,9 +13,10 @@ from typing import Any
 
 from pickfs.errors import PlanError
 from pickfs.model import SCHEDULERS, FsConfig, Method, Plan, Target, WorkloadSpec
+from pickfs.safepaths import check_own_dir
 from pickfs.stack.filesystems import KNOWN, RAW, which
 from pickfs.stack.presets import PRESETS, RAW_CONFIG
-from pickfs.stack.workdir import path_problem
+from pickfs.stack.workdir import path_problem, workdir_problem
 from pickfs.units import MAX_SIZE, has_control, parse_size
 from pickfs.workloads import DEFAULT_WORKLOAD, workload_class
 
@@ -403,6 +404,13 @@ def _check_crash_method(method: Method, target: Target) -> None:
     """The crash test's settings: states, duration, the unit and the strategies."""
     if method.crash_states < 0 or (not method.speed and method.crash_states < 1):
         raise PlanError("crash_states must be a positive number of power-cut states", "e.g. --states 12")
+    if method.crash_keep:
+        keep = Path(method.crash_keep)
+        problem = check_own_dir(keep, "crash_keep")
+        if problem:
+            raise PlanError(problem, "name a new or empty directory of your own (it is made if missing)")
+        if not Path(os.path.abspath(keep)).parent.is_dir():
+            raise PlanError(f"crash_keep {keep}: its parent directory does not exist", "make it first, or name another")
     if not method.crash_states:
         return
     if method.crash_duration <= 0:
@@ -418,15 +426,6 @@ def _check_crash_method(method: Method, target: Target) -> None:
     if target.kind == "directory":
         raise PlanError("a crash test builds its own filesystems; it cannot use existing directories",
                         "use an image target (the default) for crash tests")
-    if method.crash_keep:
-        keep = Path(method.crash_keep)
-        if keep.is_symlink() or (keep.exists() and not keep.is_dir()):
-            raise PlanError(f"crash_keep {keep} is not a directory (or is a symbolic link)",
-                            "name a directory of your own (it is made if missing)")
-        if not keep.parent.is_dir():
-            raise PlanError(f"crash_keep {keep}: its parent directory does not exist", "make it first, or name another")
-
-
 def _check_method_ranges(method: Method) -> None:
     """Counts, lengths and shares of the method within their ranges."""
     if method.runs < 1:
@@ -607,6 +606,10 @@ def _check_target(target: Target) -> None:
     if not isinstance(target.workdir, str) or path_problem(target.workdir):
         raise PlanError(f"work directory {target.workdir!r} is not an absolute path of plain characters",
                         "e.g. --workdir /var/tmp/pickfs (or workdir = \"/var/tmp/pickfs\" under [target])")
+    problem = workdir_problem(target.workdir)
+    if problem:
+        raise PlanError(problem, "name a new or empty directory for pickfs (it is made if missing), "
+                                 "e.g. --workdir /var/tmp/pickfs")
     if isinstance(target.size_bytes, bool) or not isinstance(target.size_bytes, int) \
             or not 0 <= target.size_bytes <= MAX_SIZE:
         raise PlanError(f"image size {target.size_bytes!r} is out of range", "e.g. --size 4G (at most 1P)")

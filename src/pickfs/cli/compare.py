@@ -23,7 +23,7 @@ def command(run_a: str, run_b: str, results_b: Path | None, workdir: str, result
     differ, named, and each run's ranking."""
     from pickfs.report.comparison import comparison_report
 
-    store = open_store(workdir, results_path)
+    store = open_store(workdir, results_path, read_only=True)
     a = store.load(run_a)
-    b = (ResultStore(results_b) if results_b else store).load(run_b)
+    b = (ResultStore.read_only(results_b) if results_b else store).load(run_b)
     console.show(comparison_report(a, b))

@@ -25,7 +25,7 @@ def _load(ref: str, workdir: str, results_path: Path | None) -> tuple[str, dict[
         except json.JSONDecodeError:
             raise PlanError(f"{ref} is not a fingerprint", "make one with: pickfs env PATH --json FILE") from None
         return ref, data.get("fingerprint", data)
-    record = open_store(workdir, results_path).load(ref)
+    record = open_store(workdir, results_path, read_only=True).load(ref)
     fp = record.host.get("fingerprint")
     if not fp:
         raise NotFound(f"run {record.id} has no stored fingerprint", "it predates pickfs env; compare two JSON files")

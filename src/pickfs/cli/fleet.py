@@ -112,7 +112,7 @@ def cleanup(inventory: str, limit: str | None, workdir: str) -> None:
 @results_option
 def list_fleets(workdir: str, results_path) -> None:
     """The fleet runs in the results database."""
-    store = open_store(workdir, results_path)
+    store = open_store(workdir, results_path, read_only=True)
     fleets = store.list_fleets()
     if not fleets:
         console.info(f"no fleet runs in {store.path}; start one with: pickfs fleet run -i HOSTS --plan PLAN")

@@ -158,7 +158,7 @@ def command(run: str, explain: bool, site: Path | None, workdir: str, results_pa
     A fleet run's id (fleet-...) shows its machines compared: --html with heat maps, or --json."""
     targets = export_targets(o)
     check_export_targets(targets)
-    store = open_store(workdir, results_path)
+    store = open_store(workdir, results_path, read_only=True)
     if site is not None:
         check_site_dir(site)
         write_site(store, site)

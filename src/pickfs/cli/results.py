@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import os
 import time
+from pathlib import Path
 
 import click
 from rich.table import Table
 
 from pickfs import console
 from pickfs.cli.common import open_store, results_option, workdir_option
+from pickfs.store.postgres import is_postgres_url
+from pickfs.store.results import default_results_path
 
 
 @click.command("results")
@@ -16,7 +20,11 @@ from pickfs.cli.common import open_store, results_option, workdir_option
 @results_option
 def command(workdir: str, results_path) -> None:
     """List the saved runs."""
-    store = open_store(workdir, results_path)
+    path = Path(results_path) if results_path else default_results_path(workdir)
+    if not is_postgres_url(str(results_path or os.environ.get("PICKFS_RESULTS") or "")) and not os.path.lexists(path):
+        console.info(f"no runs yet in {path}; start one with: pickfs run")
+        return
+    store = open_store(workdir, results_path, read_only=True)
     rows = store.list_runs()
     if not rows:
         console.info(f"no runs yet in {store.path}; start one with: pickfs run")

@@ -1,0 +1,116 @@
+"""Paths pickfs writes to: no other user's link followed, no directory of the user's taken over or changed.
+
+Run as root (as CI does): links are planted as `nobody` (uid 65534) would, with os.lchown.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from pickfs.errors import UntrustedPath, UntrustedWorkdir
+from pickfs.safepaths import MARKER, own_dir, resolve, write_file
+from pickfs.stack.workdir import prepare
+from tests.unit.test_plan_validation import pickfs, refused
+
+NOBODY = 65534
+as_root = pytest.mark.skipif(os.geteuid() != 0 and not os.environ.get("CI"), reason="needs root to plant links")
+
+
+def plant_link(link: Path, target: Path) -> Path:
+    link.symlink_to(target)
+    if os.geteuid() == 0:
+        os.lchown(link, NOBODY, NOBODY)
+    return link
+
+
+def snapshot(d: Path) -> tuple[int, list[str]]:
+    return stat.S_IMODE(d.stat().st_mode), sorted(os.listdir(d))
+
+
+@as_root
+def test_a_link_of_another_user_in_the_middle_of_a_path_is_refused(tmp_path):
+    victim = tmp_path / "victim"
+    victim.mkdir(mode=0o755)
+    plant_link(tmp_path / "l", victim)
+    with pytest.raises(UntrustedPath, match="symbolic link owned by uid 65534"):
+        resolve(tmp_path / "l" / "sub" / "x", "--html")
+    with pytest.raises(UntrustedWorkdir, match="symbolic link owned by uid 65534"):
+        prepare(str(tmp_path / "l" / "sub"))
+    with pytest.raises(UntrustedPath):
+        write_file(tmp_path / "l" / "r.html", b"x", "--html")
+    assert snapshot(victim) == (0o755, [])
+
+
+def test_roots_own_links_are_followed(tmp_path):
+    real = tmp_path / "real"
+    real.mkdir()
+    (tmp_path / "mine").symlink_to(real)
+    assert resolve(tmp_path / "mine" / "a", "--json") == real / "a"
+    write_file(tmp_path / "mine" / "a", b"data", "--json")
+    assert (real / "a").read_bytes() == b"data" and stat.S_IMODE((real / "a").stat().st_mode) == 0o600
+
+
+@as_root
+def test_a_link_of_another_user_under_the_name_written_is_refused_never_written_through(tmp_path):
+    target = tmp_path / "target"
+    target.write_bytes(b"")
+    plant_link(tmp_path / "out.html", target)
+    with pytest.raises(UntrustedPath, match="symbolic link owned by uid 65534"):
+        write_file(tmp_path / "out.html", b"<html>", "--html")
+    assert target.read_bytes() == b""
+    dangling = plant_link(tmp_path / "d.json", tmp_path / "created-by-link")
+    with pytest.raises(UntrustedPath):
+        write_file(dangling, b"{}", "--json")
+    assert not (tmp_path / "created-by-link").exists()
+
+
+def test_a_file_written_replaces_a_hard_link_planted_under_its_name(tmp_path):
+    target = tmp_path / "target"
+    target.write_bytes(b"keep")
+    os.link(target, tmp_path / "out.json")
+    write_file(tmp_path / "out.json", b"{}", "--json")
+    assert target.read_bytes() == b"keep" and (tmp_path / "out.json").read_bytes() == b"{}"
+
+
+def test_a_device_or_directory_is_not_a_file_to_write(tmp_path):
+    with pytest.raises(UntrustedPath, match="not a regular file"):
+        write_file("/dev/full", b"x", "--json")
+    with pytest.raises(UntrustedPath, match="a directory"):
+        write_file(tmp_path, b"x", "--json")
+
+
+def test_a_directory_of_the_users_is_refused_unless_empty_and_never_changed(tmp_path):
+    full = tmp_path / "full"
+    full.mkdir(mode=0o755)
+    (full / "mine").write_text("x")
+    with pytest.raises(UntrustedPath, match="did not make"):
+        own_dir(full, "--site")
+    with pytest.raises(UntrustedWorkdir, match="did not make"):
+        prepare(str(full))
+    assert snapshot(full) == (0o755, ["mine"])
+    empty = tmp_path / "empty"
+    empty.mkdir(mode=0o755)
+    prepare(str(empty))  # empty and root's: taken, and marked as pickfs's
+    assert MARKER in os.listdir(empty) and (empty / "ledger").is_dir()
+    prepare(str(empty))  # and taken again
+
+
+@pytest.mark.parametrize("table", ['[target]\nworkdir = "/etc"', '[method]\ncrash_keep = "/etc"'])
+def test_plan_check_refuses_a_system_directory_as_work_or_keep_directory(tmp_path, capsys, table):
+    plan = tmp_path / "p.toml"
+    plan.write_text(f'fs = ["ext4"]\n{table}\n')
+    refused(["plan", "check", str(plan)], capsys, "/etc")
+
+
+def test_a_read_only_command_creates_no_work_directory(tmp_path, capsys):
+    wd = tmp_path / "wd"
+    code, _, err = pickfs(["results", "--workdir", str(wd)], capsys)
+    assert not wd.exists(), err
+    mine = tmp_path / "mine"
+    mine.mkdir(mode=0o755)
+    code, _, err = pickfs(["results", "--workdir", str(mine)], capsys)
+    assert snapshot(mine) == (0o755, []), err

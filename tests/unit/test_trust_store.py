@@ -1,0 +1,125 @@
+"""Results files: a command that only reads creates and changes no file; a damaged file is refused on open."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from pickfs.errors import ResultsUnusable
+from pickfs.store import ResultStore
+from tests.records import fill, make_plan
+from tests.unit.test_plan_validation import pickfs
+
+RUN = "20260101-000000-abcd"
+
+
+def state(d: Path) -> dict[str, str]:
+    """Every file in `d` with the sha256 of its bytes."""
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(d.iterdir()) if p.is_file()}
+
+
+def results_file(d: Path, name: str = "r.db") -> Path:
+    d.mkdir(exist_ok=True)
+    store = ResultStore(d / name)
+    fill(store, make_plan(), RUN)
+    store.close()
+    assert sorted(os.listdir(d)) == [name]  # WAL mode, closed: no side file
+    return d / name
+
+
+READS = [["results"], ["report", RUN], ["report", RUN, "--explain"], ["env", "diff", RUN, RUN],
+         ["compare", RUN, RUN], ["fleet", "list"]]
+
+
+@pytest.mark.parametrize("args", READS, ids=lambda a: " ".join(a[:2]))
+def test_a_read_creates_no_file_beside_a_wal_results_file(tmp_path, capsys, args):
+    f = results_file(tmp_path / "d")
+    before = state(f.parent)
+    pickfs([*args, "--results", str(f), "--workdir", str(tmp_path / "wd")], capsys)
+    assert state(f.parent) == before
+    assert not (tmp_path / "wd").exists()
+
+
+def test_compare_and_merge_never_write_into_the_other_file(tmp_path, capsys):
+    f = results_file(tmp_path / "d")
+    other = results_file(tmp_path / "o")
+    before = state(other.parent)
+    code, _, err = pickfs(["compare", RUN, RUN, "--results", str(f), "--results-b", str(other)], capsys)
+    assert code == 0, err
+    empty = tmp_path / "o" / "empty.db"
+    empty.write_bytes(b"")
+    code, _, err = pickfs(["compare", RUN, RUN, "--results", str(f), "--results-b", str(empty)], capsys)
+    assert code == 2 and "empty" in err
+    assert empty.read_bytes() == b""
+    pickfs(["merge", str(other), "--results", str(tmp_path / "m" / "m.db")], capsys)
+    assert state(other.parent) == {**before, "empty.db": hashlib.sha256(b"").hexdigest()}
+
+
+def test_a_read_beside_a_live_writer_uses_its_log_and_adds_nothing(tmp_path, capsys):
+    f = results_file(tmp_path / "d")
+    writer = ResultStore(f)  # another pickfs writing right now: its -wal and -shm are there
+    try:
+        names = sorted(os.listdir(f.parent))
+        code, out, err = pickfs(["results", "--results", str(f)], capsys)
+        assert code == 0 and RUN in out, err
+        assert sorted(os.listdir(f.parent)) == names
+    finally:
+        writer.close()
+
+
+def test_report_on_a_file_in_a_missing_directory_creates_nothing(tmp_path, capsys):
+    code, _, err = pickfs(["report", "--results", str(tmp_path / "new" / "x.db")], capsys)
+    assert code != 0 and "no results database" in err
+    assert not (tmp_path / "new").exists()
+
+
+def test_a_refused_file_gets_no_side_files(tmp_path, capsys):
+    f = results_file(tmp_path / "d")
+    conn = sqlite3.connect(f)
+    conn.execute("UPDATE meta SET value='99' WHERE key='schema_version'")
+    conn.commit()
+    conn.close()
+    before = state(f.parent)
+    for args in (["results"], ["report"], ["merge", str(f)]):
+        code, _, err = pickfs([*args, "--results", str(f)], capsys)
+        assert "newer pickfs" in err, (args, err)
+    with pytest.raises(ResultsUnusable):
+        ResultStore(f)
+    assert state(f.parent) == before
+
+
+def test_a_results_file_with_damaged_pages_is_refused_before_any_write(tmp_path):
+    f = results_file(tmp_path / "d")
+    data = bytearray(f.read_bytes())
+    page = int.from_bytes(data[16:18], "big")
+    for i in range(page * 2, len(data) - 100, 97):  # every page but the first two: corrupt b-tree pages
+        data[i:i + 8] = b"\xde\xad\xbe\xef" * 2
+    f.write_bytes(bytes(data))
+    before = state(f.parent)
+    with pytest.raises(ResultsUnusable, match="damaged"):
+        ResultStore(f)
+    with pytest.raises(ResultsUnusable, match="damaged"):
+        ResultStore.read_only(f)
+    assert state(f.parent) == before
+
+
+@pytest.mark.parametrize("plan_json", ["null", "not json", "[]", '{"configs": 5}', '{"configs": [1], "workloads": 2}',
+                                       '"x"', "1e999", json.dumps({"configs": [{"name": None}], "workloads": [{}]})])
+def test_a_stored_plan_that_is_damaged_is_one_line_not_an_internal_error(tmp_path, capsys, plan_json):
+    f = results_file(tmp_path / "d")
+    conn = sqlite3.connect(f)
+    conn.execute("UPDATE runs SET plan_json=?", (plan_json,))
+    conn.commit()
+    conn.execute("PRAGMA journal_mode=DELETE")
+    conn.close()
+    for args in (["results"], ["report", RUN], ["report", RUN, "--json", "-"], ["merge", str(f)],
+                 ["compare", RUN, RUN]):
+        target = ["--results", str(tmp_path / "m.db")] if args[0] == "merge" else ["--results", str(f)]
+        code, _, err = pickfs([*args, *target], capsys)
+        assert "internal error" not in err and "Traceback" not in err, (args, err)
+        assert code in (0, 2), (args, err)
