@@ -120,12 +120,17 @@ def _entry(dir_fd: int, name: str) -> os.stat_result | None:
 
 
 def check_target(path: str | Path, what: str) -> Path:
-    """Where a file will be written, resolved and checked without writing anything: its directory exists and is
-    reached without another user's link, and the name is not a directory, a device or a link of another user."""
-    real = resolve(path, what)
+    """Where a file will be written, checked without writing anything: its directory exists and is reached
+    without another user's link, and the name is not a directory or a device. A link under the name itself
+    is not followed: the file written replaces it."""
+    text = str(path)
+    name = os.path.basename(os.path.abspath(text)) if text else ""
+    if not name or name in (".", "..") or text.endswith("/"):
+        raise _refused(what, path, "is a directory", "name a regular file ('-' for standard output)")
+    real = resolve(os.path.dirname(os.path.abspath(text)), what) / name
     with open_dir(real.parent, what) as dfd:
         st = _entry(dfd, real.name)
-    if st is not None and not stat.S_ISREG(st.st_mode):
+    if st is not None and not stat.S_ISREG(st.st_mode) and not stat.S_ISLNK(st.st_mode):
         kind = "a directory" if stat.S_ISDIR(st.st_mode) else "not a regular file"
         raise _refused(what, path, f"is {kind}", "name a regular file ('-' for standard output)")
     return real
@@ -167,9 +172,9 @@ def _unlink(dir_fd: int, name: str) -> None:
 def dir_problem(st: os.stat_result, names: list[str]) -> str | None:
     """Why an existing directory (its stat and entries) is not one pickfs may write into (pure but for geteuid)."""
     if st.st_uid not in _trusted_owners():
-        return f"is owned by uid {st.st_uid}, not by uid {os.geteuid()} that pickfs runs as"
+        return f"is not your own directory (owned by uid {st.st_uid}, not by uid {os.geteuid()} that pickfs runs as)"
     if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
-        return "is writable by group or others"
+        return "is not your own directory (others can write to it)"
     if names and MARKER not in names:
         return "is a directory pickfs did not make, and it is not empty"
     return None
@@ -218,7 +223,7 @@ def check_own_dir(path: str | Path, what: str) -> str | None:
     except OSError as exc:
         return f"{what} {path} cannot be read ({exc.strerror})"
     if not stat.S_ISDIR(st.st_mode):
-        return f"{what} {path} is not a directory"
+        return f"{what} {path} is a file, not a directory"
     try:
         names = os.listdir(real)
     except OSError as exc:

@@ -80,25 +80,38 @@ def test_report_on_a_file_in_a_missing_directory_creates_nothing(tmp_path, capsy
 
 def test_a_refused_file_gets_no_side_files(tmp_path, capsys):
     f = results_file(tmp_path / "d")
-    conn = sqlite3.connect(f)
-    conn.execute("UPDATE meta SET value='99' WHERE key='schema_version'")
-    conn.commit()
-    conn.close()
-    before = state(f.parent)
+    live = sqlite3.connect(f)  # a newer pickfs's last writes, still in its log: a -wal without its -shm
+    live.execute("PRAGMA wal_autocheckpoint=0")
+    live.execute("UPDATE meta SET value='99' WHERE key='schema_version'")
+    live.commit()
+    copy = tmp_path / "copy"
+    copy.mkdir()
+    for name in ("r.db", "r.db-wal"):
+        (copy / name).write_bytes((f.parent / name).read_bytes())
+    live.close()
+    f = copy / "r.db"
+    before = state(copy)
     for args in (["results"], ["report"], ["merge", str(f)]):
         code, _, err = pickfs([*args, "--results", str(f)], capsys)
         assert "newer pickfs" in err, (args, err)
-    with pytest.raises(ResultsUnusable):
+    with pytest.raises(ResultsUnusable, match="newer pickfs"):
         ResultStore(f)
-    assert state(f.parent) == before
+    assert state(copy) == before
 
 
 def test_a_results_file_with_damaged_pages_is_refused_before_any_write(tmp_path):
-    f = results_file(tmp_path / "d")
+    d = tmp_path / "d"
+    d.mkdir()
+    store = ResultStore(d / "r.db")
+    fill(store, make_plan(), RUN)
+    for i in range(60):  # many pages of trials after the schema's
+        fill(store, make_plan(), f"20260101-000000-{i:04x}")
+    store.close()
+    f = d / "r.db"
     data = bytearray(f.read_bytes())
     page = int.from_bytes(data[16:18], "big")
-    for i in range(page * 2, len(data) - 100, 97):  # every page but the first two: corrupt b-tree pages
-        data[i:i + 8] = b"\xde\xad\xbe\xef" * 2
+    for at in range(len(data) // 2 // page * page, len(data), page):  # the second half's pages: b-tree headers
+        data[at:at + 12] = b"\xde\xad\xbe\xef" * 3
     f.write_bytes(bytes(data))
     before = state(f.parent)
     with pytest.raises(ResultsUnusable, match="damaged"):

@@ -14,6 +14,7 @@ from pickfs.cli.common import open_store, results_option, workdir_option
 from pickfs.errors import NotFound, PlanError
 from pickfs.fingerprint import fingerprint
 from pickfs.report.envdiff import diff
+from pickfs.safepaths import write_file
 
 
 def _load(ref: str, workdir: str, results_path: Path | None) -> tuple[str, dict[str, str]]:
@@ -67,7 +68,7 @@ def command(args: tuple[str, ...], json_path: Path | None, workdir: str, results
         if str(json_path) == "-":
             click.echo(text, nl=False)
             return
-        json_path.write_text(text)
+        write_file(json_path, text.encode(), "--json")
         console.info(f"fingerprint written to {json_path}")
     table = Table(title=f"storage stack under {fp['path']}", title_justify="left")
     table.add_column("setting")

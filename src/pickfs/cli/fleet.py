@@ -11,6 +11,7 @@ from rich.table import Table
 from pickfs import console
 from pickfs.cli.common import open_store, results_option, workdir_option
 from pickfs.errors import EXIT_INTERRUPTED, PickfsError, PlanError
+from pickfs.safepaths import write_file
 from pickfs.store.fleets import FleetRecord
 from pickfs.units import parse_duration
 
@@ -147,5 +148,5 @@ def report_fleet(store, ref: str, targets: dict[str, Path | None]) -> None:
         if str(path) == "-":
             click.echo(text, nl=False)
         else:
-            Path(path).write_text(text)
+            write_file(path, text.encode(), f"--{fmt}")
             console.info(f"{fmt} written to {path}")
