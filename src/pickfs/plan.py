@@ -13,7 +13,7 @@ from typing import Any
 
 from pickfs.errors import PlanError
 from pickfs.model import SCHEDULERS, FsConfig, Method, Plan, Target, WorkloadSpec
-from pickfs.safepaths import check_own_dir
+from pickfs.safepaths import check_own_dir, read_small
 from pickfs.stack.filesystems import KNOWN, RAW, which
 from pickfs.stack.presets import PRESETS, RAW_CONFIG
 from pickfs.stack.workdir import path_problem, workdir_problem
@@ -21,6 +21,7 @@ from pickfs.units import MAX_SIZE, has_control, parse_size
 from pickfs.workloads import DEFAULT_WORKLOAD, workload_class
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
+MAX_PLAN = 1024**2  # bytes: a plan is a page of TOML
 _TOP_KEYS = {"target", "method", "config", "workload", "fs", "baseline", "memory", "scale", "clients"}
 
 
@@ -623,14 +624,16 @@ def load_plan_file(path: Path, overrides: dict[str, Any] | None = None, workdir:
     """A plan from a TOML file. `workdir` (the --workdir option) applies unless the file's [target]
     names one; `workdir_given`: the user gave --workdir explicitly, and it wins over the file's."""
     try:
-        text = Path(path).read_text()
+        text = read_small(path, MAX_PLAN, "plan file").decode("utf-8")
+    except ValueError as exc:
+        if isinstance(exc, UnicodeDecodeError):
+            raise PlanError(f"plan file {path} is not UTF-8 text", "save it as UTF-8 TOML") from None
+        raise PlanError(str(exc), "name the plan's .toml file itself") from None
     except FileNotFoundError:
         raise PlanError(f"plan file {path} not found", "check the path") from None
     except IsADirectoryError:
         raise PlanError(f"plan file {path} is a directory", "name a .toml file, e.g. examples/sqlite-durability.toml") \
             from None
-    except UnicodeDecodeError:
-        raise PlanError(f"plan file {path} is not UTF-8 text", "save it as UTF-8 TOML") from None
     except OSError as exc:
         raise PlanError(f"plan file {path} cannot be read: {exc.strerror or exc}", "check the path and its permissions") \
             from None

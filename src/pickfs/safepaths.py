@@ -230,3 +230,24 @@ def check_own_dir(path: str | Path, what: str) -> str | None:
         return f"{what} {path} cannot be read ({exc.strerror})"
     problem = dir_problem(st, names)
     return f"{what} {path} {problem}" if problem else None
+
+
+def read_small(path: str | Path, limit: int, what: str) -> bytes:
+    """The bytes of a small input file (a plan, a fingerprint): a regular file of at most `limit` bytes.
+    A device, a FIFO or a file too large is refused (ValueError naming why), never read without end."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):
+            raise IsADirectoryError(errno.EISDIR, "is a directory")
+        if not stat.S_ISREG(st.st_mode):
+            raise ValueError(f"{what} {path} is not a regular file")
+        if st.st_size > limit:
+            raise ValueError(f"{what} {path} is {st.st_size} bytes, more than the {limit // 1024} KiB a {what} may be")
+        with os.fdopen(os.dup(fd), "rb") as fh:
+            data = fh.read(limit + 1)
+    finally:
+        os.close(fd)
+    if len(data) > limit:
+        raise ValueError(f"{what} {path} grew past {limit // 1024} KiB while it was read")
+    return data

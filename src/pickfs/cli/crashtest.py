@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import replace
 from pathlib import Path
@@ -78,7 +79,8 @@ def command(**o: Any) -> None:
             raise PlanError(f"--strategies: {exc}", f"use some of: {', '.join(STRATEGIES)}") from None
     if o["keep"] is not None:
         crash["crash_keep"] = os.path.abspath(o["keep"])  # not resolved: a link on the way is judged, not followed
-    sets = tuple(o["sets"]) + ((f"check={o['check']}",) if o["check"] else ())
+    # --check is a command line, always a string: quoted, so `--check true` is not read as TOML's true
+    sets = tuple(o["sets"]) + ((f"check={json.dumps(o['check'], ensure_ascii=False)}",) if o["check"] else ())
     if o["plan_file"]:
         if o["fs"] or o["workloads"] or sets:
             raise PlanError("--fs, --workload, --set and --check cannot be combined with --plan",
