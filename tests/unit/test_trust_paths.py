@@ -113,3 +113,38 @@ def test_a_read_only_command_creates_no_work_directory(tmp_path, capsys):
     mine.mkdir(mode=0o755)
     code, _, err = pickfs(["results", "--workdir", str(mine)], capsys)
     assert snapshot(mine) == (0o755, []), err
+
+
+@as_root
+def test_crashtest_keep_states_through_a_planted_link_is_refused_before_anything_runs(tmp_path, capsys):
+    keep = tmp_path / "rootkeep"
+    keep.mkdir(mode=0o755)
+    (keep / "ext4-sqlite-tpcb-state-1.img").write_bytes(b"old")
+    plant_link(tmp_path / "kl", keep)
+    before = snapshot(keep)
+    refused(["crashtest", "--fs", "ext4", "--set", "synchronous=OFF", "--states", "3", "--duration", "2s",
+             "--size", "512M", "--keep-states", str(tmp_path / "kl"), "--workdir", str(tmp_path / "wd")], capsys,
+            "symbolic link owned by uid 65534")
+    assert snapshot(keep) == before and (keep / "ext4-sqlite-tpcb-state-1.img").read_bytes() == b"old"
+
+
+@as_root
+def test_a_site_or_workdir_below_a_planted_link_is_refused(tmp_path, capsys):
+    victim = tmp_path / "victim"
+    victim.mkdir(mode=0o755)
+    plant_link(tmp_path / "l", victim)
+    results = tmp_path / "r.db"
+    from pickfs.store import ResultStore
+    from tests.records import fill, make_plan
+
+    store = ResultStore(results)
+    fill(store, make_plan())
+    store.close()
+    refused(["report", "--results", str(results), "--site", str(tmp_path / "l" / "sub")], capsys,
+            "symbolic link owned by uid 65534")
+    pickfs(["results", "--workdir", str(tmp_path / "l" / "sub")], capsys)
+    refused(["run", "--dry-run", "--fs", "ext4", "--workdir", str(tmp_path / "l" / "sub")], capsys,
+            "symbolic link owned by uid 65534")
+    refused(["report", "--results", str(results), "--html", str(tmp_path / "l" / "r.html")], capsys,
+            "symbolic link owned by uid 65534")
+    assert snapshot(victim) == (0o755, [])
