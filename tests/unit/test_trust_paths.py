@@ -148,3 +148,16 @@ def test_a_site_or_workdir_below_a_planted_link_is_refused(tmp_path, capsys):
     refused(["report", "--results", str(results), "--html", str(tmp_path / "l" / "r.html")], capsys,
             "symbolic link owned by uid 65534")
     assert snapshot(victim) == (0o755, [])
+
+
+def test_the_fleet_play_marks_a_work_directory_it_made_so_pickfs_takes_it_there():
+    from pickfs.fleet.playbooks import run_playbook
+    from tests.unit.test_fleetfix import tasks
+
+    ts = tasks(run_playbook())
+    names = [t["name"] for t in ts]
+    mark = ts[names.index("mark the work directory pickfs's")]
+    assert mark["ansible.builtin.file"]["path"].endswith("/" + MARKER)
+    assert mark["when"] == "not pf_workdir_stat.stat.exists"  # one that was there already is judged by pickfs
+    assert names.index("make pickfs's directories") < names.index("mark the work directory pickfs's") < \
+        names.index("ship pickfs")
