@@ -38,13 +38,13 @@ INJECTIONS = ["$(touch /tmp/pickfs-fuzz-inj)", "`touch /tmp/pickfs-fuzz-inj`", "
               "../../etc/passwd", "128MB -c fsync=off"]
 
 
-def one_line_or_ok(code: int, err: str) -> bool:
+def one_line_or_ok(code: int, err: str, codes: tuple[int, ...] = (2,)) -> bool:
     if "internal error" in err or "Traceback" in err:
         return False
     if code == 0:
         return True
     lines = [line for line in err.splitlines() if line.strip()]
-    return code == 2 and len(lines) == 1 and lines[0].startswith("error:")
+    return code in codes and len(lines) == 1 and lines[0].startswith("error:")
 
 
 # -- env diff ---------------------------------------------------------------------------------------
@@ -148,11 +148,18 @@ def test_fuzzed_stored_plans_are_one_line_in_every_reading_command(tmp_path, cap
         for _ in range(rng.choice([1, 1, 2, 3])):
             data = mutate(data, rng)
         text = json.dumps(data) if rng.random() < 0.9 else rng.choice(["null", "[]", "{", "1e999", '"x"', ""])
-        conn.execute("UPDATE runs SET plan_json=?", (text,))
+        host: dict[str, Any] = {"hostname": "box", "kernel": "6.1", "fingerprint": {"mount.fstype": "ext4"},
+                                "tools": {"fio": "3.33"}}
+        if rng.random() < 0.4:  # the host record too
+            where = rng.choice([host, host["fingerprint"], host["tools"]])
+            where[rng.choice(["hostname", "fingerprint", "tools", "mount.fstype", "fio", "x"])] = random_value(rng)
+            text = json.dumps(base)
+        conn.execute("UPDATE runs SET plan_json=?, host_json=?", (text, json.dumps(host)))
         conn.commit()
-        for args in (["results"], ["report", RUN], ["report", RUN, "--json", "-"], ["compare", RUN, RUN]):
+        for args in (["results"], ["report", RUN], ["report", RUN, "--json", "-"], ["compare", RUN, RUN],
+                     ["env", "diff", RUN, RUN], ["report", RUN, "--html", str(tmp_path / "r.html")]):
             code, _, err = pickfs([*args, "--results", str(f)], capsys)
-            if not one_line_or_ok(code, err):
+            if not one_line_or_ok(code, err, (1, 2)):  # 1: a run without a fingerprint to compare (NotFound)
                 failures.append(f"{i} {args[0]}: {text[:150]}: exit {code}: {err.strip()[:200]}")
     conn.close()
     assert not failures, f"{len(failures)} failed:\n" + "\n".join(failures[:5])

@@ -136,3 +136,17 @@ def test_a_stored_plan_that_is_damaged_is_one_line_not_an_internal_error(tmp_pat
         code, _, err = pickfs([*args, *target], capsys)
         assert "internal error" not in err and "Traceback" not in err, (args, err)
         assert code in (0, 2), (args, err)
+
+
+@pytest.mark.parametrize("host", ['{"fingerprint": [1, 2]}', '{"fingerprint": {"a": {"b": 1}}}', '{"tools": 5}',
+                                  "[]", "null"])
+def test_a_stored_host_record_that_is_damaged_is_one_line(tmp_path, capsys, host):
+    f = results_file(tmp_path / "d")
+    conn = sqlite3.connect(f)
+    conn.execute("UPDATE runs SET host_json=?", (host,))
+    conn.commit()
+    conn.execute("PRAGMA journal_mode=DELETE")
+    conn.close()
+    for args in (["report", RUN], ["report", RUN, "--html", str(tmp_path / "r.html")], ["compare", RUN, RUN]):
+        code, _, err = pickfs([*args, "--results", str(f)], capsys)
+        assert code == 2 and "damaged run" in err and "internal error" not in err, (args, err)

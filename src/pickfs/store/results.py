@@ -284,7 +284,7 @@ class ResultStore(FleetMixin):
                 raise stored.Damaged("its status, times or notes are not what pickfs writes")
             return {"id": row[0], "created": row[1], "updated": row[2], "status": row[3], "version": str(row[4]),
                     "plan": stored.check_plan(stored.loads(row[5], dict, "plan")),
-                    "host": stored.loads(row[6], dict, "host record"), "notes": notes}
+                    "host": stored.check_host(stored.loads(row[6], dict, "host record")), "notes": notes}
         except stored.Damaged as exc:
             raise self._damaged(run_id, str(exc)) from None
 

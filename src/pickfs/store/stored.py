@@ -114,6 +114,17 @@ def check_plan(plan: dict[str, Any]) -> dict[str, Any]:
     return plan
 
 
+def check_host(host: dict[str, Any]) -> dict[str, Any]:
+    """A stored host record: its fingerprint (when there is one) a table of names and plain values, its tools
+    a table of names and versions."""
+    for key in ("fingerprint", "tools"):
+        value = host.get(key)
+        if value is not None and (not isinstance(value, dict) or not all(
+                isinstance(k, str) and (v is None or isinstance(v, (str, int, float, bool))) for k, v in value.items())):
+            raise Damaged(f"its host record's {key} is not a table of names and plain values")
+    return host
+
+
 def check_metrics(metrics: dict[str, Any]) -> dict[str, Any]:
     if not all(isinstance(k, str) and (v is None or (isinstance(v, (int, float)) and not isinstance(v, bool)))
                for k, v in metrics.items()):
