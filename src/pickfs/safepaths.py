@@ -54,10 +54,11 @@ def resolve(path: str | Path, what: str) -> Path:
             done = os.path.dirname(done)
             continue
         here = os.path.join(done, name)
+        _not_system(Path(here), path, what)  # before any of its links is read: /proc's name open files
         try:
             st = os.lstat(here)
         except FileNotFoundError:
-            return Path(os.path.normpath(os.path.join(here, *parts)))
+            return _not_system(Path(os.path.normpath(os.path.join(here, *parts))), path, what)
         except OSError as exc:
             raise _refused(what, path, f"{here} cannot be read ({exc.strerror})") from None
         if not stat.S_ISLNK(st.st_mode):
@@ -72,7 +73,20 @@ def resolve(path: str | Path, what: str) -> Path:
         if target.startswith("/"):
             done = "/"
         parts.extendleft(reversed(target.split("/")))
-    return Path(done)
+    return _not_system(Path(done), path, what)
+
+
+# The kernel's own trees: their links (/proc/self/fd/1, /dev/stdout) name open files and devices, not paths.
+SYSTEM_TREES = (Path("/proc"), Path("/sys"), Path("/dev"))
+SYSTEM_ALLOWED = (Path("/dev/shm"),)
+
+
+def _not_system(real: Path, path: str | Path, what: str) -> Path:
+    if any(real == t or t in real.parents for t in SYSTEM_TREES) and \
+            not any(real == a or a in real.parents for a in SYSTEM_ALLOWED):
+        raise _refused(what, path, f"lies in the kernel's {real.parts[1] if len(real.parts) > 1 else real} tree",
+                       "name a file or directory on a filesystem ('-' for standard output)")
+    return real
 
 
 def _walk_error(what: str, path: Path, at: str, exc: OSError) -> UntrustedPath:
@@ -119,26 +133,31 @@ def _entry(dir_fd: int, name: str) -> os.stat_result | None:
         return None
 
 
-def check_target(path: str | Path, what: str) -> Path:
-    """Where a file will be written, checked without writing anything: its directory exists and is reached
-    without another user's link, and the name is not a directory or a device. A link under the name itself
-    is not followed: the file written replaces it."""
+def check_target(path: str | Path, what: str, replace_link: bool = False) -> Path:
+    """Where a file will be written, checked without writing anything: it is reached without another user's
+    link, its directory exists, and it is a regular file or nothing yet (not a directory, a device, a pipe).
+
+    A link under the name itself is followed when it is root's (or pickfs's user's), and refused otherwise;
+    with `replace_link` (a file in a directory pickfs made) it is not followed: the file written replaces it."""
     text = str(path)
     name = os.path.basename(os.path.abspath(text)) if text else ""
     if not name or name in (".", "..") or text.endswith("/"):
         raise _refused(what, path, "is a directory", "name a regular file ('-' for standard output)")
-    real = resolve(os.path.dirname(os.path.abspath(text)), what) / name
+    if replace_link:
+        real = resolve(os.path.dirname(os.path.abspath(text)), what) / name
+    else:
+        real = resolve(text, what)
     with open_dir(real.parent, what) as dfd:
         st = _entry(dfd, real.name)
-    if st is not None and not stat.S_ISREG(st.st_mode) and not stat.S_ISLNK(st.st_mode):
+    if st is not None and not stat.S_ISREG(st.st_mode) and not (replace_link and stat.S_ISLNK(st.st_mode)):
         kind = "a directory" if stat.S_ISDIR(st.st_mode) else "not a regular file"
         raise _refused(what, path, f"is {kind}", "name a regular file ('-' for standard output)")
     return real
 
 
-def write_file(path: str | Path, data: bytes, what: str, mode: int = 0o600) -> Path:
-    """Write `data` to `path` as a fresh file (`mode`) renamed into place; returns the resolved path."""
-    real = check_target(path, what)
+def write_file(path: str | Path, data: bytes, what: str, mode: int = 0o600, replace_link: bool = False) -> Path:
+    """Write `data` to `path` as a fresh file (`mode`) renamed into place; returns the path written."""
+    real = check_target(path, what, replace_link)
     with open_dir(real.parent, what) as dfd:
         tmp = f".{real.name}.pickfs-{os.getpid()}"
         try:
@@ -151,6 +170,9 @@ def write_file(path: str | Path, data: bytes, what: str, mode: int = 0o600) -> P
                 fh.write(data)
                 fh.flush()
                 os.fsync(fh.fileno())
+            st = _entry(dfd, real.name)  # once more, just before the rename: still a file, or nothing
+            if st is not None and not stat.S_ISREG(st.st_mode) and not (replace_link and stat.S_ISLNK(st.st_mode)):
+                raise _refused(what, path, "changed into something that is not a regular file")
             os.rename(tmp, real.name, src_dir_fd=dfd, dst_dir_fd=dfd)
         except OSError as exc:
             _unlink(dfd, tmp)

@@ -55,16 +55,29 @@ def test_roots_own_links_are_followed(tmp_path):
 
 
 @as_root
-def test_a_link_of_another_user_under_the_name_written_is_replaced_never_written_through(tmp_path):
+def test_a_link_of_another_user_under_the_name_written_is_refused_never_written_through(tmp_path):
     target = tmp_path / "target"
     target.write_bytes(b"")
     plant_link(tmp_path / "out.html", target)
-    write_file(tmp_path / "out.html", b"<html>", "--html")
-    assert target.read_bytes() == b"" and not (tmp_path / "out.html").is_symlink()
-    assert (tmp_path / "out.html").read_bytes() == b"<html>"
+    with pytest.raises(UntrustedPath, match="symbolic link owned by uid 65534"):
+        write_file(tmp_path / "out.html", b"<html>", "--html")
+    assert target.read_bytes() == b""
     dangling = plant_link(tmp_path / "d.json", tmp_path / "created-by-link")
-    write_file(dangling, b"{}", "--json")
-    assert not (tmp_path / "created-by-link").exists() and dangling.read_bytes() == b"{}"
+    with pytest.raises(UntrustedPath):
+        write_file(dangling, b"{}", "--json")
+    assert not (tmp_path / "created-by-link").exists()
+
+
+def test_a_system_link_to_a_pipe_or_device_is_neither_replaced_nor_written(tmp_path):
+    for name in ("/dev/stdout", "/dev/stderr", "/dev/fd/1", "/proc/self/fd/2", "/dev/full", "/sys/kernel/x"):
+        before = os.readlink(name) if os.path.islink(name) else None
+        with pytest.raises(UntrustedPath, match="kernel's"):
+            write_file(name, b"{}", "--json")
+        assert (os.readlink(name) if os.path.islink(name) else None) == before
+    (tmp_path / "real.json").write_bytes(b"old")
+    (tmp_path / "mine.json").symlink_to(tmp_path / "real.json")  # root's own link: followed
+    write_file(tmp_path / "mine.json", b"new", "--json")
+    assert (tmp_path / "mine.json").is_symlink() and (tmp_path / "real.json").read_bytes() == b"new"
 
 
 def test_a_file_written_replaces_a_hard_link_planted_under_its_name(tmp_path):
@@ -76,8 +89,12 @@ def test_a_file_written_replaces_a_hard_link_planted_under_its_name(tmp_path):
 
 
 def test_a_device_or_directory_is_not_a_file_to_write(tmp_path):
-    with pytest.raises(UntrustedPath, match="not a regular file"):
+    with pytest.raises(UntrustedPath, match="kernel's dev tree"):
         write_file("/dev/full", b"x", "--json")
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    with pytest.raises(UntrustedPath, match="not a regular file"):
+        write_file(fifo, b"x", "--json")
     with pytest.raises(UntrustedPath, match="a directory"):
         write_file(tmp_path, b"x", "--json")
 

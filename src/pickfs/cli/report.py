@@ -126,7 +126,7 @@ def write_site(store, path: Path) -> None:
         if not SITE_NAME.fullmatch(name):  # a run id read from the file names a page: never a path
             raise PlanError(f"--site: a run in {store.path} would name the page {name!r}",
                             "leave that results file out of the site")
-        write_file(real / name, text.encode(), "--site")
+        write_file(real / name, text.encode(), "--site", replace_link=True)  # a directory pickfs made
     console.info(f"site of {len(records)} run(s) written to {path / 'index.html'}")
 
 
