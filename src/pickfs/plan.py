@@ -11,9 +11,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from pickfs.errors import PlanError
+from pickfs.errors import PlanError, UntrustedPath
 from pickfs.model import SCHEDULERS, FsConfig, Method, Plan, Target, WorkloadSpec
-from pickfs.safepaths import check_own_dir, read_small
+from pickfs.safepaths import check_own_dir, read_small, resolve
 from pickfs.stack.filesystems import KNOWN, RAW, which
 from pickfs.stack.presets import PRESETS, RAW_CONFIG
 from pickfs.stack.workdir import path_problem, workdir_problem
@@ -399,6 +399,11 @@ def _check_config(c: FsConfig, target: Target) -> None:
     if target.kind == "directory" and not c.path:
         raise PlanError(f"{c.name}: a directory target needs a path per configuration",
                         "use --dir PATH (repeatable) or path = \"/mnt/x\" in [[config]]")
+    if target.kind == "directory" and isinstance(c.path, str):
+        try:  # pickfs makes its data directory in it: no other user's link on the way
+            resolve(c.path, f"{c.name}: directory")
+        except UntrustedPath as exc:
+            raise PlanError(exc.message, "name the directory itself, with no other user's link on the way") from None
 
 
 def _check_crash_method(method: Method, target: Target) -> None:
@@ -685,7 +690,11 @@ def parse_plan_text(text: str, source: str = "the plan") -> dict[str, Any]:
 
 def directory_config(path: str) -> FsConfig:
     p = Path(path)
-    if not p.is_dir():
+    try:  # resolved following root's links only: one another user planted is refused, not followed
+        real = resolve(path, "directory")
+    except UntrustedPath as exc:
+        raise PlanError(exc.message, "name the directory itself, with no other user's link on the way") from None
+    if not real.is_dir():
         raise PlanError(f"directory {path} does not exist", "create it, or name an existing directory")
-    label = re.sub(r"[^A-Za-z0-9_.+-]+", "-", str(p.resolve()).strip("/")) or "root"
-    return FsConfig(name=label, fstype="existing", path=str(p.resolve()), description=f"existing directory {p}")
+    label = re.sub(r"[^A-Za-z0-9_.+-]+", "-", str(real).strip("/")) or "root"
+    return FsConfig(name=label, fstype="existing", path=str(real), description=f"existing directory {p}")

@@ -178,3 +178,13 @@ def test_the_fleet_play_marks_a_work_directory_it_made_so_pickfs_takes_it_there(
     assert mark["when"] == "not pf_workdir_stat.stat.exists"  # one that was there already is judged by pickfs
     assert names.index("make pickfs's directories") < names.index("mark the work directory pickfs's") < \
         names.index("ship pickfs")
+
+
+@as_root
+def test_a_directory_target_below_a_planted_link_is_refused(tmp_path, capsys):
+    victim = tmp_path / "victim"
+    victim.mkdir(mode=0o755)
+    plant_link(tmp_path / "l", victim)
+    refused(["run", "--dry-run", "--target", "directory", "--dir", str(tmp_path / "l"), "--workdir",
+             str(tmp_path / "wd")], capsys, "symbolic link owned by uid 65534")
+    assert snapshot(victim) == (0o755, [])
