@@ -9,7 +9,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-_out = Console(soft_wrap=False, width=None if sys.stdout.isatty() else 160)
+# markup off: what is shown comes from plans and results files (a name "[/b]" is text, never markup)
+_out = Console(soft_wrap=False, markup=False, width=None if sys.stdout.isatty() else 160)
 _err = Console(stderr=True, width=None if sys.stderr.isatty() else 160)
 
 
@@ -35,7 +36,7 @@ def error(text: str) -> None:
 
 def progress() -> Progress:
     return Progress(
-        TextColumn("{task.description}"),
+        TextColumn("{task.description}", markup=False),  # names from plans and results files: text
         BarColumn(),
         TaskProgressColumn(),
         TextColumn("elapsed"),

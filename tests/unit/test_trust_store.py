@@ -150,3 +150,21 @@ def test_a_stored_host_record_that_is_damaged_is_one_line(tmp_path, capsys, host
     for args in (["report", RUN], ["report", RUN, "--html", str(tmp_path / "r.html")], ["compare", RUN, RUN]):
         code, _, err = pickfs([*args, "--results", str(f)], capsys)
         assert code == 2 and "damaged run" in err and "internal error" not in err, (args, err)
+
+
+def test_stored_names_notes_and_errors_are_shown_as_text_never_as_markup(tmp_path, capsys):
+    f = results_file(tmp_path / "d")
+    conn = sqlite3.connect(f)
+    plan = json.loads(conn.execute("SELECT plan_json FROM runs").fetchone()[0])
+    plan["configs"][0]["name"] = "[/bold]ext4"
+    plan["workloads"][0]["label"] = "[red]w[/x]"
+    plan["warnings"] = ["[/]warn"]
+    conn.execute("UPDATE runs SET plan_json=?, notes_json=?", (json.dumps(plan), json.dumps(["[/]note"])))
+    conn.execute("UPDATE trials SET error='[/]err', notes_json='[\"[/]tn\"]'")
+    conn.commit()
+    conn.execute("PRAGMA journal_mode=DELETE")
+    conn.close()
+    for args in (["report", RUN], ["report", RUN, "--explain"], ["results"], ["compare", RUN, RUN]):
+        code, out, err = pickfs([*args, "--results", str(f)], capsys)
+        assert code == 0 and "internal error" not in err, (args, err)
+        assert "[/bold]ext4" in out or "[red]w[/x]" in out, (args, out[:300])
