@@ -477,6 +477,16 @@ def _sized_target(target: Target, configs: list[FsConfig], workloads: list[Workl
     return target
 
 
+def check_stored_plan(plan: Plan) -> None:
+    """A plan read back from a results file (`run --resume`) checked as a new one would be: its workloads and
+    settings (each value of its setting's shape), its configurations, target and method. PlanError otherwise."""
+    for w in plan.workloads:
+        if not isinstance(w.name, str):
+            raise PlanError(f"the stored plan names a workload {w.name!r}", "start a new run instead")
+        workload_class(w.name).normalize(dict(w.settings))
+    build_plan(plan.target, list(plan.configs), list(plan.workloads), plan.method, plan.baseline)
+
+
 def build_plan(target: Target, configs: list[FsConfig], workloads: list[WorkloadSpec], method: Method,
                baseline: str | None) -> Plan:
     """The one place a plan is built and checked, whether it came from flags or a file."""

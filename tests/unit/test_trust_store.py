@@ -12,7 +12,7 @@ import pytest
 
 from pickfs.errors import ResultsUnusable
 from pickfs.store import ResultStore
-from tests.records import fill, make_plan
+from tests.records import fill, make_plan, record_dict
 from tests.unit.test_plan_validation import pickfs
 
 RUN = "20260101-000000-abcd"
@@ -168,3 +168,45 @@ def test_stored_names_notes_and_errors_are_shown_as_text_never_as_markup(tmp_pat
         code, out, err = pickfs([*args, "--results", str(f)], capsys)
         assert code == 0 and "internal error" not in err, (args, err)
         assert "[/bold]ext4" in out or "[red]w[/x]" in out, (args, out[:300])
+
+
+def _stored_run(tmp_path: Path, **setting: str) -> Path:
+    f = results_file(tmp_path / "d")
+    conn = sqlite3.connect(f)
+    plan = json.loads(conn.execute("SELECT plan_json FROM runs").fetchone()[0])
+    plan["workloads"][0]["settings"].update(setting)
+    conn.execute("UPDATE runs SET plan_json=?, status='interrupted'", (json.dumps(plan),))
+    conn.commit()
+    conn.execute("PRAGMA journal_mode=DELETE")
+    conn.close()
+    return f
+
+
+def test_a_resumed_run_checks_its_stored_plan_as_a_new_one(tmp_path, capsys, monkeypatch):
+    from pickfs.cli import run as run_cli
+
+    monkeypatch.setattr(run_cli, "execute_plan", lambda *a, **k: pytest.fail("a stored plan ran unchecked"))
+    f = _stored_run(tmp_path, synchronous="FULL; ATTACH '/etc/x' AS y")
+    code, _, err = pickfs(["run", "--resume", RUN, "--results", str(f), "--workdir", str(tmp_path / "wd")], capsys)
+    assert code == 2 and "synchronous" in err and "not a value of this setting" in err, err
+
+
+def test_a_run_is_not_resumed_from_a_file_another_user_can_write(tmp_path, capsys, monkeypatch):
+    from pickfs.cli import run as run_cli
+
+    monkeypatch.setattr(run_cli, "execute_plan", lambda *a, **k: pytest.fail("resumed from another user's file"))
+    f = _stored_run(tmp_path)
+    os.chmod(f, 0o666)
+    code, _, err = pickfs(["run", "--resume", RUN, "--results", str(f), "--workdir", str(tmp_path / "wd")], capsys)
+    assert code == 2 and "another user" in err, err
+
+
+def test_a_stored_plan_pickfs_wrote_passes_the_resume_check(tmp_path):
+    from dataclasses import replace
+
+    from pickfs.model import plan_from_dict
+    from pickfs.plan import check_stored_plan
+
+    plan = make_plan()
+    plan = replace(plan, target=replace(plan.target, workdir=str(tmp_path / "wd")))
+    check_stored_plan(plan_from_dict(record_dict(plan)))
