@@ -18,7 +18,7 @@ import errno
 import os
 import stat
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -191,22 +191,24 @@ def _unlink(dir_fd: int, name: str) -> None:
         pass
 
 
-def dir_problem(st: os.stat_result, names: list[str]) -> str | None:
+def dir_problem(st: os.stat_result, names: list[str], made: Callable[[list[str]], bool] | None = None) -> str | None:
     """Why an existing directory (its stat and entries) is not one pickfs may write into (pure but for geteuid)."""
     if st.st_uid not in _trusted_owners():
         return f"is not your own directory (owned by uid {st.st_uid}, not by uid {os.geteuid()} that pickfs runs as)"
     if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
         return "is not your own directory (others can write to it)"
-    if names and MARKER not in names:
+    if names and MARKER not in names and not (made is not None and made(names)):
         return "is a directory pickfs did not make, and it is not empty"
     return None
 
 
-def own_dir(path: str | Path, what: str, mode: int = 0o700, parents: bool = False) -> Path:
+def own_dir(path: str | Path, what: str, mode: int = 0o700, parents: bool = False,
+            made: Callable[[list[str]], bool] | None = None) -> Path:
     """The directory `path`, made (`mode`, holding MARKER) or proven pickfs's own; returns it resolved.
 
     An existing directory is never changed, only refused: one pickfs did not make is accepted only while it is
-    empty and owned by pickfs's user (it then gets the MARKER)."""
+    empty and owned by pickfs's user (it then gets the MARKER), or one whose entries `made` says an earlier
+    pickfs wrote (before it marked its directories)."""
     real = resolve(path, what)
     if real == Path("/"):
         raise _refused(what, path, "is the root directory")
@@ -223,7 +225,7 @@ def own_dir(path: str | Path, what: str, mode: int = 0o700, parents: bool = Fals
             raise _walk_error(what, real, str(real), exc) from None
     try:
         names = os.listdir(dfd)
-        problem = dir_problem(os.fstat(dfd), names)
+        problem = dir_problem(os.fstat(dfd), names, made)
         if problem:
             raise _refused(what, path, problem, "name a new or empty directory of your own, e.g. " + f"{real}.d")
         if MARKER not in names:
@@ -233,7 +235,7 @@ def own_dir(path: str | Path, what: str, mode: int = 0o700, parents: bool = Fals
     return real
 
 
-def check_own_dir(path: str | Path, what: str) -> str | None:
+def check_own_dir(path: str | Path, what: str, made: Callable[[list[str]], bool] | None = None) -> str | None:
     """Why `path` could not be pickfs's directory, judged without changing anything (None: it can be)."""
     try:
         real = resolve(path, what)
@@ -250,7 +252,7 @@ def check_own_dir(path: str | Path, what: str) -> str | None:
         names = os.listdir(real)
     except OSError as exc:
         return f"{what} {path} cannot be read ({exc.strerror})"
-    problem = dir_problem(st, names)
+    problem = dir_problem(st, names, made)
     return f"{what} {path} {problem}" if problem else None
 
 

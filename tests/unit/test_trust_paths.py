@@ -188,3 +188,17 @@ def test_a_directory_target_below_a_planted_link_is_refused(tmp_path, capsys):
     refused(["run", "--dry-run", "--target", "directory", "--dir", str(tmp_path / "l"), "--workdir",
              str(tmp_path / "wd")], capsys, "symbolic link owned by uid 65534")
     assert snapshot(victim) == (0o755, [])
+
+
+def test_a_site_directory_an_earlier_pickfs_wrote_is_taken_one_with_other_files_is_not(tmp_path):
+    from pickfs.cli.report import check_site_dir
+    from pickfs.errors import PlanError
+
+    old = tmp_path / "old-site"
+    old.mkdir(mode=0o755)
+    for name in ("index.html", "plotly.min.js", "run-20260101-000000-abcd.html"):
+        (old / name).write_text("x")
+    check_site_dir(old)
+    (old / "notes.txt").write_text("mine")
+    with pytest.raises(PlanError, match="did not make"):
+        check_site_dir(old)

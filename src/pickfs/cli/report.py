@@ -100,7 +100,7 @@ def check_site_dir(path: Path) -> None:
     text = str(path)
     if not text or has_control(text):
         raise PlanError(f"--site {text!r} is not a directory name", "e.g. --site report-site")
-    problem = check_own_dir(path, "--site")
+    problem = check_own_dir(path, "--site", made=site_files_only)
     if problem:
         raise PlanError(problem, "name a new or empty directory of your own, e.g. --site report-site")
     try:
@@ -113,6 +113,12 @@ def check_site_dir(path: Path) -> None:
 
 
 SITE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,200}")
+_OLD_SITE = re.compile(r"index\.html|plotly\.min\.js|(run|plan)-[A-Za-z0-9._-]+\.html")
+
+
+def site_files_only(names: list[str]) -> bool:
+    """A directory holding only a site's pages: one an earlier pickfs wrote, before it marked its directories."""
+    return "index.html" in names and all(_OLD_SITE.fullmatch(n) for n in names)
 
 
 def write_site(store, path: Path) -> None:
@@ -120,7 +126,7 @@ def write_site(store, path: Path) -> None:
     from pickfs.report.site import build_site
 
     records = [store.load(r.id) for r in store.list_runs()]
-    real = own_dir(path, "--site", 0o700)
+    real = own_dir(path, "--site", 0o700, made=site_files_only)
     files = build_site(records)
     for name, text in files.items():
         if not SITE_NAME.fullmatch(name):  # a run id read from the file names a page: never a path
