@@ -210,3 +210,17 @@ def test_a_stored_plan_pickfs_wrote_passes_the_resume_check(tmp_path):
     plan = make_plan()
     plan = replace(plan, target=replace(plan.target, workdir=str(tmp_path / "wd")))
     check_stored_plan(plan_from_dict(record_dict(plan)))
+
+
+@pytest.mark.skipif(os.geteuid() != 0 and not os.environ.get("CI"), reason="needs root to give a directory away")
+def test_results_are_not_written_in_a_directory_another_user_can_change(tmp_path, capsys):
+    theirs = tmp_path / "theirs"
+    theirs.mkdir(mode=0o755)
+    os.chown(theirs, 65534, 65534)
+    with pytest.raises(ResultsUnusable, match="another user can change"):
+        ResultStore(theirs / "r.db")
+    assert os.listdir(theirs) == []
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    os.chmod(shared, 0o1777)  # sticky, as /tmp: nobody can swap root's file there
+    ResultStore(shared / "r.db").close()

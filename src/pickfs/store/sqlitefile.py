@@ -173,8 +173,13 @@ def writable_path(path: Path) -> Path:
     """The results file to write, resolved with no other user's link on the way (safepaths), its missing
     directories made 0700; UntrustedPath otherwise, ResultsUnusable for a name that is not a regular file."""
     real = resolve(path, "results database")
-    with open_dir(real.parent, "results database", make=True, mode=0o700):
-        pass
+    with open_dir(real.parent, "results database", make=True, mode=0o700) as dfd:
+        st = os.fstat(dfd)
+    # SQLite opens the file by its name: a directory another user can change could swap it for a link meanwhile
+    if st.st_uid not in (0, os.geteuid()) or (st.st_mode & 0o022 and not st.st_mode & 0o1000):
+        raise ResultsUnusable(f"results database {path} lies in a directory another user can change "
+                              f"({real.parent}, owned by uid {st.st_uid}, mode {st.st_mode & 0o7777:o})",
+                              "keep results in a directory of your own, e.g. the work directory (the default)")
     if os.path.lexists(real) and not real.is_file():
         raise ResultsUnusable(f"results database {path} is not a regular file", OTHER_FILE)
     return real
