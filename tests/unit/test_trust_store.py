@@ -224,3 +224,20 @@ def test_results_are_not_written_in_a_directory_another_user_can_change(tmp_path
     shared.mkdir()
     os.chmod(shared, 0o1777)  # sticky, as /tmp: nobody can swap root's file there
     ResultStore(shared / "r.db").close()
+
+
+def test_a_source_with_a_log_left_without_its_index_is_read_from_a_copy(tmp_path, capsys):
+    f = results_file(tmp_path / "d")
+    live = sqlite3.connect(f)  # a run still in the log when the file was copied (-wal, no -shm)
+    live.execute("PRAGMA wal_autocheckpoint=0")
+    live.execute("UPDATE runs SET status='copied-mid-write'")
+    live.commit()
+    copy = tmp_path / "copy"
+    copy.mkdir()
+    for name in ("r.db", "r.db-wal"):
+        (copy / name).write_bytes((f.parent / name).read_bytes())
+    live.close()
+    before = state(copy)
+    code, out, err = pickfs(["results", "--results", str(copy / "r.db")], capsys)
+    assert code == 0 and "copied-mid-write" in out, err  # the log's pages are read
+    assert state(copy) == before
