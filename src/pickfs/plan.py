@@ -412,7 +412,9 @@ def _check_crash_method(method: Method, target: Target) -> None:
         raise PlanError("crash_states must be a positive number of power-cut states", "e.g. --states 12")
     if method.crash_keep:
         keep = Path(method.crash_keep)
-        problem = check_own_dir(keep, "crash_keep")
+        from pickfs.crash.runner import kept_images_only
+
+        problem = check_own_dir(keep, "crash_keep", made=kept_images_only)
         if problem:
             raise PlanError(problem, "name a new or empty directory of your own (it is made if missing)")
         if not Path(os.path.abspath(keep)).parent.is_dir():

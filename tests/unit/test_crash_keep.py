@@ -62,3 +62,13 @@ def test_a_keep_directory_through_another_users_link_or_not_ours_is_refused(tmp_
     with pytest.raises(UntrustedPath, match="owned by uid 65534"):
         keep_image(image, theirs, "a.img")
     assert list(theirs.iterdir()) == []
+
+
+def test_a_keep_directory_an_earlier_pickfs_filled_with_images_is_taken(tmp_path):
+    image = tmp_path / "state.img"
+    image.write_bytes(b"x")
+    keep = tmp_path / "old-keep"
+    keep.mkdir(mode=0o700)
+    (keep / "ext4-w-state-1.img").write_bytes(b"old")
+    keep_image(image, keep, "ext4-w-state-2.img")
+    assert (keep / "ext4-w-state-1.img").read_bytes() == b"old" and (keep / "ext4-w-state-2.img").read_bytes() == b"x"

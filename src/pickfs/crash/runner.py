@@ -408,6 +408,11 @@ def copy_image(src: Path, dst: Path) -> None:
     subprocess.run(["cp", "--reflink=auto", "--sparse=always", str(src), str(dst)], check=True)
 
 
+def kept_images_only(names: list[str]) -> bool:
+    """A directory holding only kept state images: one an earlier pickfs filled, before it marked its directories."""
+    return all(n.endswith(".img") and not n.startswith(".") for n in names)
+
+
 def keep_image(src: Path, keep: Path, name: str) -> Path:
     """A failing state's image kept in the user's `keep` directory, readable by root only.
 
@@ -415,7 +420,7 @@ def keep_image(src: Path, keep: Path, name: str) -> Path:
     not a directory of the user's that holds something); the copy goes to a fresh file made with O_EXCL in
     the directory held open, and is renamed into place there, so nothing planted under the image's
     predictable name, or swapped in on the way to the directory, is followed or overwritten through."""
-    real = own_dir(keep, "--keep-states", 0o700)
+    real = own_dir(keep, "--keep-states", 0o700, made=kept_images_only)
     with open_dir(real, "--keep-states") as dfd:
         tmp = f".keeping-{os.getpid()}-{name}"
         os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600,
