@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from pickfs.safepaths import MARKER
+
 IS_ROOT = os.geteuid() == 0
 # CI installs every prerequisite (bootstrap.sh), so under CI a skipped test means a broken set-up:
 # it is reported as a failure. A test that may legitimately not apply carries @pytest.mark.may_skip.
@@ -31,6 +33,7 @@ def workdir():
     """A private pickfs work directory; afterwards nothing of it may be mounted or attached."""
     path = Path("/var/tmp") / f"pickfs-test-{uuid.uuid4().hex[:8]}"
     path.mkdir(parents=True)
+    (path / MARKER).touch(mode=0o600)  # as pickfs marks the work directories it makes: tests may add files first
     yield path
     leftovers = mounts_under(path), loops_under(path)
     for mp in reversed(leftovers[0]):

@@ -28,7 +28,8 @@ def output_width(environ: dict[str, str] | None = None) -> int | None:
     return NO_TERMINAL_WIDTH
 
 
-_out = Console(soft_wrap=False, width=output_width())
+# markup off: what is shown comes from plans and results files (a name "[/b]" is text, never markup)
+_out = Console(soft_wrap=False, markup=False, width=output_width())
 _err = Console(stderr=True, width=None if sys.stderr.isatty() else 160)
 
 
@@ -59,7 +60,7 @@ def error(text: str) -> None:
 
 def progress() -> Progress:
     return Progress(
-        TextColumn("{task.description}"),
+        TextColumn("{task.description}", markup=False),  # names from plans and results files: text
         BarColumn(),
         TaskProgressColumn(),
         TextColumn("elapsed"),

@@ -77,6 +77,13 @@ class UntrustedWorkdir(PickfsError):
     exit_code = EXIT_USAGE
 
 
+class UntrustedPath(PickfsError):
+    """A path pickfs would write to goes through another user's symbolic link, or names a directory that is
+    not pickfs's own: pickfs will not write there."""
+
+    exit_code = EXIT_USAGE
+
+
 class NotUndone(PickfsError):
     """A ledger entry names something pickfs cannot prove it made; it is left alone."""
 

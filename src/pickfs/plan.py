@@ -11,15 +11,17 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from pickfs.errors import PlanError
+from pickfs.errors import PlanError, UntrustedPath
 from pickfs.model import SCHEDULERS, FsConfig, Method, Plan, Target, WorkloadSpec
+from pickfs.safepaths import check_own_dir, read_small, resolve
 from pickfs.stack.filesystems import KNOWN, RAW, which
 from pickfs.stack.presets import PRESETS, RAW_CONFIG
-from pickfs.stack.workdir import path_problem
+from pickfs.stack.workdir import path_problem, workdir_problem
 from pickfs.units import MAX_SIZE, has_control, parse_size
 from pickfs.workloads import DEFAULT_WORKLOAD, workload_class
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
+MAX_PLAN = 1024**2  # bytes: a plan is a page of TOML
 _TOP_KEYS = {"target", "method", "config", "workload", "fs", "baseline", "memory", "scale", "clients"}
 
 
@@ -397,12 +399,26 @@ def _check_config(c: FsConfig, target: Target) -> None:
     if target.kind == "directory" and not c.path:
         raise PlanError(f"{c.name}: a directory target needs a path per configuration",
                         "use --dir PATH (repeatable) or path = \"/mnt/x\" in [[config]]")
+    if target.kind == "directory" and isinstance(c.path, str):
+        try:  # pickfs makes its data directory in it: no other user's link on the way
+            resolve(c.path, f"{c.name}: directory")
+        except UntrustedPath as exc:
+            raise PlanError(exc.message, "name the directory itself, with no other user's link on the way") from None
 
 
 def _check_crash_method(method: Method, target: Target) -> None:
     """The crash test's settings: states, duration, the unit and the strategies."""
     if method.crash_states < 0 or (not method.speed and method.crash_states < 1):
         raise PlanError("crash_states must be a positive number of power-cut states", "e.g. --states 12")
+    if method.crash_keep:
+        keep = Path(method.crash_keep)
+        from pickfs.crash.runner import kept_images_only
+
+        problem = check_own_dir(keep, "crash_keep", made=kept_images_only)
+        if problem:
+            raise PlanError(problem, "name a new or empty directory of your own (it is made if missing)")
+        if not Path(os.path.abspath(keep)).parent.is_dir():
+            raise PlanError(f"crash_keep {keep}: its parent directory does not exist", "make it first, or name another")
     if not method.crash_states:
         return
     if method.crash_duration <= 0:
@@ -418,15 +434,6 @@ def _check_crash_method(method: Method, target: Target) -> None:
     if target.kind == "directory":
         raise PlanError("a crash test builds its own filesystems; it cannot use existing directories",
                         "use an image target (the default) for crash tests")
-    if method.crash_keep:
-        keep = Path(method.crash_keep)
-        if keep.is_symlink() or (keep.exists() and not keep.is_dir()):
-            raise PlanError(f"crash_keep {keep} is not a directory (or is a symbolic link)",
-                            "name a directory of your own (it is made if missing)")
-        if not keep.parent.is_dir():
-            raise PlanError(f"crash_keep {keep}: its parent directory does not exist", "make it first, or name another")
-
-
 def _check_method_ranges(method: Method) -> None:
     """Counts, lengths and shares of the method within their ranges."""
     if method.runs < 1:
@@ -521,6 +528,16 @@ def _sized_target(target: Target, configs: list[FsConfig], workloads: list[Workl
                         f"use --size {gib}G (or size = \"{gib}G\" under [target]), leave the size out to have "
                         "it sized to the job, or smaller settings")
     return target
+
+
+def check_stored_plan(plan: Plan) -> None:
+    """A plan read back from a results file (`run --resume`) checked as a new one would be: its workloads and
+    settings (each value of its setting's shape), its configurations, target and method. PlanError otherwise."""
+    for w in plan.workloads:
+        if not isinstance(w.name, str):
+            raise PlanError(f"the stored plan names a workload {w.name!r}", "start a new run instead")
+        workload_class(w.name).normalize(dict(w.settings))
+    build_plan(plan.target, list(plan.configs), list(plan.workloads), plan.method, plan.baseline)
 
 
 def build_plan(target: Target, configs: list[FsConfig], workloads: list[WorkloadSpec], method: Method,
@@ -662,6 +679,10 @@ def _check_target(target: Target) -> None:
     if not isinstance(target.workdir, str) or path_problem(target.workdir):
         raise PlanError(f"work directory {target.workdir!r} is not an absolute path of plain characters",
                         "e.g. --workdir /var/tmp/pickfs (or workdir = \"/var/tmp/pickfs\" under [target])")
+    problem = workdir_problem(target.workdir)
+    if problem:
+        raise PlanError(problem, "name a new or empty directory for pickfs (it is made if missing), "
+                                 "e.g. --workdir /var/tmp/pickfs")
     if isinstance(target.size_bytes, bool) or not isinstance(target.size_bytes, int) \
             or not 0 <= target.size_bytes <= MAX_SIZE:
         raise PlanError(f"image size {target.size_bytes!r} is out of range", "e.g. --size 4G (at most 1P)")
@@ -675,14 +696,16 @@ def load_plan_file(path: Path, overrides: dict[str, Any] | None = None, workdir:
     """A plan from a TOML file. `workdir` (the --workdir option) applies unless the file's [target]
     names one; `workdir_given`: the user gave --workdir explicitly, and it wins over the file's."""
     try:
-        text = Path(path).read_text()
+        text = read_small(path, MAX_PLAN, "plan file").decode("utf-8")
+    except ValueError as exc:
+        if isinstance(exc, UnicodeDecodeError):
+            raise PlanError(f"plan file {path} is not UTF-8 text", "save it as UTF-8 TOML") from None
+        raise PlanError(str(exc), "name the plan's .toml file itself") from None
     except FileNotFoundError:
         raise PlanError(f"plan file {path} not found", "check the path") from None
     except IsADirectoryError:
         raise PlanError(f"plan file {path} is a directory", "name a .toml file, e.g. examples/sqlite-durability.toml") \
             from None
-    except UnicodeDecodeError:
-        raise PlanError(f"plan file {path} is not UTF-8 text", "save it as UTF-8 TOML") from None
     except OSError as exc:
         raise PlanError(f"plan file {path} cannot be read: {exc.strerror or exc}", "check the path and its permissions") \
             from None
@@ -734,7 +757,11 @@ def parse_plan_text(text: str, source: str = "the plan") -> dict[str, Any]:
 
 def directory_config(path: str) -> FsConfig:
     p = Path(path)
-    if not p.is_dir():
+    try:  # resolved following root's links only: one another user planted is refused, not followed
+        real = resolve(path, "directory")
+    except UntrustedPath as exc:
+        raise PlanError(exc.message, "name the directory itself, with no other user's link on the way") from None
+    if not real.is_dir():
         raise PlanError(f"directory {path} does not exist", "create it, or name an existing directory")
-    label = re.sub(r"[^A-Za-z0-9_.+-]+", "-", str(p.resolve()).strip("/")) or "root"
-    return FsConfig(name=label, fstype="existing", path=str(p.resolve()), description=f"existing directory {p}")
+    label = re.sub(r"[^A-Za-z0-9_.+-]+", "-", str(real).strip("/")) or "root"
+    return FsConfig(name=label, fstype="existing", path=str(real), description=f"existing directory {p}")

@@ -81,7 +81,7 @@ def test_directory_target_compares_existing_directories(workdir):
     (["run", "--fs", "ext4", "--size", "huge"], "invalid size"),
     (["run", "--fs", "ext4", "--workload", "pgbnech"], "unknown workload"),
     (["run", "--fs", "ext4", "--baseline", "xfs"], "baseline 'xfs'"),
-    (["report", "nope"], "no run 'nope'"),
+    (["report", "nope"], "no results database"),  # a read creates no results file to look in
     (["run", "--blocks", "1", "--runs", "many"], "many"),
     (["run", "--fs", "ext4", "--target-ci", "lots"], "--target-ci 'lots' is not a share"),
     (["run", "--plan", str(EXAMPLES / "r4-tuned-xfs.toml"), "--fs", "ext4"], "--fs cannot be combined with --plan"),

@@ -20,6 +20,8 @@ from pickfs.stack.ledger import Ledger
 from pickfs.store import ResultStore
 from pickfs.workloads.pgbench import log_directory
 from tests.conftest import IS_ROOT, ledger_entries, loops_under, mounts_under, pickfs
+from tests.records import fill as fill_run
+from tests.records import make_plan, record_dict
 
 ONE = ("--blocks", "1", "--runs", "1", "--warmup", "0")
 
@@ -159,7 +161,10 @@ def fill(path: Path) -> None:
 def test_a_full_disk_is_a_clear_error_and_leaves_no_empty_file(workdir):
     with small_tmpfs(workdir / "full") as full:
         fill(full)
-        r = pickfs(workdir, "results", "--results", str(full / "results.db"))
+        source = ResultStore(workdir / "source.db")  # a run to merge: the first write the full disk refuses
+        fill_run(source, make_plan())
+        source.close()
+        r = pickfs(workdir, "merge", str(workdir / "source.db"), "--results", str(full / "results.db"))
         assert r.returncode != 0 and "Traceback" not in r.stderr
         [line] = [x for x in r.stderr.splitlines() if x.strip()]
         assert line.startswith("error:") and "internal error" not in line
@@ -170,7 +175,7 @@ def test_a_full_disk_is_a_clear_error_and_leaves_no_empty_file(workdir):
 def test_a_disk_that_fills_during_a_run_is_a_clear_error_and_keeps_what_was_saved(workdir):
     with small_tmpfs(workdir / "full") as full:
         store = ResultStore(full / "results.db")
-        store.create_run("R1", "0.1.0", {"workloads": [], "configs": []}, {})
+        store.create_run("R1", "0.1.0", record_dict(make_plan()), {})
         store.save_trial(Trial(run_id="R1", cell_index=0, repetition=0, phase="measured", started=1.0, elapsed_s=1.0,
                                ok=True, metrics={"tps": 1.0}, raw_output="kept"))
         fill(full)

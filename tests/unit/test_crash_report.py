@@ -90,14 +90,14 @@ def test_crashtest_refuses_bad_settings_in_one_line(tmp_path, capsys):
                        (["--recovery-crashes", "2"], "--recovery-crashes must be a share"),
                        (["--workload", "command", "--set", "command='true'"], "needs your check of each state")):
         with pytest.raises(SystemExit) as exc:
-            main(["crashtest", "--fs", "ext4", "--workdir", str(tmp_path), "--results", str(tmp_path / "r.db"), *args])
+            main(["crashtest", "--fs", "ext4", "--workdir", str(tmp_path / "wd"), "--results", str(tmp_path / "r.db"), *args])
         err = capsys.readouterr().err
         assert exc.value.code == 2, (args, err)
         assert said in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
     plan = tmp_path / "plan.toml"
     plan.write_text('[method]\ncrash_strategies = "torn"\n[[config]]\npreset = "ext4"\n[[workload]]\nname = "sqlite-tpcb"\n')
     with pytest.raises(SystemExit) as exc:
-        main(["crashtest", "--plan", str(plan), "--workdir", str(tmp_path), "--results", str(tmp_path / "r.db")])
+        main(["crashtest", "--plan", str(plan), "--workdir", str(tmp_path / "wd"), "--results", str(tmp_path / "r.db")])
     assert exc.value.code == 2 and "crash_strategies: unknown crash strategy 'torn'" in capsys.readouterr().err
 
 

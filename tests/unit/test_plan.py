@@ -61,7 +61,7 @@ def test_plan_round_trips_through_its_stored_form(tmp_path):
     ('fs = ["ext5"]', "unknown preset or filesystem 'ext5'"),
     ('[[config]]\npreset = "ext4"\nmountt = "x"', "unknown key(s) mountt"),
     ('fs = ["ext4"]\n[[workload]]\nname = "nope"', "unknown workload 'nope'"),
-    ('fs = ["ext4"]\n[[workload]]\nsynchronous = "SOMETIMES"', "synchronous 'SOMETIMES' is not valid"),
+    ('fs = ["ext4"]\n[[workload]]\nsynchronous = "SOMETIMES"', "synchronous = 'SOMETIMES' is not a value of this setting"),
     ('fs = ["ext4"]\n[method]\nruns = 0', "runs must be at least 1"),
     ('fs = ["ext4"]\nbaseline = "xfs"', "baseline 'xfs' is not a configuration"),
     ('fs = ["ext4", "ext4"]', "used twice"),

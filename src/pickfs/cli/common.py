@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from pickfs.errors import NeedsRoot, PlanError
+from pickfs.errors import NeedsRoot, NotFound, PlanError
 from pickfs.model import Target
 from pickfs.stack.cleanup import undo_all
 from pickfs.stack.ledger import Ledger
@@ -24,8 +24,11 @@ results_option = click.option("--results", "results_path", type=click.Path(path_
                                    "or a PostgreSQL URL, postgresql://USER@HOST/DB")
 
 
-def open_store(workdir: str, results_path: Path | str | None) -> ResultStore:
-    """The results database; as root, the work directory holding it is made or proven pickfs's own first."""
+def open_store(workdir: str, results_path: Path | str | None, read_only: bool = False) -> ResultStore:
+    """The results database; as root, the work directory holding it is made or proven pickfs's own first.
+
+    `read_only` (commands that only read): nothing is created or changed, not the work directory, not the file,
+    not a -wal or -shm beside it; a missing file is NotFound."""
     # --- fleet: a PostgreSQL team store (issue 16)
     from pickfs.store.postgres import PostgresStore, is_postgres_url
 
@@ -34,21 +37,26 @@ def open_store(workdir: str, results_path: Path | str | None) -> ResultStore:
         return PostgresStore(spec)
     # --- end fleet
     path = Path(results_path) if results_path else default_results_path(workdir)
+    if read_only:
+        if not os.path.lexists(path):
+            raise NotFound(f"no results database at {path}", "start a run with: pickfs run (or pass --results PATH)")
+        return ResultStore.read_only(path)
     if os.geteuid() == 0 and Path(path).parent == Path(workdir):
         prepare(workdir)
     return ResultStore(path)
 
 
 def read_store(workdir: str, results_path: Path | str | None) -> ResultStore:
-    """The results database of a command that only reads it: one named (--results, $PICKFS_RESULTS) must exist."""
+    """The results database of a command that only reads it: nothing is created or changed, and one named
+    (--results, $PICKFS_RESULTS) must exist."""
     from pickfs.store.postgres import is_postgres_url
 
     spec = str(results_path or os.environ.get("PICKFS_RESULTS") or "")
-    if spec and not is_postgres_url(spec) and not Path(spec).is_file():
+    if spec and not is_postgres_url(spec) and not os.path.lexists(spec):
         flag = "--results" if results_path else "$PICKFS_RESULTS"
         raise PlanError(f"no results database at {spec} ({flag})",
                         "check the path: a run saves its results where --results names, else WORKDIR/results.db")
-    return open_store(workdir, results_path)
+    return open_store(workdir, results_path, read_only=True)
 
 
 def ledger_for(workdir: str) -> Ledger:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import click
@@ -28,7 +29,7 @@ def command(run_a: str, run_b: str, results_b: Path | None, workdir: str, result
 
     store = read_store(workdir, results_path)
     a = store.load(run_a)
-    if results_b and not results_b.is_file():
+    if results_b and not os.path.lexists(results_b):
         raise PlanError(f"no results database at {results_b} (--results-b)", "check the path of run B's database")
-    b = (ResultStore(results_b) if results_b else store).load(run_b)
+    b = (ResultStore.read_only(results_b) if results_b else store).load(run_b)
     console.show(comparison_report(a, b))

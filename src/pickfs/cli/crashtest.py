@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import os
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -76,7 +78,8 @@ def crash_plan(o: dict[str, Any]) -> Plan:
                             "use at least --size 64M (xfs needs 300M), or leave it out to have it sized to the job")
         crash |= {"crash_size": size, "crash_size_auto": False}
     crash |= _fidelity(o)
-    sets = tuple(o["sets"]) + ((f"check={o['check']}",) if o["check"] else ())
+    # --check is a command line, always a string: quoted, so `--check true` is not read as TOML's true
+    sets = tuple(o["sets"]) + ((f"check={json.dumps(o['check'], ensure_ascii=False)}",) if o["check"] else ())
     if o["plan_file"]:
         if o["fs"] or o["workloads"] or sets:
             raise PlanError("--fs, --workload, --set and --check cannot be combined with --plan",
@@ -117,5 +120,5 @@ def _fidelity(o: dict[str, Any]) -> dict[str, Any]:
     if o["keep"] is not None:
         if o["keep"].exists() and not o["keep"].is_dir():
             raise PlanError(f"--keep-states {o['keep']} is not a directory", "name a directory (it is made if missing)")
-        crash["crash_keep"] = str(o["keep"].resolve())
+        crash["crash_keep"] = os.path.abspath(o["keep"])  # not resolved: a link on the way is judged, not followed
     return crash

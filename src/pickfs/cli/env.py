@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -16,22 +17,38 @@ from pickfs.cli.examples import examples
 from pickfs.errors import NotFound, PlanError
 from pickfs.fingerprint import fingerprint
 from pickfs.report.envdiff import diff
+from pickfs.safepaths import check_target, read_small, write_file
+
+MAX_FINGERPRINT = 1024**2  # bytes: a fingerprint is a few hundred keys
+
+
+def fingerprint_of(data: Any, ref: str) -> dict[str, str]:
+    """The fingerprint in a parsed JSON file: an object of names to plain values, or one under "fingerprint"
+    (pure; PlanError naming the file otherwise)."""
+    fp = data.get("fingerprint", data) if isinstance(data, dict) else None
+    if not isinstance(fp, dict) or not all(v is None or isinstance(v, (str, int, float, bool)) for v in fp.values()):
+        raise PlanError(f"{ref} is not a fingerprint (an object of names and plain values)",
+                        "make one with: pickfs env PATH --json FILE")
+    return {str(k): str(v) for k, v in fp.items() if v is not None}
 
 
 def _load(ref: str, workdir: str, results_path: Path | None) -> tuple[str, dict[str, str]]:
     """A fingerprint from a JSON file (`pickfs env --json`) or from a stored run."""
     p = Path(ref)
-    if p.is_file():
+    if os.path.lexists(p):
         try:
-            data = json.loads(p.read_text())
-        except json.JSONDecodeError:
-            raise PlanError(f"{ref} is not a fingerprint", "make one with: pickfs env PATH --json FILE") from None
-        return ref, data.get("fingerprint", data)
+            data = json.loads(read_small(p, MAX_FINGERPRINT, "fingerprint file").decode("utf-8"))
+        except (ValueError, RecursionError) as exc:  # not JSON, not UTF-8, too deep, too large, not a file
+            why = str(exc) if "fingerprint file" in str(exc) else f"{ref} is not a fingerprint"
+            raise PlanError(why, "make one with: pickfs env PATH --json FILE") from None
+        except OSError as exc:
+            raise PlanError(f"fingerprint file {ref} cannot be read: {exc.strerror}", "check the path") from None
+        return ref, fingerprint_of(data, ref)
     record = read_store(workdir, results_path).load(ref)
     fp = record.host.get("fingerprint")
     if not fp:
         raise NotFound(f"run {record.id} has no stored fingerprint", "it predates pickfs env; compare two JSON files")
-    return f"run {record.id}", fp
+    return f"run {record.id}", fingerprint_of(fp, f"run {record.id}'s stored fingerprint")
 
 
 class _EnvCommand(click.Command):
@@ -69,8 +86,8 @@ def diff_command(a: str, b: str, workdir: str, results_path) -> None:
     for col in ("", "setting", "A", "B"):
         table.add_column(col)
     for d in diffs:
-        table.add_row(Text("storage", style="bold yellow") if d.storage else Text(""), d.key,
-                      d.a if d.a is not None else "(absent)", d.b if d.b is not None else "(absent)")
+        table.add_row(Text("storage", style="bold yellow") if d.storage else Text(""), Text(d.key),  # text, never markup
+                      Text(d.a if d.a is not None else "(absent)"), Text(d.b if d.b is not None else "(absent)"))
     console.show(table)
 
 
@@ -88,17 +105,19 @@ def command(path: str | None, json_path: Path | None, workdir: str, results_path
     The fingerprint names the filesystem, its mount and mkfs options, the block devices under it
     and their queues; `pickfs env diff A B` says what differs between two of them.
     """
+    if json_path and str(json_path) != "-":
+        check_target(json_path, "--json")  # before the fingerprint is taken: a path that cannot take it, said first
     fp = fingerprint(path or "/")
     if json_path:
         text = json.dumps(fp, indent=1) + "\n"
         if str(json_path) == "-":
             click.echo(text, nl=False)
             return
-        json_path.write_text(text)
+        write_file(json_path, text.encode(), "--json")
         console.info(f"fingerprint written to {json_path}")
     table = Table(title=f"storage stack under {fp['path']}", title_justify="left")
     table.add_column("setting")
     table.add_column("value")
     for k, v in fp.items():
-        table.add_row(k, v)
+        table.add_row(Text(k), Text(v))
     console.show(table)

@@ -12,6 +12,7 @@ from pickfs import console
 from pickfs.cli.common import open_store, results_option, workdir_option
 from pickfs.cli.examples import examples
 from pickfs.errors import EXIT_INTERRUPTED, PickfsError, PlanError
+from pickfs.safepaths import write_file
 from pickfs.store.fleets import FleetRecord
 from pickfs.units import parse_duration
 
@@ -119,7 +120,7 @@ def cleanup(inventory: str, limit: str | None, workdir: str) -> None:
 @results_option
 def list_fleets(workdir: str, results_path) -> None:
     """The fleet runs in the results database."""
-    store = open_store(workdir, results_path)
+    store = open_store(workdir, results_path, read_only=True)
     fleets = store.list_fleets()
     if not fleets:
         console.info(f"no fleet runs in {store.path}; start one with: pickfs fleet run -i HOSTS --plan PLAN")
@@ -154,5 +155,5 @@ def report_fleet(store, ref: str, targets: dict[str, Path | None]) -> None:
         if str(path) == "-":
             click.echo(text, nl=False)
         else:
-            Path(path).write_text(text)
+            write_file(path, text.encode(), f"--{fmt}")
             console.info(f"{fmt} written to {path}")

@@ -157,7 +157,7 @@ def stored_estimates(plan: Plan) -> dict[Any, float]:
     if not path.is_file():
         return {}
     try:
-        store = ResultStore(path)
+        store = ResultStore.read_only(path)  # a plan check creates and changes nothing
     except (PickfsError, OSError):
         return {}
     try:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-import tempfile
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -17,6 +17,7 @@ from pickfs.report.csv_export import render_csv, render_table_csv
 from pickfs.report.json_export import render_json
 from pickfs.report.markdown import render_markdown
 from pickfs.report.terminal import render_run, terse_lines
+from pickfs.safepaths import check_own_dir, check_target, own_dir, resolve, write_file
 from pickfs.units import has_control
 
 FORMATS: dict[str, Callable[[RunRecord], str]] = {
@@ -42,9 +43,9 @@ def html_page(record: RunRecord, path: Path) -> None:
 
     beside = path.parent / PLOTLY_FILE
     js = get_plotlyjs()
-    if not beside.is_file() or beside.is_symlink() or beside.read_text() != js:
-        _write_replacing(beside, js)
-    path.write_text(render_html(record, plotly=PLOTLY_FILE))
+    if beside.is_symlink() or not beside.is_file() or beside.stat().st_size != len(js) or beside.read_text() != js:
+        write_file(beside, js.encode(), "--html (plotly.js beside the page)")
+    write_file(path, render_html(record, plotly=PLOTLY_FILE).encode(), "--html")
 
 
 FORMATS["html"] = html
@@ -55,9 +56,10 @@ def _suffix(fmt: str) -> str:
 
 
 def check_export_targets(targets: dict[str, Path | None]) -> None:
-    """Before anything runs: every export path can be written (its directory exists and is writable,
-    the path itself is not a directory), so a long run never ends on a path that cannot take its report."""
-    from pickfs.errors import PlanError
+    """Before anything runs: every export path can be written (its directory exists and is reached without
+    another user's link, the path itself is not a directory, a device or such a link), so a long run never
+    ends on a path that cannot take its report."""
+    from pickfs.errors import PlanError, UntrustedPath
 
     seen: dict[str, str] = {}
     for fmt, path in targets.items():
@@ -67,18 +69,14 @@ def check_export_targets(targets: dict[str, Path | None]) -> None:
         flag = f"--{fmt}"
         if not text or has_control(text):
             raise PlanError(f"{flag} {text!r} is not a file name", f"e.g. {flag} report.{_suffix(fmt)} ('-' for stdout)")
-        p = Path(path)
-        if p.is_dir():
-            raise PlanError(f"{flag} {path} is a directory",
-                            f"name a file in it, e.g. {flag} {p / ('report.' + _suffix(fmt))}")
-        parent = p.parent
-        if not parent.is_dir():
-            raise PlanError(f"{flag} {path}: the directory {parent} does not exist",
-                            f"create it first (mkdir -p {parent}), or name a file in an existing directory")
-        if not os.access(parent, os.W_OK | os.X_OK) or (p.exists() and not os.access(p, os.W_OK)):
+        try:
+            real = check_target(path, flag)
+        except UntrustedPath as exc:
+            raise PlanError(exc.message, exc.hint) from None
+        if not os.access(real.parent, os.W_OK | os.X_OK) or (real.exists() and not os.access(real, os.W_OK)):
             raise PlanError(f"{flag} {path} cannot be written (permission denied)",
                             "name a file in a directory you can write to")
-        key = os.path.realpath(p)
+        key = str(real)
         if key in seen:
             raise PlanError(f"--{seen[key]} and {flag} name the same file {path}", "give each format its own file")
         seen[key] = fmt
@@ -97,7 +95,7 @@ def write_exports(record: RunRecord, targets: dict[str, Path | None]) -> None:
         if str(path) == "-":
             click.echo(text, nl=False)
         else:
-            Path(path).write_text(text)
+            write_file(path, text.encode(), f"--{fmt}")
             console.info(f"{fmt} written to {path}")
 
 
@@ -125,50 +123,45 @@ def export_targets(o: dict) -> dict[str, Path | None]:
 
 
 def check_site_dir(path: Path) -> None:
-    """The site's directory is a directory that can be written, or can be made in one that exists."""
-    from pickfs.errors import PlanError
+    """The site's directory is one pickfs made, or one that can be: new, or empty and the user's own."""
+    from pickfs.errors import PlanError, UntrustedPath
 
     text = str(path)
     if not text or has_control(text):
         raise PlanError(f"--site {text!r} is not a directory name", "e.g. --site report-site")
-    if path.is_symlink():
-        raise PlanError(f"--site {path} is a symbolic link", "name the directory itself")
-    if path.exists() and not path.is_dir():
-        raise PlanError(f"--site {path} is a file, not a directory", f"name a directory, e.g. --site {path}.d")
-    if path.exists():
-        st = path.lstat()
-        if st.st_uid != os.geteuid() or st.st_mode & 0o022:
-            raise PlanError(f"--site {path} is not your own directory (another user owns it, or others can write "
-                            "to it)", "name a directory of your own, e.g. --site report-site")
-    parent = path if path.exists() else path.parent
-    if not parent.is_dir():
-        raise PlanError(f"--site {path}: the directory {parent} does not exist",
-                        f"create it first (mkdir -p {parent})")
-    if not os.access(parent, os.W_OK | os.X_OK):
-        raise PlanError(f"--site {path} cannot be written (permission denied)", "name a directory you can write to")
-
-
-def _write_replacing(path: Path, text: str) -> None:
-    """Write a file by renaming a fresh one into place: a link planted under its name is replaced, never followed."""
-    fd, tmp = tempfile.mkstemp(prefix=".pickfs-", dir=path.parent)
+    problem = check_own_dir(path, "--site", made=site_files_only)
+    if problem:
+        raise PlanError(problem, "name a new or empty directory of your own, e.g. --site report-site")
     try:
-        with os.fdopen(fd, "w") as fh:
-            fh.write(text)
-        os.chmod(tmp, 0o644)  # a report, for reading
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+        real = resolve(path, "--site")
+    except UntrustedPath as exc:
+        raise PlanError(exc.message, exc.hint) from None
+    if not real.exists() and not real.parent.is_dir():
+        raise PlanError(f"--site {path}: the directory {real.parent} does not exist",
+                        f"create it first (mkdir -p {real.parent})")
+
+
+SITE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,200}")
+_OLD_SITE = re.compile(r"index\.html|plotly\.min\.js|(run|plan)-[A-Za-z0-9._-]+\.html")
+
+
+def site_files_only(names: list[str]) -> bool:
+    """A directory holding only a site's pages: one an earlier pickfs wrote, before it marked its directories."""
+    return "index.html" in names and all(_OLD_SITE.fullmatch(n) for n in names)
 
 
 def write_site(store, path: Path) -> None:
+    from pickfs.errors import PlanError
     from pickfs.report.site import build_site
 
     records = [store.load(r.id) for r in store.list_runs()]
-    path.mkdir(mode=0o755, exist_ok=True)
+    real = own_dir(path, "--site", 0o700, made=site_files_only)
     files = build_site(records)
     for name, text in files.items():
-        _write_replacing(path / name, text)
+        if not SITE_NAME.fullmatch(name):  # a run id read from the file names a page: never a path
+            raise PlanError(f"--site: a run in {store.path} would name the page {name!r}",
+                            "leave that results file out of the site")
+        write_file(real / name, text.encode(), "--site", replace_link=True)  # a directory pickfs made
     console.info(f"site of {len(records)} run(s) written to {path / 'index.html'}")
 
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import time
+from pathlib import Path
 
 import click
 from rich.table import Table
@@ -10,6 +12,7 @@ from rich.table import Table
 from pickfs import console
 from pickfs.cli.common import read_store, results_option, workdir_option
 from pickfs.cli.examples import examples
+from pickfs.store.results import default_results_path
 
 
 @click.command("results", epilog=examples('pickfs results',
@@ -18,7 +21,11 @@ from pickfs.cli.examples import examples
 @results_option
 def command(workdir: str, results_path) -> None:
     """List the saved runs."""
-    store = read_store(workdir, results_path)
+    path = Path(results_path) if results_path else default_results_path(workdir)
+    if not (results_path or os.environ.get("PICKFS_RESULTS")) and not os.path.lexists(path):
+        console.info(f"no runs yet in {path}; start one with: pickfs run")
+        return
+    store = read_store(workdir, results_path)  # one named must exist
     rows = store.list_runs()
     if not rows:
         console.info(f"no runs yet in {store.path}; start one with: pickfs run")

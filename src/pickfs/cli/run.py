@@ -34,6 +34,7 @@ from pickfs.plan import (
     aging_fields,
     build_plan,
     check_setting_types,
+    check_stored_plan,
     configs_from_names,
     directory_config,
     expand_clients,
@@ -443,6 +444,7 @@ def command(**o: Any) -> None:
         store = open_store(o["workdir"], o["results_path"])
         record = store.load(o["resume"])
         plan = plan_from_dict(record.plan)
+        resumable(store, plan)
         run_id = record.id
         previous = record.trials
     elif o["plan_file"]:
@@ -460,6 +462,18 @@ def command(**o: Any) -> None:
         show_plan(plan)
         return
     execute_plan(plan, o, store, run_id, previous)
+
+
+def resumable(store: ResultStore, plan: Plan) -> None:
+    """A stored plan is run again (as root) only from a results file no other user can write, and only once it
+    passes every check a new plan passes."""
+    path = getattr(store, "path", None)
+    if isinstance(path, Path) and path.is_file():
+        st = path.stat()
+        if st.st_uid not in (0, os.geteuid()) or st.st_mode & 0o022:
+            raise PlanError(f"results file {path} can be written by another user than pickfs's: a run resumed from it "
+                            "would run whatever plan it holds", "resume only from a results file of your own (0600)")
+    check_stored_plan(plan)
 
 
 def execute_plan(plan: Plan, o: dict[str, Any], store: ResultStore | None = None, run_id: str | None = None,

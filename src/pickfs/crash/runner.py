@@ -26,7 +26,6 @@ import random
 import shutil
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 import uuid
@@ -58,13 +57,13 @@ from pickfs.errors import CommandFailed, PickfsError
 from pickfs.model import FsConfig, Target, WorkloadSpec
 from pickfs.proc import run as run_program
 from pickfs.risks import crash_model_gaps
+from pickfs.safepaths import open_dir, own_dir
 from pickfs.services import service_class
 from pickfs.services.base import Endpoint
 from pickfs.stack.cleanup import holding
 from pickfs.stack.filesystems import RAW, SBIN_PATH, unavailable_reason
 from pickfs.stack.ledger import Ledger
 from pickfs.stack.provision import attached, mount, provision
-from pickfs.stack.workdir import private_dir
 from pickfs.workloads import workload_class
 
 CLIENT = "pickfs.clients.commits"
@@ -409,22 +408,33 @@ def copy_image(src: Path, dst: Path) -> None:
     subprocess.run(["cp", "--reflink=auto", "--sparse=always", str(src), str(dst)], check=True)
 
 
+def kept_images_only(names: list[str]) -> bool:
+    """A directory holding only kept state images: one an earlier pickfs filled, before it marked its directories."""
+    return all(n.endswith(".img") and not n.startswith(".") for n in names)
+
+
 def keep_image(src: Path, keep: Path, name: str) -> Path:
     """A failing state's image kept in the user's `keep` directory, readable by root only.
 
-    The directory is made 0700 or proven ours (no symbolic link, not another user's, not writable by
-    others); the copy goes to a fresh file made with O_EXCL and is renamed into place, so nothing planted
-    under the image's predictable name is followed or overwritten through."""
-    private_dir(keep, 0o700)
-    fd, tmp = tempfile.mkstemp(prefix=".keeping-", dir=keep)  # O_EXCL, 0600
-    os.close(fd)
-    try:
-        copy_image(src, Path(tmp))
-        os.replace(tmp, keep / name)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return keep / name
+    The directory is made 0700 or proven pickfs's own (safepaths.own_dir: no other user's link on the way,
+    not a directory of the user's that holds something); the copy goes to a fresh file made with O_EXCL in
+    the directory held open, and is renamed into place there, so nothing planted under the image's
+    predictable name, or swapped in on the way to the directory, is followed or overwritten through."""
+    real = own_dir(keep, "--keep-states", 0o700, made=kept_images_only)
+    with open_dir(real, "--keep-states") as dfd:
+        tmp = f".keeping-{os.getpid()}-{name}"
+        os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600,
+                         dir_fd=dfd))
+        try:
+            copy_image(src, Path(f"/proc/{os.getpid()}/fd/{dfd}/{tmp}"))  # the directory held open
+            os.rename(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
+        except BaseException:
+            try:
+                os.unlink(tmp, dir_fd=dfd)
+            except OSError:
+                pass
+            raise
+    return real / name
 
 
 class Workbench:

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import resource
 import shutil
+import stat
 import subprocess
 import sys
 from dataclasses import dataclass, field
@@ -66,21 +69,76 @@ def parse_inventory(doc: dict[str, Any]) -> list[InventoryHost]:
     return [InventoryHost(h, dict(hostvars.get(h, {}))) for h in order]
 
 
+MAX_INVENTORY = 1024**2  # bytes: an inventory names hosts, it is small
+HOST_NAME = re.compile(r"[A-Za-z0-9_\[][A-Za-z0-9_.@:\[\]-]{0,252}")
+_STRICT = {"ANSIBLE_NOCOLOR": "1", "ANSIBLE_INVENTORY_UNPARSED_FAILED": "True",
+           "ANSIBLE_INVENTORY_ANY_UNPARSED_IS_FAILED": "True"}
+
+
+def check_source(inventory: str) -> None:
+    """An inventory pickfs hands to Ansible: a directory, or a regular file of UTF-8 text of at most 1 MiB."""
+    try:
+        st = os.stat(inventory)
+    except FileNotFoundError:
+        raise PlanError(f"inventory {inventory} not found", "give an Ansible inventory file (INI or YAML)") from None
+    except OSError as exc:
+        raise PlanError(f"inventory {inventory} cannot be read: {exc.strerror}", "check the path") from None
+    if stat.S_ISDIR(st.st_mode):
+        return
+    if not stat.S_ISREG(st.st_mode):
+        raise PlanError(f"inventory {inventory} is not a regular file", "give an Ansible inventory file (INI or YAML)")
+    if st.st_size > MAX_INVENTORY:
+        raise PlanError(f"inventory {inventory} is {st.st_size} bytes, more than an inventory's 1 MiB",
+                        "give the inventory file itself")
+    try:
+        Path(inventory).read_bytes().decode("utf-8")
+    except UnicodeDecodeError:
+        raise PlanError(f"inventory {inventory} is not UTF-8 text", "save it as UTF-8") from None
+    except OSError as exc:
+        raise PlanError(f"inventory {inventory} cannot be read: {exc.strerror}", "check the path") from None
+
+
+def _limit_memory() -> None:  # in the child, before ansible-inventory starts
+    resource.setrlimit(resource.RLIMIT_AS, (4 * 1024**3, 4 * 1024**3))
+
+
+def _why(stderr: str) -> str:
+    """Ansible's reason, from its stderr: the parser's own message first."""
+    lines = [line.strip() for line in stderr.strip().splitlines() if line.strip()]
+    parsed = [line for line in lines if "Failed to parse" in line and ":" in line.split("plugin", 1)[-1]]
+    return (parsed[0] if parsed else " | ".join(lines[-2:]) or "no message")[:300]
+
+
 def list_hosts(inventory: str, limit: str | None = None) -> list[InventoryHost]:
-    if not Path(inventory).exists():
-        raise PlanError(f"inventory {inventory} not found", "give an Ansible inventory file (INI or YAML)")
+    check_source(inventory)
     argv = [ansible_tool("ansible-inventory"), "-i", inventory, "--list"]
     if limit:
         argv += ["--limit", limit]
-    proc = subprocess.run(argv, capture_output=True, text=True, env={**os.environ, "ANSIBLE_NOCOLOR": "1"})
+    try:
+        proc = subprocess.run(argv, capture_output=True, text=True, errors="replace", env={**os.environ, **_STRICT},
+                              timeout=300, preexec_fn=_limit_memory)
+    except subprocess.TimeoutExpired:
+        raise PlanError(f"Ansible took over 5 minutes to read the inventory {inventory}",
+                        f"check it with: ansible-inventory -i {inventory} --list") from None
     if proc.returncode != 0:
-        tail = " | ".join(line.strip() for line in proc.stderr.strip().splitlines()[-2:])
-        raise PlanError(f"Ansible cannot read the inventory {inventory}: {tail}", "check it with: ansible-inventory "
-                        f"-i {inventory} --list")
-    hosts = parse_inventory(json.loads(proc.stdout))
+        ended = f" (ended by signal {-proc.returncode})" if proc.returncode < 0 else ""
+        raise PlanError(f"Ansible cannot read the inventory {inventory}{ended}: {_why(proc.stderr)}",
+                        f"check it with: ansible-inventory -i {inventory} --list")
+    try:
+        doc = json.loads(proc.stdout)
+        hosts = parse_inventory(doc) if isinstance(doc, dict) else None
+    except (ValueError, AttributeError, TypeError):
+        hosts = None
+    if hosts is None:
+        raise PlanError(f"Ansible's list of the inventory {inventory} cannot be read",
+                        f"check it with: ansible-inventory -i {inventory} --list")
     if not hosts:
         raise PlanError(f"no hosts in {inventory}" + (f" match --limit {limit}" if limit else ""),
                         "name hosts in the inventory, or check --limit")
+    bad = next((h.name for h in hosts if not HOST_NAME.fullmatch(h.name)), None)
+    if bad is not None:
+        raise PlanError(f"inventory {inventory} names a host {bad!r} that is not a plain host name",
+                        "name hosts with letters, digits and . - _ : (set ansible_host for the address)")
     return hosts
 
 

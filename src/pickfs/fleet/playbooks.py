@@ -6,6 +6,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from pickfs.safepaths import MARKER
+
 # What a host needs, as bootstrap.sh installs it for `./bootstrap.sh run` (keep the two lists together).
 APT_PACKAGES = ("e2fsprogs", "xfsprogs", "btrfs-progs", "util-linux", "sqlite3", "python3-venv", "postgresql",
                 "mariadb-server", "sysbench", "fio", "firebird3.0-server-core", "firebird3.0-server", "libfbclient2",
@@ -110,6 +112,11 @@ def run_playbook() -> str:
             "group": "root", "follow": False},
          "loop": [{"path": "{{ pf_workdir }}", "mode": "0711"}, {"path": "{{ pf_dir }}", "mode": "0700"},
                   {"path": "{{ pf_dir }}/wheels", "mode": "0700"}, {"path": "{{ pf_job }}", "mode": "0700"}]},
+        # a work directory this play made is pickfs's: marked so, as pickfs marks the ones it makes itself
+        {"name": "mark the work directory pickfs's", "ansible.builtin.file": {
+            "path": f"{{{{ pf_workdir }}}}/{MARKER}", "state": "touch", "mode": "0600", "owner": "root",
+            "group": "root", "follow": False, "modification_time": "preserve", "access_time": "preserve"},
+         "when": "not pf_workdir_stat.stat.exists"},
         {"name": "is this pickfs installed", "ansible.builtin.stat": {"path": "{{ pf_venv }}/.pickfs-{{ tree_hash }}"},
          "register": "pf_installed"},
         {"name": "ship pickfs", "ansible.builtin.copy": {"src": "{{ wheels_dir }}/", "dest": "{{ pf_dir }}/wheels/",

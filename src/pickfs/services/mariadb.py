@@ -12,6 +12,7 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
+from pickfs.databases.values import check_values, value_text
 from pickfs.errors import CommandFailed
 from pickfs.proc import run
 from pickfs.services.base import Endpoint, Service, ServiceFailed, log_tail, missing_user, private_dirs
@@ -92,10 +93,9 @@ class MariaDB(Service):
             argv = [server_binary() or "mariadbd", "--no-defaults", f"--datadir={data}", f"--socket={socket}",
                     f"--pid-file={pidfile}", f"--tmpdir={tmpdir}", "--skip-networking", f"--user={OS_USER}",
                     f"--log-error={log}"]
-            for key in SETTINGS:
-                value = settings.get(key)
-                if value not in (None, ""):
-                    argv.append(f"--{key.replace('_', '-')}={value}")
+            chosen = {k: settings[k] for k in SETTINGS if settings.get(k) not in (None, "")}
+            check_values(chosen, "MariaDB setting")
+            argv += [f"--{k.replace('_', '-')}={value_text(v)}" for k, v in chosen.items()]
             stack.enter_context(holding(ledger, "process", pidfile=str(pidfile), match="mariadbd" if "mariadbd"
                                         in argv[0] else "mysqld", stop_signal="SIGTERM"))
             # Its own session: a Ctrl-C in the terminal reaches pickfs, which then shuts the server down.

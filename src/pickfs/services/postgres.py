@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import glob
+import os
+import pwd
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
+from pickfs.databases.values import check_values, value_text
 from pickfs.errors import CommandFailed
 from pickfs.proc import run
 from pickfs.services.base import Endpoint, Service, ServiceFailed, log_tail, missing_user, private_dirs
@@ -18,6 +21,7 @@ from pickfs.stack.ledger import Ledger
 SETTINGS = ("shared_buffers", "checkpoint_timeout", "max_wal_size", "fsync", "synchronous_commit",
             "wal_sync_method", "full_page_writes")
 PORT = 5432
+CONF = "pickfs.conf"
 OS_USER = "postgres"
 
 
@@ -26,6 +30,34 @@ def bindir() -> Path | None:
     found = sorted(glob.glob("/usr/lib/postgresql/*/bin/postgres"),
                    key=lambda p: int(Path(p).parent.parent.name) if Path(p).parent.parent.name.isdigit() else 0)
     return Path(found[-1]).parent if found else None
+
+
+def server_settings(sockdir: Path, settings: dict[str, Any]) -> dict[str, str]:
+    """What the server is started with: a private socket, no TCP, and the workload's settings, each
+    checked against its setting's shape (pure; PlanError for a value that is not one)."""
+    chosen = {k: settings[k] for k in SETTINGS if settings.get(k) not in (None, "")}
+    check_values(chosen, "PostgreSQL setting")
+    return {"listen_addresses": "", "unix_socket_directories": str(sockdir), "port": str(PORT),
+            **{k: value_text(v) for k, v in chosen.items()}}
+
+
+def conf_text(values: dict[str, str]) -> str:
+    """postgresql.conf lines, every value quoted (pure)."""
+    return "".join(f"{k} = '{v.replace(chr(39), chr(39) * 2)}'\n" for k, v in values.items())
+
+
+def write_settings(pgdata: Path, values: dict[str, str]) -> None:
+    """The settings into pgdata/pickfs.conf (owned by postgres, 0600), included last by postgresql.conf."""
+    owner = pwd.getpwnam(OS_USER)
+    fd = os.open(pgdata / CONF, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    with os.fdopen(fd, "w") as fh:
+        os.fchown(fh.fileno(), owner.pw_uid, owner.pw_gid)
+        fh.write(conf_text(values))
+    main = pgdata / "postgresql.conf"
+    line = f"include '{CONF}'\n"
+    if line not in main.read_text():
+        with open(main, "a") as fh:
+            fh.write(line)
 
 
 def _as_postgres(argv: list[str]) -> list[str]:
@@ -67,14 +99,14 @@ class PostgreSQL(Service):
                                         "see the message; is the filesystem writable?") from None
             else:  # an existing cluster after a power cut: its postmaster is long gone
                 (pgdata / "postmaster.pid").unlink(missing_ok=True)
-            options = ["-c listen_addresses=''", f"-c unix_socket_directories={sockdir}", f"-c port={PORT}"]
-            options += [f"-c {k}={settings[k]}" for k in SETTINGS if settings.get(k) not in (None, "")]
+            # The settings go into a file the server includes, never onto pg_ctl's -o (a shell line).
+            write_settings(pgdata, server_settings(sockdir, settings))
             # Recorded before it starts: cleanup finds the postmaster through its pid file.
             stack.enter_context(holding(ledger, "process", pidfile=str(pgdata / "postmaster.pid"), match="postgres",
                                         stop_signal="SIGINT"))
             try:
                 run(_as_postgres([str(bins / "pg_ctl"), "-D", str(pgdata), "-l", str(log), "-w", "-t", "120",
-                                  "-o", " ".join(options), "start"]), package="postgresql", timeout=180)
+                                  "start"]), package="postgresql", timeout=180)
             except CommandFailed:
                 raise ServiceFailed(f"PostgreSQL did not start: {log_tail(log)}",
                                     "check the server settings of this workload") from None

@@ -13,6 +13,7 @@ from pathlib import Path
 from pickfs.errors import CommandFailed, ConfigUnavailable, NoRoom
 from pickfs.model import FsConfig, MountInfo, Target
 from pickfs.proc import run
+from pickfs.safepaths import resolve
 from pickfs.stack import blockdev
 from pickfs.stack.aging import AgingResult, age
 from pickfs.stack.cleanup import holding
@@ -191,7 +192,7 @@ def provision(config: FsConfig, target: Target, ledger: Ledger, quiet_s: float =
     workdir = Path(target.workdir)
     with ExitStack() as stack:
         if target.kind == "directory":
-            base = Path(config.path or "")
+            base = resolve(config.path or "", f"{config.name}: directory")  # no other user's link followed
             datadir = base / f"pickfs-{uuid.uuid4().hex[:12]}"
             stack.enter_context(holding(ledger, "dir", path=str(datadir), recursive=True))
             datadir.mkdir(mode=PRIVATE_MODE)

@@ -13,7 +13,8 @@ import os
 import stat
 from pathlib import Path
 
-from pickfs.errors import UntrustedWorkdir
+from pickfs.errors import UntrustedPath, UntrustedWorkdir
+from pickfs.safepaths import MARKER, open_dir, resolve
 from pickfs.units import has_control
 
 # The work directory: only pickfs's user lists or writes it. Others may pass through (x), because
@@ -103,12 +104,65 @@ def verify_private(path: Path) -> None:
         raise _refuse(path, problem, st.st_uid)
 
 
+def made_problem(names: list[str], uid: int) -> str | None:
+    """Why an existing directory with these entries and owner cannot become a work directory (pure): it must be
+    one pickfs made (it holds the marker, or the ledger of an earlier pickfs), or be empty and owned by root
+    (by pickfs's user when not run as root)."""
+    if MARKER in names or "ledger" in names:
+        return None
+    if names:
+        return "is a directory pickfs did not make, and it is not empty"
+    if uid != 0 and uid != os.geteuid():
+        return f"is owned by uid {uid}"
+    return None
+
+
+def workdir_problem(workdir: str) -> str | None:
+    """Why `workdir` could not be pickfs's work directory, judged without creating or changing anything."""
+    problem = path_problem(workdir)
+    if problem:
+        return f"work directory {workdir!r} {problem}"
+    try:
+        real = resolve(workdir, "work directory")
+    except UntrustedPath as exc:
+        return exc.message
+    try:
+        st = os.lstat(real)
+        names = os.listdir(real) if stat.S_ISDIR(st.st_mode) else []
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return f"work directory {workdir} cannot be read: {exc.strerror}"
+    owned = owner_problem(st.st_mode, st.st_uid, st.st_uid if st.st_uid == 0 else os.geteuid())
+    problem = owned or made_problem(names, st.st_uid)
+    return f"work directory {workdir} {problem}" if problem else None
+
+
 def prepare(workdir: str) -> Path:
-    """Create or verify the work directory and its ledger directory; return the work directory."""
+    """Create or verify the work directory and its ledger directory; return the work directory.
+
+    Every component on the way is reached without following another user's link (safepaths); the missing
+    ones are made. An existing directory is taken only if pickfs made it, or if it is empty and root's."""
     path = check_path(workdir)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    private_dir(path, WORKDIR_MODE)
-    private_dir(path / "ledger", PRIVATE_MODE)
+    if os.path.islink(path):  # the work directory itself is never a link, not even root's
+        raise _refuse(path, "is a symbolic link")
+    try:
+        real = resolve(path, "work directory")
+        with open_dir(real.parent, "work directory", make=True):
+            pass
+    except UntrustedPath as exc:
+        raise UntrustedWorkdir(exc.message, exc.hint) from None
+    if real.exists():
+        verify_private(real)
+        names = os.listdir(real)
+        problem = made_problem(names, os.lstat(real).st_uid)
+        if problem:
+            raise _refuse(path, problem)
+    private_dir(real, WORKDIR_MODE)
+    marker = real / MARKER
+    if not marker.exists():
+        os.close(os.open(marker, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600))
+    private_dir(real / "ledger", PRIVATE_MODE)
     return path
 
 

@@ -14,13 +14,16 @@ from typing import Any, Protocol
 
 from pickfs.errors import NotFound, ResultsUnusable, ResultsWriteFailed
 from pickfs.model import RunRecord, Trial
+from pickfs.store import stored
 from pickfs.store.fleets import FLEET_SCHEMA, FleetMixin
 from pickfs.store.sqlitefile import (
     OPEN_HERE,
     OTHER_FILE,
     create_private,
     existing_version,
+    read_only_connection,
     remove_created,
+    writable_path,
     write_failure,
 )
 
@@ -116,13 +119,13 @@ class ResultStore(FleetMixin):
         self.path = Path(path)
         self.conn: StoreConnection | None = None
         self._failed: ResultsWriteFailed | None = None  # once a write failed, every later write fails too
-        version = existing_version(self.path, SCHEMA_VERSION)  # read-only: a refused file is never changed
+        real = writable_path(self.path)  # no other user's link on the way; missing directories made 0700
+        version = existing_version(real, SCHEMA_VERSION)  # read-only: a refused file is never changed
         created = False
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            created = create_private(self.path)
-            self.conn = sqlite3.connect(self.path, isolation_level=None, timeout=30)
-            OPEN_HERE.add(str(self.path.resolve()))
+            created = create_private(real)
+            self.conn = sqlite3.connect(real, isolation_level=None, timeout=30)
+            OPEN_HERE.add(str(real))
             self.conn.execute("PRAGMA journal_mode=WAL")
             self.conn.execute("PRAGMA synchronous=FULL")
             self._migrate(version)
@@ -130,7 +133,7 @@ class ResultStore(FleetMixin):
             if self.conn is not None:
                 self.conn.close()
             if created:
-                remove_created(self.path)
+                remove_created(real)
             if isinstance(exc, sqlite3.DatabaseError) and getattr(exc, "sqlite_errorname", "") in (
                     "SQLITE_CORRUPT", "SQLITE_NOTADB"):
                 raise ResultsUnusable(f"results database {self.path} is damaged ({exc})", OTHER_FILE) from None
@@ -138,21 +141,28 @@ class ResultStore(FleetMixin):
 
     @classmethod
     def read_only(cls, path: Path) -> ResultStore:
-        """Someone else's results file, to read runs from (`pickfs merge FILE`): opened read-only and never
-        migrated; a file of another schema is refused, naming the fix."""
+        """A results file to read runs from (`pickfs merge FILE`, `report`, `results`, `compare`): no file is
+        created or changed, beside it or in it. An older schema is brought up to date in a copy in memory."""
         path = Path(path)
+        if not path.is_file():
+            what = "does not exist" if not os.path.lexists(path) else "is not a regular file"
+            raise ResultsUnusable(f"results database {path} {what}", "name a results.db pickfs wrote "
+                                  "(pickfs run makes one)")
         version = existing_version(path, SCHEMA_VERSION)  # refuses a damaged file and a newer schema
         if version is None:
-            raise ResultsUnusable(f"results database {path} is empty or missing", "name a results.db pickfs wrote")
-        if version != SCHEMA_VERSION:
-            raise ResultsUnusable(f"results database {path} has an older schema ({version}; this pickfs reads "
-                                  f"{SCHEMA_VERSION}) and is not changed here",
-                                  f"upgrade a copy first: cp {path} COPY; pickfs results --results COPY; "
-                                  "pickfs merge COPY")
+            raise ResultsUnusable(f"results database {path} is empty", "name a results.db pickfs wrote")
         store = cls.__new__(cls)
         store.path, store.conn, store._failed = path, None, None
         try:
-            store.conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=30)
+            conn = read_only_connection(path)
+            if version != SCHEMA_VERSION:  # migrated in memory, never in the file
+                mem = sqlite3.connect(":memory:", isolation_level=None)
+                conn.backup(mem)
+                conn.close()
+                conn = mem
+                store.conn = conn
+                store._migrate(version)
+            store.conn = conn
             store.conn.execute("SELECT 1 FROM runs LIMIT 1").fetchall()
         except sqlite3.Error as exc:
             store.close()
@@ -267,8 +277,20 @@ class ResultStore(FleetMixin):
             " FROM runs WHERE id=?", (run_id,)).fetchone()
         if row is None:
             raise NotFound(f"no run {run_id!r} in {self.path}", "list runs with: pickfs results")
-        return {"id": row[0], "created": row[1], "updated": row[2], "status": row[3], "version": row[4],
-                "plan": json.loads(row[5]), "host": json.loads(row[6]), "notes": json.loads(row[7])}
+        try:
+            notes = stored.loads(row[7], list, "notes")
+            if not all(isinstance(n, str) for n in notes) or not isinstance(row[3], str) or \
+                    not all(isinstance(t, (int, float)) for t in (row[1], row[2])):
+                raise stored.Damaged("its status, times or notes are not what pickfs writes")
+            return {"id": row[0], "created": row[1], "updated": row[2], "status": row[3], "version": str(row[4]),
+                    "plan": stored.check_plan(stored.loads(row[5], dict, "plan")),
+                    "host": stored.check_host(stored.loads(row[6], dict, "host record")), "notes": notes}
+        except stored.Damaged as exc:
+            raise self._damaged(run_id, str(exc)) from None
+
+    def _damaged(self, run_id: str, why: str) -> ResultsUnusable:
+        return ResultsUnusable(f"{self.path} holds a damaged run {run_id}: {why}",
+                               "report another run, or restore the file from a copy pickfs wrote")
 
     def resolve(self, ref: str) -> str:
         """A run id, a unique prefix of one, or 'latest'."""
@@ -287,18 +309,27 @@ class ResultStore(FleetMixin):
     def load(self, ref: str) -> RunRecord:
         run_id = self.resolve(ref)
         r = self._row(run_id)
-        trials = tuple(
-            Trial(run_id=run_id, cell_index=row[0], repetition=row[1], phase=row[2], started=row[3],
-                  elapsed_s=row[4], ok=bool(row[5]), metrics=json.loads(row[6]), raw_output=row[7],
-                  mount=json.loads(row[8]), notes=tuple(json.loads(row[9])), error=row[10],
-                  monitor=json.loads(row[11]), block=row[12], round=row[13])
-            for row in self._conn.execute(
+        try:
+            trials = tuple(self._trial(run_id, row) for row in self._conn.execute(
                 "SELECT cell_index, repetition, phase, started, elapsed_s, ok, metrics_json, raw_output,"
                 " mount_json, notes_json, error, monitor_json, block, round FROM trials WHERE run_id=? ORDER BY id",
-                (run_id,))
-        )
+                (run_id,)))
+        except stored.Damaged as exc:
+            raise self._damaged(run_id, str(exc)) from None
         return RunRecord(run_id, r["created"], r["updated"], r["status"], r["version"], r["plan"], r["host"],
                          tuple(r["notes"]), trials)
+
+    @staticmethod
+    def _trial(run_id: str, row: Any) -> Trial:
+        stored.check_trial_row(row)
+        notes = stored.loads(row[9], list, "trial notes")
+        return Trial(run_id=run_id, cell_index=row[0], repetition=row[1], phase=row[2], started=row[3],
+                     elapsed_s=row[4], ok=bool(row[5]),
+                     metrics=stored.check_metrics(stored.loads(row[6], dict, "trial metrics")),
+                     raw_output=str(row[7]), mount=stored.loads(row[8], dict, "trial mount"),
+                     notes=tuple(str(n) for n in notes), error=str(row[10]),
+                     monitor=stored.loads(row[11], dict, "trial monitors"), block=row[12] if isinstance(row[12], int)
+                     else 0, round=row[13] if isinstance(row[13], int) else None)
 
     def run_ids(self) -> set[str]:
         return {r[0] for r in self._conn.execute("SELECT id FROM runs").fetchall()}
@@ -311,10 +342,13 @@ class ResultStore(FleetMixin):
             " (SELECT COUNT(*) FROM trials t WHERE t.run_id=r.id AND t.ok=0)"
             " FROM runs r ORDER BY r.created"
         ):
-            plan = json.loads(row[3])
-            workloads = ",".join(w["label"] for w in plan.get("workloads", []))
-            out.append(RunSummaryRow(row[0], row[1], row[2], len(plan.get("configs", [])), workloads,
-                                     row[4], row[5]))
+            try:
+                plan = stored.check_plan(stored.loads(row[3], dict, "plan"))
+                configs, workloads = len(plan["configs"]), ",".join(w["label"] for w in plan["workloads"])
+            except stored.Damaged as exc:
+                configs, workloads = 0, f"(damaged: {exc})"
+            out.append(RunSummaryRow(str(row[0]), row[1] if isinstance(row[1], (int, float)) else 0.0, str(row[2]),
+                                     configs, workloads, row[4], row[5]))
         return out
 
 

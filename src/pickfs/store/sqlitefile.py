@@ -8,10 +8,13 @@ from __future__ import annotations
 
 import errno
 import os
+import shutil
 import sqlite3
+import tempfile
 from pathlib import Path
 
 from pickfs.errors import ResultsUnusable, ResultsWriteFailed
+from pickfs.safepaths import open_dir, resolve
 
 MAGIC = b"SQLite format 3\x00"
 HEADER_SIZE = 100
@@ -95,27 +98,69 @@ def existing_version(path: Path, supported: int) -> int | None:
     return _version_of(path, supported, wal=bool(wal_size))
 
 
-def _version_of(path: Path, supported: int, wal: bool) -> int | None:
-    """The stored schema version, read without changing the file; refusals as ResultsUnusable."""
-    try:
-        # Read-only, so a refused file is never changed. But a database another pickfs is writing
-        # right now has its newest pages in its -wal file, which a mode=ro connection may not be able
-        # to use (it cannot map the -shm index): it would read a half-written file as "malformed".
-        # Then open it normally and only read (query_only): that changes nothing either.
-        if wal:
-            conn = sqlite3.connect(path, timeout=30)
-            conn.execute("PRAGMA query_only = ON")
-        else:
-            conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=30)
+SIDE_FILES = ("-wal", "-shm", "-journal")
+
+
+def side_files(path: Path) -> set[str]:
+    """Which of SQLite's side files lie beside `path`."""
+    return {suffix for suffix in SIDE_FILES if os.path.lexists(f"{path}{suffix}")}
+
+
+def read_only_connection(path: Path) -> sqlite3.Connection:
+    """A connection that reads `path` and creates or changes no file, beside it or in it.
+
+    With no side file there is no writer and nothing to replay: the file is opened immutable (no lock, no
+    -wal or -shm made). With a writer's -wal and -shm both there, a read-only connection uses them as they
+    are. Any other mix (a -wal left without its -shm, a hot -journal) is read from a private copy, where
+    SQLite may replay what it must without touching the user's files."""
+    uri = path.resolve().as_uri()
+    sides = side_files(path)
+    if not sides:
+        return sqlite3.connect(f"{uri}?immutable=1", uri=True, timeout=30)
+    if sides == {"-wal", "-shm"}:
+        return sqlite3.connect(f"{uri}?mode=ro", uri=True, timeout=30)
+    return _private_copy(path, sides)
+
+
+def _private_copy(path: Path, sides: set[str]) -> sqlite3.Connection:
+    """An in-memory copy of `path` with its side files replayed, made in a private temporary directory."""
+    with tempfile.TemporaryDirectory(prefix="pickfs-read-") as tmp:
+        copy = Path(tmp) / "copy.db"
+        shutil.copyfile(path, copy)
+        for suffix in sides - {"-shm"}:
+            shutil.copyfile(f"{path}{suffix}", f"{copy}{suffix}")
+        src = sqlite3.connect(copy, timeout=30)
         try:
+            mem = sqlite3.connect(":memory:")
+            src.backup(mem)
+        finally:
+            src.close()
+    return mem
+
+
+def integrity_problem(conn: sqlite3.Connection) -> str | None:
+    """What SQLite's quick check finds wrong in a database (None: nothing)."""
+    rows = [str(r[0]) for r in conn.execute("PRAGMA quick_check(3)").fetchall()]
+    return None if rows == ["ok"] else "; ".join(rows)[:200]
+
+
+def _version_of(path: Path, supported: int, wal: bool) -> int | None:
+    """The stored schema version, read without creating or changing any file; refusals as ResultsUnusable.
+    The file's pages are checked (quick_check) before anything in it is believed."""
+    try:
+        conn = read_only_connection(path)
+        try:
+            damage = integrity_problem(conn)
             tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
             row = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone() \
-                if "meta" in tables else None
+                if "meta" in tables and not damage else None
         finally:
             conn.close()
-    except sqlite3.DatabaseError as exc:
+    except (sqlite3.DatabaseError, OSError) as exc:
         raise ResultsUnusable(f"results database {path} is damaged or not an SQLite database ({exc})",
                               OTHER_FILE) from None
+    if damage:
+        raise ResultsUnusable(f"results database {path} is damaged (SQLite's check: {damage})", OTHER_FILE)
     version = None if row is None else str(row[0])
     problem = schema_problem(tables, version, supported)
     if problem:
@@ -124,10 +169,26 @@ def _version_of(path: Path, supported: int, wal: bool) -> int | None:
     return int(version) if version is not None else None
 
 
+def writable_path(path: Path) -> Path:
+    """The results file to write, resolved with no other user's link on the way (safepaths), its missing
+    directories made 0700; UntrustedPath otherwise, ResultsUnusable for a name that is not a regular file."""
+    real = resolve(path, "results database")
+    with open_dir(real.parent, "results database", make=True, mode=0o700) as dfd:
+        st = os.fstat(dfd)
+    # SQLite opens the file by its name: a directory another user can change could swap it for a link meanwhile
+    if st.st_uid not in (0, os.geteuid()) or (st.st_mode & 0o022 and not st.st_mode & 0o1000):
+        raise ResultsUnusable(f"results database {path} lies in a directory another user can change "
+                              f"({real.parent}, owned by uid {st.st_uid}, mode {st.st_mode & 0o7777:o})",
+                              "keep results in a directory of your own, e.g. the work directory (the default)")
+    if os.path.lexists(real) and not real.is_file():
+        raise ResultsUnusable(f"results database {path} is not a regular file", OTHER_FILE)
+    return real
+
+
 def create_private(path: Path) -> bool:
     """Create an empty results file readable by its owner only (0600); False when it already exists."""
     try:
-        fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+        fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
     except FileExistsError:
         return False
     try:

@@ -7,6 +7,7 @@ from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import Any, ClassVar
 
+from pickfs.databases.values import check_values
 from pickfs.errors import PlanError
 from pickfs.model import MetricDef, RawOutput, Target, WorkloadSpec
 from pickfs.services.base import Endpoint
@@ -47,6 +48,7 @@ class Workload(ABC):
             )
         merged = dict(cls.defaults)
         merged.update(settings)
+        check_values(merged, f"{cls.name}")
         return cls.check(merged)
 
     @classmethod

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import pwd
+import re
 import resource
 import shlex
 import signal
@@ -28,6 +29,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from pickfs import databases
+from pickfs.databases.values import check_values
 from pickfs.errors import CommandFailed, PlanError
 from pickfs.model import MetricDef, RawOutput, WorkloadSpec
 from pickfs.services import REGISTRY as SERVICES
@@ -37,6 +39,7 @@ from pickfs.units import has_control, parse_duration
 from pickfs.workloads.base import Workload, json_doc
 
 # a server's settings the command workload passes on to it, per service (databases/ says which)
+ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 SERVER_SETTINGS = {db.service: db.server_settings() for db in databases.DATABASES.values()
                    if db.service and db.server_settings()}
 OUTPUT_TAIL = 4000
@@ -160,6 +163,7 @@ class Command(Workload):
                 raise PlanError(exc.message, f"{exc.hint}; {server} settings: {', '.join(SERVER_SETTINGS[server])}") \
                     from None
             raise
+        check_values(server_keys, f"command ({server} server)")
         out.update(server_keys)
         return out
 
@@ -180,6 +184,12 @@ class Command(Workload):
         if not isinstance(out["env"], dict):
             raise PlanError("command env must be a table of names and values", 'e.g. env = { RAILS_ENV = "test" }')
         out["env"] = {str(k): str(v) for k, v in out["env"].items()}
+        for name, value in out["env"].items():
+            if not ENV_NAME.fullmatch(name):
+                raise PlanError(f"command env name {name!r} is not an environment variable name",
+                                'use letters, digits and _, not starting with a digit, e.g. env = { RAILS_ENV = "test" }')
+            if "\0" in value:
+                raise PlanError(f"command env {name} holds a NUL character", "remove it from the value")
         out["timeout"] = parse_duration(out["timeout"])
         if not isinstance(out["check"], (str, list)):
             raise PlanError("command check must be a shell line or a list of arguments", 'e.g. check = "./verify"')

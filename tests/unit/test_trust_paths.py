@@ -1,0 +1,204 @@
+"""Paths pickfs writes to: no other user's link followed, no directory of the user's taken over or changed.
+
+Run as root (as CI does): links are planted as `nobody` (uid 65534) would, with os.lchown.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from pickfs.errors import UntrustedPath, UntrustedWorkdir
+from pickfs.safepaths import MARKER, own_dir, resolve, write_file
+from pickfs.stack.workdir import prepare
+from tests.unit.test_plan_validation import pickfs, refused
+
+NOBODY = 65534
+as_root = pytest.mark.skipif(os.geteuid() != 0 and not os.environ.get("CI"), reason="needs root to plant links")
+
+
+def plant_link(link: Path, target: Path) -> Path:
+    link.symlink_to(target)
+    if os.geteuid() == 0:
+        os.lchown(link, NOBODY, NOBODY)
+    return link
+
+
+def snapshot(d: Path) -> tuple[int, list[str]]:
+    return stat.S_IMODE(d.stat().st_mode), sorted(os.listdir(d))
+
+
+@as_root
+def test_a_link_of_another_user_in_the_middle_of_a_path_is_refused(tmp_path):
+    victim = tmp_path / "victim"
+    victim.mkdir(mode=0o755)
+    plant_link(tmp_path / "l", victim)
+    with pytest.raises(UntrustedPath, match="symbolic link owned by uid 65534"):
+        resolve(tmp_path / "l" / "sub" / "x", "--html")
+    with pytest.raises(UntrustedWorkdir, match="symbolic link owned by uid 65534"):
+        prepare(str(tmp_path / "l" / "sub"))
+    with pytest.raises(UntrustedPath):
+        write_file(tmp_path / "l" / "r.html", b"x", "--html")
+    assert snapshot(victim) == (0o755, [])
+
+
+def test_roots_own_links_are_followed(tmp_path):
+    real = tmp_path / "real"
+    real.mkdir()
+    (tmp_path / "mine").symlink_to(real)
+    assert resolve(tmp_path / "mine" / "a", "--json") == real / "a"
+    write_file(tmp_path / "mine" / "a", b"data", "--json")
+    assert (real / "a").read_bytes() == b"data" and stat.S_IMODE((real / "a").stat().st_mode) == 0o600
+
+
+@as_root
+def test_a_link_of_another_user_under_the_name_written_is_refused_never_written_through(tmp_path):
+    target = tmp_path / "target"
+    target.write_bytes(b"")
+    plant_link(tmp_path / "out.html", target)
+    with pytest.raises(UntrustedPath, match="symbolic link owned by uid 65534"):
+        write_file(tmp_path / "out.html", b"<html>", "--html")
+    assert target.read_bytes() == b""
+    dangling = plant_link(tmp_path / "d.json", tmp_path / "created-by-link")
+    with pytest.raises(UntrustedPath):
+        write_file(dangling, b"{}", "--json")
+    assert not (tmp_path / "created-by-link").exists()
+
+
+def test_a_system_link_to_a_pipe_or_device_is_neither_replaced_nor_written(tmp_path):
+    for name in ("/dev/stdout", "/dev/stderr", "/dev/fd/1", "/proc/self/fd/2", "/dev/full", "/sys/kernel/x"):
+        before = os.readlink(name) if os.path.islink(name) else None
+        with pytest.raises(UntrustedPath, match="kernel's"):
+            write_file(name, b"{}", "--json")
+        assert (os.readlink(name) if os.path.islink(name) else None) == before
+    (tmp_path / "real.json").write_bytes(b"old")
+    (tmp_path / "mine.json").symlink_to(tmp_path / "real.json")  # root's own link: followed
+    write_file(tmp_path / "mine.json", b"new", "--json")
+    assert (tmp_path / "mine.json").is_symlink() and (tmp_path / "real.json").read_bytes() == b"new"
+
+
+def test_a_file_written_replaces_a_hard_link_planted_under_its_name(tmp_path):
+    target = tmp_path / "target"
+    target.write_bytes(b"keep")
+    os.link(target, tmp_path / "out.json")
+    write_file(tmp_path / "out.json", b"{}", "--json")
+    assert target.read_bytes() == b"keep" and (tmp_path / "out.json").read_bytes() == b"{}"
+
+
+def test_a_device_or_directory_is_not_a_file_to_write(tmp_path):
+    with pytest.raises(UntrustedPath, match="kernel's dev tree"):
+        write_file("/dev/full", b"x", "--json")
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    with pytest.raises(UntrustedPath, match="not a regular file"):
+        write_file(fifo, b"x", "--json")
+    with pytest.raises(UntrustedPath, match="a directory"):
+        write_file(tmp_path, b"x", "--json")
+
+
+def test_a_directory_of_the_users_is_refused_unless_empty_and_never_changed(tmp_path):
+    full = tmp_path / "full"
+    full.mkdir(mode=0o755)
+    (full / "mine").write_text("x")
+    with pytest.raises(UntrustedPath, match="did not make"):
+        own_dir(full, "--site")
+    with pytest.raises(UntrustedWorkdir, match="did not make"):
+        prepare(str(full))
+    assert snapshot(full) == (0o755, ["mine"])
+    empty = tmp_path / "empty"
+    empty.mkdir(mode=0o755)
+    prepare(str(empty))  # empty and root's: taken, and marked as pickfs's
+    assert MARKER in os.listdir(empty) and (empty / "ledger").is_dir()
+    prepare(str(empty))  # and taken again
+
+
+@pytest.mark.parametrize("table", ['[target]\nworkdir = "/etc"', '[method]\ncrash_keep = "/etc"'])
+def test_plan_check_refuses_a_system_directory_as_work_or_keep_directory(tmp_path, capsys, table):
+    plan = tmp_path / "p.toml"
+    plan.write_text(f'fs = ["ext4"]\n{table}\n')
+    refused(["plan", "check", str(plan)], capsys, "/etc")
+
+
+def test_a_read_only_command_creates_no_work_directory(tmp_path, capsys):
+    wd = tmp_path / "wd"
+    code, _, err = pickfs(["results", "--workdir", str(wd)], capsys)
+    assert not wd.exists(), err
+    mine = tmp_path / "mine"
+    mine.mkdir(mode=0o755)
+    code, _, err = pickfs(["results", "--workdir", str(mine)], capsys)
+    assert snapshot(mine) == (0o755, []), err
+
+
+@as_root
+def test_crashtest_keep_states_through_a_planted_link_is_refused_before_anything_runs(tmp_path, capsys):
+    keep = tmp_path / "rootkeep"
+    keep.mkdir(mode=0o755)
+    (keep / "ext4-sqlite-tpcb-state-1.img").write_bytes(b"old")
+    plant_link(tmp_path / "kl", keep)
+    before = snapshot(keep)
+    refused(["crashtest", "--fs", "ext4", "--set", "synchronous=OFF", "--states", "3", "--duration", "2s",
+             "--size", "512M", "--keep-states", str(tmp_path / "kl"), "--workdir", str(tmp_path / "wd")], capsys,
+            "symbolic link owned by uid 65534")
+    assert snapshot(keep) == before and (keep / "ext4-sqlite-tpcb-state-1.img").read_bytes() == b"old"
+
+
+@as_root
+def test_a_site_or_workdir_below_a_planted_link_is_refused(tmp_path, capsys):
+    victim = tmp_path / "victim"
+    victim.mkdir(mode=0o755)
+    plant_link(tmp_path / "l", victim)
+    results = tmp_path / "r.db"
+    from pickfs.store import ResultStore
+    from tests.records import fill, make_plan
+
+    store = ResultStore(results)
+    fill(store, make_plan())
+    store.close()
+    refused(["report", "--results", str(results), "--site", str(tmp_path / "l" / "sub")], capsys,
+            "symbolic link owned by uid 65534")
+    pickfs(["results", "--workdir", str(tmp_path / "l" / "sub")], capsys)
+    refused(["run", "--dry-run", "--fs", "ext4", "--workdir", str(tmp_path / "l" / "sub")], capsys,
+            "symbolic link owned by uid 65534")
+    refused(["report", "--results", str(results), "--html", str(tmp_path / "l" / "r.html")], capsys,
+            "symbolic link owned by uid 65534")
+    assert snapshot(victim) == (0o755, [])
+
+
+def test_the_fleet_play_marks_a_work_directory_it_made_so_pickfs_takes_it_there():
+    from pickfs.fleet.playbooks import run_playbook
+    from tests.unit.test_fleetfix import tasks
+
+    ts = tasks(run_playbook())
+    names = [t["name"] for t in ts]
+    mark = ts[names.index("mark the work directory pickfs's")]
+    assert mark["ansible.builtin.file"]["path"].endswith("/" + MARKER)
+    assert mark["when"] == "not pf_workdir_stat.stat.exists"  # one that was there already is judged by pickfs
+    assert names.index("make pickfs's directories") < names.index("mark the work directory pickfs's") < \
+        names.index("ship pickfs")
+
+
+@as_root
+def test_a_directory_target_below_a_planted_link_is_refused(tmp_path, capsys):
+    victim = tmp_path / "victim"
+    victim.mkdir(mode=0o755)
+    plant_link(tmp_path / "l", victim)
+    refused(["run", "--dry-run", "--target", "directory", "--dir", str(tmp_path / "l"), "--workdir",
+             str(tmp_path / "wd")], capsys, "symbolic link owned by uid 65534")
+    assert snapshot(victim) == (0o755, [])
+
+
+def test_a_site_directory_an_earlier_pickfs_wrote_is_taken_one_with_other_files_is_not(tmp_path):
+    from pickfs.cli.report import check_site_dir
+    from pickfs.errors import PlanError
+
+    old = tmp_path / "old-site"
+    old.mkdir(mode=0o755)
+    for name in ("index.html", "plotly.min.js", "run-20260101-000000-abcd.html"):
+        (old / name).write_text("x")
+    check_site_dir(old)
+    (old / "notes.txt").write_text("mine")
+    with pytest.raises(PlanError, match="did not make"):
+        check_site_dir(old)
