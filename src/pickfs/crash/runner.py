@@ -39,7 +39,7 @@ from typing import Any
 from pickfs import databases
 from pickfs.crash import log as wlog
 from pickfs.crash.files import FileWatch
-from pickfs.crash.session import Recording, fuse_unavailable, recording
+from pickfs.crash.session import Recording, fuse_unavailable, recording, sparse_image
 from pickfs.crash.states import (
     DEFAULT_UNIT,
     STRATEGIES,
@@ -567,8 +567,7 @@ def crash_test(config: FsConfig, spec: WorkloadSpec, workdir: Path, ledger: Ledg
         progress(f"recorded {len(acks):,} acknowledgements, {last - first:,} writes and flushes, {len(events):,} "
                  f"events; checking {len(states)} states")
         start_image = base / "start.img"
-        with open(start_image, "wb") as fh:
-            fh.truncate(size)
+        sparse_image(start_image, size)
         wlog.apply(rec.log, records[:first], start_image)
         os.unlink(rec.backing)  # the final state is not needed; keep the disk use down
         working = base / "working.img"
