@@ -182,7 +182,7 @@ class Executor:
             return
         self.store.save_trial(Trial(run_id=self.run_id, cell_index=cell.index, repetition=0, phase="crash",
                                     started=started, elapsed_s=time.time() - started, ok=True,
-                                    metrics=result.metrics(), raw_output=result.as_json()))
+                                    metrics=result.metrics(), raw_output=result.as_json(), notes=result.notes))
 
     def execute(self, previous: tuple[Trial, ...] = ()) -> set[int]:
         """Run every slot not already measured in `previous`; return the indexes of failed cells."""

@@ -143,6 +143,23 @@ class Tracked:
                 os.close(fd)
         return enter
 
+    @contextmanager
+    def spawning(self) -> Iterator[None]:
+        """pickfs itself in the group while it starts a program (which is born there), back in its own after.
+
+        For a program started as another user, who may not move itself into root's group."""
+        if self.path is None:
+            yield
+            return
+        own = Path(f"/proc/{os.getpid()}/cgroup").read_text()
+        origin = group_parent(Path("/proc/self/mountinfo").read_text(), own)
+        (self.path / "cgroup.procs").write_text(f"{os.getpid()}\n")
+        try:
+            yield
+        finally:
+            if origin is not None:
+                (origin[0] / "cgroup.procs").write_text(f"{os.getpid()}\n")
+
     def end(self, grace_s: float = GRACE_S, spare: frozenset[int] = frozenset()) -> list[str]:
         return [] if self.path is None else end_group(self.path, grace_s, spare)
 
