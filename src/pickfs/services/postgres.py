@@ -10,8 +10,16 @@ from typing import Any
 
 from pickfs.errors import CommandFailed
 from pickfs.proc import run
-from pickfs.services.base import (Endpoint, Service, ServiceFailed, group_field, log_tail, missing_user,
-                                  private_dirs, server_group)
+from pickfs.services.base import (
+    Endpoint,
+    Service,
+    ServiceFailed,
+    group_field,
+    log_tail,
+    missing_user,
+    private_dirs,
+    server_group,
+)
 from pickfs.stack.cleanup import holding
 from pickfs.stack.ledger import Ledger
 
