@@ -6,11 +6,13 @@ import os
 import time
 from collections.abc import Sequence
 from contextlib import ExitStack, nullcontext
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Protocol
 
 from pickfs.crash.runner import crash_test, crash_unavailable
 from pickfs.engine.schedule import (
+    SIDE_BY_SIDE_BUDGET,
     ComparisonKey,
     Slot,
     SlotKey,
@@ -29,7 +31,8 @@ from pickfs.engine.schedule import (
 from pickfs.engine.sidebyside import SideBySide
 from pickfs.engine.standup import stand_up
 from pickfs.errors import PickfsError, ResultsWriteFailed
-from pickfs.model import Cell, Phase, Plan, Trial, plan_from_dict
+from pickfs.model import Cell, Method, Phase, Plan, Trial, plan_from_dict
+from pickfs.plan import budget_shares
 from pickfs.monitors.sampler import RunMonitor, cell_scope
 from pickfs.stack.filesystems import RAW, unavailable_reason
 from pickfs.stack.ledger import Ledger
@@ -66,6 +69,15 @@ def drop_caches() -> None:
     os.sync()
     if os.geteuid() == 0:
         Path("/proc/sys/vm/drop_caches").write_text("3\n")
+
+
+def shared_method(m: Method, share: float) -> Method:
+    """The method a workload is measured with when it has `share` of the time budget (pure): the client
+    counts of one workload share its budget, so --clients 1,2,4,8 takes the time one workload would. A run
+    of a fixed number of rounds with no time budget keeps its rounds."""
+    if share >= 1.0 or (m.rounds is not None and m.max_seconds is None and m.target_ci is None):
+        return m
+    return replace(m, max_seconds=(m.max_seconds if m.max_seconds is not None else SIDE_BY_SIDE_BUDGET) * share)
 
 
 class Executor:
@@ -218,10 +230,12 @@ class Executor:
                                "at a time (--one-at-a-time); images or directories can stand side by side")
         if not m.side_by_side or self.plan.target.kind == "device":
             return self._one_at_a_time(cells, previous, failed_cells)
+        shares = budget_shares(self.plan.workloads)
         for wl in self.plan.workloads:
             group = [c for c in cells if c.workload.label == wl.label]
             if workload_class(wl.name).sliceable:
-                SideBySide(self.plan, self.run_id, self.store, self.ledger, self.observer,
+                plan = replace(self.plan, method=shared_method(m, shares.get(wl.label, 1.0)))
+                SideBySide(plan, self.run_id, self.store, self.ledger, self.observer,
                            self._fail_cell).run(group, previous, failed_cells)
             else:
                 self._whole_runs(group, previous, failed_cells)
