@@ -11,12 +11,12 @@ import pytest
 
 from pickfs.crash.session import fuse_unavailable, recording
 from pickfs.errors import NoRoom
+from pickfs.model import WorkloadSpec
 from pickfs.services.firebird import FirebirdServer
-from pickfs.stack.cleanup import holding, undo_all
+from pickfs.stack.cleanup import undo_all
 from pickfs.stack.ledger import Ledger
 from pickfs.stack.tracking import tracked
 from pickfs.workloads.command import Command
-from pickfs.model import WorkloadSpec
 from tests.conftest import needs_root
 
 pytestmark = needs_root

@@ -32,8 +32,8 @@ from pickfs.engine.sidebyside import SideBySide
 from pickfs.engine.standup import stand_up
 from pickfs.errors import PickfsError, ResultsWriteFailed
 from pickfs.model import Cell, Method, Phase, Plan, Trial, plan_from_dict
-from pickfs.plan import budget_shares
 from pickfs.monitors.sampler import RunMonitor, cell_scope
+from pickfs.plan import budget_shares
 from pickfs.stack.filesystems import RAW, unavailable_reason
 from pickfs.stack.ledger import Ledger
 from pickfs.stack.provision import Provisioned, space_used
