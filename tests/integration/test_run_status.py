@@ -2,6 +2,7 @@
 (then `pickfs cleanup`), 'failed' with a non-zero exit when no configuration gave a result, and one pickfs per run."""
 
 import signal
+import subprocess
 import sqlite3
 import time
 from pathlib import Path
@@ -111,3 +112,23 @@ def test_a_live_run_cannot_be_resumed_and_cleanup_marks_a_killed_one_interrupted
     # duplicates are impossible: each (cell, repetition) measured once
     kept = [(c, rep) for _, c, rep, _ in measured_trials(workdir)]
     assert len(kept) == len(set(kept))
+
+
+def test_no_room_for_a_later_block_keeps_every_configuration(workdir):
+    """A small host filesystem: the first block of both configurations fits, the second does not. Both are
+    measured on the block standing; before, the second block's room check failed them both for good."""
+    small = workdir / "small"
+    small.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1300M,mode=0711", "tmpfs", str(small)], check=True)
+    try:
+        r = pickfs(workdir, "run", "--workdir", str(small / "w"), "--fs", "ext4,ext2", "--blocks", "3", "--rounds",
+                   "3", "--slice", "1s", "--warmup", "0", "--size", "512M", timeout=600)
+        assert r.returncode == 0, r.stderr
+        assert "no room for block 2" in r.stderr
+        db = small / "w" / "results.db"
+        assert rows(db, "SELECT status FROM runs") == [("complete",)]
+        assert rows(db, "SELECT cell_index, count(*) FROM trials WHERE phase='measured' AND ok=1 GROUP BY cell_index"
+                        " ORDER BY cell_index") == [(0, 3), (1, 3)]
+        assert rows(db, "SELECT count(*) FROM trials WHERE ok=0") == [(0,)]
+    finally:
+        subprocess.run(["umount", "-l", str(small)])
