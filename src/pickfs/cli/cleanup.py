@@ -13,14 +13,15 @@ from pickfs.engine import runlock
 from pickfs.errors import NotUndone, PickfsError
 from pickfs.stack.cleanup import undo_entries
 from pickfs.stack.workdir import check_path
+from pickfs.store.postgres import is_postgres_url
 from pickfs.store.results import ResultStore, default_results_path
 
 
-def end_stale_runs(workdir: str) -> list[str]:
+def end_stale_runs(workdir: str, results_path: str | None = None) -> list[str]:
     """Mark interrupted every run of this work directory still 'running' that no pickfs is executing
     (killed, or ended by a full disk or an internal error); one line per run, saying what was kept."""
-    path = default_results_path(workdir)
-    if not path.is_file():
+    path = Path(results_path) if results_path else default_results_path(workdir)
+    if is_postgres_url(str(path)) or not path.is_file():
         return []
     try:
         store = ResultStore(path)
@@ -44,7 +45,10 @@ def end_stale_runs(workdir: str) -> list[str]:
 
 @click.command("cleanup")
 @click.option("--workdir", default=DEFAULT_WORKDIR, show_default=True, help="pickfs's work directory")
-def command(workdir: str) -> None:
+@click.option("--results", "results_path", default=None,
+              help="the results file whose runs of this work directory a killed pickfs left 'running' "
+                   "[WORKDIR/results.db]")
+def command(workdir: str, results_path: str | None) -> None:
     """Unmount, detach and remove every resource left in the ledger by a pickfs that is gone."""
     if not os.path.lexists(check_path(workdir)):
         console.info(f"nothing to clean up ({workdir} does not exist)")
@@ -54,7 +58,7 @@ def command(workdir: str) -> None:
     live = len(ledger.entries()) - len(entries)
     if entries:
         require_root("undoing mounts and loop devices", "run pickfs cleanup as root")
-    for line in end_stale_runs(workdir):
+    for line in end_stale_runs(workdir, results_path):
         console.info(line)
     if not entries:
         console.info("nothing to clean up" + (f" ({live} resource(s) belong to a pickfs still running)" if live else ""))

@@ -406,7 +406,7 @@ def _execute(plan: Plan, o: dict[str, Any], store: ResultStore, ledger: Any, run
             bar.stop()
             if not interrupted(exc):
                 # a full disk, an I/O error, an internal error: the run ends failed, never 'running'
-                _end_run(store, run_id, "failed", f"failed ({one_line(exc)})")
+                _end_run(store, run_id, "failed", "failed")
                 raise
             # Ctrl-C (or SIGTERM) always ends the run as interrupted, even when undoing what was
             # built raised on the way out; that error is reported after.
