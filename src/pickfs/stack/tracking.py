@@ -56,12 +56,19 @@ def _members(path: Path) -> list[int]:
 
 
 def describe(pid: int) -> str:
-    """A process's command line, shortened, for a note; its pid when it is gone."""
-    try:
-        args = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-    except OSError:
-        return str(pid)
-    return " ".join(a.decode(errors="replace") for a in args if a)[:80] or str(pid)
+    """A process's command line, shortened, for a note; its pid when it is gone.
+
+    A process in the middle of an exec shows no command line for an instant: asked again."""
+    for _ in range(20):
+        try:
+            args = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            return str(pid)
+        text = " ".join(a.decode(errors="replace") for a in args if a)[:80]
+        if text:
+            return text
+        time.sleep(0.005)
+    return str(pid)
 
 
 def _signal_all(pids: list[int], sig: int) -> None:
