@@ -34,8 +34,9 @@ from pickfs.plan import (
 )
 from pickfs.report.terminal import render_run
 from pickfs.report.text import fmt_with_unit
+from pickfs.stack.ledger import Ledger
 from pickfs.stack.safety import check_device
-from pickfs.store import ResultStore
+from pickfs.store import ResultStore, RunRecord
 from pickfs.store.results import new_run_id
 from pickfs.units import parse_duration, parse_size
 from pickfs.workloads import DEFAULT_WORKLOAD, REGISTRY, workload_class
@@ -393,8 +394,8 @@ def execute_plan(plan: Plan, o: dict[str, Any], store: ResultStore | None = None
                           "fix what the errors name, then run again")
 
 
-def _execute(plan: Plan, o: dict[str, Any], store: ResultStore, ledger: Any, run_id: str,
-             previous: tuple[Trial, ...]) -> Any:
+def _execute(plan: Plan, o: dict[str, Any], store: ResultStore, ledger: Ledger, run_id: str,
+             previous: tuple[Trial, ...]) -> RunRecord:
     """Execute the run; whatever ends it, it ends with a final status and says what was kept."""
     console.info(f"run {run_id}: {len(plan.configs)} configurations x {len(plan.workloads)} workload(s), "
                  f"{method_words(plan.method)}; results in {store.path}")
