@@ -142,12 +142,13 @@ def test_kill_9_while_servers_stand_up(workdir):
 
 def test_kill_9_mid_slice_with_a_server_held_stopped(workdir):
     seen = Seen()
-    proc = start_pickfs(workdir, *SERVER_RUN)
+    proc = start_pickfs(workdir, *SERVER_RUN, "--memory", "400M")  # each configuration in a memory group too
 
     def stopped_server() -> bool:
         return len(measured_trials(workdir)) >= 1 and any(state(p) == "T" for p in seen.pids)
 
     assert wait_for(stopped_server, seen, workdir), "no server was ever held stopped"
+    assert any(e["kind"] == "cgroup" for e in ledger_entries(workdir))
     kill_then_clean(proc, workdir, seen)
     assert len(measured_trials(workdir)) >= 1
 
