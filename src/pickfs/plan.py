@@ -277,6 +277,18 @@ def expand_clients(workloads: list[WorkloadSpec], counts: tuple[int, ...]) -> tu
     return out, warnings
 
 
+def budget_shares(workloads: list[WorkloadSpec] | tuple[WorkloadSpec, ...]) -> dict[str, float]:
+    """Each workload's share of its time budget (pure): the client counts one workload was expanded into
+    (LABEL-c1, LABEL-c2, ...) share that workload's budget; any other workload has it whole."""
+    groups: dict[tuple[str, str], list[str]] = {}
+    for w in workloads:
+        key = workload_class(w.name).clients_setting
+        count = dict(w.settings).get(key) if key else None
+        base = w.label.removesuffix(f"-c{count}") if count is not None else w.label
+        groups.setdefault((w.name, base), []).append(w.label)
+    return {label: 1.0 / len(labels) for labels in groups.values() for label in labels}
+
+
 def sized_image(need: int, age: float | None, minimum: int) -> int:
     """The image size that holds `need` bytes of data beside an aging's fill (pure): whole GiB, at least `minimum`."""
     usable = IMAGE_USABLE_SHARE - (age or 0.0)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from pickfs.errors import CommandFailed, ToolMissing
 from pickfs.model import RawOutput
@@ -21,8 +21,11 @@ def resolve(tool: str, package: str = "") -> str:
 
 
 def run(argv: Sequence[str], *, package: str = "", timeout: float | None = 600, hint: str = "",
-        input_text: str | None = None, env: dict[str, str] | None = None) -> RawOutput:
-    """Run a program; return its stdout and wall time, or raise CommandFailed with its stderr."""
+        input_text: str | None = None, env: dict[str, str] | None = None,
+        preexec: Callable[[], None] | None = None) -> RawOutput:
+    """Run a program; return its stdout and wall time, or raise CommandFailed with its stderr.
+
+    preexec: run in the child before the program (a control group to enter: stack/tracking.py)."""
     args = [resolve(argv[0], package), *argv[1:]]
     full_env = None
     if env is not None:
@@ -30,7 +33,7 @@ def run(argv: Sequence[str], *, package: str = "", timeout: float | None = 600, 
     t0 = time.perf_counter()
     try:
         proc = subprocess.run(args, capture_output=True, text=True, timeout=timeout, input=input_text,
-                              env=full_env)
+                              env=full_env, preexec_fn=preexec)
     except subprocess.TimeoutExpired as exc:
         raise CommandFailed(list(argv), -1, f"timed out after {timeout:.0f}s {_text(exc.stderr)}", hint) from None
     elapsed = time.perf_counter() - t0

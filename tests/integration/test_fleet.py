@@ -443,3 +443,45 @@ def test_a_killed_controller_leaves_the_jobs_running_then_cleanup_and_resume_fin
         assert status == "complete"
         assert min(started) < killed and max(started) > resuming  # measured before the kill, kept; resumed after
     fleet.assert_clean()
+
+
+def test_kill_9_of_a_hosts_job_then_cleanup_there_leaves_nothing_and_keeps_its_slices(fleet):
+    """The kill -9 matrix's fleet case: a host's job (the plan running there) killed mid-measurement; the
+    controller reports the host failed; `pickfs cleanup` on the host leaves nothing and keeps every slice."""
+    inventory = fleet.inventory(name="job-killed.ini")
+    plan = fleet.root / "long.toml"
+    plan.write_text(PLAN.replace("rounds = 4", "rounds = 400"))
+    earlier = {db for h in fleet.hosts for db in (h.workdir / "fleet").glob("fleet-*/results.db")}
+    proc = subprocess.Popen([sys.executable, "-m", "pickfs", "fleet", "run", "-i", str(inventory), "--plan", str(plan),
+                             "--poll", "1s"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=fleet.env())
+    try:
+        deadline = time.monotonic() + 240
+        while not all(h.mounts() and measured_on(h, earlier) for h in fleet.hosts):
+            assert proc.poll() is None and time.monotonic() < deadline, "the plan did not start on both hosts"
+            time.sleep(1)
+        kept = {}
+        for h in fleet.hosts:
+            [db] = [d for d in (h.workdir / "fleet").glob("fleet-*/results.db") if d not in earlier]
+            kept[h.name] = (db, set(results(db, "SELECT id FROM trials WHERE phase='measured' AND ok=1")))
+            jobs = [p for p in h.processes() if b"pickfs.fleet.hostside execute" in
+                    Path(f"/proc/{p}/cmdline").read_bytes().replace(b"\0", b" ")]
+            assert jobs, h.pickfs_processes()
+            for pid in jobs:
+                os.kill(pid, signal.SIGKILL)
+        _, err = proc.communicate(timeout=300)
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGINT)
+            proc.communicate(timeout=300)
+    assert proc.returncode != 0 and "Traceback" not in err, err
+    for h in fleet.hosts:
+        assert h.mounts(), "a kill -9 leaves the filesystems mounted"
+        clean = h.in_host(sys.executable, "-m", "pickfs", "cleanup", "--workdir", str(h.workdir),
+                          "--results", str(kept[h.name][0]))
+        assert clean.returncode == 0, clean.stderr
+        assert "marked interrupted" in clean.stderr, clean.stderr
+        db, before = kept[h.name]
+        assert before <= set(results(db, "SELECT id FROM trials WHERE phase='measured' AND ok=1"))
+        assert results(db, "SELECT status FROM runs") == [("interrupted",)]
+    fleet.assert_clean()

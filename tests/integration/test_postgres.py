@@ -46,7 +46,8 @@ def test_a_server_that_cannot_start_says_why_and_leaves_nothing(workdir):
     out = workdir / "run.json"
     r = pickfs(workdir, "run", "--fs", "ext4", "--workload", "pgbench", *SMALL, "--set", "shared_buffers=1",
                "--duration", "2s", "--blocks", "1", "--runs", "1", "--warmup", "0", "--size", "1G", "--json", str(out))
-    assert r.returncode == 0, r.stderr  # the cell fails; the run goes on
+    # the cell fails; the run goes on, and, with no configuration giving a result, ends failed (exit 1)
+    assert r.returncode == 1 and "no configuration gave a result" in r.stderr, r.stderr
     [cell] = json.loads(out.read_text())["cells"]
     assert cell["status"] == "failed"
     assert "PostgreSQL did not start" in cell["notes"][0] and "shared_buffers" in cell["notes"][0]

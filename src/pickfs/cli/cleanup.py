@@ -3,21 +3,54 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import click
 
 from pickfs import console
 from pickfs.cli.common import DEFAULT_WORKDIR, ledger_for, require_root
 from pickfs.cli.examples import examples
+from pickfs.engine import runlock
 from pickfs.errors import NotUndone, PickfsError
 from pickfs.stack.cleanup import undo_entries
 from pickfs.stack.workdir import check_path
+from pickfs.store.postgres import is_postgres_url
+from pickfs.store.results import ResultStore, default_results_path
+
+
+def end_stale_runs(workdir: str, results_path: str | None = None) -> list[str]:
+    """Mark interrupted every run of this work directory still 'running' that no pickfs is executing
+    (killed, or ended by a full disk or an internal error); one line per run, saying what was kept."""
+    path = Path(results_path) if results_path else default_results_path(workdir)
+    if is_postgres_url(str(path)) or not path.is_file():
+        return []
+    try:
+        store = ResultStore(path)
+        out = []
+        for row in store.list_runs():
+            if row.status != "running":
+                continue
+            target = store.load(row.id).plan.get("target") or {}
+            if os.path.normpath(str(target.get("workdir", ""))) != os.path.normpath(workdir):
+                continue  # another work directory's run: its own cleanup (and lock) decide
+            if runlock.is_live(Path(workdir), row.id):
+                continue
+            store.set_status(row.id, "interrupted")
+            out.append(f"run {row.id} marked interrupted ({row.trials_ok} trials kept); "
+                       f"continue with: pickfs run --resume {row.id}")
+        return out
+    except (PickfsError, OSError, AttributeError, TypeError) as exc:
+        msg = exc.one_line() if isinstance(exc, PickfsError) else str(exc)
+        return [f"the runs in {path} were not checked: {msg}"]
 
 
 @click.command("cleanup", epilog=examples('pickfs cleanup',
          'pickfs cleanup --workdir /var/tmp/my-pickfs'))
 @click.option("--workdir", default=DEFAULT_WORKDIR, show_default=True, help="pickfs's work directory")
-def command(workdir: str) -> None:
+@click.option("--results", "results_path", default=None,
+              help="the results file whose runs of this work directory a killed pickfs left 'running' "
+                   "[WORKDIR/results.db]")
+def command(workdir: str, results_path: str | None) -> None:
     """Unmount, detach and remove every resource left in the ledger by a pickfs that is gone."""
     if not os.path.lexists(check_path(workdir)):
         console.info(f"nothing to clean up ({workdir} does not exist)")
@@ -25,10 +58,13 @@ def command(workdir: str) -> None:
     ledger = ledger_for(workdir)
     entries = ledger.orphans()
     live = len(ledger.entries()) - len(entries)
+    if entries:
+        require_root("undoing mounts and loop devices", "run pickfs cleanup as root")
+    for line in end_stale_runs(workdir, results_path):
+        console.info(line)
     if not entries:
         console.info("nothing to clean up" + (f" ({live} resource(s) belong to a pickfs still running)" if live else ""))
         return
-    require_root("undoing mounts and loop devices", "run pickfs cleanup as root")
     report = undo_entries(ledger, entries)
     for line in report.refused:
         console.warn(f"not undone: {line}")

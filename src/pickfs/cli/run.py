@@ -16,6 +16,7 @@ from pickfs import __version__, console, host
 from pickfs.cli.common import clean_orphans, ledger_for, open_store, require_root, results_option, workdir_option
 from pickfs.cli.examples import examples
 from pickfs.cli.report import check_export_targets, export_targets, with_exports, write_exports
+from pickfs.engine import runlock
 from pickfs.engine.executor import Executor
 from pickfs.engine.schedule import Slot
 from pickfs.errors import EXIT_INTERRUPTED, PickfsError, PlanError
@@ -45,8 +46,9 @@ from pickfs.plan import (
 )
 from pickfs.report.terminal import render_run, terse_lines
 from pickfs.report.text import fmt_with_unit
+from pickfs.stack.ledger import Ledger
 from pickfs.stack.safety import check_device
-from pickfs.store import ResultStore
+from pickfs.store import ResultStore, RunRecord
 from pickfs.store.results import new_run_id
 from pickfs.units import parse_duration, parse_size
 from pickfs.workloads import DEFAULT_WORKLOAD, REGISTRY, workload_class
@@ -497,28 +499,16 @@ def execute_plan(plan: Plan, o: dict[str, Any], store: ResultStore | None = None
     for w in (*plan.warnings, *(Command.root_warning(spec) for spec in plan.workloads)):
         if w:
             console.warn(w)
-    if run_id is None:
+    if run_id is not None:
+        lock = runlock.hold(Path(plan.target.workdir), run_id)  # refused while another pickfs runs it
+        store.set_status(run_id, "running")
+    else:
         run_id = store_new_run(store, plan)
-    console.info(f"run {run_id}: {len(plan.configs)} configurations x {len(plan.workloads)} workload(s), "
-                 f"{method_words(plan.method)}; results in {store.path}")
-    with console.progress() as bar:
-        executor = Executor(plan, run_id, store, ledger, CliObserver(bar))
-        try:
-            executor.execute(previous)
-        except BaseException as exc:
-            if not interrupted(exc):
-                raise
-            # Ctrl-C (or SIGTERM) always ends the run as interrupted, even when undoing what was
-            # built raised on the way out; that error is reported after.
-            store.set_status(run_id, "interrupted")
-            bar.stop()
-            if not isinstance(exc, KeyboardInterrupt):
-                console.warn(f"while undoing after the interrupt: {one_line(exc)}")
-            kept = sum(1 for t in store.load(run_id).trials if t.phase == "measured" and t.ok)
-            console.error(f"interrupted: {kept} measured runs kept; continue with: pickfs run --resume {run_id}")
-            raise SystemExit(EXIT_INTERRUPTED) from None
-    store.set_status(run_id, "complete")
-    record = store.load(run_id)
+        lock = runlock.hold(Path(plan.target.workdir), run_id)
+    try:
+        record = _execute(plan, o, store, ledger, run_id, previous)
+    finally:
+        runlock.release(lock)
     if o.get("quiet"):
         for line in terse_lines(record):
             console.plain(line)
@@ -526,6 +516,50 @@ def execute_plan(plan: Plan, o: dict[str, Any], store: ResultStore | None = None
         console.show(render_run(record, explain=bool(o.get("explain"))))
     write_exports(record, export_targets(o))
     console.info(f"saved as run {run_id} in {store.path}; re-render with: pickfs report {run_id}")
+    if record.status == "failed":
+        raise PickfsError(f"run {run_id} failed: no configuration gave a result (each one's error is above)",
+                          "fix what the errors name, then run again")
+
+
+def _execute(plan: Plan, o: dict[str, Any], store: ResultStore, ledger: Ledger, run_id: str,
+             previous: tuple[Trial, ...]) -> RunRecord:
+    """Execute the run; whatever ends it, it ends with a final status and says what was kept."""
+    console.info(f"run {run_id}: {len(plan.configs)} configurations x {len(plan.workloads)} workload(s), "
+                 f"{method_words(plan.method)}; results in {store.path}")
+    with console.progress() as bar:
+        executor = Executor(plan, run_id, store, ledger, CliObserver(bar))
+        try:
+            executor.execute(previous)
+        except BaseException as exc:
+            bar.stop()
+            if not interrupted(exc):
+                # a full disk, an I/O error, an internal error: the run ends failed, never 'running'
+                _end_run(store, run_id, "failed", "failed")
+                raise
+            # Ctrl-C (or SIGTERM) always ends the run as interrupted, even when undoing what was
+            # built raised on the way out; that error is reported after.
+            if not isinstance(exc, KeyboardInterrupt):
+                console.warn(f"while undoing after the interrupt: {one_line(exc)}")
+            _end_run(store, run_id, "interrupted", "interrupted")
+            raise SystemExit(EXIT_INTERRUPTED) from None
+    record = store.load(run_id)
+    status = "complete" if any(t.ok and t.phase in ("measured", "crash") for t in record.trials) else "failed"
+    store.set_status(run_id, status)
+    return store.load(run_id)
+
+
+def _end_run(store: ResultStore, run_id: str, status: str, how: str) -> None:
+    """Best effort (the results file may be what failed): the final status, and what was kept."""
+    try:
+        store.set_status(run_id, status)
+    except (PickfsError, OSError):
+        pass
+    try:
+        kept = sum(1 for t in store.load(run_id).trials if t.phase in ("measured", "crash") and t.ok)
+        said = f"{kept} measured runs kept in {store.path}"
+    except (PickfsError, OSError):
+        said = f"what was saved before is kept in {store.path}"
+    console.error(f"run {run_id} {how}: {said}; continue with: pickfs run --resume {run_id}")
 
 
 def method_words(m: Method) -> str:

@@ -38,7 +38,7 @@ from typing import Any
 from pickfs import databases
 from pickfs.crash import log as wlog
 from pickfs.crash.files import FileWatch
-from pickfs.crash.session import Recording, fuse_unavailable, recording
+from pickfs.crash.session import Recording, fuse_unavailable, recording, sparse_image
 from pickfs.crash.states import (
     DEFAULT_UNIT,
     STRATEGIES,
@@ -173,6 +173,7 @@ class CrashResult:
     build_seconds: float = 0.0  # of which building the images
     events: tuple[str, ...] = ()  # what the workload did when (the first ones)
     not_exercised: tuple[str, ...] = ()  # settings whose risk this model could not exercise, and why
+    notes: tuple[str, ...] = ()  # what else happened: processes a command left running, ended
 
     def metrics(self) -> dict[str, float]:
         s = self.states
@@ -283,12 +284,13 @@ class Commits:
 class Program:
     """The user's own command: it runs as the `command` workload does, and their check judges each state."""
 
-    def __init__(self, spec: WorkloadSpec) -> None:
+    def __init__(self, spec: WorkloadSpec, workdir: Path) -> None:
         from pickfs.workloads.command import Command
 
-        self.spec, self.workload = spec, Command()
+        self.spec, self.workload = spec, Command(workdir / "data")  # its ledger: the work directory's
         self.service = spec.get("server") or None
         self.settings = dict(Command.service_settings(spec))
+        self.ended: list[str] = []  # what the command and its checks left running, ended after them
 
     def server(self, datadir: Path, ledger: Ledger, rundir: Path, fresh: bool):
         if not self.service:
@@ -304,7 +306,8 @@ class Program:
         with acks_from(fifo, base / "acks.log"):
             env = {**dict(self.spec.get("env") or {}), "PICKFS_ACKS": str(fifo)}
             spec = replace(self.spec, settings=tuple({**dict(self.spec.settings), "env": env}.items()))
-            self.workload.run(spec, datadir, endpoint)
+            raw = self.workload.run(spec, datadir, endpoint)
+        self.ended.extend(json.loads(raw.text).get("ended") or [])
 
     def check(self, datadir: Path, endpoint: Endpoint | None, base: Path, acks: dict[int, int],
               t_cut: int) -> tuple[bool, bool | None, set[int] | None, str]:
@@ -315,10 +318,16 @@ class Program:
         spec = replace(self.spec, settings=tuple({**dict(self.spec.settings), "env": env,
                                                   "command": self.spec.get("check")}.items()))
         try:
-            self.workload._execute("check", self.spec.get("check"), spec, datadir, endpoint)
+            doc = self.workload._execute("check", self.spec.get("check"), spec, datadir, endpoint)
         except PickfsError as exc:
             return True, False, None, f"check: {exc.message}"[:400]
+        self.ended.extend(doc.get("ended") or [])
         return True, True, None, ""
+
+    def notes(self) -> tuple[str, ...]:
+        from pickfs.workloads.command import ended_note
+
+        return (ended_note(self.ended),) if self.ended else ()
 
 
 @contextmanager
@@ -356,10 +365,10 @@ def acks_from(fifo: Path, out: Path) -> Iterator[None]:
         os.close(fd)
 
 
-def driver_for(spec: WorkloadSpec) -> Commits | Program:
+def driver_for(spec: WorkloadSpec, workdir: Path) -> Commits | Program:
     backend = backend_of(spec)
     if backend == PROGRAM:
-        return Program(spec)
+        return Program(spec, workdir)
     return Commits(str(backend), dict(spec.settings))
 
 
@@ -544,7 +553,7 @@ def crash_test(config: FsConfig, spec: WorkloadSpec, workdir: Path, ledger: Ledg
         chosen = parse_strategies(strategies)
     except ValueError as exc:
         raise PickfsError(str(exc), f"use some of: {', '.join(STRATEGIES)}") from None
-    driver = driver_for(spec)
+    driver = driver_for(spec, workdir)
     base = workdir / "crash" / uuid.uuid4().hex[:12]
     with holding(ledger, "dir", path=str(base), recursive=True):
         t0 = time.monotonic()
@@ -577,8 +586,7 @@ def crash_test(config: FsConfig, spec: WorkloadSpec, workdir: Path, ledger: Ledg
         progress(f"recorded {len(acks):,} acknowledgements, {last - first:,} writes and flushes, {len(events):,} "
                  f"events; checking {len(states)} states")
         start_image = base / "start.img"
-        with open(start_image, "wb") as fh:
-            fh.truncate(size)
+        sparse_image(start_image, size)
         wlog.apply(rec.log, records[:first], start_image)
         os.unlink(rec.backing)  # the final state is not needed; keep the disk use down
         working = base / "working.img"
@@ -617,7 +625,8 @@ def crash_test(config: FsConfig, spec: WorkloadSpec, workdir: Path, ledger: Ledg
     gaps = crash_model_gaps(spec, unit, sum(1 for r in results if r.torn))
     return CrashResult(backend, len(acks), last - first, flushes, tuple(results), record_s,
                        model_text(unit, recovery_share, chosen), UNSEEN, unit, recovery_share, check_s, bench.seconds,
-                       tuple(f"{(e.t_ns - t_start) / 1e9:.2f} s: {e.what}" for e in events[:50]), tuple(gaps))
+                       tuple(f"{(e.t_ns - t_start) / 1e9:.2f} s: {e.what}" for e in events[:50]), tuple(gaps),
+                       driver.notes() if isinstance(driver, Program) else ())
 
 
 def owed_lines(stamped: str, t_cut: int) -> list[str]:

@@ -14,6 +14,8 @@ from pathlib import Path
 from pickfs.errors import ConfigUnavailable
 from pickfs.stack.cleanup import holding, is_mounted
 from pickfs.stack.ledger import Ledger
+from pickfs.stack.provision import check_room
+from pickfs.stack.tracking import tracked
 
 MODULE = "pickfs.crash.recorder"
 
@@ -27,6 +29,15 @@ def fuse_unavailable() -> str | None:
     except (ImportError, OSError) as exc:  # OSError: mfusepy found no libfuse
         return f"the FUSE library is missing ({exc}; apt-get install libfuse3-3, pip install mfusepy)"
     return None
+
+
+def sparse_image(path: Path, size: int) -> None:
+    """A new sparse image file of `size` bytes, readable by root only (0600), never through a planted link."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    try:
+        os.ftruncate(fd, size)
+    finally:
+        os.close(fd)
 
 
 @dataclass(frozen=True)
@@ -47,20 +58,22 @@ def recording(base: Path, size: int, ledger: Ledger, image: Path | None = None) 
     if reason:
         raise ConfigUnavailable(f"cannot record writes: {reason}", "install FUSE support to run crash tests")
     backing, mountpoint, log = base / "backing", base / "recorder", base / "writes.log"
-    backing.mkdir(parents=True)
-    mountpoint.mkdir()
+    backing.mkdir(mode=0o700, parents=True)
+    mountpoint.mkdir(mode=0o700)
     if image is not None:
         os.rename(image, backing / "image")
     else:
-        with open(backing / "image", "wb") as fh:
-            fh.truncate(size)
-    log.touch()
+        check_room(base, size)  # as every image: the host must hold it at its whole size
+        sparse_image(backing / "image", size)
+    log.touch(mode=0o600)
     errors = base / "recorder.err"
     with ExitStack() as stack:
+        group = stack.enter_context(tracked(ledger, "write recorder"))
         box = stack.enter_context(holding(ledger, "process", child_pid=0, match=MODULE, stop_signal="SIGTERM"))
         with open(errors, "wb") as err:
             proc = subprocess.Popen([sys.executable, "-m", MODULE, str(backing), str(mountpoint), str(log)],
-                                    stdin=subprocess.DEVNULL, stdout=err, stderr=err, start_new_session=True)
+                                    stdin=subprocess.DEVNULL, stdout=err, stderr=err, start_new_session=True,
+                                    preexec_fn=group.preexec())
         box[0] = ledger.update(box[0], child_pid=proc.pid)
         stack.enter_context(holding(ledger, "mount", mountpoint=str(mountpoint)))
         deadline = time.monotonic() + 30

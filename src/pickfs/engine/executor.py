@@ -6,6 +6,7 @@ import os
 import time
 from collections.abc import Sequence
 from contextlib import ExitStack, nullcontext
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -14,6 +15,7 @@ from pickfs.engine.capacity import CapacitySearch
 from pickfs.engine.ceiling import limit_notes
 from pickfs.engine.race import Race
 from pickfs.engine.schedule import (
+    SIDE_BY_SIDE_BUDGET,
     ComparisonKey,
     Slot,
     SlotKey,
@@ -32,8 +34,9 @@ from pickfs.engine.schedule import (
 from pickfs.engine.sidebyside import SideBySide
 from pickfs.engine.standup import stand_up
 from pickfs.errors import PickfsError, ResultsWriteFailed
-from pickfs.model import Cell, Phase, Plan, Trial, plan_from_dict
+from pickfs.model import Cell, Method, Phase, Plan, Trial, plan_from_dict
 from pickfs.monitors.sampler import RunMonitor, cell_scope
+from pickfs.plan import budget_shares
 from pickfs.stack.filesystems import RAW, unavailable_reason
 from pickfs.stack.ledger import Ledger
 from pickfs.stack.provision import Provisioned, space_used
@@ -69,6 +72,15 @@ def drop_caches() -> None:
     os.sync()
     if os.geteuid() == 0:
         Path("/proc/sys/vm/drop_caches").write_text("3\n")
+
+
+def shared_method(m: Method, share: float) -> Method:
+    """The method a workload is measured with when it has `share` of the time budget (pure): the client
+    counts of one workload share its budget, so --clients 1,2,4,8 takes the time one workload would. A run
+    of a fixed number of rounds with no time budget keeps its rounds."""
+    if share >= 1.0 or (m.rounds is not None and m.max_seconds is None and m.target_ci is None):
+        return m
+    return replace(m, max_seconds=(m.max_seconds if m.max_seconds is not None else SIDE_BY_SIDE_BUDGET) * share)
 
 
 class Executor:
@@ -185,7 +197,7 @@ class Executor:
             return
         self.store.save_trial(Trial(run_id=self.run_id, cell_index=cell.index, repetition=0, phase="crash",
                                     started=started, elapsed_s=time.time() - started, ok=True,
-                                    metrics=result.metrics(), raw_output=result.as_json()))
+                                    metrics=result.metrics(), raw_output=result.as_json(), notes=result.notes))
 
     def execute(self, previous: tuple[Trial, ...] = ()) -> set[int]:
         """Run every slot not already measured in `previous`; return the indexes of failed cells."""
@@ -222,13 +234,15 @@ class Executor:
         self._rate_limits()
         if not m.side_by_side or self.plan.target.kind == "device":
             return self._one_at_a_time(cells, previous, failed_cells)
+        shares = budget_shares(self.plan.workloads)
         for wl in self.plan.workloads:
             group = [c for c in cells if c.workload.label == wl.label]
             if m.latency_target and "rate" in workload_class(wl.name).setting_names():
                 CapacitySearch(self.plan, self.run_id, self.store, self.ledger, self.observer,
                                self._fail_cell).run(group, previous, failed_cells)
             elif workload_class(wl.name).sliceable:
-                sbs = SideBySide(self.plan, self.run_id, self.store, self.ledger, self.observer, self._fail_cell)
+                plan = replace(self.plan, method=shared_method(m, shares.get(wl.label, 1.0)))
+                sbs = SideBySide(plan, self.run_id, self.store, self.ledger, self.observer, self._fail_cell)
                 if m.race and not wl.fixed_rate:
                     Race(sbs, group).run(previous, failed_cells)
                 else:

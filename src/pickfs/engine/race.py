@@ -104,8 +104,11 @@ class Race:
         return f, decide(f, r.candidates, r.others, r.baseline, m.margin, target, RACE_ALPHA), r
 
     # -- standing up -----------------------------------------------------------------------------
-    def _images(self, stack: ExitStack, names: list[str], copies: dict[str, int], failed: set[int]) -> list[Member]:
-        members: list[Member] = []
+    def _images(self, stack: ExitStack, names: list[str], copies: dict[str, int], failed: set[int],
+                standing: list[Member]) -> list[Member]:
+        """New images of `names` (`copies` of some); a configuration with an image standing that finds no room
+        on the host for another is not failed: the race goes on with the images standing."""
+        members = list(standing)
         for name in names:
             cell = self.by_name[name]
             for _ in range(copies.get(name, 1)):
@@ -113,20 +116,25 @@ class Race:
                     break
                 image = self.next_image[cell.index]
                 self.next_image[cell.index] += 1
-                self.sbs._stand_up_one(stack, members, cell, image, failed)
-        return [x for x in members if x.cell.index not in failed]
+                if not self.sbs._stand_up_one(stack, members, cell, image, failed):
+                    self.sbs.observer.note(f"{cell.key}: no room on the host for another image: racing on the "
+                                           f"{sum(1 for x in members if x.cell.index == cell.index)} standing")
+                    self.next_image[cell.index] = MAX_IMAGES  # no more tries for it
+                    break
+        return [x for x in members[len(standing):] if x.cell.index not in failed]
 
-    def _block(self, stack: ExitStack, names: list[str], failed: set[int], answer: str | None) -> list[Member]:
+    def _block(self, stack: ExitStack, names: list[str], failed: set[int], answer: str | None,
+               standing: list[Member]) -> list[Member]:
         """One image of each of `names`, the baseline (or, without it, the answer) in sqrt(k - 1)."""
         r = roles(self.cells, self.plan.baseline, failed)
         lead = r.baseline if r.baseline in names else answer
         copies = {lead: baseline_copies(len(names) - 1, self.plan.method.baseline_copies)} if lead else {}
-        return self._images(stack, names, copies, failed)
+        return self._images(stack, names, copies, failed, standing)
 
     def _first_blocks(self, stack: ExitStack, names: list[str], failed: set[int], budget_s: float) -> list[Member]:
         m = self.plan.method
         t0 = time.monotonic()
-        members = self._block(stack, names, failed, None)
+        members = self._block(stack, names, failed, None, [])
         took = time.monotonic() - t0
         self.setup_per_image = took / max(len(members), 1)
         blocks = m.blocks if m.blocks is not None else auto_blocks(took, budget_s)
@@ -137,7 +145,7 @@ class Race:
             live = [n for n in names if self.by_name[n].index not in failed]
             if not live:
                 break
-            members += self._block(stack, live, failed, None)
+            members += self._block(stack, live, failed, None, members)
         return [x for x in members if x.cell.index not in failed]
 
     # -- the race --------------------------------------------------------------------------------
@@ -239,7 +247,7 @@ class Race:
         new_images = len(names) + baseline_copies(len(names) - 1, self.plan.method.baseline_copies) - 1
         if (self.plan.method.blocks is None and since_block >= 3 and image_limited(f, per_image)
                 and room > new_images * self.setup_per_image * 1.5):
-            added = self._block(stack, names, failed, decision.answer)
+            added = self._block(stack, names, failed, decision.answer, self.standing)
             if added:
                 self.sbs.observer.note(f"{self.label}: a new block for the {len(names)} configurations still in "
                                        f"the race ({len(added)} images)")

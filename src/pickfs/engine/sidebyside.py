@@ -21,7 +21,7 @@ from typing import Any
 
 from pickfs.engine.schedule import RoundBudget, auto_blocks, round_budget, round_order, run_seed
 from pickfs.engine.standup import stand_up
-from pickfs.errors import PickfsError, ResultsWriteFailed
+from pickfs.errors import NoRoom, PickfsError, ResultsWriteFailed
 from pickfs.model import Cell, Phase, Plan, Trial, WorkloadSpec
 from pickfs.monitors.sampler import RunMonitor, cell_scope, read_disk
 from pickfs.services.base import Endpoint
@@ -204,8 +204,11 @@ class SideBySide:
         block = first
         while todo is None or block < first + todo:
             for cell in cells:
-                if cell.index not in failed:
-                    self._stand_up_one(stack, members, cell, block, failed)
+                if cell.index not in failed and not self._stand_up_one(stack, members, cell, block, failed):
+                    # the host has no room for another block: the comparison runs on the blocks standing
+                    self.observer.note(f"{cell.key}: no room for block {block + 1} on the host: measuring on the "
+                                       f"{block - first} block(s) standing")
+                    return [x for x in members if x.cell.index not in failed]
             if todo is None:
                 todo = max(1, auto_blocks(time.monotonic() - started, budget_s) - done)
                 self.observer.note(f"{cells[0].workload.label}: standing up {todo} block(s) of {len(cells)} "
@@ -215,7 +218,9 @@ class SideBySide:
                 break
         return [x for x in members if x.cell.index not in failed]
 
-    def _stand_up_one(self, stack: ExitStack, members: list[Member], cell: Cell, block: int, failed: set[int]) -> None:
+    def _stand_up_one(self, stack: ExitStack, members: list[Member], cell: Cell, block: int, failed: set[int]) -> bool:
+        """False when the host has no room for a later block of a configuration that has one standing: it is
+        not failed (recorded failed, it would be dropped from the comparison and never retried by --resume)."""
         try:
             # a configuration that fails to stand up is undone at once (its server must not
             # run on, unfrozen, through everyone else's rounds)
@@ -224,9 +229,15 @@ class SideBySide:
                 stack.enter_context(own.pop_all())
         except ResultsWriteFailed:
             raise
+        except NoRoom as exc:
+            if any(x.cell.index == cell.index for x in members):
+                return False
+            failed.add(cell.index)
+            self.fail(cell, why_failed(exc), getattr(exc, "raw", ""), block=block)
         except (PickfsError, SliceFailed, OSError) as exc:
             failed.add(cell.index)
             self.fail(cell, why_failed(exc), getattr(exc, "raw", ""), block=block)
+        return True
 
     def _rounds(self, cells: list[Cell], members: list[Member], history: list[Trial], failed: set[int],
                 first: int, first_round: int, budget: RoundBudget, started: float) -> None:

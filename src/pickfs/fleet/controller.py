@@ -109,10 +109,26 @@ class FleetController:
             if h.status == "failed" and n not in todo:
                 self.observer.host(n, f"refused: {h.error}")
         if todo:
-            self._run_hosts(todo, plan_copy)
+            try:
+                self._run_hosts(todo, plan_copy)
+            except BaseException as exc:
+                self._end_early(todo, exc)
+                raise
         status = fleet_status(list(self.hosts.values()))
         self.store.update_fleet(fleet_id, status, list(self.hosts.values()))
         return self.store.load_fleet(fleet_id)
+
+    def _end_early(self, todo: list[str], exc: BaseException) -> None:
+        """Ctrl-C or an error before the hosts ran (the wheel build) or while they did: never left 'running'."""
+        status = "interrupted" if isinstance(exc, KeyboardInterrupt) else "failed"
+        why = "interrupted on the controller" if status == "interrupted" else f"the controller failed: {exc}"[:300]
+        for n in todo:
+            if self.hosts[n].status in ("running", "pending"):
+                self.hosts[n] = replace(self.hosts[n], status=status, error=why)
+        try:
+            self.store.update_fleet(self.fleet_id, status, list(self.hosts.values()))
+        except (PickfsError, OSError):
+            pass  # the results file is what failed: the error itself is reported
 
     def _run_hosts(self, todo: list[str], plan_copy: Path) -> None:
         shipment = package.build(self.base / "dist")

@@ -52,6 +52,7 @@ def crash_details(view: WorkloadView) -> list[str]:
         name = r.cell.config.name
         for gap in c.gaps:
             out.append(f"{name}: ⚠ {gap}")
+        out.extend(f"{name}: {note}" for note in c.notes)
         rate = c.metrics.get("crash_states_per_s")
         if rate:
             torn = int(c.metrics.get("crash_torn_states", 0))

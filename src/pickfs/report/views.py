@@ -59,6 +59,7 @@ class CrashView:
     gaps: tuple[str, ...] = ()
     unit: int | None = None  # None: a run from before units (whole requests kept or lost)
     backend: str = ""
+    notes: tuple[str, ...] = ()  # what else happened (processes a command left running, ended)
 
     @property
     def tried(self) -> int:
@@ -112,7 +113,7 @@ def _crash(trials: list, cell: Cell | None = None) -> CrashView | None:
         torn = sum(1 for s in states if s.get("torn")) if states else None
         gaps = _crash_gaps(doc, cell, unit, torn)
         return CrashView(dict(t.metrics), states, doc.get("model", ""), unseen=doc.get("unseen", ""), gaps=gaps,
-                         unit=unit, backend=doc.get("backend", ""))
+                         unit=unit, backend=doc.get("backend", ""), notes=tuple(t.notes))
     if crash:
         return CrashView({}, error=crash[-1].error)
     return None

@@ -14,6 +14,7 @@ from typing import Any, ClassVar
 from pickfs.errors import PickfsError
 from pickfs.stack.cleanup import holding
 from pickfs.stack.ledger import Ledger
+from pickfs.stack.tracking import Tracked, tracked
 
 
 class ServiceFailed(PickfsError):
@@ -93,3 +94,15 @@ def log_tail(path: Path, lines: int = 5) -> str:
         return "(no log)"
     return " | ".join(text[-lines:]) or "(empty log)"
 
+
+
+def server_group(stack: ExitStack, ledger: Ledger, name: str) -> Tracked:
+    """The control group a server runs in, recorded before the server starts (stack/tracking.py): whatever it
+    forks stays in it, `pickfs cleanup` ends all of it after a kill -9 at any moment, and only a process in
+    it is ever taken for this server (a pid file's pid reused by another program is not)."""
+    return stack.enter_context(tracked(ledger, f"{name} server"))
+
+
+def group_field(group: Tracked) -> dict[str, str]:
+    """The ledger field naming a server's group, for its process entry (none without a group)."""
+    return {"group": str(group.path)} if group.path is not None else {}

@@ -24,7 +24,7 @@ from typing import Any
 
 from pickfs.errors import CommandFailed
 from pickfs.proc import run
-from pickfs.services.base import Endpoint, Service, ServiceFailed, log_tail
+from pickfs.services.base import Endpoint, Service, ServiceFailed, group_field, log_tail, server_group
 from pickfs.stack.cleanup import holding
 from pickfs.stack.ledger import Ledger
 from pickfs.stack.workdir import PRIVATE_MODE, WORKDIR_MODE, private_dir
@@ -112,12 +112,16 @@ class FirebirdServer(Service):
                 raise ServiceFailed(f"could not make the Firebird server's security database: {exc.one_line()}",
                                     "check the firebird3.0-server installation") from None
             log, pidfile = root / "server.log", root / "server.pid"
-            stack.enter_context(holding(ledger, "process", pidfile=str(pidfile), match="firebird",
-                                        stop_signal="SIGTERM"))
+            group = server_group(stack, ledger, cls.name)
+            box = stack.enter_context(holding(ledger, "process", pidfile=str(pidfile), match="firebird",
+                                              stop_signal="SIGTERM", **group_field(group)))
             with open(log, "ab") as out:
                 proc = subprocess.Popen([SERVER], stdin=subprocess.DEVNULL, stdout=out, stderr=out,
-                                        env={**os.environ, **env}, start_new_session=True, cwd=root)
-            pidfile.write_text(f"{proc.pid}\n")  # the ledger's entry stops it (and reaps it) on the way out
+                                        env={**os.environ, **env}, start_new_session=True, cwd=root,
+                                        preexec_fn=group.preexec())
+            # its identity (pid and start time) into the ledger, then the pid file the freezer reads
+            box[0] = ledger.update(box[0], child_pid=proc.pid)
+            pidfile.write_text(f"{proc.pid}\n")
             deadline = time.monotonic() + 60
             while not listening(port):
                 if proc.poll() is not None:

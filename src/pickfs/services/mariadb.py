@@ -15,7 +15,16 @@ from typing import Any
 from pickfs.databases.values import check_values, value_text
 from pickfs.errors import CommandFailed
 from pickfs.proc import run
-from pickfs.services.base import Endpoint, Service, ServiceFailed, log_tail, missing_user, private_dirs
+from pickfs.services.base import (
+    Endpoint,
+    Service,
+    ServiceFailed,
+    group_field,
+    log_tail,
+    missing_user,
+    private_dirs,
+    server_group,
+)
 from pickfs.stack.cleanup import holding
 from pickfs.stack.filesystems import which
 from pickfs.stack.ledger import Ledger
@@ -96,11 +105,12 @@ class MariaDB(Service):
             chosen = {k: settings[k] for k in SETTINGS if settings.get(k) not in (None, "")}
             check_values(chosen, "MariaDB setting")
             argv += [f"--{k.replace('_', '-')}={value_text(v)}" for k, v in chosen.items()]
+            group = server_group(stack, ledger, cls.name)
             stack.enter_context(holding(ledger, "process", pidfile=str(pidfile), match="mariadbd" if "mariadbd"
-                                        in argv[0] else "mysqld", stop_signal="SIGTERM"))
+                                        in argv[0] else "mysqld", stop_signal="SIGTERM", **group_field(group)))
             # Its own session: a Ctrl-C in the terminal reaches pickfs, which then shuts the server down.
             proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                    stderr=subprocess.DEVNULL, start_new_session=True)
+                                    stderr=subprocess.DEVNULL, start_new_session=True, preexec_fn=group.preexec())
             client = [client_binary() or "mariadb", f"--socket={socket}", "--user=root"]
             deadline = time.monotonic() + 120
             while True:

@@ -13,7 +13,16 @@ from typing import Any
 from pickfs.databases.values import check_values, value_text
 from pickfs.errors import CommandFailed
 from pickfs.proc import run
-from pickfs.services.base import Endpoint, Service, ServiceFailed, log_tail, missing_user, private_dirs
+from pickfs.services.base import (
+    Endpoint,
+    Service,
+    ServiceFailed,
+    group_field,
+    log_tail,
+    missing_user,
+    private_dirs,
+    server_group,
+)
 from pickfs.stack.cleanup import holding
 from pickfs.stack.ledger import Ledger
 
@@ -102,11 +111,13 @@ class PostgreSQL(Service):
             # The settings go into a file the server includes, never onto pg_ctl's -o (a shell line).
             write_settings(pgdata, server_settings(sockdir, settings))
             # Recorded before it starts: cleanup finds the postmaster through its pid file.
+            group = server_group(stack, ledger, cls.name)
             stack.enter_context(holding(ledger, "process", pidfile=str(pgdata / "postmaster.pid"), match="postgres",
-                                        stop_signal="SIGINT"))
+                                        stop_signal="SIGINT", **group_field(group)))
             try:
                 run(_as_postgres([str(bins / "pg_ctl"), "-D", str(pgdata), "-l", str(log), "-w", "-t", "120",
-                                  "start"]), package="postgresql", timeout=180)
+                                  "start"]), package="postgresql", timeout=180,
+                    preexec=group.preexec())
             except CommandFailed:
                 raise ServiceFailed(f"PostgreSQL did not start: {log_tail(log)}",
                                     "check the server settings of this workload") from None

@@ -26,6 +26,7 @@ from pickfs.stack.ledger import Entry, Ledger, start_ticks
 from pickfs.stack.mountinfo import find_mount, parse_mountinfo
 from pickfs.stack.processes import descendants, parent_pids
 from pickfs.stack.signals import shielded
+from pickfs.stack.tracking import TRACK_PREFIX, in_group, remove_group
 from pickfs.stack.workdir import inside
 
 # I/O schedulers a scheduler entry may restore (blk-mq, and the legacy single-queue ones).
@@ -137,6 +138,9 @@ def _undo_process(e: Entry) -> None:
         return
     if e.get("match") not in cmdline or not same_process(e, pid):
         return  # the pid was reused by something else: pickfs's process is gone
+    group = e.get("group")
+    if isinstance(group, str) and group and not in_group(pid, Path(group)):
+        return  # not in the group pickfs started it in: another program's (a pid file's stale pid, reused)
     # A server held still for a side-by-side comparison (SIGSTOP) must run again to stop cleanly:
     # after a kill -9 of pickfs nothing else would ever continue it.
     for member in descendants(pid, parent_pids()):
@@ -209,6 +213,9 @@ def refusal(e: Entry, workdir: Path) -> str | None:
         return _process_refusal(e)
     if e.kind == "cgroup":  # issue 13: a memory-limited group (stack/cgroups.py)
         return cgroup_refusal(e.get("path"))
+    if e.kind == "tracked":  # a started program's group (stack/tracking.py)
+        return cgroup_refusal(e.get("path")) or (
+            None if Path(e.get("path")).name.startswith(TRACK_PREFIX) else f"{e.get('path')} is no {TRACK_PREFIX} group")
     return f"kind {e.kind!r} is unknown (known: {', '.join(sorted(UNDO))})"
 
 
@@ -220,6 +227,7 @@ UNDO: dict[str, Callable[[Entry], None]] = {
     "scheduler": _undo_scheduler,
     "process": _undo_process,
     "cgroup": lambda e: undo_cgroup(e.get("path"), int(e.get("version", 1))),
+    "tracked": lambda e: remove_group(Path(e.get("path"))),
 }
 
 

@@ -5,10 +5,11 @@ server pickfs started there, reachable through the usual variables (PGHOST, PGPO
 PGUSER, MYSQL_UNIX_PORT, DATABASE_URL). A command that fails is reported with its output's tail,
 never timed.
 
-It runs in a session of its own: whatever it leaves running in the background (a server, a
-watcher, `sleep &`) is ended when it exits, on timeout and on Ctrl-C (SIGTERM, then SIGKILL after
-a grace period), so nothing keeps the filesystem under test busy; the run's notes say what was
-ended. It runs as root unless `run_as` names another user, and its notes say so.
+It runs in a control group of its own (stack/tracking.py; its session where no group can be made):
+whatever it leaves running in the background (a server, a watcher, `sleep &`, a daemon that called
+setsid) is ended when it exits, on timeout and on Ctrl-C (SIGTERM, then SIGKILL after a grace
+period), and by `pickfs cleanup` after a kill -9, so nothing keeps the filesystem under test busy;
+the run's notes say what was ended. It runs as root unless `run_as` names another user, and its notes say so.
 """
 
 from __future__ import annotations
@@ -34,7 +35,9 @@ from pickfs.errors import CommandFailed, PlanError
 from pickfs.model import MetricDef, RawOutput, WorkloadSpec
 from pickfs.services import REGISTRY as SERVICES
 from pickfs.services.base import Endpoint
+from pickfs.stack.ledger import Ledger
 from pickfs.stack.signals import shielded
+from pickfs.stack.tracking import tracked
 from pickfs.units import has_control, parse_duration
 from pickfs.workloads.base import Workload, json_doc
 
@@ -265,12 +268,16 @@ class Command(Workload):
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         # Output to an unlinked file, not a pipe: a background process holding a pipe open would
         # keep pickfs waiting after the command itself has exited.
-        with tempfile.TemporaryFile() as out:
+        # Its own control group, recorded in the ledger before it starts: a daemon it leaves (setsid, double
+        # fork) is found and ended here, and by `pickfs cleanup` after a kill -9 of pickfs.
+        with tracked(Ledger(self.cache.parent / "ledger"), what) as group, tempfile.TemporaryFile() as out:
             t0 = time.perf_counter()
             try:
-                proc = subprocess.Popen(argv, cwd=work, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                                        env={**os.environ, **self.environment(spec, work, endpoint, user)},
-                                        start_new_session=True, **ids)
+                with group.spawning():
+                    proc = subprocess.Popen(argv, cwd=work, stdin=subprocess.DEVNULL, stdout=out,
+                                            stderr=subprocess.STDOUT,
+                                            env={**os.environ, **self.environment(spec, work, endpoint, user)},
+                                            start_new_session=True, **ids)
             except OSError as exc:
                 raise CommandFailed([what], -1, f"could not start {argv[0]}: {exc.strerror}",
                                     "check the command's path") from None
@@ -283,7 +290,7 @@ class Command(Workload):
                 elapsed = time.perf_counter() - t0
             finally:
                 with shielded():
-                    ended = end_session(proc.pid)
+                    ended = [*group.end(spare=frozenset({proc.pid})), *end_session(proc.pid)]
                     returncode = proc.wait()
             after = resource.getrusage(resource.RUSAGE_CHILDREN)
             out.seek(0, os.SEEK_END)

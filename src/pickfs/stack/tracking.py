@@ -1,0 +1,205 @@
+"""A control group per started program: everything it starts, daemons included, stays findable and is ended.
+
+A process group or session is escaped by one `setsid` (a daemonizing command, a server that forks
+away); a control group is not: children are born in their parent's group and only root moves them.
+Each server and each user command pickfs starts runs in a group of its own (`pickfs-p-<id>`), written
+to the ledger before the group is made and before the program starts, so a kill -9 of pickfs at any
+moment leaves a group `pickfs cleanup` finds and empties: stopped members continued, SIGTERM, a
+grace period, then SIGKILL (cgroup.kill where the kernel has it), then the group removed.
+
+The group is made in the unified (v2) hierarchy, below the group pickfs is in at that moment (so a
+memory-limited configuration's limit still holds for it); where only cgroup v1 is mounted, in its
+pids or freezer hierarchy. Where no hierarchy can be written, `tracked` yields a group of None and
+callers fall back to their process group.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from pickfs.stack.cgroups import CGROUP_ROOT, PREFIX, parse_proc_cgroup
+from pickfs.stack.ledger import Ledger
+from pickfs.stack.mountinfo import parse_mountinfo
+
+TRACK_PREFIX = f"{PREFIX}p-"
+GRACE_S = 5.0  # between SIGTERM and SIGKILL
+V1_CONTROLLERS = ("pids", "freezer")
+
+
+def group_parent(mountinfo: str, proc_cgroup: str) -> tuple[Path, int] | None:
+    """Where a new group goes (pure): below pickfs's own group in the v2 hierarchy, else in v1's pids or
+    freezer hierarchy; with that hierarchy's version. None when neither is mounted under /sys/fs/cgroup."""
+    own = parse_proc_cgroup(proc_cgroup)
+    mounts = [m for m in parse_mountinfo(mountinfo) if m.mountpoint.startswith(f"{CGROUP_ROOT}")]
+    for m in mounts:
+        if m.fstype == "cgroup2" and "" in own:
+            return Path(m.mountpoint) / own[""].lstrip("/"), 2
+    for controller in V1_CONTROLLERS:
+        for m in mounts:
+            if m.fstype == "cgroup" and controller in m.options and controller in own:
+                return Path(m.mountpoint) / own[controller].lstrip("/"), 1
+    return None
+
+
+def _members(path: Path) -> list[int]:
+    try:
+        return [int(p) for p in (path / "cgroup.procs").read_text().split()]
+    except (OSError, ValueError):
+        return []
+
+
+def describe(pid: int) -> str:
+    """A process's command line, shortened, for a note; its pid when it is gone.
+
+    A process in the middle of an exec shows no command line for an instant: asked again."""
+    for _ in range(20):
+        try:
+            args = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            return str(pid)
+        text = " ".join(a.decode(errors="replace") for a in args if a)[:80]
+        if text:
+            return text
+        time.sleep(0.005)
+    return str(pid)
+
+
+def _signal_all(pids: list[int], sig: int) -> None:
+    for pid in pids:
+        if pid == os.getpid():
+            continue
+        try:
+            os.kill(pid, sig)
+        except ProcessLookupError:
+            pass
+
+
+def end_group(path: Path, grace_s: float = GRACE_S, spare: frozenset[int] = frozenset()) -> list[str]:
+    """End every process in the group: continued (a server held still), SIGTERM, SIGKILL after `grace_s`.
+
+    Returns what was ended (command lines). `spare`: pids not to name (a main process already waited for).
+    """
+    ended: dict[int, str] = {}
+    deadline = time.monotonic() + grace_s
+    killing = False
+    while True:
+        alive = [p for p in _members(path) if p != os.getpid()]
+        if not alive:
+            return [v for k, v in ended.items() if k not in spare]
+        if time.monotonic() > deadline + 30:
+            return [*(v for k, v in ended.items() if k not in spare), f"{len(alive)} still running after SIGKILL"]
+        if not killing and time.monotonic() > deadline:
+            killing = True
+            try:
+                (path / "cgroup.kill").write_text("1\n")  # v2 (Linux 5.14+): the whole group at once
+            except OSError:
+                pass
+        new = [p for p in alive if p not in ended or killing]
+        for pid in new:
+            ended.setdefault(pid, describe(pid))
+        _signal_all(new, signal.SIGCONT)  # a member held still (SIGSTOP) must run to exit
+        _signal_all(new, signal.SIGKILL if killing else signal.SIGTERM)
+        time.sleep(0.05)
+
+
+def remove_group(path: Path) -> None:
+    """Empty the group and remove it (idempotent)."""
+    if not path.is_dir():
+        return
+    end_group(path)
+    for _ in range(50):
+        try:
+            path.rmdir()
+            return
+        except FileNotFoundError:
+            return
+        except OSError:
+            time.sleep(0.1)
+    path.rmdir()
+
+
+def in_group(pid: int, path: Path) -> bool:
+    """`pid` is in the group `path` (or one below it)."""
+    return pid in _members(path) or any(pid in _members(Path(d)) for d, _, _ in os.walk(path) if Path(d) != path)
+
+
+@dataclass(frozen=True)
+class Tracked:
+    """A started program's group; path None where no control group could be made."""
+
+    path: Path | None
+
+    def preexec(self) -> Callable[[], None] | None:
+        """For Popen: the child enters the group before it runs the program (only system calls, fork-safe)."""
+        if self.path is None:
+            return None
+        procs = os.fsencode(self.path / "cgroup.procs")
+
+        def enter() -> None:
+            fd = os.open(procs, os.O_WRONLY)
+            try:
+                os.write(fd, b"0\n")
+            finally:
+                os.close(fd)
+        return enter
+
+    @contextmanager
+    def spawning(self) -> Iterator[None]:
+        """pickfs itself in the group while it starts a program (which is born there), back in its own after.
+
+        For a program started as another user, who may not move itself into root's group."""
+        if self.path is None:
+            yield
+            return
+        own = Path(f"/proc/{os.getpid()}/cgroup").read_text()
+        origin = group_parent(Path("/proc/self/mountinfo").read_text(), own)
+        (self.path / "cgroup.procs").write_text(f"{os.getpid()}\n")
+        try:
+            yield
+        finally:
+            if origin is not None:
+                (origin[0] / "cgroup.procs").write_text(f"{os.getpid()}\n")
+
+    def end(self, grace_s: float = GRACE_S, spare: frozenset[int] = frozenset()) -> list[str]:
+        return [] if self.path is None else end_group(self.path, grace_s, spare)
+
+    def members(self) -> list[int]:
+        return [] if self.path is None else _members(self.path)
+
+
+def _parent() -> tuple[Path, int] | None:
+    try:
+        found = group_parent(Path("/proc/self/mountinfo").read_text(), Path("/proc/self/cgroup").read_text())
+    except OSError:
+        return None
+    if found is None or os.geteuid() != 0 or not found[0].is_dir():
+        return None
+    return found
+
+
+@contextmanager
+def tracked(ledger: Ledger, what: str) -> Iterator[Tracked]:
+    """A new group for one program (`what` names it in the ledger), recorded before it exists; emptied and
+    removed on exit, whatever happened."""
+    from pickfs.stack.cleanup import holding
+
+    found = _parent()
+    if found is None:
+        yield Tracked(None)
+        return
+    parent, version = found
+    path = parent / f"{TRACK_PREFIX}{uuid.uuid4().hex[:12]}"
+    with holding(ledger, "tracked", path=str(path), version=version, what=what):
+        try:
+            path.mkdir(mode=0o755)
+        except OSError:
+            yield Tracked(None)
+            return
+        yield Tracked(path)
