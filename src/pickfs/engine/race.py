@@ -117,8 +117,9 @@ class Race:
                 image = self.next_image[cell.index]
                 self.next_image[cell.index] += 1
                 if not self.sbs._stand_up_one(stack, members, cell, image, failed):
-                    self.sbs.observer.note(f"{cell.key}: no room on the host for another image: racing on the "
-                                           f"{sum(1 for x in members if x.cell.index == cell.index)} standing")
+                    standing_now = sum(1 for x in members if x.cell.index == cell.index)
+                    self.sbs.observer.note(f"{cell.key}: no room for block {image + 1} on the host: racing on the "
+                                           f"{standing_now} image(s) standing")
                     self.next_image[cell.index] = MAX_IMAGES  # no more tries for it
                     break
         return [x for x in members[len(standing):] if x.cell.index not in failed]
