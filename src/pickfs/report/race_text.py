@@ -68,8 +68,11 @@ def decided_sentence(view: WorkloadView) -> str:
     others = "; ".join(f"{n} {against(view, n, d.answer)}" for n in d.undecided)
     names = ", ".join(d.tied[:-1]) + f" and {d.tied[-1]}"
     took = f"{minutes:.0f} min" if minutes >= 1 else f"{minutes * 60:.0f} s"
+    # a preferred configuration that is out: why, since the table's simultaneous intervals are wider
+    preferred_out = "".join(f" {n} is out: {why}." for n, why in d.out
+                            if is_distribution_default(_row(view, n).cell.config))
     return (f"{view.label}: could not decide between {names} on this machine in {took} at a "
-            f"{d.margin:.0%} margin (against {d.answer}: {others}); {LONGER}.")
+            f"{d.margin:.0%} margin (against {d.answer}: {others}); {LONGER}.{preferred_out}")
 
 
 def price_sentence(view: WorkloadView) -> str:

@@ -155,7 +155,7 @@ def columns_for(view: WorkloadView) -> tuple[Column, ...]:
     counted = counted_as(view)
     cols = [Column(CONFIGURATION, "configuration", numeric=False),
             Column(MEDIAN, "median"),
-            Column(VS, f"vs {view.baseline or 'baseline'} [{'simultaneous ' if view.race else ''}95% interval]"),
+            Column(VS, f"vs {view.baseline or 'baseline'} [95% interval]"),  # the caption says when simultaneous
             Column(VERDICT, "verdict", numeric=False)]
     if any(p99(r)[1] is not None for r in view.rows):
         cols.append(Column(P99, "p99", wide=True))
