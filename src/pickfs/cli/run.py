@@ -543,9 +543,12 @@ def _execute(plan: Plan, o: dict[str, Any], store: ResultStore, ledger: Ledger, 
             _end_run(store, run_id, "interrupted", "interrupted")
             raise SystemExit(EXIT_INTERRUPTED) from None
     record = store.load(run_id)
-    status = "complete" if any(t.ok and t.phase in ("measured", "crash") for t in record.trials) else "failed"
+    status = "complete" if any(t.ok and t.phase in RESULT_PHASES for t in record.trials) else "failed"
     store.set_status(run_id, status)
     return store.load(run_id)
+
+
+RESULT_PHASES = ("measured", "crash", "capacity")  # trials that are a result (a capacity search's steps too)
 
 
 def _end_run(store: ResultStore, run_id: str, status: str, how: str) -> None:
@@ -555,7 +558,7 @@ def _end_run(store: ResultStore, run_id: str, status: str, how: str) -> None:
     except (PickfsError, OSError):
         pass
     try:
-        kept = sum(1 for t in store.load(run_id).trials if t.phase in ("measured", "crash") and t.ok)
+        kept = sum(1 for t in store.load(run_id).trials if t.phase in RESULT_PHASES and t.ok)
         said = f"{kept} measured runs kept in {store.path}"
     except (PickfsError, OSError):
         said = f"what was saved before is kept in {store.path}"
