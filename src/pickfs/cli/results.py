@@ -31,7 +31,7 @@ def command(workdir: str, results_path) -> None:
         console.info(f"no runs yet in {store.path}; start one with: pickfs run")
         return
     table = Table(title=f"runs in {store.path}", title_justify="left")
-    for col in ("run", "started", "status", "configs", "workloads", "measured runs", "failures"):
+    for col in ("run", "started", "status", "configs", "workloads", "measured", "failures"):
         table.add_column(col)
     for r in rows:
         table.add_row(r.id, time.strftime("%Y-%m-%d %H:%M", time.localtime(r.created)), r.status,
