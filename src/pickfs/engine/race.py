@@ -89,7 +89,6 @@ class Race:
         self.next_image: dict[int, int] = defaultdict(int)
         self.label = cells[0].workload.label
         self.setup_per_image = 0.0
-        self.last: Decision | None = None
         self.standing: list[Member] = []
 
     # -- the state of the race -----------------------------------------------------------------
@@ -237,7 +236,6 @@ class Race:
         for name in sorted({x.cell.config.name for x in members} - before):
             self.sbs.observer.note(f"{self.label}: {name} rejoins the race after round {round_no}: its place is in "
                                    "doubt again")
-        self.last = decision
         widest = _widest(f, decision, r)
         if decision.done or not members:
             return members, True, widest, False
