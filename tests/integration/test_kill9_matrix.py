@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from pickfs.safepaths import MARKER
 from tests.conftest import loops_under, measured_trials, mounts_under, needs_root, pickfs, start_pickfs
 
 pytestmark = needs_root
@@ -24,7 +25,9 @@ pytestmark = needs_root
 SERVER_RUN = ("run", "--fs", "ext4,ext2", "--workload", "pgbench", "--set", "scale=1", "--blocks", "1",
               "--rounds", "4", "--slice", "1s", "--warmup", "1", "--size", "512M")
 # what a run may keep in its work directory after cleanup: results, and the (empty) ledger and lock directories
-KEPT_NAMES = {"results.db", "results.db-wal", "results.db-shm", "ledger", "locks", "images", "run", "data", "crash", "mnt"}
+# what a work directory keeps: results, ledger, lock files, empty directories, and the mark saying pickfs made it
+KEPT_NAMES = {"results.db", "results.db-wal", "results.db-shm", "ledger", "locks", "images", "run", "data", "crash", "mnt",
+              MARKER}
 
 
 def ledger_entries(workdir: Path) -> list[dict]:
