@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import gzip
+import math
 import shutil
 import statistics
 import sys
@@ -18,6 +19,7 @@ import tempfile
 from dataclasses import replace
 from pathlib import Path
 
+from pickfs.model import plan_from_dict
 from pickfs.report.views import build_views, comparisons_for, race_of
 from pickfs.stats.decision import contrast
 from pickfs.store import ResultStore
@@ -34,7 +36,7 @@ def widths(store: ResultStore, run_id: str) -> list[str]:
         rows = [r for r in view.rows if r.observations]
         if not view.baseline or len(rows) < 2:
             continue
-        method = replace_method(record)
+        method = plan_from_dict(record.plan).method
         old = comparisons_for(list(view.rows), view.baseline)
         raced = race_of(list(view.rows), view.baseline, method)
         if raced is None:
@@ -54,24 +56,17 @@ def widths(store: ResultStore, run_id: str) -> list[str]:
             n_hw = float("nan")
             if c is not None:
                 lo, hi = c.interval(0.95)
-                n_hw = (hi - lo) / 2
-                n_hw = 2.718281828459045 ** n_hw - 1
+                n_hw = math.expm1((hi - lo) / 2)
             olds.append(o_hw)
             news.append(n_hw)
             old_ratio = (o.ratio if speed else 1 / o.ratio) if o else float("nan")
             out.append(f"  {name:<18} {old_ratio:>9.3f} {o_hw:>7.1%} "
-                       f"{2.718281828459045 ** c.est if c else float('nan'):>9.3f} {n_hw:>7.1%}")
+                       f"{math.exp(c.est) if c else float('nan'):>9.3f} {n_hw:>7.1%}")
         out.append(f"  median half-width: old {statistics.median(olds):.1%}, new {statistics.median(news):.1%}")
         d = raced[1].decision
         out.append(f"  race decision: {'settled' if d.settled else 'undecided'}, answer {d.answer}, "
                    f"undecided {', '.join(d.undecided) or '-'}")
     return out
-
-
-def replace_method(record):  # type: ignore[no-untyped-def]
-    from pickfs.model import plan_from_dict
-
-    return plan_from_dict(record.plan).method
 
 
 def main() -> int:
