@@ -570,7 +570,9 @@ def method_words(m: Method) -> str:
     if not m.speed:
         what = "no speed runs"
     elif m.side_by_side:
-        rounds = f"{m.rounds} rounds" if m.rounds else "rounds until the intervals settle"
+        until = f"rounds until the answer is settled at a {m.margin:.0%} margin" if m.race else \
+            "rounds until the intervals settle"
+        rounds = f"{m.rounds} rounds" if m.rounds else until
         blocks = "automatic blocks" if m.blocks is None else f"{m.blocks} block(s)"
         what = f"side by side, {blocks}, {rounds}, after {m.warmup} warm-up slice(s)"
     else:
