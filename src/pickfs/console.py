@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sys
 
-from rich.console import Console
+from rich.console import Console, RenderableType
 from rich.markup import escape
 from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
@@ -37,7 +37,7 @@ def interactive() -> bool:
     return _err.is_terminal and not os.environ.get("CI")
 
 
-def show(renderable) -> None:
+def show(renderable: RenderableType) -> None:
     _out.print(renderable)
 
 

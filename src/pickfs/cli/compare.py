@@ -22,7 +22,7 @@ from pickfs.store import ResultStore
               help="the results database run B is in, when it is another (e.g. copied from another machine)")
 @workdir_option
 @results_option
-def command(run_a: str, run_b: str, results_b: Path | None, workdir: str, results_path) -> None:
+def command(run_a: str, run_b: str, results_b: Path | None, workdir: str, results_path: str | None) -> None:
     """Matching cells of two runs side by side, with ratios and significance; the settings that
     differ, named, and each run's ranking."""
     from pickfs.report.comparison import comparison_report

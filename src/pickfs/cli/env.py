@@ -32,7 +32,7 @@ def fingerprint_of(data: Any, ref: str) -> dict[str, str]:
     return {str(k): str(v) for k, v in fp.items() if v is not None}
 
 
-def _load(ref: str, workdir: str, results_path: Path | None) -> tuple[str, dict[str, str]]:
+def _load(ref: str, workdir: str, results_path: Path | str | None) -> tuple[str, dict[str, str]]:
     """A fingerprint from a JSON file (`pickfs env --json`) or from a stored run."""
     p = Path(ref)
     if os.path.lexists(p):
@@ -71,7 +71,7 @@ class _EnvCommand(click.Command):
 @click.argument("b")
 @workdir_option
 @results_option
-def diff_command(a: str, b: str, workdir: str, results_path) -> None:
+def diff_command(a: str, b: str, workdir: str, results_path: str | None) -> None:
     """What differs between two storage-stack fingerprints, the storage differences first.
 
     A and B are fingerprint files from `pickfs env PATH --json FILE` (say one from a dev box
@@ -99,7 +99,7 @@ def diff_command(a: str, b: str, workdir: str, results_path) -> None:
 @click.option("--json", "json_path", type=click.Path(path_type=Path), help="write the fingerprint as JSON ('-': stdout)")
 @workdir_option
 @results_option
-def command(path: str | None, json_path: Path | None, workdir: str, results_path) -> None:
+def command(path: str | None, json_path: Path | None, workdir: str, results_path: str | None) -> None:
     """Fingerprint the storage stack under PATH (default /), or: env diff A B.
 
     The fingerprint names the filesystem, its mount and mkfs options, the block devices under it

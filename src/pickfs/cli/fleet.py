@@ -13,6 +13,7 @@ from pickfs.cli.common import open_store, results_option, workdir_option
 from pickfs.cli.examples import examples
 from pickfs.errors import EXIT_INTERRUPTED, PickfsError, PlanError
 from pickfs.safepaths import write_file
+from pickfs.store import ResultStore
 from pickfs.store.fleets import FleetRecord
 from pickfs.units import parse_duration
 
@@ -66,7 +67,7 @@ def command() -> None:
 @workdir_option
 @results_option
 def run(inventory: str, plan_file: Path | None, limit: str | None, forks: int, poll: str, timeout: str,
-        resume: str | None, workdir: str, results_path) -> None:
+        resume: str | None, workdir: str, results_path: str | None) -> None:
     """Ship pickfs to every host, run the plan on each in parallel, fetch and merge the results."""
     from pickfs.fleet.controller import FleetController
 
@@ -118,7 +119,7 @@ def cleanup(inventory: str, limit: str | None, workdir: str) -> None:
          'pickfs report FLEET_ID --html fleet.html   # one fleet run compared'))
 @workdir_option
 @results_option
-def list_fleets(workdir: str, results_path) -> None:
+def list_fleets(workdir: str, results_path: str | None) -> None:
     """The fleet runs in the results database."""
     store = open_store(workdir, results_path, read_only=True)
     fleets = store.list_fleets()
@@ -134,7 +135,7 @@ def list_fleets(workdir: str, results_path) -> None:
     console.show(table)
 
 
-def report_fleet(store, ref: str, targets: dict[str, Path | None]) -> None:
+def report_fleet(store: ResultStore, ref: str, targets: dict[str, Path | None]) -> None:
     """`pickfs report FLEET`: the hosts' runs side by side; --html a page with heat maps, --json the same data."""
     from pickfs.report.fleet import build_fleet_view, render_fleet, render_fleet_html, render_fleet_json
 

@@ -19,7 +19,7 @@ from pickfs.store.merge import merge_runs
 @click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
 @workdir_option
 @results_option
-def command(files: tuple[Path, ...], workdir: str, results_path) -> None:
+def command(files: tuple[Path, ...], workdir: str, results_path: str | None) -> None:
     """Merge the runs of other results databases into this one; merging twice adds nothing."""
     store = open_store(workdir, results_path)
     for f in files:

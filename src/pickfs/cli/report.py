@@ -6,6 +6,7 @@ import os
 import re
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -18,6 +19,7 @@ from pickfs.report.json_export import render_json
 from pickfs.report.markdown import render_markdown
 from pickfs.report.terminal import render_run, terse_lines
 from pickfs.safepaths import check_own_dir, check_target, own_dir, resolve, write_file
+from pickfs.store import ResultStore
 from pickfs.units import has_control
 
 FORMATS: dict[str, Callable[[RunRecord], str]] = {
@@ -112,13 +114,13 @@ export_options = [
 ]
 
 
-def with_exports(f):
+def with_exports(f: Callable[..., None]) -> Callable[..., None]:
     for option in reversed(export_options):
         f = option(f)
     return f
 
 
-def export_targets(o: dict) -> dict[str, Path | None]:
+def export_targets(o: dict[str, Any]) -> dict[str, Path | None]:
     return {fmt: o.get(f"{fmt.replace('-', '_')}_path") for fmt in FORMATS}
 
 
@@ -150,7 +152,7 @@ def site_files_only(names: list[str]) -> bool:
     return "index.html" in names and all(_OLD_SITE.fullmatch(n) for n in names)
 
 
-def write_site(store, path: Path) -> None:
+def write_site(store: ResultStore, path: Path) -> None:
     from pickfs.errors import PlanError
     from pickfs.report.site import build_site
 
@@ -182,7 +184,7 @@ def write_site(store, path: Path) -> None:
 @with_exports
 @workdir_option
 @results_option
-def command(run: str, explain: bool, quiet: bool, site: Path | None, workdir: str, results_path, **o) -> None:
+def command(run: str, explain: bool, quiet: bool, site: Path | None, workdir: str, results_path: str | None, **o: Any) -> None:
     """Show a saved run (an id, a unique prefix, or 'latest'); with --json, --markdown, --csv or --html, write
     those instead of showing the tables. A fleet run's id (fleet-...) shows its machines compared: --html
     with heat maps, or --json."""

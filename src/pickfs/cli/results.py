@@ -19,7 +19,7 @@ from pickfs.store.results import default_results_path
          'pickfs results --results runs.db'))
 @workdir_option
 @results_option
-def command(workdir: str, results_path) -> None:
+def command(workdir: str, results_path: str | None) -> None:
     """List the saved runs."""
     path = Path(results_path) if results_path else default_results_path(workdir)
     if not (results_path or os.environ.get("PICKFS_RESULTS")) and not os.path.lexists(path):

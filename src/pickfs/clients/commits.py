@@ -21,6 +21,7 @@ import os
 import random
 import sys
 import time
+from typing import Any
 
 from pickfs import databases
 from pickfs.clients.sql import add_connection_options, open_tx
@@ -29,7 +30,7 @@ ACCOUNTS = 100
 FILLER = "x" * 200
 
 
-def load(args: argparse.Namespace) -> dict:
+def load(args: argparse.Namespace) -> dict[str, Any]:
     db = databases.get(args.backend)
     db.create(args)
     tx, _ = open_tx(args)
@@ -44,7 +45,7 @@ def load(args: argparse.Namespace) -> dict:
     return {"client": "pickfs-commits", "step": "load", "backend": args.backend}
 
 
-def run(args: argparse.Namespace) -> dict:
+def run(args: argparse.Namespace) -> dict[str, Any]:
     tx, _ = open_tx(args)
     conn = tx.conn
     rng = random.Random(args.seed)
@@ -84,8 +85,8 @@ def run(args: argparse.Namespace) -> dict:
     return {"client": "pickfs-commits", "step": "run", "backend": args.backend, "commits": n}
 
 
-def check(args: argparse.Namespace) -> dict:
-    out: dict = {"client": "pickfs-commits", "step": "check", "backend": args.backend}
+def check(args: argparse.Namespace) -> dict[str, Any]:
+    out: dict[str, Any] = {"client": "pickfs-commits", "step": "check", "backend": args.backend}
     try:
         tx, _ = open_tx(args)
     except Exception as exc:

@@ -17,7 +17,7 @@ def name_process(name: str) -> None:
         pass
 
 
-def own_io() -> dict:
+def own_io() -> dict[str, int]:
     """This process's I/O as the kernel counts it, read before exiting (a parent's count
     would mix in every child it reaps)."""
     out = {}

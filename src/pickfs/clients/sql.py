@@ -16,12 +16,12 @@ class Tx:
         self.conn, self.d = conn, dialect
         self.cur: Any = None  # the driver's DB-API cursor (sqlite3, psycopg, pymysql, firebird-driver)
 
-    def q(self, sql: str, params: tuple = ()) -> list[tuple]:
+    def q(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
         if self.cur is None:
             self.cur = self.conn.cursor()
         self.cur.execute(sql.replace("?", self.d.placeholder), params)
         try:
-            return self.cur.fetchall()
+            return list(self.cur.fetchall())
         except Exception:
             return []
 

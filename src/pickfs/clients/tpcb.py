@@ -19,6 +19,7 @@ import random
 import sys
 import time
 from functools import partial
+from typing import Any
 
 from pickfs import databases
 from pickfs.clients.histogram import add, merged
@@ -49,7 +50,7 @@ TRANSACTION = (
 )
 
 
-def rows(scale: int) -> tuple[tuple[str, list[tuple]], ...]:
+def rows(scale: int) -> tuple[tuple[str, list[tuple[Any, ...]]], ...]:
     """pgbench's tables at `scale` branches (pure)."""
     return (("pgbench_branches", [(b, 0, FILLER) for b in range(1, scale + 1)]),
             ("pgbench_tellers", [(t, (t - 1) // TELLERS_PER_BRANCH + 1, 0, FILLER)
@@ -58,7 +59,7 @@ def rows(scale: int) -> tuple[tuple[str, list[tuple]], ...]:
                                   for a in range(1, ACCOUNTS_PER_BRANCH * scale + 1)]))
 
 
-def load(args: argparse.Namespace) -> dict:
+def load(args: argparse.Namespace) -> dict[str, Any]:
     t0 = time.perf_counter()
     db = databases.get(args.backend)
     db.create(args)
@@ -101,7 +102,7 @@ class Terminal:
         self.statements = [(s.replace("?", tx.d.placeholder), s.startswith("SELECT")) for s in TRANSACTION]
         self.in_a_row = 0
 
-    def draw(self) -> tuple:
+    def draw(self) -> tuple[Any, ...]:
         """The next transaction's parameters."""
         rng, scale = self.rng, self.args.scale
         aid, tid = rng.randint(1, ACCOUNTS_PER_BRANCH * scale), rng.randint(1, TELLERS_PER_BRANCH * scale)
@@ -109,7 +110,7 @@ class Terminal:
         delta = rng.randint(-5000, 5000)
         return (delta, aid), (aid,), (delta, tid), (delta, bid), (tid, bid, aid, delta)
 
-    def attempt(self, params: tuple) -> bool:
+    def attempt(self, params: tuple[Any, ...]) -> bool:
         """One transaction: True when it committed; False when it failed and was rolled back."""
         tx = self.tx
         try:
@@ -183,7 +184,7 @@ class Terminal:
             pass
 
 
-def run(args: argparse.Namespace) -> dict:
+def run(args: argparse.Namespace) -> dict[str, Any]:
     limit = args.transactions or 0
     quotas = [limit // args.clients + (i < limit % args.clients) if limit else float("inf")
               for i in range(args.clients)]
@@ -208,7 +209,7 @@ def run(args: argparse.Namespace) -> dict:
 
 
 def report(args: argparse.Namespace, terminals: list[Terminal], elapsed: float, cpu: float,
-           failures: list[str]) -> dict:
+           failures: list[str]) -> dict[str, Any]:
     """The run's JSON document: the fields sqlite-tpcb's and firebird-tpcb's parsers read."""
     hist = {str(k): v for k, v in sorted(merged([t.hist for t in terminals]).items())}
     seconds = merged([t.per_second for t in terminals])

@@ -76,7 +76,7 @@ def nurand(rng: random.Random, a: int, x: int, y: int, c: int = 42) -> int:
     return (((rng.randint(0, a) | rng.randint(x, y)) + c) % (y - x + 1)) + x
 
 
-def load(args: argparse.Namespace) -> dict:
+def load(args: argparse.Namespace) -> dict[str, Any]:
     t0 = time.perf_counter()
     db = databases.get(args.backend)
     db.create(args)
@@ -90,7 +90,7 @@ def load(args: argparse.Namespace) -> dict:
     conn.commit()
     now = time.strftime("%Y-%m-%d %H:%M:%S")
 
-    def insert(table: str, rows: list[tuple]) -> None:
+    def insert(table: str, rows: list[tuple[Any, ...]]) -> None:
         if not rows:
             return
         marks = ", ".join([d.placeholder] * len(rows[0]))
@@ -144,7 +144,7 @@ class Terminal:
         self.errors: dict[str, int] = {name: 0 for name, _ in MIX}
         self.rollbacks = 0
         self.per_second: dict[int, int] = {}
-        self.in_force: dict = {}
+        self.in_force: dict[Any, Any] = {}
         self.conn: Any = None
 
     def attempt(self, tx: Tx, retryable: Any, name: str) -> bool:
@@ -190,7 +190,7 @@ class Terminal:
             rows = tx.q("SELECT c_id FROM customer WHERE c_w_id = ? AND c_d_id = ? AND c_last = ? ORDER BY c_first",
                         (w, d, name))
             if rows:
-                return rows[(len(rows) - 1) // 2][0]
+                return int(rows[(len(rows) - 1) // 2][0])
         return nurand(self.rng, 1023, 1, self.sizes.customers)
 
     def new_order(self, tx: Tx) -> None:
@@ -285,7 +285,7 @@ class Terminal:
         tx.commit()
 
 
-def run(args: argparse.Namespace) -> dict:
+def run(args: argparse.Namespace) -> dict[str, Any]:
     start = time.perf_counter()
     deadline = start + args.duration
     terminals = [Terminal(args, i, deadline, start) for i in range(args.clients)]

@@ -42,7 +42,7 @@ class Recorder(fuse.Operations):
         if data:
             self.log.write(data)
 
-    def getattr(self, path: str, fh: int | None = None) -> dict:
+    def getattr(self, path: str, fh: int | None = None) -> dict[str, int]:
         if path == "/":
             st = os.stat(self.path.parent)
             return {"st_mode": stat.S_IFDIR | 0o755, "st_nlink": 2, "st_uid": st.st_uid, "st_gid": st.st_gid,
@@ -88,7 +88,7 @@ class Recorder(fuse.Operations):
     def release(self, path: str, fh: int) -> None:
         os.close(fh)
 
-    def statfs(self, path: str) -> dict:
+    def statfs(self, path: str) -> dict[str, int]:
         st = os.statvfs(self.path.parent)
         return {k: getattr(st, k) for k in ("f_bsize", "f_frsize", "f_blocks", "f_bfree", "f_bavail", "f_files",
                                             "f_ffree", "f_favail", "f_namemax")}

@@ -8,7 +8,7 @@ import shutil
 import time
 from dataclasses import replace
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from pickfs.errors import PickfsError, PlanError
 from pickfs.fleet import package, playbooks
@@ -271,7 +271,7 @@ class FleetController:
         return [self.inventory, *([str(local)] if local else [])]
 
 
-def _json(text: object) -> dict:
+def _json(text: object) -> dict[str, Any]:
     try:
         doc = json.loads(text) if isinstance(text, str) else {}
     except ValueError:

@@ -1,5 +1,6 @@
 """The results database: every trial saved the moment it ends."""
 
-from pickfs.store.results import ResultStore, RunRecord, RunSummaryRow
+from pickfs.model import RunRecord
+from pickfs.store.results import ResultStore, RunSummaryRow
 
 __all__ = ["ResultStore", "RunRecord", "RunSummaryRow"]

@@ -84,10 +84,10 @@ class FleetMixin:
     def resolve_fleet(self, ref: str) -> str:
         ids = [r[0] for r in self.conn.execute("SELECT id FROM fleets ORDER BY created").fetchall()]
         if ref == "latest" and ids:
-            return ids[-1]
+            return str(ids[-1])
         matches = [i for i in ids if i.startswith(ref) or i.startswith(FLEET_PREFIX + ref)]
         if len(matches) == 1:
-            return matches[0]
+            return str(matches[0])
         if not matches:
             raise NotFound(f"no fleet run {ref!r} in {self.path}", "list them with: pickfs fleet list")
         raise NotFound(f"{ref!r} matches {len(matches)} fleet runs", "give more of the fleet id")

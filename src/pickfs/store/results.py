@@ -298,10 +298,10 @@ class ResultStore(FleetMixin):
             row = self._conn.execute("SELECT id FROM runs ORDER BY created DESC LIMIT 1").fetchone()
             if row is None:
                 raise NotFound(f"no runs in {self.path}", "start one with: pickfs run")
-            return row[0]
+            return str(row[0])
         rows = [r for r in self._conn.execute("SELECT id FROM runs").fetchall() if r[0].startswith(ref)]
         if len(rows) == 1:
-            return rows[0][0]
+            return str(rows[0][0])
         if not rows:
             raise NotFound(f"no run {ref!r} in {self.path}", "list runs with: pickfs results")
         raise NotFound(f"{ref!r} matches {len(rows)} runs", "give more of the run id")
