@@ -33,7 +33,7 @@ def slug(heading: str) -> str:
 
 def anchors(path: Path) -> set[str]:
     seen: dict[str, int] = {}
-    out = set()
+    out: set[str] = set()
     for line in FENCE.sub("", path.read_text()).splitlines():
         m = re.match(r"#{1,6} (.+)", line)
         if m:
@@ -53,18 +53,18 @@ def _target(page: Path, link: str) -> tuple[Path, str]:
     return ((page.parent / name).resolve() if name else page), anchor
 
 
-def test_the_readme_is_a_front_page_of_at_most_250_lines():
+def test_the_readme_is_a_front_page_of_at_most_250_lines() -> None:
     assert len(README.read_text().splitlines()) <= 250
 
 
-def test_the_quick_start_keeps_its_two_commands():
+def test_the_quick_start_keeps_its_two_commands() -> None:
     text = README.read_text()
     assert "./bootstrap.sh run     # set up what is missing, then the default job: SQLite on every filesystem preset\n" in text
     assert "./bootstrap.sh test    # set up what is missing, then the test suite\n" in text
 
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
-def test_no_link_leaves_the_repository(page):
+def test_no_link_leaves_the_repository(page: Path) -> None:
     text = page.read_text()
     assert not re.search(r"\b(?:https?|ftp)://", text), "a link outside the repository"
     for link in links(page):
@@ -74,7 +74,7 @@ def test_no_link_leaves_the_repository(page):
 
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
-def test_every_relative_link_resolves_to_a_file_and_its_anchor(page):
+def test_every_relative_link_resolves_to_a_file_and_its_anchor(page: Path) -> None:
     pending = []
     for link in links(page):
         target, anchor = _target(page, link)
@@ -89,7 +89,7 @@ def test_every_relative_link_resolves_to_a_file_and_its_anchor(page):
 
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
-def test_the_manual_speaks_of_the_software_not_of_its_making(page):
+def test_the_manual_speaks_of_the_software_not_of_its_making(page: Path) -> None:
     text = page.read_text()
     assert "<!--" not in text, "an HTML comment"
     assert "../shared" not in text
@@ -97,7 +97,7 @@ def test_the_manual_speaks_of_the_software_not_of_its_making(page):
     assert not re.search(r"\bbranch(?:es)? [`'\"]?[a-z0-9-]+[`'\"]? \(", text), "a branch name"
 
 
-def test_docs_has_an_index_the_readme_links_and_that_links_every_page():
+def test_docs_has_an_index_the_readme_links_and_that_links_every_page() -> None:
     index = DOCS / "index.md"
     assert "docs/index.md" in links(README)
     linked = {_target(index, link)[0] for link in links(index)}
@@ -106,14 +106,14 @@ def test_docs_has_an_index_the_readme_links_and_that_links_every_page():
     assert pages <= linked, f"pages the index does not name: {sorted(p.name for p in pages - linked)}"
 
 
-def test_the_complexity_limit_stated_is_the_gates():
+def test_the_complexity_limit_stated_is_the_gates() -> None:
     limit = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["ruff"]["lint"]["mccabe"]["max-complexity"]
     text = (DOCS / "development.md").read_text()
     stated = re.findall(r"complexity limit of (\d+)", text)
     assert stated == [str(limit)], stated
 
 
-def test_the_readme_names_every_command_with_its_summary():
+def test_the_readme_names_every_command_with_its_summary() -> None:
     from pickfs.cli.main import COMMANDS
 
     text = README.read_text()
@@ -121,7 +121,7 @@ def test_the_readme_names_every_command_with_its_summary():
         assert f"| `pickfs {name}` | {summary} |" in text, name
 
 
-def test_slugs_follow_the_rule_links_are_written_with():
+def test_slugs_follow_the_rule_links_are_written_with() -> None:
     assert slug("What `bootstrap.sh` does") == "what-bootstrapsh-does"
     assert slug("The earlier design (`--no-race`)") == "the-earlier-design---no-race"
     assert slug("idle_neighbours.py") == "idle_neighbourspy"
