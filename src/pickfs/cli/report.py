@@ -6,6 +6,7 @@ import os
 import re
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any, TypeVar
 
 import click
 
@@ -112,7 +113,10 @@ export_options = [
 ]
 
 
-def with_exports(f):
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def with_exports(f: F) -> F:
     for option in reversed(export_options):
         f = option(f)
     return f
