@@ -125,3 +125,22 @@ def test_a_fleet_job_asks_for_its_plan_or_the_run_kept_in_it(tmp_path):
     assert request is not None and request.plan is not None and request.resume is None
     assert request.results == str(job / "results.db") and request.workdir == str(tmp_path / "wd")
     assert request.plan.target.workdir == str(tmp_path / "wd")  # the controller's --workdir wins
+
+
+def test_a_fleet_job_resumes_the_run_kept_in_it_and_leaves_a_complete_one(tmp_path):
+    from pickfs.fleet import hostside
+    from pickfs.store import ResultStore
+
+    job = tmp_path / "job"
+    job.mkdir()
+    store = ResultStore(job / "results.db")
+    store.create_run("20260101-000000-abcd", "0.1.0", {}, {"hostname": "box"})
+    store.set_status("20260101-000000-abcd", "interrupted")
+    a = argparse.Namespace(dir=str(job), workdir=str(tmp_path / "wd"), plan=str(tmp_path / "unread.toml"),
+                           confirm_device="")
+    request = hostside.job_request(a)
+    assert request is not None and request.plan is None and request.resume == "20260101-000000-abcd"
+    assert request.results == str(job / "results.db")
+    store.set_status("20260101-000000-abcd", "complete")
+    store.close()
+    assert hostside.job_request(a) is None
