@@ -169,7 +169,7 @@ def execute(a: argparse.Namespace) -> int:
 def job_request(a: argparse.Namespace) -> RunRequest | None:
     """The run this job is: the rest of the run kept in its results database, else its plan file; None when
     the run kept here is complete."""
-    from pickfs import console
+    from pickfs import console  # deferred, here and below: `status` and `stop`, polled often, load no engine
     from pickfs.plan import load_plan_file
     from pickfs.usecases.run import RunRequest
 
