@@ -1,6 +1,6 @@
 """Pure parts of process tracking, run locks and the shared budget of client counts."""
 
-from pickfs.engine.executor import shared_method
+from pickfs.engine.choice import shared_method
 from pickfs.engine.schedule import SIDE_BY_SIDE_BUDGET
 from pickfs.model import Method, WorkloadSpec
 from pickfs.plan import budget_shares, expand_clients

@@ -32,6 +32,18 @@ def test_package_imports_only_what_it_may(package):
     assert wrong == [], wrong
 
 
+# The use case and the engine under it show nothing and know no command: the CLI and a fleet host call them.
+ABOVE = ("pickfs.cli", "pickfs.console", "pickfs.report", "pickfs.run_console", "pickfs.fleet")
+NOT_ALLOWED = {"usecases": ABOVE, "engine": (*ABOVE, "pickfs.usecases")}
+
+
+@pytest.mark.parametrize("package", sorted(NOT_ALLOWED))
+def test_package_imports_nothing_above_it(package):
+    wrong = [f"{path.name}: {mod}" for path in sorted((SRC / package).glob("*.py"))
+             for mod in module_level_imports(path) if mod.startswith(NOT_ALLOWED[package])]
+    assert wrong == [], wrong
+
+
 def test_rendering_a_stored_run_loads_no_workload_service_or_risk_table():
     code = ("import sys; from pickfs.report import html, markdown, terminal, json_export, csv_export; "
             "print(sorted(m for m in sys.modules if m.startswith(('pickfs.workloads', 'pickfs.services', "

@@ -180,13 +180,14 @@ def test_export_targets_are_checked_before_anything_runs(tmp_path, capsys, case)
 def test_export_targets_are_checked_first_by_execute_plan(tmp_path, monkeypatch):
     """A real run (and `pickfs crashtest`) checks the export paths before root, the store or the ledger."""
     from pickfs.cli import run as run_cli
+    from pickfs.usecases import run as usecase
 
     def must_not_be_reached(*args, **kwargs):
         raise AssertionError("reached before the export paths were checked")
 
-    monkeypatch.setattr(run_cli, "require_root", must_not_be_reached)
-    monkeypatch.setattr(run_cli, "open_store", must_not_be_reached)
-    monkeypatch.setattr(run_cli, "ledger_for", must_not_be_reached)
+    monkeypatch.setattr(usecase, "require_root", must_not_be_reached)
+    monkeypatch.setattr(usecase, "open_store", must_not_be_reached)
+    monkeypatch.setattr(usecase, "ledger_for", must_not_be_reached)
     plan = load_plan_file(EXAMPLES[0], workdir=str(tmp_path / "wd"))
     o = {"json_path": tmp_path / "missing" / "out.json", "markdown_path": None, "csv_path": None, "html_path": None,
          "workdir": str(tmp_path / "wd"), "results_path": None}

@@ -183,18 +183,18 @@ def _stored_run(tmp_path: Path, **setting: str) -> Path:
 
 
 def test_a_resumed_run_checks_its_stored_plan_as_a_new_one(tmp_path, capsys, monkeypatch):
-    from pickfs.cli import run as run_cli
+    from pickfs.usecases import run as usecase
 
-    monkeypatch.setattr(run_cli, "execute_plan", lambda *a, **k: pytest.fail("a stored plan ran unchecked"))
+    monkeypatch.setattr(usecase, "require_root", lambda *a, **k: pytest.fail("a stored plan ran unchecked"))
     f = _stored_run(tmp_path, synchronous="FULL; ATTACH '/etc/x' AS y")
     code, _, err = pickfs(["run", "--resume", RUN, "--results", str(f), "--workdir", str(tmp_path / "wd")], capsys)
     assert code == 2 and "synchronous" in err and "not a value of this setting" in err, err
 
 
 def test_a_run_is_not_resumed_from_a_file_another_user_can_write(tmp_path, capsys, monkeypatch):
-    from pickfs.cli import run as run_cli
+    from pickfs.usecases import run as usecase
 
-    monkeypatch.setattr(run_cli, "execute_plan", lambda *a, **k: pytest.fail("resumed from another user's file"))
+    monkeypatch.setattr(usecase, "require_root", lambda *a, **k: pytest.fail("resumed from another user's file"))
     f = _stored_run(tmp_path)
     os.chmod(f, 0o666)
     code, _, err = pickfs(["run", "--resume", RUN, "--results", str(f), "--workdir", str(tmp_path / "wd")], capsys)

@@ -6,7 +6,7 @@ import os
 import re
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import click
 
@@ -114,7 +114,10 @@ export_options = [
 ]
 
 
-def with_exports(f: Callable[..., None]) -> Callable[..., None]:
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def with_exports(f: F) -> F:
     for option in reversed(export_options):
         f = option(f)
     return f

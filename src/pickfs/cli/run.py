@@ -3,39 +3,23 @@
 from __future__ import annotations
 
 import os
-import time
 import tomllib
-from dataclasses import asdict, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import click
-from rich.text import Text
 
-from pickfs import __version__, console, host
-from pickfs.cli.common import clean_orphans, ledger_for, open_store, require_root, results_option, workdir_option
+from pickfs import console
+from pickfs.cli.common import results_option, workdir_option
 from pickfs.cli.examples import examples
 from pickfs.cli.report import check_export_targets, export_targets, with_exports, write_exports
-from pickfs.engine import runlock
-from pickfs.engine.executor import Executor
-from pickfs.engine.schedule import Slot
-from pickfs.errors import EXIT_INTERRUPTED, PickfsError, PlanError
-from pickfs.model import (
-    SCHEDULERS,
-    Method,
-    Plan,
-    Target,
-    TargetKind,
-    Trial,
-    WorkloadSpec,
-    plan_from_dict,
-    plan_to_dict,
-)
+from pickfs.errors import EXIT_INTERRUPTED, PlanError
+from pickfs.model import SCHEDULERS, Method, Plan, Target, TargetKind, WorkloadSpec
 from pickfs.plan import (
     aging_fields,
     build_plan,
     check_setting_types,
-    check_stored_plan,
     configs_from_names,
     directory_config,
     expand_clients,
@@ -45,14 +29,12 @@ from pickfs.plan import (
     parse_scale,
 )
 from pickfs.report.terminal import render_run, terse_lines
-from pickfs.report.text import fmt_with_unit
-from pickfs.stack.ledger import Ledger
-from pickfs.stack.safety import check_device
-from pickfs.store import ResultStore, RunRecord
-from pickfs.store.results import new_run_id
+from pickfs.run_console import ConsoleEvents
 from pickfs.units import parse_duration, parse_size
+from pickfs.usecases.run import RunRequest, run_plan
+from pickfs.usecases.run import interrupted as interrupted  # re-exported: its old home
+from pickfs.usecases.run import plan_record as plan_record  # re-exported: its old home
 from pickfs.workloads import DEFAULT_WORKLOAD, REGISTRY, workload_class
-from pickfs.workloads.command import Command
 
 
 def _parse_value(text: str) -> Any:
@@ -274,84 +256,6 @@ def _max_time(text: str) -> float:
                     f"{text.strip()}s for seconds, 1h for an hour")
 
 
-def plan_record(plan: Plan) -> dict[str, Any]:
-    """The plan as stored with the run, with what its reports need to know and must not look up later:
-    each workload's metric definitions, its database and the risks of its settings, and each
-    configuration's risks (report/ reads these, and imports no workload, service or risk table)."""
-    from pickfs.risks import config_risks, risks_of
-
-    d = plan_to_dict(plan)
-    for w, spec in zip(d["workloads"], plan.workloads, strict=True):
-        cls = REGISTRY[w["name"]]
-        w["metrics"] = [asdict(m) for m in cls.metrics]
-        w["breakdown"] = list(cls.breakdown)
-        w["database"] = cls.database_for(spec)
-        w["risks"] = risks_of(spec, w["database"])
-    for c, config in zip(d["configs"], plan.configs, strict=True):
-        c["risks"] = config_risks(config)
-    return d
-
-
-class CliObserver:
-    """Progress bar with time left, and one line per measured run."""
-
-    def __init__(self, progress) -> None:
-        self.progress = progress
-        self.task = None
-        self.done = 0
-        self.count = 0
-
-    def started(self, slots: list[Slot], estimate_s: float) -> None:
-        self.count = len(slots)
-        self.task = self.progress.add_task("starting", total=max(estimate_s, 1.0))
-        console.info(f"{len(slots)} trials to run, about {estimate_s / 60:.0f} min")
-
-    def slot_started(self, slot: Slot) -> None:
-        self.progress.update(self.task, description=f"[{self.done + 1}/{self.count}] {slot.cell.key}")
-
-    def trial_saved(self, slot: Slot, trial: Trial) -> None:
-        if trial.phase != "measured":
-            return
-        metric = REGISTRY[slot.cell.workload.name].primary()
-        value = trial.metrics.get(metric.name)
-        self.progress.console.print(
-            f"  {slot.cell.key} run {slot.repetition + 1}: {fmt_with_unit(value, metric)}",
-            highlight=False)
-
-    def slot_finished(self, slot: Slot, estimate_s: float) -> None:
-        self.done += 1
-        self.progress.advance(self.task, estimate_s)
-
-    def reestimate(self, remaining_s: float) -> None:
-        """truth: the time left, corrected by what the slots so far took."""
-        task = self.progress.tasks[self.task]
-        self.progress.update(self.task, total=max(task.completed + remaining_s, 1.0))
-
-    def extend(self, estimate_s: float) -> None:
-        """The stopping rule added a repetition."""
-        self.count += 1
-        self.progress.update(self.task, total=self.progress.tasks[self.task].total + estimate_s)
-
-    def note(self, text: str) -> None:
-        self.progress.console.print(Text.assemble(("note: ", "yellow"), text), highlight=False)
-
-    def rounds_started(self, label: str, budget_s: float, blocks: int | None, configs: int) -> None:
-        self.rounds_t0 = time.monotonic()
-        self.task = self.progress.add_task(f"{label}: side by side", total=max(budget_s, 1.0))
-        times = "as many times as fit a fifth of the time" if blocks is None else f"{blocks} time(s)"
-        most = f"{budget_s / 60:.0f} min" if budget_s >= 90 else f"{budget_s:.0f} s"
-        console.info(f"{label}: {configs} configurations side by side, each built {times} on fresh "
-                     f"filesystems, at most {most}")
-
-    def round_finished(self, label: str, block: int, round_no: int, widest: float | None) -> None:
-        elapsed = time.monotonic() - self.rounds_t0
-        width = "not yet known" if widest is None or widest > 1 else f"±{widest:.1%}"
-        self.progress.update(self.task, completed=elapsed,
-                             description=f"{label}: round {round_no}, widest interval {width}")
-        if not console.interactive():
-            console.info(f"  {label} round {round_no}: widest interval {width} ({elapsed:.0f} s)")
-
-
 @click.command("run", epilog=examples('pickfs run                                      # sqlite-tpcb on every preset, side by side',
          'pickfs run --fs ext4,xfs --workload pgbench --max-time 20m',
          'pickfs run --fs ext4,ext4-nobarrier --set synchronous=FULL --crash-states 12',
@@ -434,22 +338,17 @@ def command(**o: Any) -> None:
     With no options: sqlite-tpcb on every filesystem preset this kernel supports, on
     loop-backed images.
     """
-    previous: tuple[Trial, ...] = ()
-    store: ResultStore | None = None
-    run_id: str | None = None
     check_flags(o)
     check_export_targets(export_targets(o))  # before anything is built: never a finished run with nowhere to go
-    if o["dry_run"] and o["resume"]:
-        raise PlanError("--dry-run checks a new plan; a resumed run's plan was checked when it started",
-                        "drop --dry-run, or look at the saved run with: pickfs report RUN")
+    run_and_show(request_from_flags(o), o)
+
+
+def request_from_flags(o: dict[str, Any]) -> RunRequest:
+    """The run the flags ask for: a stored run to resume, a plan file, or a plan from the flags."""
+    workdir, results, dry_run = str(o["workdir"]), o["results_path"], bool(o["dry_run"])
     if o["resume"]:
-        store = open_store(o["workdir"], o["results_path"])
-        record = store.load(o["resume"])
-        plan = plan_from_dict(record.plan)
-        resumable(store, plan)
-        run_id = record.id
-        previous = record.trials
-    elif o["plan_file"]:
+        return RunRequest(resume=o["resume"], workdir=workdir, results=results, dry_run=dry_run)
+    if o["plan_file"]:
         clash = [f"--{k.replace('_', '-')}" for k in PLAN_FLAGS if o[k]]
         if clash:
             raise PlanError(f"{', '.join(clash)} cannot be combined with --plan", "put them in the plan file instead")
@@ -458,146 +357,32 @@ def command(**o: Any) -> None:
         plan = load_plan_file(o["plan_file"], method_overrides(o), o["workdir"], workdir_given=given)
     else:
         plan = plan_from_flags(o)
-    if o["dry_run"]:
+    return RunRequest(plan=plan, workdir=workdir, results=results, dry_run=dry_run)
+
+
+def execute_plan(plan: Plan, o: dict[str, Any]) -> None:
+    """Run a plan built from a command's flags (`pickfs crashtest`), then show and export the result."""
+    check_export_targets(export_targets(o))
+    run_and_show(RunRequest(plan=plan, workdir=o["workdir"], results=o["results_path"]), o)
+
+
+def run_and_show(request: RunRequest, o: dict[str, Any]) -> None:
+    """Run the request, then show the result (or the dry run's findings), export it and exit as it ended."""
+    outcome = run_plan(request, ConsoleEvents())
+    if outcome.preview is not None:
         from pickfs.cli.plan_check import show_plan
 
-        show_plan(plan)
+        show_plan(outcome.preview)
         return
-    execute_plan(plan, o, store, run_id, previous)
-
-
-def resumable(store: ResultStore, plan: Plan) -> None:
-    """A stored plan is run again (as root) only from a results file no other user can write, and only once it
-    passes every check a new plan passes."""
-    path = getattr(store, "path", None)
-    if isinstance(path, Path) and path.is_file():
-        st = path.stat()
-        if st.st_uid not in (0, os.geteuid()) or st.st_mode & 0o022:
-            raise PlanError(f"results file {path} can be written by another user than pickfs's: a run resumed from it "
-                            "would run whatever plan it holds", "resume only from a results file of your own (0600)")
-    check_stored_plan(plan)
-
-
-def execute_plan(plan: Plan, o: dict[str, Any], store: ResultStore | None = None, run_id: str | None = None,
-                 previous: tuple[Trial, ...] = ()) -> None:
-    """Run a plan (or the rest of a resumed one), then show and export the result."""
-    check_export_targets(export_targets(o))
-    if plan.target.kind != "directory":
-        require_root(f"building filesystems on {plan.target.kind} targets (losetup, mkfs, mount)",
-                     "run as root (sudo), or compare existing directories with --dir PATH")
-    if store is None:
-        store = open_store(o["workdir"], o["results_path"])
-    if plan.target.kind == "device":
-        check_device(plan.target.device or "", plan.target.confirm)
-    ledger = ledger_for(plan.target.workdir)
-    Path(plan.target.workdir).mkdir(parents=True, exist_ok=True)
-    n, problems = clean_orphans(ledger)
-    if n:
-        console.warn(f"undid {n} resource(s) left by an earlier pickfs that did not finish")
-    for p in problems:
-        console.warn(f"could not undo: {p}")
-    for w in (*plan.warnings, *(Command.root_warning(spec) for spec in plan.workloads)):
-        if w:
-            console.warn(w)
-    if run_id is not None:
-        lock = runlock.hold(Path(plan.target.workdir), run_id)  # refused while another pickfs runs it
-        store.set_status(run_id, "running")
-    else:
-        run_id = store_new_run(store, plan)
-        lock = runlock.hold(Path(plan.target.workdir), run_id)
-    try:
-        record = _execute(plan, o, store, ledger, run_id, previous)
-    finally:
-        runlock.release(lock)
+    if outcome.record is None:  # interrupted: what was measured is kept, and the way to resume was said
+        raise SystemExit(EXIT_INTERRUPTED)
     if o.get("quiet"):
-        for line in terse_lines(record):
+        for line in terse_lines(outcome.record):
             console.plain(line)
     else:
-        console.show(render_run(record, explain=bool(o.get("explain"))))
-    write_exports(record, export_targets(o))
-    console.info(f"saved as run {run_id} in {store.path}; re-render with: pickfs report {run_id}")
-    if record.status == "failed":
-        raise PickfsError(f"run {run_id} failed: no configuration gave a result (each one's error is above)",
-                          "fix what the errors name, then run again")
-
-
-def _execute(plan: Plan, o: dict[str, Any], store: ResultStore, ledger: Ledger, run_id: str,
-             previous: tuple[Trial, ...]) -> RunRecord:
-    """Execute the run; whatever ends it, it ends with a final status and says what was kept."""
-    console.info(f"run {run_id}: {len(plan.configs)} configurations x {len(plan.workloads)} workload(s), "
-                 f"{method_words(plan.method)}; results in {store.path}")
-    with console.progress() as bar:
-        executor = Executor(plan, run_id, store, ledger, CliObserver(bar))
-        try:
-            executor.execute(previous)
-        except BaseException as exc:
-            bar.stop()
-            if not interrupted(exc):
-                # a full disk, an I/O error, an internal error: the run ends failed, never 'running'
-                _end_run(store, run_id, "failed", "failed")
-                raise
-            # Ctrl-C (or SIGTERM) always ends the run as interrupted, even when undoing what was
-            # built raised on the way out; that error is reported after.
-            if not isinstance(exc, KeyboardInterrupt):
-                console.warn(f"while undoing after the interrupt: {one_line(exc)}")
-            _end_run(store, run_id, "interrupted", "interrupted")
-            raise SystemExit(EXIT_INTERRUPTED) from None
-    record = store.load(run_id)
-    status = "complete" if any(t.ok and t.phase in RESULT_PHASES for t in record.trials) else "failed"
-    store.set_status(run_id, status)
-    return store.load(run_id)
-
-
-RESULT_PHASES = ("measured", "crash", "capacity")  # trials that are a result (a capacity search's steps too)
-
-
-def _end_run(store: ResultStore, run_id: str, status: str, how: str) -> None:
-    """Best effort (the results file may be what failed): the final status, and what was kept."""
-    try:
-        store.set_status(run_id, status)
-    except (PickfsError, OSError):
-        pass
-    try:
-        kept = sum(1 for t in store.load(run_id).trials if t.phase in RESULT_PHASES and t.ok)
-        said = f"{kept} measured runs kept in {store.path}"
-    except (PickfsError, OSError):
-        said = f"what was saved before is kept in {store.path}"
-    console.error(f"run {run_id} {how}: {said}; continue with: pickfs run --resume {run_id}")
-
-
-def method_words(m: Method) -> str:
-    """How the run measures, in a few words (pure)."""
-    if not m.speed:
-        what = "no speed runs"
-    elif m.side_by_side:
-        until = f"rounds until the answer is settled at a {m.margin:.0%} margin" if m.race else \
-            "rounds until the intervals settle"
-        rounds = f"{m.rounds} rounds" if m.rounds else until
-        blocks = "automatic blocks" if m.blocks is None else f"{m.blocks} block(s)"
-        what = f"side by side, {blocks}, {rounds}, after {m.warmup} warm-up slice(s)"
-    else:
-        what = f"{m.runs} runs each after {m.warmup} warm-up, one at a time"
-    if m.crash_states:
-        what += f"; a crash test of {m.crash_states} power-cut states each"
-    return what
-
-
-def interrupted(exc: BaseException | None) -> bool:
-    """A KeyboardInterrupt, or an error raised while handling one (a teardown step that failed)."""
-    seen = 0
-    while exc is not None and seen < 20:
-        if isinstance(exc, KeyboardInterrupt):
-            return True
-        exc = exc.__context__
-        seen += 1
-    return False
-
-
-def one_line(exc: BaseException) -> str:
-    return exc.one_line() if isinstance(exc, PickfsError) else f"{type(exc).__name__}: {exc}"
-
-
-def store_new_run(store: ResultStore, plan: Plan) -> str:
-    run_id = new_run_id()
-    store.create_run(run_id, __version__, plan_record(plan), host.collect(plan.target.workdir))
-    return run_id
+        console.show(render_run(outcome.record, explain=bool(o.get("explain"))))
+    write_exports(outcome.record, export_targets(o))
+    console.info(f"saved as run {outcome.run_id} in {outcome.results}; re-render with: pickfs report {outcome.run_id}")
+    error = outcome.error()
+    if error is not None:
+        raise error

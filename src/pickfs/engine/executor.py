@@ -13,9 +13,9 @@ from typing import Any, Protocol
 from pickfs.crash.runner import crash_test, crash_unavailable
 from pickfs.engine.capacity import CapacitySearch
 from pickfs.engine.ceiling import limit_notes
+from pickfs.engine.choice import how_measured, one_at_a_time
 from pickfs.engine.race import Race
 from pickfs.engine.schedule import (
-    SIDE_BY_SIDE_BUDGET,
     ComparisonKey,
     Slot,
     SlotKey,
@@ -34,9 +34,8 @@ from pickfs.engine.schedule import (
 from pickfs.engine.sidebyside import SideBySide
 from pickfs.engine.standup import stand_up
 from pickfs.errors import PickfsError, ResultsWriteFailed
-from pickfs.model import Cell, Method, Phase, Plan, Trial, plan_from_dict
+from pickfs.model import Cell, Phase, Plan, Trial, plan_from_dict
 from pickfs.monitors.sampler import RunMonitor, cell_scope
-from pickfs.plan import budget_shares
 from pickfs.stack.filesystems import RAW, unavailable_reason
 from pickfs.stack.ledger import Ledger
 from pickfs.stack.provision import Provisioned, space_used
@@ -72,15 +71,6 @@ def drop_caches() -> None:
     os.sync()
     if os.geteuid() == 0:
         Path("/proc/sys/vm/drop_caches").write_text("3\n")
-
-
-def shared_method(m: Method, share: float) -> Method:
-    """The method a workload is measured with when it has `share` of the time budget (pure): the client
-    counts of one workload share its budget, so --clients 1,2,4,8 takes the time one workload would. A run
-    of a fixed number of rounds with no time budget keeps its rounds."""
-    if share >= 1.0 or (m.rounds is not None and m.max_seconds is None and m.target_ci is None):
-        return m
-    return replace(m, max_seconds=(m.max_seconds if m.max_seconds is not None else SIDE_BY_SIDE_BUDGET) * share)
 
 
 class Executor:
@@ -232,18 +222,17 @@ class Executor:
             self.observer.note("a device target holds one filesystem at a time: measuring one configuration "
                                "at a time (--one-at-a-time); images or directories can stand side by side")
         self._rate_limits()
-        if not m.side_by_side or self.plan.target.kind == "device":
+        if one_at_a_time(self.plan):
             return self._one_at_a_time(cells, previous, failed_cells)
-        shares = budget_shares(self.plan.workloads)
-        for wl in self.plan.workloads:
-            group = [c for c in cells if c.workload.label == wl.label]
-            if m.latency_target and "rate" in workload_class(wl.name).setting_names():
+        for way in how_measured(self.plan):  # the choice the time estimate follows too
+            group = [c for c in cells if c.workload.label == way.workload.label]
+            if way.approach == "capacity search":
                 CapacitySearch(self.plan, self.run_id, self.store, self.ledger, self.observer,
                                self._fail_cell).run(group, previous, failed_cells)
-            elif workload_class(wl.name).sliceable:
-                plan = replace(self.plan, method=shared_method(m, shares.get(wl.label, 1.0)))
+            elif way.sliced:
+                plan = replace(self.plan, method=way.method)
                 sbs = SideBySide(plan, self.run_id, self.store, self.ledger, self.observer, self._fail_cell)
-                if m.race and not wl.fixed_rate:
+                if way.approach == "race":
                     Race(sbs, group).run(previous, failed_cells)
                 else:
                     sbs.run(group, previous, failed_cells)

@@ -23,10 +23,14 @@ import sqlite3
 import subprocess
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from pickfs.errors import EXIT_INTERRUPTED
+
+if TYPE_CHECKING:
+    from pickfs.usecases.run import RunRequest
 
 STATUS, LOG, RESULTS, STOPPED = "status.json", "log", "results.db", "stopped"
 FINAL = ("complete", "failed", "interrupted", "lost")
@@ -36,7 +40,7 @@ _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
 def read_status(job: Path) -> dict[str, Any]:
     try:
-        return json.loads((job / STATUS).read_text())
+        return cast(dict[str, Any], json.loads((job / STATUS).read_text()))
     except (OSError, ValueError):
         return {}
 
@@ -144,42 +148,62 @@ def start(a: argparse.Namespace) -> int:
 
 def execute(a: argparse.Namespace) -> int:
     """The plan itself, as `pickfs run --plan` runs it; or the rest of the run kept here."""
-    from dataclasses import replace
-
     from pickfs import console
-    from pickfs.cli.run import execute_plan
     from pickfs.errors import PickfsError
-    from pickfs.model import plan_from_dict
-    from pickfs.plan import load_plan_file
     from pickfs.stack.signals import install_sigterm
-    from pickfs.store import ResultStore
 
     install_sigterm()
-    job = Path(a.dir)
-    results = job / RESULTS
-    o = {"workdir": a.workdir, "results_path": str(results)}
     try:
-        run_id, state = run_id_in(job)
-        if run_id and state == "complete":
-            console.info(f"run {run_id} is complete")
+        request = job_request(a)
+        if request is None:
             return 0
-        if run_id:
-            store = ResultStore(results)
-            record = store.load(run_id)
-            console.info(f"resuming run {run_id}")
-            execute_plan(plan_from_dict(record.plan), o, store, run_id, record.trials)
-            return 0
-        plan = load_plan_file(Path(a.plan), None, a.workdir, workdir_given=True)
-        if a.confirm_device:
-            plan = replace(plan, target=replace(plan.target, confirm=a.confirm_device))
-        execute_plan(plan, o)
-        return 0
+        return _run(request)
     except PickfsError as exc:
         console.error(exc.one_line())
         return exc.exit_code
     except KeyboardInterrupt:
         console.error("interrupted")
         return EXIT_INTERRUPTED
+
+
+def job_request(a: argparse.Namespace) -> RunRequest | None:
+    """The run this job is: the rest of the run kept in its results database, else its plan file; None when
+    the run kept here is complete."""
+    from pickfs import console  # deferred, here and below: `status` and `stop`, polled often, load no engine
+    from pickfs.plan import load_plan_file
+    from pickfs.usecases.run import RunRequest
+
+    job = Path(a.dir)
+    results = str(job / RESULTS)
+    run_id, state = run_id_in(job)
+    if run_id and state == "complete":
+        console.info(f"run {run_id} is complete")
+        return None
+    if run_id:
+        console.info(f"resuming run {run_id}")
+        return RunRequest(resume=run_id, workdir=a.workdir, results=results)
+    plan = load_plan_file(Path(a.plan), None, a.workdir, workdir_given=True)
+    if a.confirm_device:
+        plan = replace(plan, target=replace(plan.target, confirm=a.confirm_device))
+    return RunRequest(plan=plan, workdir=a.workdir, results=results)
+
+
+def _run(request: RunRequest) -> int:
+    """Run it as `pickfs run` does, its output to the job's log: the result's tables, where it is saved."""
+    from pickfs import console
+    from pickfs.report.terminal import render_run
+    from pickfs.run_console import ConsoleEvents
+    from pickfs.usecases.run import run_plan
+
+    outcome = run_plan(request, ConsoleEvents())
+    if outcome.record is None:  # interrupted: what was measured is kept here, to resume
+        return EXIT_INTERRUPTED
+    console.show(render_run(outcome.record, explain=False))
+    console.info(f"saved as run {outcome.run_id} in {outcome.results}; re-render with: pickfs report {outcome.run_id}")
+    error = outcome.error()
+    if error is not None:
+        raise error
+    return 0
 
 
 def prepare(a: argparse.Namespace) -> int:
