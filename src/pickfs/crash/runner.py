@@ -41,8 +41,7 @@ from pickfs.crash.files import FileWatch
 from pickfs.crash.session import Recording, fuse_unavailable, recording, sparse_image
 from pickfs.crash.states import (
     DEFAULT_UNIT,
-    STRATEGIES,
-    STRATEGY_TEXT,
+    REGISTRY as STRATEGY_REGISTRY,
     CrashState,
     generate,
     losses,
@@ -50,6 +49,7 @@ from pickfs.crash.states import (
     parse_events,
     parse_strategies,
     recovery_crash,
+    strategy_names,
     when,
     window,
 )
@@ -77,8 +77,9 @@ UNSEEN = ("what no simulation can show: a drive or controller that acknowledges 
           "bit rot and misdirected writes, and a crash of the host itself while the recorder logs")
 
 
-def model_text(unit: int, recovery_share: float, strategies: tuple[str, ...] = STRATEGIES) -> str:
-    """The crash model in force, in one statement (pure)."""
+def model_text(unit: int, recovery_share: float, strategies: tuple[str, ...] = ()) -> str:
+    """The crash model in force, in one statement (pure); `strategies` empty: every registered one."""
+    strategies = strategies or strategy_names()
     unit_text = f"{unit // 1024} KiB" if unit % 1024 == 0 else f"{unit} B"
     recovery = (f"about {round(recovery_share * 100)}% of states lose power again during recovery "
                 "(journal replay, database recovery and the check that follows), which is then run again"
@@ -87,7 +88,7 @@ def model_text(unit: int, recovery_share: float, strategies: tuple[str, ...] = S
     return (f"worst-case disk (the volatile write cache of a drive without power-loss protection): a power cut "
             f"keeps every write before the last completed flush (a FUA write "
             f"counts once it completes) and, of the writes after it, a subset of {unit_text} units, in any "
-            f"order, so one write can be torn; the subsets tried: {'; '.join(STRATEGY_TEXT[s] for s in strategies)}; "
+            f"order, so one write can be torn; the subsets tried: {'; '.join(STRATEGY_REGISTRY[s].text for s in strategies)}; "
             f"crash moments spread evenly over the whole run, and just before the flushes that end the bursts "
             f"overwriting the most of what was written earlier, and those after checkpoints, WAL switches and files "
             f"created or renamed (where the "
@@ -552,7 +553,7 @@ def crash_test(config: FsConfig, spec: WorkloadSpec, workdir: Path, ledger: Ledg
     try:
         chosen = parse_strategies(strategies)
     except ValueError as exc:
-        raise PickfsError(str(exc), f"use some of: {', '.join(STRATEGIES)}") from None
+        raise PickfsError(str(exc), f"use some of: {', '.join(strategy_names())}") from None
     driver = driver_for(spec, workdir)
     base = workdir / "crash" / uuid.uuid4().hex[:12]
     with holding(ledger, "dir", path=str(base), recursive=True):
