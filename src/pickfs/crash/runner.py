@@ -41,7 +41,6 @@ from pickfs.crash.files import FileWatch
 from pickfs.crash.session import Recording, fuse_unavailable, recording, sparse_image
 from pickfs.crash.states import (
     DEFAULT_UNIT,
-    REGISTRY as STRATEGY_REGISTRY,
     CrashState,
     generate,
     losses,
@@ -52,6 +51,9 @@ from pickfs.crash.states import (
     strategy_names,
     when,
     window,
+)
+from pickfs.crash.states import (
+    REGISTRY as STRATEGY_REGISTRY,
 )
 from pickfs.errors import CommandFailed, PickfsError
 from pickfs.model import FsConfig, Target, WorkloadSpec
