@@ -255,7 +255,7 @@ def crash_moments(records: Sequence[Record], t_start: int, t_end: int, n: int,
     more = [(c, _moment(records, c, t_end), "evenly over the run") for c in cut_points(first, last, n)]
     bursts = [(c, _moment(records, c, t_end), "before the flush ending a burst that overwrites the most")
               for c in exposed_flushes(records, first, last, unit)]
-    def spread(items: list, k: int) -> list:
+    def spread(items: list[tuple[int, int, str]], k: int) -> list[tuple[int, int, str]]:
         if len(items) <= k:
             return items
         return [items[round(j * (len(items) - 1) / (k - 1))] for j in range(k)] if k > 1 else items[:1]
