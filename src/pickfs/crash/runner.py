@@ -71,7 +71,7 @@ from pickfs.workloads import workload_class
 CLIENT = "pickfs.clients.commits"
 DB_STEM = "commits"
 BACKENDS = tuple(name for name, db in databases.DATABASES.items() if db.crash_testable)
-PROGRAM = "command"  # the backend name of the user's own program
+PROGRAM = "command"  # the backend name of a workload that checks itself (the user's own program)
 CHECK_TIMEOUT_S = 120  # a state's check (recovery done) that takes longer hung
 WRITE_BACK_EVERY_S = 0.5  # how often the commits client asks for a checkpoint / WAL switch / page flush
 UNSEEN = ("what no simulation can show: a drive or controller that acknowledges a flush it has not done "
@@ -126,9 +126,8 @@ def _database_unavailable(backend: str) -> str | None:
 
 def backend_of(spec: WorkloadSpec) -> str | None:
     """What a crash test drives: a database the commits client knows, or the user's own program."""
-    if spec.name == PROGRAM:
-        return PROGRAM
-    return workload_class(spec.name).database_for(spec)
+    cls = workload_class(spec.name)
+    return PROGRAM if cls.checks_itself else cls.database_for(spec)
 
 
 @dataclass(frozen=True)
@@ -321,7 +320,7 @@ class Program:
         spec = replace(self.spec, settings=tuple({**dict(self.spec.settings), "env": env,
                                                   "command": self.spec.get("check")}.items()))
         try:
-            doc = self.workload._execute("check", self.spec.get("check"), spec, datadir, endpoint)
+            doc = self.workload.execute("check", self.spec.get("check"), spec, datadir, endpoint)
         except PickfsError as exc:
             return True, False, None, f"check: {exc.message}"[:400]
         self.ended.extend(doc.get("ended") or [])

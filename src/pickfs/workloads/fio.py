@@ -19,6 +19,7 @@ from pickfs.services.base import Endpoint
 from pickfs.stack.filesystems import which
 from pickfs.units import parse_duration, parse_size
 from pickfs.workloads.base import Workload, json_doc
+from pickfs.workloads.kinds import RAW_IO
 
 TOOL = "pickfs-fio"
 FILE_PREFIX = "pickfs-fileio"
@@ -84,6 +85,7 @@ def fio_unavailable() -> str | None:
 
 
 class Fileio(Workload):
+    kind = RAW_IO
     sliceable = True
     name = "fileio"
     description = ("sysbench-fileio style random read/write over a set of fully written files (fio): "
@@ -291,6 +293,7 @@ def _kib(size: int) -> str:
 
 
 class Wal(Workload):
+    kind = RAW_IO
     name = "wal"
     description = ("a write-ahead log: sequential 8/16 KiB writes, each made durable by every sync method "
                    "a database can use (like pg_test_fsync); syncs per second and latency per method")

@@ -24,6 +24,7 @@ from pickfs.stack.cleanup import holding
 from pickfs.stack.ledger import Ledger
 from pickfs.units import parse_duration
 from pickfs.workloads.base import Workload
+from pickfs.workloads.kinds import DATABASE_TRANSACTIONS
 from pickfs.workloads.latency import LATENCY_METRICS, RATE_METRICS, FixedRate, latency_metrics, rate_metrics
 
 MODES = {"tpcb-like": "tpcb-like", "select-only": "select-only", "simple-update": "simple-update"}
@@ -109,6 +110,7 @@ SCALE_STEP_BYTES = 15 * 1024**2  # pgbench_accounts' 100,000 rows and their inde
 
 
 class Pgbench(FixedRate, Workload):
+    kind = DATABASE_TRANSACTIONS
     name = "pgbench"
     description = "pgbench (TPC-B-like, select-only or simple-update) on a private PostgreSQL server"
     service = "postgresql"

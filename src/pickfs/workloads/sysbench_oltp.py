@@ -15,6 +15,7 @@ from pickfs.services.base import Endpoint
 from pickfs.stats import percentile_from_histogram
 from pickfs.units import parse_duration
 from pickfs.workloads.base import Workload
+from pickfs.workloads.kinds import DATABASE_TRANSACTIONS
 from pickfs.workloads.latency import RATE_METRICS, FixedRate, rate_metrics
 
 TESTS = ("oltp_read_only", "oltp_read_write", "oltp_write_only")
@@ -24,6 +25,7 @@ ROW_BYTES = 250  # an sbtest row in InnoDB with its secondary index
 
 
 class SysbenchOltp(FixedRate, Workload):
+    kind = DATABASE_TRANSACTIONS
     name = "sysbench-oltp"
     description = "sysbench OLTP (read-only, read-write, write-only) on a private MariaDB/MySQL server"
     service = "mariadb"
