@@ -24,7 +24,7 @@ from typing import Any
 
 from pickfs.errors import CommandFailed
 from pickfs.proc import run
-from pickfs.services.base import Endpoint, Service, ServiceFailed, group_field, log_tail, server_group
+from pickfs.services.base import Endpoint, Service, ServiceFailed, hold_server, log_tail
 from pickfs.stack.cleanup import holding
 from pickfs.stack.ledger import Ledger
 from pickfs.stack.workdir import PRIVATE_MODE, WORKDIR_MODE, private_dir
@@ -66,7 +66,7 @@ class FirebirdServer(Service):
     package = "firebird3.0-server"
 
     @classmethod
-    def unavailable_reason(cls) -> str | None:
+    def not_installed(cls) -> str | None:
         if not os.path.exists(SERVER) or not os.path.exists(SECURITY_SQL):
             return "the Firebird server is not installed (apt-get install firebird3.0-server)"
         if not os.path.exists(f"{ENGINE_ROOT}/plugins/libEngine12.so"):
@@ -112,9 +112,7 @@ class FirebirdServer(Service):
                 raise ServiceFailed(f"could not make the Firebird server's security database: {exc.one_line()}",
                                     "check the firebird3.0-server installation") from None
             log, pidfile = root / "server.log", root / "server.pid"
-            group = server_group(stack, ledger, cls.name)
-            box = stack.enter_context(holding(ledger, "process", pidfile=str(pidfile), match="firebird",
-                                              stop_signal="SIGTERM", **group_field(group)))
+            group, box = hold_server(stack, ledger, cls.name, pidfile, "firebird", "SIGTERM")
             with open(log, "ab") as out:
                 proc = subprocess.Popen([SERVER], stdin=subprocess.DEVNULL, stdout=out, stderr=out,
                                         env={**os.environ, **env}, start_new_session=True, cwd=root,
@@ -135,3 +133,5 @@ class FirebirdServer(Service):
                            env={"ISC_USER": "SYSDBA", "ISC_PASSWORD": password, "FIREBIRD_SERVER": f"127.0.0.1/{port}"},
                            log=str(log), version="Firebird 3.0 SuperClassic", pidfile=str(pidfile))
 
+
+SERVICE = FirebirdServer

@@ -34,6 +34,8 @@ class Workload(ABC):
     # A crash test runs the workload itself and judges each power-cut state by its own check (the user's
     # program), rather than driving the workload's database with pickfs's commits client.
     checks_itself: ClassVar[bool] = False
+    # settings whose default is one value that also take a list of values (a command and its arguments)
+    list_settings: ClassVar[frozenset[str]] = frozenset()
 
     def __init__(self, cache: Path | None = None) -> None:
         # Where generated input data is kept between configurations: never on the filesystem under test.

@@ -141,6 +141,7 @@ def ended_note(ended: list[str]) -> str:
 class Command(Workload):
     kind = USER_COMMAND
     checks_itself = True
+    list_settings = frozenset({"command"})
     name = "command"
     description = "your own command, timed with its working directory (and optionally a database server) on the filesystem"
     metrics = (

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import json
 import os
-import stat
 from pathlib import Path
 from typing import Any, ClassVar
 
+from pickfs.databases.base import is_block_device
 from pickfs.errors import CommandFailed, PlanError
 from pickfs.model import MetricDef, RawOutput, WorkloadSpec
 from pickfs.proc import run as run_program
@@ -52,13 +52,6 @@ def fio_json(text: str) -> dict[str, Any]:
     if start < 0:
         raise ValueError("no JSON in fio's output")
     return json.loads(text[start:])
-
-
-def is_block_device(path: Path) -> bool:
-    try:
-        return stat.S_ISBLK(os.stat(path).st_mode)
-    except OSError:
-        return False
 
 
 def _percentile(section: dict[str, Any], key: str, q: str) -> float | None:

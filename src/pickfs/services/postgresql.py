@@ -10,20 +10,19 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
-from pickfs.databases.values import check_values, value_text
+from pickfs.databases.values import value_text
 from pickfs.errors import CommandFailed
 from pickfs.proc import run
 from pickfs.services.base import (
     Endpoint,
     Service,
     ServiceFailed,
-    group_field,
+    chosen_settings,
+    hold_server,
     log_tail,
-    missing_user,
     private_dirs,
-    server_group,
+    setup_step,
 )
-from pickfs.stack.cleanup import holding
 from pickfs.stack.ledger import Ledger
 
 # Server settings pickfs passes on the command line when a workload names them.
@@ -44,8 +43,7 @@ def bindir() -> Path | None:
 def server_settings(sockdir: Path, settings: dict[str, Any]) -> dict[str, str]:
     """What the server is started with: a private socket, no TCP, and the workload's settings, each
     checked against its setting's shape (pure; PlanError for a value that is not one)."""
-    chosen = {k: settings[k] for k in SETTINGS if settings.get(k) not in (None, "")}
-    check_values(chosen, "PostgreSQL setting")
+    chosen = chosen_settings(settings, SETTINGS, "PostgreSQL setting")
     return {"listen_addresses": "", "unix_socket_directories": str(sockdir), "port": str(PORT),
             **{k: value_text(v) for k, v in chosen.items()}}
 
@@ -76,6 +74,7 @@ def _as_postgres(argv: list[str]) -> list[str]:
 class PostgreSQL(Service):
     name = "postgresql"
     package = "postgresql"
+    os_user = OS_USER
 
     @classmethod
     def memory_settings(cls, limit: int) -> dict[str, str]:
@@ -83,10 +82,8 @@ class PostgreSQL(Service):
         return {"shared_buffers": f"{limit // 4 // 1024**2}MB"}
 
     @classmethod
-    def unavailable_reason(cls) -> str | None:
-        if bindir() is None:
-            return "PostgreSQL is not installed (apt-get install postgresql)"
-        return missing_user(OS_USER, cls.package)
+    def not_installed(cls) -> str | None:
+        return "PostgreSQL is not installed (apt-get install postgresql)" if bindir() is None else None
 
     @classmethod
     @contextmanager
@@ -99,21 +96,15 @@ class PostgreSQL(Service):
         with ExitStack() as stack:
             sockdir = private_dirs(stack, ledger, rundir, "pg", OS_USER, datadir)
             if fresh:
-                try:
-                    run(_as_postgres([str(bins / "initdb"), "-D", str(pgdata), "-U", "postgres", "--auth=trust",
-                                      "-E", "UTF8", "--locale=C", "--no-instructions"]), package="postgresql",
-                        timeout=300)
-                except CommandFailed as exc:
-                    raise ServiceFailed(f"initdb failed: {exc.one_line()}",
-                                        "see the message; is the filesystem writable?") from None
+                setup_step(_as_postgres([str(bins / "initdb"), "-D", str(pgdata), "-U", "postgres", "--auth=trust",
+                                         "-E", "UTF8", "--locale=C", "--no-instructions"]), "initdb",
+                           "see the message; is the filesystem writable?", package="postgresql", timeout=300)
             else:  # an existing cluster after a power cut: its postmaster is long gone
                 (pgdata / "postmaster.pid").unlink(missing_ok=True)
             # The settings go into a file the server includes, never onto pg_ctl's -o (a shell line).
             write_settings(pgdata, server_settings(sockdir, settings))
             # Recorded before it starts: cleanup finds the postmaster through its pid file.
-            group = server_group(stack, ledger, cls.name)
-            stack.enter_context(holding(ledger, "process", pidfile=str(pgdata / "postmaster.pid"), match="postgres",
-                                        stop_signal="SIGINT", **group_field(group)))
+            group, _ = hold_server(stack, ledger, cls.name, pgdata / "postmaster.pid", "postgres", "SIGINT")
             try:
                 run(_as_postgres([str(bins / "pg_ctl"), "-D", str(pgdata), "-l", str(log), "-w", "-t", "120",
                                   "start"]), package="postgresql", timeout=180,
@@ -127,3 +118,6 @@ class PostgreSQL(Service):
                 env={"PGHOST": str(sockdir), "PGPORT": str(PORT), "PGUSER": "postgres", "PGDATABASE": "postgres",
                      "DATABASE_URL": f"postgresql://postgres@/postgres?host={sockdir}&port={PORT}"},
                 log=str(log), version=version, pidfile=str(pgdata / "postmaster.pid"))
+
+
+SERVICE = PostgreSQL
