@@ -30,7 +30,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
-from contextlib import ExitStack, contextmanager, nullcontext
+from contextlib import AbstractContextManager, ExitStack, contextmanager, nullcontext
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -203,7 +203,7 @@ class CrashResult:
 
 
 def _client(step: str, backend: str, datadir: Path, endpoint: Endpoint | None, settings: dict[str, Any],
-            extra: tuple[str, ...] | list[str] = ()) -> dict:
+            extra: tuple[str, ...] | list[str] = ()) -> dict[str, Any]:
     db = databases.get(backend)
     argv = [sys.executable, "-m", CLIENT, step, "--backend", backend,
             *db.connection_args(datadir, endpoint, settings, DB_STEM)]
@@ -218,7 +218,7 @@ def _client(step: str, backend: str, datadir: Path, endpoint: Endpoint | None, s
         return {"query_error": f"the database did not answer its check within {CHECK_TIMEOUT_S} s: it hung"}
     if step == "load":
         db.after_load(datadir, endpoint, env, settings, DB_STEM)
-    doc = json.loads(out.strip().splitlines()[-1])
+    doc: dict[str, Any] = json.loads(out.strip().splitlines()[-1])
     if step == "check" and "own_check" in doc:
         errors, warnings = db.outside_check(datadir, DB_STEM, env)
         if errors:
@@ -228,7 +228,8 @@ def _client(step: str, backend: str, datadir: Path, endpoint: Endpoint | None, s
     return doc
 
 
-def _server(backend: str, datadir: Path, settings: dict[str, Any], ledger: Ledger, rundir: Path, fresh: bool):
+def _server(backend: str, datadir: Path, settings: dict[str, Any], ledger: Ledger, rundir: Path,
+            fresh: bool) -> AbstractContextManager[Endpoint | None]:
     service = databases.get(backend).service
     if service is None:  # embedded: the client process is the database
         return nullcontext(None)
@@ -260,7 +261,7 @@ class Commits:
     def __init__(self, backend: str, settings: dict[str, Any]) -> None:
         self.backend, self.settings = backend, settings
 
-    def server(self, datadir: Path, ledger: Ledger, rundir: Path, fresh: bool):
+    def server(self, datadir: Path, ledger: Ledger, rundir: Path, fresh: bool) -> AbstractContextManager[Endpoint | None]:
         return _server(self.backend, datadir, self.settings, ledger, rundir, fresh)
 
     def load(self, datadir: Path, endpoint: Endpoint | None) -> None:
@@ -294,7 +295,7 @@ class Program:
         self.settings = dict(Command.service_settings(spec))
         self.ended: list[str] = []  # what the command and its checks left running, ended after them
 
-    def server(self, datadir: Path, ledger: Ledger, rundir: Path, fresh: bool):
+    def server(self, datadir: Path, ledger: Ledger, rundir: Path, fresh: bool) -> AbstractContextManager[Endpoint | None]:
         if not self.service:
             return nullcontext(None)
         return service_class(self.service).start(datadir, self.settings, ledger, rundir, fresh=fresh)

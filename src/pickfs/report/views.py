@@ -100,7 +100,7 @@ class CrashView:
         return "; ".join(parts)
 
 
-def _crash(trials: list, cell: Cell | None = None) -> CrashView | None:
+def _crash(trials: list[Trial], cell: Cell | None = None) -> CrashView | None:
     crash = [t for t in trials if t.phase == "crash"]
     ok = [t for t in crash if t.ok]
     if ok:
@@ -264,7 +264,7 @@ def _crash_gaps(doc: dict[str, Any], cell: Cell | None, unit: int | None, torn: 
     return tuple(crash_model_gaps(cell.workload, unit, torn))
 
 
-def _space(trials: list) -> dict[str, float]:
+def _space(trials: list[Trial]) -> dict[str, float]:
     """Median space used after mkfs and with the workload's data in place, over the prepared slots."""
     out: dict[str, float] = {}
     for key, name in (("space_mkfs_bytes", "after mkfs"), ("space_prepared_bytes", "data in place"),

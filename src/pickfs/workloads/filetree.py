@@ -259,7 +259,7 @@ class BigFiles(_CopyFiles):
 
     @classmethod
     def space_needed(cls, spec: WorkloadSpec) -> int | None:
-        return 2 * spec.get("files") * spec.get("file_size")
+        return int(2 * spec.get("files") * spec.get("file_size"))
 
     def files(self, spec: WorkloadSpec) -> Path:
         size = spec.get("file_size")

@@ -51,7 +51,8 @@ def fio_json(text: str) -> dict[str, Any]:
     start = text.find("{")
     if start < 0:
         raise ValueError("no JSON in fio's output")
-    return json.loads(text[start:])
+    doc: dict[str, Any] = json.loads(text[start:])
+    return doc
 
 
 def _percentile(section: dict[str, Any], key: str, q: str) -> float | None:
@@ -341,7 +342,7 @@ class Wal(Workload):
 
     @classmethod
     def run_seconds(cls, spec: WorkloadSpec) -> float:
-        return spec.get("duration") * len(spec.get("methods")) * len(spec.get("block_sizes"))
+        return float(spec.get("duration") * len(spec.get("methods")) * len(spec.get("block_sizes")))
 
     @classmethod
     def slice_spec(cls, spec: WorkloadSpec, seconds: float) -> WorkloadSpec:

@@ -173,7 +173,7 @@ class Pgbench(FixedRate, Workload):
     @classmethod
     def space_needed(cls, spec: WorkloadSpec) -> int | None:
         """Tables and indexes (about 15 MiB per scale step, half again as they churn), and some WAL."""
-        return spec.get("scale") * SCALE_STEP_BYTES * 3 // 2 + 320 * 1024**2
+        return int(spec.get("scale") * SCALE_STEP_BYTES * 3 // 2 + 320 * 1024**2)
 
     @classmethod
     def scaled(cls, spec: WorkloadSpec, data_bytes: int) -> dict[str, Any] | None:

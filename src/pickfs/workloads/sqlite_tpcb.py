@@ -82,7 +82,7 @@ class SqliteTpcb(FixedRate, Workload):
     @classmethod
     def space_needed(cls, spec: WorkloadSpec) -> int | None:
         """About 20 MiB per scale step laid out, the WAL, and the history rows a run adds."""
-        return spec.get("scale") * 64 * 1024**2 + 256 * 1024**2
+        return int(spec.get("scale") * 64 * 1024**2 + 256 * 1024**2)
 
     @classmethod
     def scaled(cls, spec: WorkloadSpec, data_bytes: int) -> dict[str, Any] | None:

@@ -80,7 +80,7 @@ class SysbenchOltp(FixedRate, Workload):
     @classmethod
     def space_needed(cls, spec: WorkloadSpec) -> int | None:
         """The tables in InnoDB (about 250 bytes a row with its index) and the redo log and system files."""
-        return spec.get("tables") * spec.get("table_size") * ROW_BYTES + 512 * 1024**2
+        return int(spec.get("tables") * spec.get("table_size") * ROW_BYTES + 512 * 1024**2)
 
     @classmethod
     def scaled(cls, spec: WorkloadSpec, data_bytes: int) -> dict[str, Any] | None:
