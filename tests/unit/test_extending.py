@@ -73,8 +73,7 @@ SERVICE = '''\
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -91,11 +90,9 @@ class DummyServer(Service):
         return "dummydb is not installed (apt-get install dummydb-server)"
 
     @classmethod
-    @contextmanager
-    def start(cls, datadir: Path, settings: dict[str, Any], ledger: Ledger, rundir: Path,
-              fresh: bool = True) -> Iterator[Endpoint]:
-        cls.ensure_available()
-        yield Endpoint(service=cls.name, socket_dir=str(rundir), port=0, user="dummy", database="dummy")
+    def serve(cls, stack: ExitStack, datadir: Path, settings: dict[str, Any], ledger: Ledger, rundir: Path,
+              fresh: bool) -> Endpoint:
+        return Endpoint(service=cls.name, socket_dir=str(rundir), port=0, user="dummy", database="dummy")
 
 
 SERVICE = DummyServer

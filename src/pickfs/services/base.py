@@ -6,7 +6,8 @@ import os
 import pwd
 import time
 from abc import ABC, abstractmethod
-from contextlib import AbstractContextManager, ExitStack
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -65,13 +66,23 @@ class Service(ABC):
             raise ServiceFailed(reason, f"install it, or leave {cls.name} workloads out of the plan")
 
     @classmethod
-    @abstractmethod
+    @contextmanager
     def start(cls, datadir: Path, settings: dict[str, Any], ledger: Ledger,
-              rundir: Path, fresh: bool = True) -> AbstractContextManager[Endpoint]:
+              rundir: Path, fresh: bool = True) -> Iterator[Endpoint]:
         """A context manager: the server runs with its data in `datadir` until exit.
 
         fresh: initialise a new data directory; otherwise start (and so recover) the one there.
         """
+        cls.ensure_available()
+        with ExitStack() as stack:
+            yield cls.serve(stack, datadir, settings, ledger, rundir, fresh)
+
+    @classmethod
+    @abstractmethod
+    def serve(cls, stack: ExitStack, datadir: Path, settings: dict[str, Any], ledger: Ledger, rundir: Path,
+              fresh: bool) -> Endpoint:
+        """Start the server and return how to reach it; everything it makes is undone by `stack` (recorded in
+        the ledger before it is made), the server itself last started, first stopped."""
 
 
 def missing_user(user: str, package: str) -> str | None:

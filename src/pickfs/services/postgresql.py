@@ -5,8 +5,7 @@ from __future__ import annotations
 import glob
 import os
 import pwd
-from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -86,38 +85,35 @@ class PostgreSQL(Service):
         return "PostgreSQL is not installed (apt-get install postgresql)" if bindir() is None else None
 
     @classmethod
-    @contextmanager
-    def start(cls, datadir: Path, settings: dict[str, Any], ledger: Ledger, rundir: Path,
-              fresh: bool = True) -> Iterator[Endpoint]:
-        cls.ensure_available()
+    def serve(cls, stack: ExitStack, datadir: Path, settings: dict[str, Any], ledger: Ledger, rundir: Path,
+              fresh: bool) -> Endpoint:
         bins = bindir()
         assert bins is not None
         pgdata, log = datadir / "pgdata", datadir / "postgresql.log"
-        with ExitStack() as stack:
-            sockdir = private_dirs(stack, ledger, rundir, "pg", OS_USER, datadir)
-            if fresh:
-                setup_step(_as_postgres([str(bins / "initdb"), "-D", str(pgdata), "-U", "postgres", "--auth=trust",
-                                         "-E", "UTF8", "--locale=C", "--no-instructions"]), "initdb",
-                           "see the message; is the filesystem writable?", package="postgresql", timeout=300)
-            else:  # an existing cluster after a power cut: its postmaster is long gone
-                (pgdata / "postmaster.pid").unlink(missing_ok=True)
-            # The settings go into a file the server includes, never onto pg_ctl's -o (a shell line).
-            write_settings(pgdata, server_settings(sockdir, settings))
-            # Recorded before it starts: cleanup finds the postmaster through its pid file.
-            group, _ = hold_server(stack, ledger, cls.name, pgdata / "postmaster.pid", "postgres", "SIGINT")
-            try:
-                run(_as_postgres([str(bins / "pg_ctl"), "-D", str(pgdata), "-l", str(log), "-w", "-t", "120",
-                                  "start"]), package="postgresql", timeout=180,
-                    preexec=group.preexec())
-            except CommandFailed:
-                raise ServiceFailed(f"PostgreSQL did not start: {log_tail(log)}",
-                                    "check the server settings of this workload") from None
-            version = run([str(bins / "postgres"), "--version"]).text.strip()
-            yield Endpoint(
-                service=cls.name, socket_dir=str(sockdir), port=PORT, user="postgres", database="postgres",
-                env={"PGHOST": str(sockdir), "PGPORT": str(PORT), "PGUSER": "postgres", "PGDATABASE": "postgres",
-                     "DATABASE_URL": f"postgresql://postgres@/postgres?host={sockdir}&port={PORT}"},
-                log=str(log), version=version, pidfile=str(pgdata / "postmaster.pid"))
+        sockdir = private_dirs(stack, ledger, rundir, "pg", OS_USER, datadir)
+        if fresh:
+            setup_step(_as_postgres([str(bins / "initdb"), "-D", str(pgdata), "-U", "postgres", "--auth=trust",
+                                     "-E", "UTF8", "--locale=C", "--no-instructions"]), "initdb",
+                       "see the message; is the filesystem writable?", package="postgresql", timeout=300)
+        else:  # an existing cluster after a power cut: its postmaster is long gone
+            (pgdata / "postmaster.pid").unlink(missing_ok=True)
+        # The settings go into a file the server includes, never onto pg_ctl's -o (a shell line).
+        write_settings(pgdata, server_settings(sockdir, settings))
+        # Recorded before it starts: cleanup finds the postmaster through its pid file.
+        group, _ = hold_server(stack, ledger, cls.name, pgdata / "postmaster.pid", "postgres", "SIGINT")
+        try:
+            run(_as_postgres([str(bins / "pg_ctl"), "-D", str(pgdata), "-l", str(log), "-w", "-t", "120",
+                              "start"]), package="postgresql", timeout=180,
+                preexec=group.preexec())
+        except CommandFailed:
+            raise ServiceFailed(f"PostgreSQL did not start: {log_tail(log)}",
+                                "check the server settings of this workload") from None
+        version = run([str(bins / "postgres"), "--version"]).text.strip()
+        return Endpoint(
+            service=cls.name, socket_dir=str(sockdir), port=PORT, user="postgres", database="postgres",
+            env={"PGHOST": str(sockdir), "PGPORT": str(PORT), "PGUSER": "postgres", "PGDATABASE": "postgres",
+                 "DATABASE_URL": f"postgresql://postgres@/postgres?host={sockdir}&port={PORT}"},
+            log=str(log), version=version, pidfile=str(pgdata / "postmaster.pid"))
 
 
 SERVICE = PostgreSQL
