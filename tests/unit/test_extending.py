@@ -219,6 +219,16 @@ for cell in cells:
 view = next(v for v in build_views(store.load("20260101-000000-dumm")) if v.name == "dummy-load")
 assert view.kind == "database" and view.commits
 assert "safety" in [name for name, _ in charts_for(store.load("20260101-000000-dumm"), view)]
+# the report reads the kind the run recorded (it looks no workload up when the run says)
+record["workloads"][0]["kind"] = "other"
+store.create_run("20260101-000000-dum2", "0.1.0", record, {"hostname": "box"})
+for cell in cells:
+    for k in range(3):
+        store.save_trial(Trial(run_id="20260101-000000-dum2", cell_index=cell.index, repetition=k, phase="measured",
+                               started=1.0 + k, elapsed_s=1.0, ok=True, metrics={"tps": 100.0 + k + cell.index}))
+view = next(v for v in build_views(store.load("20260101-000000-dum2")) if v.name == "dummy-load")
+assert view.kind == "other" and not view.commits
+assert "safety" not in [name for name, _ in charts_for(store.load("20260101-000000-dum2"), view)]
 print("dummies seen everywhere")
 '''
 
