@@ -88,11 +88,6 @@ class Workload(ABC):
         return cls.kind
 
     @classmethod
-    def has_server(cls, spec: WorkloadSpec) -> bool:
-        """Does it need a database server started on the filesystem under test?"""
-        return cls.service_for(spec) is not None
-
-    @classmethod
     def service_for(cls, spec: WorkloadSpec) -> str | None:
         """The database server this workload needs started on the filesystem under test."""
         return cls.service
