@@ -18,7 +18,7 @@ from pathlib import Path
 
 from pickfs.model import Target, WorkloadSpec
 from pickfs.proc import run
-from pickfs.services.postgres import PostgreSQL
+from pickfs.services.postgresql import PostgreSQL
 from pickfs.stack.ledger import Ledger
 from pickfs.stack.presets import PRESETS
 from pickfs.stack.provision import provision

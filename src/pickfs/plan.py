@@ -109,7 +109,7 @@ def check_setting_types(cls: Any, settings: dict[str, Any], where: str) -> None:
         if isinstance(default, dict):
             ok = isinstance(value, dict) and all(scalar(v) for v in value.values())
             shape = "a table of values"
-        elif isinstance(default, list) or (key == "command" and cls.name == "command"):
+        elif isinstance(default, list) or key in cls.list_settings:
             ok = scalar(value) or (isinstance(value, list) and all(scalar(v) for v in value))
             shape = "a value or a list of values"
         else:

@@ -15,7 +15,7 @@ from pickfs.databases.firebird import firebird_unavailable
 from pickfs.model import Target
 from pickfs.plan import resolve_fs_name
 from pickfs.services.mariadb import MariaDB
-from pickfs.services.postgres import PostgreSQL
+from pickfs.services.postgresql import PostgreSQL
 from pickfs.stack.ledger import Ledger
 from pickfs.stack.provision import provision
 from tests.conftest import ledger_entries, needs_root, pickfs

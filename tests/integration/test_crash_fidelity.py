@@ -74,7 +74,7 @@ TEARING = ("--strategies", "torn writes,random subset", "--recovery-crashes", "0
 def test_torn_pages_corrupt_or_lose_only_without_the_databases_protection(workdir):
     """full_page_writes=off and innodb_doublewrite=OFF are found losing or corrupting; their defaults are not."""
     from pickfs.services.mariadb import MariaDB
-    from pickfs.services.postgres import PostgreSQL
+    from pickfs.services.postgresql import PostgreSQL
 
     for service in (PostgreSQL, MariaDB):
         if service.unavailable_reason():

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from pickfs.services.postgres import bindir
+from pickfs.services.postgresql import bindir
 from tests.conftest import IS_ROOT
 from tests.records import fill, make_plan
 

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from pickfs.services.postgres import PostgreSQL
+from pickfs.services.postgresql import PostgreSQL
 from tests.conftest import ledger_entries, loops_under, mounts_under, needs_root, pickfs, start_pickfs
 
 pytestmark = [needs_root, pytest.mark.skipif(PostgreSQL.unavailable_reason() is not None,

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from pickfs.services.postgres import PostgreSQL
+from pickfs.services.postgresql import PostgreSQL
 from pickfs.stack.ledger import Ledger
 from tests.conftest import ledger_entries, loops_under, mounts_under, needs_root, pickfs, start_pickfs
 

@@ -259,3 +259,20 @@ def test_the_workbench_builds_each_state_on_one_image_and_undoes_exactly_what_ch
     bench.reset()
     assert working.read_bytes() == base.read_bytes() and base.read_bytes()[:4096] == b"A" * 4096
     assert checks.stat().st_size == 0 and bench.dirty == []
+
+
+def test_the_strategies_are_one_registry_of_objects_taken_in_their_turns():
+    from pickfs.crash import states
+
+    assert states.strategy_names() == STRATEGIES
+    assert all(isinstance(s, states.Strategy) and s.text for s in states.REGISTRY.values())
+    # the strategies that tear and reorder come first at the moments before a burst's flush
+    assert states.turns(STRATEGIES, at_bursts=True) == ("torn writes", "random subset", "one write dropped",
+                                                        "newest dropped")
+    assert states.turns(STRATEGIES, at_bursts=False) == ("unflushed lost", "unflushed kept", "random subset",
+                                                         "torn writes")
+    assert {n for n, s in states.REGISTRY.items() if s.tears} == {"random subset", "torn writes"}
+    with pytest.raises(ValueError, match="already registered"):
+        states.register_strategy(states.REGISTRY["torn writes"])
+    with pytest.raises(ValueError, match="unknown crash strategy"):
+        choose([], 0, 0, "no such strategy", 4096, random.Random(1))

@@ -38,6 +38,7 @@ def test_every_database_provides_the_whole_contract(name):
     assert (db.page_bytes is not None) == bool(db.torn_page_settings)
     assert isinstance(db.risks(spec()), list)
     assert all(isinstance(s, str) for s in db.server_settings())
+    assert set(db.server_settings()) <= set(db.setting_shapes), "every server setting has its shape"
     args = argparse.Namespace(journal_mode="WAL", synchronous="FULL")
     assert isinstance(db.write_back(args, 0.5), WriteBack)
     facts = db.installed_settings({})

@@ -6,7 +6,7 @@ import pytest
 
 from pickfs.databases.values import SHAPES, value_problem
 from pickfs.errors import PlanError
-from pickfs.services.postgres import conf_text, server_settings
+from pickfs.services.postgresql import conf_text, server_settings
 from pickfs.workloads import workload_class
 
 INJECTIONS = ["128MB$(touch /tmp/inj) -c fsync=off", "on\nfsync=off", "1; DROP", "on -c x=y", "'on'", "`id`",

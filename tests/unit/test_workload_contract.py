@@ -11,6 +11,7 @@ import pytest
 from pickfs.model import MetricDef, WorkloadSpec
 from pickfs.workloads import REGISTRY
 from pickfs.workloads.base import Workload
+from pickfs.workloads.kinds import SHOWN_AS, WorkloadKind
 
 ABSTRACT = {"prepare", "run", "parse"}
 # settings a workload cannot do without (everything else has a default)
@@ -48,6 +49,9 @@ def test_registered_workload_keeps_the_contract(name):
     with pytest.raises(Exception, match="no setting"):
         cls.normalize({**REQUIRED.get(name, {}), "no_such_setting_xyz": 1})
     assert cls.run_seconds(spec) > 0
+    # its declared kind (what the report charts it as) and properties
+    assert isinstance(cls.kind, WorkloadKind) and cls.kind_for(spec).shown_as in SHOWN_AS
+    assert isinstance(cls.checks_itself, bool) and cls.list_settings <= set(cls.defaults)
     if cls.sliceable:
         assert cls.primary().higher_is_better, "a sliced workload's primary metric is a rate"
         sliced = cls.slice_spec(spec, 1.5)

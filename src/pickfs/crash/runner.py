@@ -30,7 +30,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
-from contextlib import ExitStack, contextmanager, nullcontext
+from contextlib import AbstractContextManager, ExitStack, contextmanager, nullcontext
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -41,8 +41,6 @@ from pickfs.crash.files import FileWatch
 from pickfs.crash.session import Recording, fuse_unavailable, recording, sparse_image
 from pickfs.crash.states import (
     DEFAULT_UNIT,
-    STRATEGIES,
-    STRATEGY_TEXT,
     CrashState,
     generate,
     losses,
@@ -50,8 +48,12 @@ from pickfs.crash.states import (
     parse_events,
     parse_strategies,
     recovery_crash,
+    strategy_names,
     when,
     window,
+)
+from pickfs.crash.states import (
+    REGISTRY as STRATEGY_REGISTRY,
 )
 from pickfs.errors import CommandFailed, PickfsError
 from pickfs.model import FsConfig, Target, WorkloadSpec
@@ -69,7 +71,7 @@ from pickfs.workloads import workload_class
 CLIENT = "pickfs.clients.commits"
 DB_STEM = "commits"
 BACKENDS = tuple(name for name, db in databases.DATABASES.items() if db.crash_testable)
-PROGRAM = "command"  # the backend name of the user's own program
+PROGRAM = "command"  # the backend name of a workload that checks itself (the user's own program)
 CHECK_TIMEOUT_S = 120  # a state's check (recovery done) that takes longer hung
 WRITE_BACK_EVERY_S = 0.5  # how often the commits client asks for a checkpoint / WAL switch / page flush
 UNSEEN = ("what no simulation can show: a drive or controller that acknowledges a flush it has not done "
@@ -77,8 +79,9 @@ UNSEEN = ("what no simulation can show: a drive or controller that acknowledges 
           "bit rot and misdirected writes, and a crash of the host itself while the recorder logs")
 
 
-def model_text(unit: int, recovery_share: float, strategies: tuple[str, ...] = STRATEGIES) -> str:
-    """The crash model in force, in one statement (pure)."""
+def model_text(unit: int, recovery_share: float, strategies: tuple[str, ...] = ()) -> str:
+    """The crash model in force, in one statement (pure); `strategies` empty: every registered one."""
+    strategies = strategies or strategy_names()
     unit_text = f"{unit // 1024} KiB" if unit % 1024 == 0 else f"{unit} B"
     recovery = (f"about {round(recovery_share * 100)}% of states lose power again during recovery "
                 "(journal replay, database recovery and the check that follows), which is then run again"
@@ -87,7 +90,7 @@ def model_text(unit: int, recovery_share: float, strategies: tuple[str, ...] = S
     return (f"worst-case disk (the volatile write cache of a drive without power-loss protection): a power cut "
             f"keeps every write before the last completed flush (a FUA write "
             f"counts once it completes) and, of the writes after it, a subset of {unit_text} units, in any "
-            f"order, so one write can be torn; the subsets tried: {'; '.join(STRATEGY_TEXT[s] for s in strategies)}; "
+            f"order, so one write can be torn; the subsets tried: {'; '.join(STRATEGY_REGISTRY[s].text for s in strategies)}; "
             f"crash moments spread evenly over the whole run, and just before the flushes that end the bursts "
             f"overwriting the most of what was written earlier, and those after checkpoints, WAL switches and files "
             f"created or renamed (where the "
@@ -123,9 +126,8 @@ def _database_unavailable(backend: str) -> str | None:
 
 def backend_of(spec: WorkloadSpec) -> str | None:
     """What a crash test drives: a database the commits client knows, or the user's own program."""
-    if spec.name == PROGRAM:
-        return PROGRAM
-    return workload_class(spec.name).database_for(spec)
+    cls = workload_class(spec.name)
+    return PROGRAM if cls.checks_itself else cls.database_for(spec)
 
 
 @dataclass(frozen=True)
@@ -201,7 +203,7 @@ class CrashResult:
 
 
 def _client(step: str, backend: str, datadir: Path, endpoint: Endpoint | None, settings: dict[str, Any],
-            extra: tuple[str, ...] | list[str] = ()) -> dict:
+            extra: tuple[str, ...] | list[str] = ()) -> dict[str, Any]:
     db = databases.get(backend)
     argv = [sys.executable, "-m", CLIENT, step, "--backend", backend,
             *db.connection_args(datadir, endpoint, settings, DB_STEM)]
@@ -216,7 +218,7 @@ def _client(step: str, backend: str, datadir: Path, endpoint: Endpoint | None, s
         return {"query_error": f"the database did not answer its check within {CHECK_TIMEOUT_S} s: it hung"}
     if step == "load":
         db.after_load(datadir, endpoint, env, settings, DB_STEM)
-    doc = json.loads(out.strip().splitlines()[-1])
+    doc: dict[str, Any] = json.loads(out.strip().splitlines()[-1])
     if step == "check" and "own_check" in doc:
         errors, warnings = db.outside_check(datadir, DB_STEM, env)
         if errors:
@@ -226,7 +228,8 @@ def _client(step: str, backend: str, datadir: Path, endpoint: Endpoint | None, s
     return doc
 
 
-def _server(backend: str, datadir: Path, settings: dict[str, Any], ledger: Ledger, rundir: Path, fresh: bool):
+def _server(backend: str, datadir: Path, settings: dict[str, Any], ledger: Ledger, rundir: Path,
+            fresh: bool) -> AbstractContextManager[Endpoint | None]:
     service = databases.get(backend).service
     if service is None:  # embedded: the client process is the database
         return nullcontext(None)
@@ -258,7 +261,7 @@ class Commits:
     def __init__(self, backend: str, settings: dict[str, Any]) -> None:
         self.backend, self.settings = backend, settings
 
-    def server(self, datadir: Path, ledger: Ledger, rundir: Path, fresh: bool):
+    def server(self, datadir: Path, ledger: Ledger, rundir: Path, fresh: bool) -> AbstractContextManager[Endpoint | None]:
         return _server(self.backend, datadir, self.settings, ledger, rundir, fresh)
 
     def load(self, datadir: Path, endpoint: Endpoint | None) -> None:
@@ -292,7 +295,7 @@ class Program:
         self.settings = dict(Command.service_settings(spec))
         self.ended: list[str] = []  # what the command and its checks left running, ended after them
 
-    def server(self, datadir: Path, ledger: Ledger, rundir: Path, fresh: bool):
+    def server(self, datadir: Path, ledger: Ledger, rundir: Path, fresh: bool) -> AbstractContextManager[Endpoint | None]:
         if not self.service:
             return nullcontext(None)
         return service_class(self.service).start(datadir, self.settings, ledger, rundir, fresh=fresh)
@@ -318,7 +321,7 @@ class Program:
         spec = replace(self.spec, settings=tuple({**dict(self.spec.settings), "env": env,
                                                   "command": self.spec.get("check")}.items()))
         try:
-            doc = self.workload._execute("check", self.spec.get("check"), spec, datadir, endpoint)
+            doc = self.workload.execute("check", self.spec.get("check"), spec, datadir, endpoint)
         except PickfsError as exc:
             return True, False, None, f"check: {exc.message}"[:400]
         self.ended.extend(doc.get("ended") or [])
@@ -552,7 +555,7 @@ def crash_test(config: FsConfig, spec: WorkloadSpec, workdir: Path, ledger: Ledg
     try:
         chosen = parse_strategies(strategies)
     except ValueError as exc:
-        raise PickfsError(str(exc), f"use some of: {', '.join(STRATEGIES)}") from None
+        raise PickfsError(str(exc), f"use some of: {', '.join(strategy_names())}") from None
     driver = driver_for(spec, workdir)
     base = workdir / "crash" / uuid.uuid4().hex[:12]
     with holding(ledger, "dir", path=str(base), recursive=True):

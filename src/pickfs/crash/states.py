@@ -7,7 +7,7 @@ flush, so it is durable once it completes); of the writes after it, any subset o
 torn. A drive with power-loss protection does better than this. Everything written before the
 workload started is taken as safely on disk.
 
-Which subsets are tried is a stated strategy (STRATEGIES): the tearing and reordering ones in turn at
+Which subsets are tried is a stated strategy (REGISTRY, one Strategy object each): the tearing and reordering ones in turn at
 the moments before a burst's flush, the others first at the moments spread evenly;
 the moments are spread over the whole run: evenly over its time, just before the flushes that end
 the largest bursts of writes, and around events the workload reported (checkpoints, WAL switches, files
@@ -18,28 +18,103 @@ from __future__ import annotations
 
 import bisect
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from pickfs.crash.log import FLUSH, WRITE, ZERO, Piece, Record
 
 DEFAULT_UNIT = 4096
-# How the writes after the last flush fare in a state, taken in turn over the crash moments.
-STRATEGIES = ("unflushed lost", "random subset", "newest dropped", "one write dropped", "torn writes",
-              "unflushed kept")
-STRATEGY_TEXT = {
-    "unflushed lost": "every unflushed write lost",
-    "random subset": "a random subset of the unflushed units kept (writes torn and reordered)",
-    "newest dropped": "all unflushed writes kept but the newest",
-    "one write dropped": "all unflushed writes kept but one, chosen in turn",
-    "torn writes": "every unflushed write kept, but of each one longer than a unit only some units",
-    "unflushed kept": "every unflushed write kept",
-}
-MODES = STRATEGIES  # the name older callers use
-# Moments just before a burst's flush (a checkpoint's write-back) get the strategies that tear and reorder;
-# moments spread evenly get the others first.
-AT_BURSTS = ("torn writes", "random subset", "one write dropped", "newest dropped")
-SPREAD = ("unflushed lost", "unflushed kept", "random subset", "torn writes")
+Keeper = Callable[[Sequence[int], Mapping[int, list[Piece]], random.Random], list[Piece]]
+
+
+@dataclass(frozen=True)
+class Strategy:
+    """How the writes after the last flush fare in a power-cut state: which of their units land.
+
+    `at_bursts` and `spread` are its turn among the strategies tried at the moments just before a
+    burst's flush (a checkpoint's write-back: where tearing and reordering matter) and at the moments
+    spread evenly; None: not tried there unless the chosen strategies leave that kind of moment none.
+    """
+
+    name: str
+    text: str  # what lands, in words (the crash model's statement lists it)
+    keep: Keeper  # (the unflushed changes, each one's units, rng) -> the units that land
+    at_bursts: int | None = None
+    spread: int | None = None
+    tears: bool = False  # can land part of one write
+    reorders: bool = False  # can land a later write without an earlier one
+
+
+def _lost(changes: Sequence[int], per: Mapping[int, list[Piece]], rng: random.Random) -> list[Piece]:
+    return []
+
+
+def _kept(changes: Sequence[int], per: Mapping[int, list[Piece]], rng: random.Random) -> list[Piece]:
+    return [p for i in changes for p in per[i]]
+
+
+def _random_subset(changes: Sequence[int], per: Mapping[int, list[Piece]], rng: random.Random) -> list[Piece]:
+    return [p for i in changes for p in per[i] if rng.random() < 0.5]
+
+
+def _newest_dropped(changes: Sequence[int], per: Mapping[int, list[Piece]], rng: random.Random) -> list[Piece]:
+    return [p for i in changes[:-1] for p in per[i]]
+
+
+def _one_dropped(changes: Sequence[int], per: Mapping[int, list[Piece]], rng: random.Random) -> list[Piece]:
+    gone = rng.choice(changes) if changes else -1
+    return [p for i in changes if i != gone for p in per[i]]
+
+
+def _torn(changes: Sequence[int], per: Mapping[int, list[Piece]], rng: random.Random) -> list[Piece]:
+    kept: list[Piece] = []
+    for i in changes:
+        parts = per[i]
+        landed = set(rng.sample(range(len(parts)), rng.randint(1, len(parts) - 1))) if len(parts) > 1 else {0}
+        kept += [p for k, p in enumerate(parts) if k in landed]
+    return kept
+
+
+# Every strategy, in the order they are named; register one more with register_strategy().
+REGISTRY: dict[str, Strategy] = {}
+
+
+def register_strategy(strategy: Strategy) -> Strategy:
+    """Add a strategy to the registry (its name must be new); returns it."""
+    if strategy.name in REGISTRY or strategy.name == "all":
+        raise ValueError(f"crash strategy {strategy.name!r} is already registered")
+    REGISTRY[strategy.name] = strategy
+    return strategy
+
+
+for _s in (
+    Strategy("unflushed lost", "every unflushed write lost", _lost, spread=0),
+    Strategy("random subset", "a random subset of the unflushed units kept (writes torn and reordered)",
+             _random_subset, at_bursts=1, spread=2, tears=True, reorders=True),
+    Strategy("newest dropped", "all unflushed writes kept but the newest", _newest_dropped, at_bursts=3),
+    Strategy("one write dropped", "all unflushed writes kept but one, chosen in turn", _one_dropped, at_bursts=2,
+             reorders=True),
+    Strategy("torn writes", "every unflushed write kept, but of each one longer than a unit only some units",
+             _torn, at_bursts=0, spread=3, tears=True),
+    Strategy("unflushed kept", "every unflushed write kept", _kept, spread=1),
+):
+    register_strategy(_s)
+
+
+def strategy_names() -> tuple[str, ...]:
+    """Every registered strategy's name, in registration order."""
+    return tuple(REGISTRY)
+
+
+def turns(names: Sequence[str], at_bursts: bool) -> tuple[str, ...]:
+    """The strategies of `names` tried in turn at the moments before bursts (or spread evenly), in their turn."""
+    ranked = [(turn, n) for n in names if (turn := (REGISTRY[n].at_bursts if at_bursts else REGISTRY[n].spread))
+              is not None]
+    return tuple(n for _, n in sorted(ranked))
+
+
+# The built-in strategies' names (strategy_names() also has those registered later).
+STRATEGIES = strategy_names()
 
 
 @dataclass(frozen=True)
@@ -105,25 +180,10 @@ def choose(records: Sequence[Record], durable: int, cut: int, mode: str, unit: i
     changes = [i for i in range(durable, cut) if records[i].changes]
     per = {i: units_of(records, i, unit) for i in changes}
     every = [p for i in changes for p in per[i]]
-    if mode == "unflushed lost":
-        kept: list[Piece] = []
-    elif mode == "unflushed kept":
-        kept = every
-    elif mode == "random subset":
-        kept = [p for p in every if rng.random() < 0.5]
-    elif mode == "newest dropped":
-        kept = [p for i in changes[:-1] for p in per[i]]
-    elif mode == "one write dropped":
-        gone = rng.choice(changes) if changes else -1
-        kept = [p for i in changes if i != gone for p in per[i]]
-    elif mode == "torn writes":
-        kept = []
-        for i in changes:
-            parts = per[i]
-            landed = set(rng.sample(range(len(parts)), rng.randint(1, len(parts) - 1))) if len(parts) > 1 else {0}
-            kept += [p for k, p in enumerate(parts) if k in landed]
-    else:
+    strategy = REGISTRY.get(mode)
+    if strategy is None:
         raise ValueError(f"unknown crash strategy {mode!r}")
+    kept = strategy.keep(changes, per, rng)
     keptset = set(kept)
     torn = sum(1 for i in changes if 0 < sum(1 for p in per[i] if p in keptset) < len(per[i]))
     return tuple(kept), len(every) - len(kept), len(every), torn
@@ -195,7 +255,7 @@ def crash_moments(records: Sequence[Record], t_start: int, t_end: int, n: int,
     more = [(c, _moment(records, c, t_end), "evenly over the run") for c in cut_points(first, last, n)]
     bursts = [(c, _moment(records, c, t_end), "before the flush ending a burst that overwrites the most")
               for c in exposed_flushes(records, first, last, unit)]
-    def spread(items: list, k: int) -> list:
+    def spread(items: list[tuple[int, int, str]], k: int) -> list[tuple[int, int, str]]:
         if len(items) <= k:
             return items
         return [items[round(j * (len(items) - 1) / (k - 1))] for j in range(k)] if k > 1 else items[:1]
@@ -237,23 +297,25 @@ def crash_moments(records: Sequence[Record], t_start: int, t_end: int, n: int,
 
 def generate(records: Sequence[Record], t_start: int, t_end: int, n: int, seed: int = 1, unit: int = DEFAULT_UNIT,
              events: Sequence[Event] = (), recovery_share: float = 0.0,
-             strategies: Sequence[str] = STRATEGIES) -> list[CrashState]:
-    """n power-cut states over the workload's window, each moment with a strategy (AT_BURSTS or SPREAD, in turn).
+             strategies: Sequence[str] = ()) -> list[CrashState]:
+    """n power-cut states over the workload's window, each moment with a strategy (its turn at bursts or spread).
 
-    `recovery_share` of them (spread evenly) also crash again while recovering.
+    `strategies`: the names to try (empty: every registered one). `recovery_share` of the states (spread
+    evenly) also crash again while recovering.
     """
     first, _ = window(records, t_start, t_end)
     rng = random.Random(seed)
     every = round(1 / recovery_share) if recovery_share > 0 else 0
     states: list[CrashState] = []
-    at_bursts = tuple(x for x in AT_BURSTS if x in strategies) or tuple(strategies)
-    spread = tuple(x for x in SPREAD if x in strategies) or tuple(strategies)
-    turns = dict.fromkeys((at_bursts, spread), 0)
+    strategies = tuple(strategies) or strategy_names()
+    at_bursts = turns(strategies, at_bursts=True) or strategies
+    spread = turns(strategies, at_bursts=False) or strategies
+    turn = dict.fromkeys((at_bursts, spread), 0)
     for k, (cut, t_ns, why) in enumerate(crash_moments(records, t_start, t_end, n, events, unit)):
         durable = last_flush(records, first, cut)
         cycle = spread if why.startswith("evenly") else at_bursts
-        mode = cycle[turns[cycle] % len(cycle)]
-        turns[cycle] += 1
+        mode = cycle[turn[cycle] % len(cycle)]
+        turn[cycle] += 1
         kept, dropped, units, torn = choose(records, durable, cut, mode, unit, rng)
         recovery = bool(every) and k % every == every - 1
         states.append(CrashState(len(states), cut, durable, kept, dropped, t_ns, mode, units, torn, recovery, why))
@@ -321,8 +383,8 @@ def parse_strategies(text: str) -> tuple[str, ...]:
     """A comma-separated list of strategy names ('' or 'all': every one); ValueError naming the bad one (pure)."""
     names = tuple(dict.fromkeys(x.strip() for x in text.split(",") if x.strip()))
     if not names or names == ("all",):
-        return STRATEGIES
-    bad = [x for x in names if x not in STRATEGIES]
+        return strategy_names()
+    bad = [x for x in names if x not in REGISTRY]
     if bad:
         raise ValueError(f"unknown crash strategy {bad[0]!r}")
     return names

@@ -11,7 +11,9 @@ import argparse
 import re
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+
+from pickfs.databases.values import ValueShape
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -81,6 +83,8 @@ class Database(ABC):
     crash_testable: bool = True  # the crash test's commits client covers it
     page_bytes: int | None = None  # the pages a torn write would tear (the default size)
     torn_page_settings: tuple[TornPage, ...] = ()
+    # the shape of the values of its own settings a workload may pass to it (each checked before use)
+    setting_shapes: ClassVar[dict[str, ValueShape]] = {}
     packages: tuple[str, ...] = ()  # its Debian packages (dpkg-query patterns) whose versions a fingerprint lists
 
     # --- the client side (in the client process) ---
@@ -159,6 +163,17 @@ class Database(ABC):
 
             return service_class(self.service).unavailable_reason()
         return None
+
+
+def is_block_device(path: Path) -> bool:
+    """Is the data directory the block device itself (a database or workload on the raw baseline)?"""
+    import os
+    import stat
+
+    try:
+        return stat.S_ISBLK(os.stat(path).st_mode)
+    except OSError:
+        return False
 
 
 def conf_values(paths: list[str], keys: tuple[str, ...]) -> dict[str, str]:

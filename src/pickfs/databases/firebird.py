@@ -8,7 +8,8 @@ import os
 import threading
 from typing import TYPE_CHECKING, Any
 
-from pickfs.databases.base import Database, Dialect, Driver, conf_values
+from pickfs.databases.base import Database, Dialect, Driver, conf_values, is_block_device
+from pickfs.databases.values import BOOL, ValueShape
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -45,15 +46,9 @@ def firebird_unavailable() -> str | None:
     return None
 
 
-def _on_block_device(path: Path) -> bool:
-    from pickfs.workloads.fio import is_block_device
-
-    return is_block_device(path)
-
-
 def firebird_db(datadir: Path, stem: str = "pickfs") -> Path:
     """The database: a file in the data directory, or the block device itself (R5's raw baseline)."""
-    return datadir if _on_block_device(datadir) else datadir / f"{stem}.fdb"
+    return datadir if is_block_device(datadir) else datadir / f"{stem}.fdb"
 
 
 def set_forced_writes(db: Path | str, on: bool, env: dict[str, str]) -> None:
@@ -68,7 +63,7 @@ def firebird_env(datadir: Path, scratch: Path | None = None) -> dict[str, str]:
     database on a block device, in the configuration's scratch directory."""
     from pickfs.stack.workdir import PRIVATE_MODE
 
-    if _on_block_device(datadir):
+    if is_block_device(datadir):
         if scratch is None:
             raise ValueError("a Firebird database on a block device needs a directory for its lock files")
         lock = scratch / "fblock"
@@ -125,6 +120,7 @@ class Firebird(Database):
     """The embedded engine: the client process is the database, one client per process."""
 
     name = database = "firebird"
+    setting_shapes = {"forced_writes": ValueShape("on", choices=BOOL)}
     driver = Driver("firebird.driver", "firebird-driver")
     dialect = Dialect("?", " WITH LOCK", " ROWS 1")
     raw_ok = True

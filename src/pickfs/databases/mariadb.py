@@ -7,6 +7,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from pickfs.databases.base import Database, Dialect, Driver, TornPage, WriteBack, conf_values
+from pickfs.databases.values import BOOL, ValueShape
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -61,6 +62,15 @@ class InnoDBPageFlush(WriteBack):
 
 class MariaDB(Database):
     name = database = service = "mariadb"
+    setting_shapes = {
+        "innodb_buffer_pool_size": ValueShape("512M", r"[0-9]{1,15}[KMGT]?"),
+        "innodb_flush_log_at_trx_commit": ValueShape("1", choices=("0", "1", "2", "3")),
+        "innodb_flush_method": ValueShape("O_DIRECT", choices=("fsync", "o_dsync", "littlesync", "nosync", "o_direct",
+                                                                "o_direct_no_fsync", "0", "1", "2", "3", "4", "5")),
+        "sync_binlog": ValueShape("1", r"[0-9]{1,10}"),
+        "innodb_doublewrite": ValueShape("on", choices=(*BOOL, "fast")),
+        "log_bin": ValueShape("binlog", r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}"),  # a base name in the data directory
+    }
     driver = Driver("pymysql", "PyMySQL")
     dialect = Dialect("%s", " FOR UPDATE", " LIMIT 1")
     page_bytes = 16384

@@ -1,4 +1,4 @@
-"""PostgreSQL: a server pickfs starts (services/postgres.py), reached with psycopg over its socket."""
+"""PostgreSQL: a server pickfs starts (services/postgresql.py), reached with psycopg over its socket."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import argparse
 from typing import TYPE_CHECKING, Any
 
 from pickfs.databases.base import Database, Dialect, Driver, TornPage, WriteBack, conf_values
+from pickfs.databases.values import BOOL, ValueShape
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -13,6 +14,7 @@ if TYPE_CHECKING:
     from pickfs.model import WorkloadSpec
     from pickfs.services.base import Endpoint
 
+PG_SIZE = ValueShape("128MB", r"[0-9]{1,12}(B|kB|MB|GB|TB)?", case_sensitive=True)
 FINGERPRINT_KEYS = ("fsync", "synchronous_commit", "wal_sync_method", "full_page_writes", "commit_delay", "wal_level")
 RISKS = {
     ("fsync", "off"): "fsync=off: PostgreSQL never forces writes to disk; a power cut can lose acknowledged "
@@ -40,6 +42,16 @@ class CheckpointOrSwitch(WriteBack):
 
 class PostgreSQL(Database):
     name = database = service = "postgresql"
+    setting_shapes = {
+        "shared_buffers": PG_SIZE,
+        "max_wal_size": PG_SIZE,
+        "checkpoint_timeout": ValueShape("5min", r"[0-9]{1,9}(us|ms|s|min|h|d)?", case_sensitive=True),
+        "fsync": ValueShape("on", choices=BOOL),
+        "full_page_writes": ValueShape("on", choices=BOOL),
+        "synchronous_commit": ValueShape("on", choices=(*BOOL, "local", "remote_write", "remote_apply")),
+        "wal_sync_method": ValueShape("fdatasync", choices=("fsync", "fdatasync", "open_sync", "open_datasync",
+                                                             "fsync_writethrough")),
+    }
     driver = Driver("psycopg", "psycopg[binary]")
     dialect = Dialect("%s", " FOR UPDATE", " LIMIT 1")
     page_bytes = 8192
@@ -84,7 +96,7 @@ class PostgreSQL(Database):
         return {f"db.postgresql.{k}": v for k, v in conf_values(paths, FINGERPRINT_KEYS).items()}
 
     def server_settings(self) -> tuple[str, ...]:
-        from pickfs.services.postgres import SETTINGS
+        from pickfs.services.postgresql import SETTINGS
 
         return tuple(SETTINGS)
 

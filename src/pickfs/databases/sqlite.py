@@ -6,6 +6,7 @@ import argparse
 from typing import TYPE_CHECKING, Any
 
 from pickfs.databases.base import Database, Dialect, WriteBack
+from pickfs.databases.values import ValueShape
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -55,6 +56,10 @@ class WalCheckpoint(WriteBack):
 
 class Sqlite(Database):
     name = database = "sqlite"
+    setting_shapes = {
+        "synchronous": ValueShape("FULL", choices=("off", "normal", "full", "extra", "0", "1", "2", "3")),
+        "journal_mode": ValueShape("WAL", choices=("delete", "truncate", "persist", "memory", "wal", "off")),
+    }
     dialect = Dialect("?", "", " LIMIT 1")
     packages = ("sqlite3",)
 

@@ -13,8 +13,6 @@ from typing import Any
 
 from pickfs.errors import PlanError
 
-_BOOL = ("on", "off", "true", "false", "yes", "no", "1", "0")
-
 
 @dataclass(frozen=True)
 class ValueShape:
@@ -37,34 +35,18 @@ class ValueShape:
         return f"of the form {self.example}"
 
 
-_PG_SIZE = ValueShape("128MB", r"[0-9]{1,12}(B|kB|MB|GB|TB)?", case_sensitive=True)
-_MY_SIZE = ValueShape("512M", r"[0-9]{1,15}[KMGT]?")
+BOOL = ("on", "off", "true", "false", "yes", "no", "1", "0")  # the values of an on/off setting
 
-# Every database setting a workload can pass to a database, by key (the keys are distinct across databases).
-SHAPES: dict[str, ValueShape] = {
-    # PostgreSQL
-    "shared_buffers": _PG_SIZE,
-    "max_wal_size": _PG_SIZE,
-    "checkpoint_timeout": ValueShape("5min", r"[0-9]{1,9}(us|ms|s|min|h|d)?", case_sensitive=True),
-    "fsync": ValueShape("on", choices=_BOOL),
-    "full_page_writes": ValueShape("on", choices=_BOOL),
-    "synchronous_commit": ValueShape("on", choices=(*_BOOL, "local", "remote_write", "remote_apply")),
-    "wal_sync_method": ValueShape("fdatasync", choices=("fsync", "fdatasync", "open_sync", "open_datasync",
-                                                         "fsync_writethrough")),
-    # MariaDB / MySQL
-    "innodb_buffer_pool_size": _MY_SIZE,
-    "innodb_flush_log_at_trx_commit": ValueShape("1", choices=("0", "1", "2", "3")),
-    "innodb_flush_method": ValueShape("O_DIRECT", choices=("fsync", "o_dsync", "littlesync", "nosync", "o_direct",
-                                                            "o_direct_no_fsync", "0", "1", "2", "3", "4", "5")),
-    "sync_binlog": ValueShape("1", r"[0-9]{1,10}"),
-    "innodb_doublewrite": ValueShape("on", choices=(*_BOOL, "fast")),
-    "log_bin": ValueShape("binlog", r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}"),  # a base name in the data directory
-    # Firebird
-    "forced_writes": ValueShape("on", choices=_BOOL),
-    # SQLite
-    "synchronous": ValueShape("FULL", choices=("off", "normal", "full", "extra", "0", "1", "2", "3")),
-    "journal_mode": ValueShape("WAL", choices=("delete", "truncate", "persist", "memory", "wal", "off")),
-}
+# Every database setting a workload can pass to a database, by key: each database declares the shapes of
+# its own (Database.setting_shapes) and its registration adds them here (the keys are distinct across databases).
+SHAPES: dict[str, ValueShape] = {}
+
+
+def register_shapes(owner: str, shapes: dict[str, ValueShape]) -> None:
+    """Add a database's setting shapes; ValueError when another database gave one of its keys another shape."""
+    for key, shape in shapes.items():
+        if SHAPES.setdefault(key, shape) != shape:
+            raise ValueError(f"{owner}: setting {key} already has another shape")
 
 
 def value_text(value: Any) -> str:

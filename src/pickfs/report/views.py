@@ -15,6 +15,7 @@ from pickfs.model import (
     RunRecord,
     Summary,
     Trial,
+    WorkloadSpec,
     plan_from_dict,
 )
 from pickfs.report.explain import explain, monitor_summary
@@ -99,7 +100,7 @@ class CrashView:
         return "; ".join(parts)
 
 
-def _crash(trials: list, cell: Cell | None = None) -> CrashView | None:
+def _crash(trials: list[Trial], cell: Cell | None = None) -> CrashView | None:
     crash = [t for t in trials if t.phase == "crash"]
     ok = [t for t in crash if t.ok]
     if ok:
@@ -165,16 +166,20 @@ class Row:
         return None
 
 
-FILE_TREES = frozenset({"tree", "smallfiles", "mediumfiles", "bigfiles"})
-DATABASES = frozenset({"sqlite-tpcb", "pgbench", "sysbench-oltp", "tpcc", "firebird-tpcb"})
+# How a workload's kind is shown and charted (the words workloads/kinds.py declares as SHOWN_AS): a database
+# that commits (a safety chart), a file tree (phases, the device's view), or other I/O.
 DATABASE, FILE_TREE, OTHER = "database", "file tree", "other"
 
 
-def workload_kind(name: str, settings: dict[str, Any]) -> str:
-    """What a workload is, for choosing its charts: a database that commits, a file tree, or other I/O."""
-    if name in DATABASES or (name == "command" and settings.get("server")):
-        return DATABASE
-    return FILE_TREE if name in FILE_TREES else OTHER
+def workload_kind(record: RunRecord, spec: WorkloadSpec) -> str:
+    """How the workload's declared kind is charted, as recorded with the run; runs stored before that: judged now."""
+    recorded = _workload_entry(record, spec.label).get("kind")
+    if recorded in (DATABASE, FILE_TREE, OTHER):
+        return str(recorded)
+    from pickfs.workloads import REGISTRY  # a run stored before workload kinds were recorded
+
+    cls = REGISTRY.get(spec.name)
+    return cls.kind_for(spec).shown_as if cls is not None else OTHER
 
 
 @dataclass(frozen=True)
@@ -259,7 +264,7 @@ def _crash_gaps(doc: dict[str, Any], cell: Cell | None, unit: int | None, torn: 
     return tuple(crash_model_gaps(cell.workload, unit, torn))
 
 
-def _space(trials: list) -> dict[str, float]:
+def _space(trials: list[Trial]) -> dict[str, float]:
     """Median space used after mkfs and with the workload's data in place, over the prepared slots."""
     out: dict[str, float] = {}
     for key, name in (("space_mkfs_bytes", "after mkfs"), ("space_prepared_bytes", "data in place"),
@@ -404,7 +409,7 @@ def build_views(record: RunRecord) -> list[WorkloadView]:
                           and any((mv := r.metric(d.name)) is not None and mv.summary for r in rows))
         comps = {r.cell.config.name: r.comparison for r in rows if r.comparison is not None}
         views.append(WorkloadView(wl.label, wl.name, dict(wl.settings), base_name if base else None, tuple(rows),
-                                  breakdown, resolution(comps), workload_kind(wl.name, dict(wl.settings)), race))
+                                  breakdown, resolution(comps), workload_kind(record, wl), race))
     return views
 
 

@@ -6,14 +6,17 @@ import os
 import pwd
 import time
 from abc import ABC, abstractmethod
-from contextlib import AbstractContextManager, ExitStack
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
-from pickfs.errors import PickfsError
+from pickfs.databases.values import check_values
+from pickfs.errors import CommandFailed, PickfsError
+from pickfs.proc import run
 from pickfs.stack.cleanup import holding
-from pickfs.stack.ledger import Ledger
+from pickfs.stack.ledger import Entry, Ledger
 from pickfs.stack.tracking import Tracked, tracked
 
 
@@ -39,11 +42,17 @@ class Endpoint:
 class Service(ABC):
     name: ClassVar[str]
     package: ClassVar[str]  # the Debian package that provides it
+    os_user: ClassVar[str | None] = None  # the system user the server runs as (None: root, in its own directory)
 
     @classmethod
     @abstractmethod
+    def not_installed(cls) -> str | None:
+        """What to install when this machine lacks the server's programs; None when they are there."""
+
+    @classmethod
     def unavailable_reason(cls) -> str | None:
-        """None when this machine has the server; else what to install."""
+        """None when this machine has the server and the user it runs as; else what to install."""
+        return cls.not_installed() or (missing_user(cls.os_user, cls.package) if cls.os_user else None)
 
     @classmethod
     def memory_settings(cls, limit: int) -> dict[str, str]:
@@ -57,13 +66,23 @@ class Service(ABC):
             raise ServiceFailed(reason, f"install it, or leave {cls.name} workloads out of the plan")
 
     @classmethod
-    @abstractmethod
+    @contextmanager
     def start(cls, datadir: Path, settings: dict[str, Any], ledger: Ledger,
-              rundir: Path, fresh: bool = True) -> AbstractContextManager[Endpoint]:
+              rundir: Path, fresh: bool = True) -> Iterator[Endpoint]:
         """A context manager: the server runs with its data in `datadir` until exit.
 
         fresh: initialise a new data directory; otherwise start (and so recover) the one there.
         """
+        cls.ensure_available()
+        with ExitStack() as stack:
+            yield cls.serve(stack, datadir, settings, ledger, rundir, fresh)
+
+    @classmethod
+    @abstractmethod
+    def serve(cls, stack: ExitStack, datadir: Path, settings: dict[str, Any], ledger: Ledger, rundir: Path,
+              fresh: bool) -> Endpoint:
+        """Start the server and return how to reach it; everything it makes is undone by `stack` (recorded in
+        the ledger before it is made), the server itself last started, first stopped."""
 
 
 def missing_user(user: str, package: str) -> str | None:
@@ -87,13 +106,28 @@ def private_dirs(stack: ExitStack, ledger: Ledger, rundir: Path, prefix: str, us
     return sockdir
 
 
+def chosen_settings(settings: dict[str, Any], names: tuple[str, ...], what: str) -> dict[str, Any]:
+    """The server settings among `names` the workload set (None or "": the server's default), each checked
+    against its setting's shape (PlanError naming the bad one)."""
+    chosen = {k: settings[k] for k in names if settings.get(k) not in (None, "")}
+    check_values(chosen, what)
+    return chosen
+
+
+def setup_step(argv: list[str], what: str, hint: str, package: str, timeout: float) -> None:
+    """One step that makes a fresh server's data (initdb, install-db); ServiceFailed naming it when it fails."""
+    try:
+        run(argv, package=package, timeout=timeout)
+    except CommandFailed as exc:
+        raise ServiceFailed(f"{what} failed: {exc.one_line()}", hint) from None
+
+
 def log_tail(path: Path, lines: int = 5) -> str:
     try:
         text = path.read_text(errors="replace").strip().splitlines()
     except OSError:
         return "(no log)"
     return " | ".join(text[-lines:]) or "(empty log)"
-
 
 
 def server_group(stack: ExitStack, ledger: Ledger, name: str) -> Tracked:
@@ -106,3 +140,14 @@ def server_group(stack: ExitStack, ledger: Ledger, name: str) -> Tracked:
 def group_field(group: Tracked) -> dict[str, str]:
     """The ledger field naming a server's group, for its process entry (none without a group)."""
     return {"group": str(group.path)} if group.path is not None else {}
+
+
+def hold_server(stack: ExitStack, ledger: Ledger, name: str, pidfile: Path, match: str,
+                stop_signal: str) -> tuple[Tracked, list[Entry]]:
+    """The server's control group and its process entry in the ledger, both recorded before it starts: cleanup
+    finds it through its pid file (a process whose name holds `match`) and stops it with `stop_signal`.
+    Returns the group (to enter) and the ledger entry holder (to add the child's identity once known)."""
+    group = server_group(stack, ledger, name)
+    box = stack.enter_context(holding(ledger, "process", pidfile=str(pidfile), match=match, stop_signal=stop_signal,
+                                      **group_field(group)))
+    return group, box

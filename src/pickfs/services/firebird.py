@@ -17,14 +17,13 @@ import socket
 import subprocess
 import time
 import uuid
-from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
 from pickfs.errors import CommandFailed
 from pickfs.proc import run
-from pickfs.services.base import Endpoint, Service, ServiceFailed, group_field, log_tail, server_group
+from pickfs.services.base import Endpoint, Service, ServiceFailed, hold_server, log_tail
 from pickfs.stack.cleanup import holding
 from pickfs.stack.ledger import Ledger
 from pickfs.stack.workdir import PRIVATE_MODE, WORKDIR_MODE, private_dir
@@ -66,7 +65,7 @@ class FirebirdServer(Service):
     package = "firebird3.0-server"
 
     @classmethod
-    def unavailable_reason(cls) -> str | None:
+    def not_installed(cls) -> str | None:
         if not os.path.exists(SERVER) or not os.path.exists(SECURITY_SQL):
             return "the Firebird server is not installed (apt-get install firebird3.0-server)"
         if not os.path.exists(f"{ENGINE_ROOT}/plugins/libEngine12.so"):
@@ -79,59 +78,56 @@ class FirebirdServer(Service):
         return {"firebird_cache_pages": str(max(50, limit // 4 // PAGE_BYTES))}
 
     @classmethod
-    @contextmanager
-    def start(cls, datadir: Path, settings: dict[str, Any], ledger: Ledger, rundir: Path,
-              fresh: bool = True) -> Iterator[Endpoint]:
-        cls.ensure_available()
-        with ExitStack() as stack:
-            parent = private_dir(rundir, WORKDIR_MODE)  # 0711: other servers' users pass through it
-            root = parent / f"fb-{uuid.uuid4().hex[:12]}"
-            stack.enter_context(holding(ledger, "dir", path=str(root), recursive=True))
-            root.mkdir(mode=PRIVATE_MODE)
-            conf, lock = root / "conf", root / "lock"
-            conf.mkdir(mode=PRIVATE_MODE)
-            lock.mkdir(mode=PRIVATE_MODE)
-            for name in LINKED:
-                if os.path.exists(f"{ENGINE_ROOT}/{name}"):
-                    (conf / name).symlink_to(f"{ENGINE_ROOT}/{name}")
-            security = root / "security3.fdb"
-            port = free_port()
-            (conf / "firebird.conf").write_text(config_text(port, security, settings))
-            (conf / "databases.conf").write_text(f"security.db = {security}\n")
-            env = {"FIREBIRD": str(conf), "FIREBIRD_LOCK": str(lock), "FIREBIRD_TMP": str(lock), "LANG": "C"}
-            password = secrets.token_hex(8)
-            try:  # the security database, made as Debian's postinst makes it, through the embedded engine
-                run(["isql-fb", "-q", "-user", "SYSDBA"], input_text=f"create database '{security}';\n", env=env,
-                    package="firebird3.0-utils", timeout=120)
-                run(["isql-fb", "-q", "-user", "SYSDBA", "-i", SECURITY_SQL, str(security)], env=env,
-                    package="firebird3.0-utils", timeout=300)
-                run(["isql-fb", "-q", "-user", "SYSDBA", str(security)], env=env, package="firebird3.0-utils",
-                    input_text=f"create or alter user SYSDBA password '{password}' using plugin Srp;\ncommit;\n",
-                    timeout=120)
-            except CommandFailed as exc:
-                raise ServiceFailed(f"could not make the Firebird server's security database: {exc.one_line()}",
-                                    "check the firebird3.0-server installation") from None
-            log, pidfile = root / "server.log", root / "server.pid"
-            group = server_group(stack, ledger, cls.name)
-            box = stack.enter_context(holding(ledger, "process", pidfile=str(pidfile), match="firebird",
-                                              stop_signal="SIGTERM", **group_field(group)))
-            with open(log, "ab") as out:
-                proc = subprocess.Popen([SERVER], stdin=subprocess.DEVNULL, stdout=out, stderr=out,
-                                        env={**os.environ, **env}, start_new_session=True, cwd=root,
-                                        preexec_fn=group.preexec())
-            # its identity (pid and start time) into the ledger, then the pid file the freezer reads
-            box[0] = ledger.update(box[0], child_pid=proc.pid)
-            pidfile.write_text(f"{proc.pid}\n")
-            deadline = time.monotonic() + 60
-            while not listening(port):
-                if proc.poll() is not None:
-                    raise ServiceFailed(f"the Firebird server did not start: {log_tail(log)}",
-                                        "check the server settings of this workload")
-                if time.monotonic() > deadline:
-                    raise ServiceFailed(f"the Firebird server did not listen within 60 s: {log_tail(log)}",
-                                        "see its log")
-                time.sleep(0.1)
-            yield Endpoint(service=cls.name, socket_dir=str(root), port=port, user="SYSDBA", database="",
-                           env={"ISC_USER": "SYSDBA", "ISC_PASSWORD": password, "FIREBIRD_SERVER": f"127.0.0.1/{port}"},
-                           log=str(log), version="Firebird 3.0 SuperClassic", pidfile=str(pidfile))
+    def serve(cls, stack: ExitStack, datadir: Path, settings: dict[str, Any], ledger: Ledger, rundir: Path,
+              fresh: bool) -> Endpoint:
+        parent = private_dir(rundir, WORKDIR_MODE)  # 0711: other servers' users pass through it
+        root = parent / f"fb-{uuid.uuid4().hex[:12]}"
+        stack.enter_context(holding(ledger, "dir", path=str(root), recursive=True))
+        root.mkdir(mode=PRIVATE_MODE)
+        conf, lock = root / "conf", root / "lock"
+        conf.mkdir(mode=PRIVATE_MODE)
+        lock.mkdir(mode=PRIVATE_MODE)
+        for name in LINKED:
+            if os.path.exists(f"{ENGINE_ROOT}/{name}"):
+                (conf / name).symlink_to(f"{ENGINE_ROOT}/{name}")
+        security = root / "security3.fdb"
+        port = free_port()
+        (conf / "firebird.conf").write_text(config_text(port, security, settings))
+        (conf / "databases.conf").write_text(f"security.db = {security}\n")
+        env = {"FIREBIRD": str(conf), "FIREBIRD_LOCK": str(lock), "FIREBIRD_TMP": str(lock), "LANG": "C"}
+        password = secrets.token_hex(8)
+        try:  # the security database, made as Debian's postinst makes it, through the embedded engine
+            run(["isql-fb", "-q", "-user", "SYSDBA"], input_text=f"create database '{security}';\n", env=env,
+                package="firebird3.0-utils", timeout=120)
+            run(["isql-fb", "-q", "-user", "SYSDBA", "-i", SECURITY_SQL, str(security)], env=env,
+                package="firebird3.0-utils", timeout=300)
+            run(["isql-fb", "-q", "-user", "SYSDBA", str(security)], env=env, package="firebird3.0-utils",
+                input_text=f"create or alter user SYSDBA password '{password}' using plugin Srp;\ncommit;\n",
+                timeout=120)
+        except CommandFailed as exc:
+            raise ServiceFailed(f"could not make the Firebird server's security database: {exc.one_line()}",
+                                "check the firebird3.0-server installation") from None
+        log, pidfile = root / "server.log", root / "server.pid"
+        group, box = hold_server(stack, ledger, cls.name, pidfile, "firebird", "SIGTERM")
+        with open(log, "ab") as out:
+            proc = subprocess.Popen([SERVER], stdin=subprocess.DEVNULL, stdout=out, stderr=out,
+                                    env={**os.environ, **env}, start_new_session=True, cwd=root,
+                                    preexec_fn=group.preexec())
+        # its identity (pid and start time) into the ledger, then the pid file the freezer reads
+        box[0] = ledger.update(box[0], child_pid=proc.pid)
+        pidfile.write_text(f"{proc.pid}\n")
+        deadline = time.monotonic() + 60
+        while not listening(port):
+            if proc.poll() is not None:
+                raise ServiceFailed(f"the Firebird server did not start: {log_tail(log)}",
+                                    "check the server settings of this workload")
+            if time.monotonic() > deadline:
+                raise ServiceFailed(f"the Firebird server did not listen within 60 s: {log_tail(log)}",
+                                    "see its log")
+            time.sleep(0.1)
+        return Endpoint(service=cls.name, socket_dir=str(root), port=port, user="SYSDBA", database="",
+                        env={"ISC_USER": "SYSDBA", "ISC_PASSWORD": password, "FIREBIRD_SERVER": f"127.0.0.1/{port}"},
+                        log=str(log), version="Firebird 3.0 SuperClassic", pidfile=str(pidfile))
 
+
+SERVICE = FirebirdServer

@@ -7,25 +7,22 @@ import os
 import pwd
 import subprocess
 import time
-from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
-from pickfs.databases.values import check_values, value_text
-from pickfs.errors import CommandFailed
+from pickfs.databases.values import value_text
 from pickfs.proc import run
 from pickfs.services.base import (
     Endpoint,
     Service,
     ServiceFailed,
-    group_field,
+    chosen_settings,
+    hold_server,
     log_tail,
-    missing_user,
     private_dirs,
-    server_group,
+    setup_step,
 )
-from pickfs.stack.cleanup import holding
 from pickfs.stack.filesystems import which
 from pickfs.stack.ledger import Ledger
 
@@ -69,6 +66,7 @@ def private_tmpdir(sockdir: Path, user: str) -> Path:
 class MariaDB(Service):
     name = "mariadb"
     package = "mariadb-server"
+    os_user = OS_USER
 
     @classmethod
     def memory_settings(cls, limit: int) -> dict[str, str]:
@@ -76,60 +74,55 @@ class MariaDB(Service):
         return {"innodb_buffer_pool_size": f"{limit // 2 // 1024**2}M"}
 
     @classmethod
-    def unavailable_reason(cls) -> str | None:
+    def not_installed(cls) -> str | None:
         if not server_binary() or not install_binary() or not client_binary():
             return "MariaDB is not installed (apt-get install mariadb-server)"
-        return missing_user(OS_USER, cls.package)
+        return None
 
     @classmethod
-    @contextmanager
-    def start(cls, datadir: Path, settings: dict[str, Any], ledger: Ledger, rundir: Path,
-              fresh: bool = True) -> Iterator[Endpoint]:
-        cls.ensure_available()
+    def serve(cls, stack: ExitStack, datadir: Path, settings: dict[str, Any], ledger: Ledger, rundir: Path,
+              fresh: bool) -> Endpoint:
         data, log = datadir / "mysql", datadir / "mariadb.log"
-        with ExitStack() as stack:
-            sockdir = private_dirs(stack, ledger, rundir, "my", OS_USER, datadir, data)
-            socket, pidfile = sockdir / "mysqld.sock", sockdir / "mysqld.pid"
-            tmpdir = private_tmpdir(sockdir, OS_USER)
-            if fresh:
-                try:
-                    run([install_binary() or "mariadb-install-db", "--no-defaults", f"--datadir={data}",
-                         f"--tmpdir={tmpdir}", f"--user={OS_USER}", "--auth-root-authentication-method=normal",
-                         "--skip-test-db"],
-                        package="mariadb-server", timeout=600)
-                except CommandFailed as exc:
-                    raise ServiceFailed(f"mariadb-install-db failed: {exc.one_line()}", "is the filesystem writable?") from None
-            argv = [server_binary() or "mariadbd", "--no-defaults", f"--datadir={data}", f"--socket={socket}",
-                    f"--pid-file={pidfile}", f"--tmpdir={tmpdir}", "--skip-networking", f"--user={OS_USER}",
-                    f"--log-error={log}"]
-            chosen = {k: settings[k] for k in SETTINGS if settings.get(k) not in (None, "")}
-            check_values(chosen, "MariaDB setting")
-            argv += [f"--{k.replace('_', '-')}={value_text(v)}" for k, v in chosen.items()]
-            group = server_group(stack, ledger, cls.name)
-            stack.enter_context(holding(ledger, "process", pidfile=str(pidfile), match="mariadbd" if "mariadbd"
-                                        in argv[0] else "mysqld", stop_signal="SIGTERM", **group_field(group)))
-            # Its own session: a Ctrl-C in the terminal reaches pickfs, which then shuts the server down.
-            proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                    stderr=subprocess.DEVNULL, start_new_session=True, preexec_fn=group.preexec())
-            client = [client_binary() or "mariadb", f"--socket={socket}", "--user=root"]
-            deadline = time.monotonic() + 120
-            while True:
-                if proc.poll() is not None:
-                    raise ServiceFailed(f"MariaDB did not start: {log_tail(log)}",
-                                        "check the server settings of this workload")
-                ping = subprocess.run([*client, "-e", "SELECT 1"], capture_output=True)
-                if ping.returncode == 0 and pidfile.exists():
-                    break
-                if time.monotonic() > deadline:
-                    raise ServiceFailed(f"MariaDB did not answer within 120 s: {log_tail(log)}", "see its log")
-                time.sleep(0.2)
-            run([*client, "-e", f"CREATE DATABASE IF NOT EXISTS {DATABASE}"])
-            version = run([*client, "-N", "-e", "SELECT VERSION()"]).text.strip()
-            # The mariadb/mysql clients let option files (Debian's sets /run/mysqld's socket) override
-            # MYSQL_UNIX_PORT; an option file read after those points them at this server instead.
-            (sockdir / "my.cnf").write_text(f"[client]\nsocket={socket}\nuser=root\n")
-            yield Endpoint(
-                service=cls.name, socket_dir=str(sockdir), port=0, user="root", database=DATABASE,
-                env={"MYSQL_UNIX_PORT": str(socket), "MARIADB_HOME": str(sockdir), "MYSQL_HOME": str(sockdir),
-                     "DATABASE_URL": f"mysql://root@localhost/{DATABASE}?unix_socket={socket}"},
-                log=str(log), version=version, pidfile=str(pidfile))
+        sockdir = private_dirs(stack, ledger, rundir, "my", OS_USER, datadir, data)
+        socket, pidfile = sockdir / "mysqld.sock", sockdir / "mysqld.pid"
+        tmpdir = private_tmpdir(sockdir, OS_USER)
+        if fresh:
+            setup_step([install_binary() or "mariadb-install-db", "--no-defaults", f"--datadir={data}",
+                        f"--tmpdir={tmpdir}", f"--user={OS_USER}", "--auth-root-authentication-method=normal",
+                        "--skip-test-db"], "mariadb-install-db", "is the filesystem writable?",
+                       package="mariadb-server", timeout=600)
+        argv = [server_binary() or "mariadbd", "--no-defaults", f"--datadir={data}", f"--socket={socket}",
+                f"--pid-file={pidfile}", f"--tmpdir={tmpdir}", "--skip-networking", f"--user={OS_USER}",
+                f"--log-error={log}"]
+        chosen = chosen_settings(settings, SETTINGS, "MariaDB setting")
+        argv += [f"--{k.replace('_', '-')}={value_text(v)}" for k, v in chosen.items()]
+        group, _ = hold_server(stack, ledger, cls.name, pidfile, "mariadbd" if "mariadbd" in argv[0] else "mysqld",
+                               "SIGTERM")
+        # Its own session: a Ctrl-C in the terminal reaches pickfs, which then shuts the server down.
+        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL, start_new_session=True, preexec_fn=group.preexec())
+        client = [client_binary() or "mariadb", f"--socket={socket}", "--user=root"]
+        deadline = time.monotonic() + 120
+        while True:
+            if proc.poll() is not None:
+                raise ServiceFailed(f"MariaDB did not start: {log_tail(log)}",
+                                    "check the server settings of this workload")
+            ping = subprocess.run([*client, "-e", "SELECT 1"], capture_output=True)
+            if ping.returncode == 0 and pidfile.exists():
+                break
+            if time.monotonic() > deadline:
+                raise ServiceFailed(f"MariaDB did not answer within 120 s: {log_tail(log)}", "see its log")
+            time.sleep(0.2)
+        run([*client, "-e", f"CREATE DATABASE IF NOT EXISTS {DATABASE}"])
+        version = run([*client, "-N", "-e", "SELECT VERSION()"]).text.strip()
+        # The mariadb/mysql clients let option files (Debian's sets /run/mysqld's socket) override
+        # MYSQL_UNIX_PORT; an option file read after those points them at this server instead.
+        (sockdir / "my.cnf").write_text(f"[client]\nsocket={socket}\nuser=root\n")
+        return Endpoint(
+            service=cls.name, socket_dir=str(sockdir), port=0, user="root", database=DATABASE,
+            env={"MYSQL_UNIX_PORT": str(socket), "MARIADB_HOME": str(sockdir), "MYSQL_HOME": str(sockdir),
+                 "DATABASE_URL": f"mysql://root@localhost/{DATABASE}?unix_socket={socket}"},
+            log=str(log), version=version, pidfile=str(pidfile))
+
+
+SERVICE = MariaDB

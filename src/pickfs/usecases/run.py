@@ -279,6 +279,7 @@ def plan_record(plan: Plan) -> dict[str, Any]:
         cls = REGISTRY[w["name"]]
         w["metrics"] = [asdict(m) for m in cls.metrics]
         w["breakdown"] = list(cls.breakdown)
+        w["kind"] = cls.kind_for(spec).shown_as  # how the report charts it
         w["database"] = cls.database_for(spec)
         w["risks"] = risks_of(spec, w["database"])
     for c, config in zip(d["configs"], plan.configs, strict=True):

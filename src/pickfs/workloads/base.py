@@ -11,12 +11,14 @@ from pickfs.databases.values import check_values
 from pickfs.errors import PlanError
 from pickfs.model import MetricDef, RawOutput, Target, WorkloadSpec
 from pickfs.services.base import Endpoint
+from pickfs.workloads.kinds import WorkloadKind
 
 
 class Workload(ABC):
     name: ClassVar[str]
     description: ClassVar[str]
     metrics: ClassVar[tuple[MetricDef, ...]]  # the first is the primary metric
+    kind: ClassVar[WorkloadKind]  # what kind of work it is (workloads/kinds.py): picks the report's charts
     defaults: ClassVar[dict[str, Any]]
     service: ClassVar[str | None] = None  # a database server to start on the filesystem under test
     database: ClassVar[str | None] = None  # the database it drives: sqlite, postgresql, mariadb, firebird
@@ -29,6 +31,11 @@ class Workload(ABC):
     # the setting that says how many clients (terminals, threads) drive the server: a plan's `clients` dimension
     clients_setting: ClassVar[str | None] = None
     slice_seconds: ClassVar[float] = 1.0  # the default slice length
+    # A crash test runs the workload itself and judges each power-cut state by its own check (the user's
+    # program), rather than driving the workload's database with pickfs's commits client.
+    checks_itself: ClassVar[bool] = False
+    # settings whose default is one value that also take a list of values (a command and its arguments)
+    list_settings: ClassVar[frozenset[str]] = frozenset()
 
     def __init__(self, cache: Path | None = None) -> None:
         # Where generated input data is kept between configurations: never on the filesystem under test.
@@ -74,6 +81,11 @@ class Workload(ABC):
     @classmethod
     def unavailable_reason(cls, spec: WorkloadSpec | None = None) -> str | None:
         return None
+
+    @classmethod
+    def kind_for(cls, spec: WorkloadSpec) -> WorkloadKind:
+        """What kind of work it is with these settings."""
+        return cls.kind
 
     @classmethod
     def service_for(cls, spec: WorkloadSpec) -> str | None:

@@ -40,6 +40,7 @@ from pickfs.stack.signals import shielded
 from pickfs.stack.tracking import tracked
 from pickfs.units import has_control, parse_duration
 from pickfs.workloads.base import Workload, json_doc
+from pickfs.workloads.kinds import USER_COMMAND, USER_COMMAND_ON_SERVER, WorkloadKind
 
 # a server's settings the command workload passes on to it, per service (databases/ says which)
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -138,6 +139,9 @@ def ended_note(ended: list[str]) -> str:
 
 
 class Command(Workload):
+    kind = USER_COMMAND
+    checks_itself = True
+    list_settings = frozenset({"command"})
     name = "command"
     description = "your own command, timed with its working directory (and optionally a database server) on the filesystem"
     metrics = (
@@ -169,6 +173,11 @@ class Command(Workload):
         check_values(server_keys, f"command ({server} server)")
         out.update(server_keys)
         return out
+
+    @classmethod
+    def kind_for(cls, spec: WorkloadSpec) -> WorkloadKind:
+        """Your command on a database server pickfs started is charted as a database's work."""
+        return USER_COMMAND_ON_SERVER if spec.get("server") else USER_COMMAND
 
     @classmethod
     def setting_names(cls) -> set[str]:
@@ -258,7 +267,7 @@ class Command(Workload):
                 os.chown(path, user.uid, user.gid, follow_symlinks=False)
         return work
 
-    def _execute(self, what: str, command: str | list[str], spec: WorkloadSpec, datadir: Path,
+    def execute(self, what: str, command: str | list[str], spec: WorkloadSpec, datadir: Path,
                  endpoint: Endpoint | None) -> dict[str, Any]:
         user = run_as_user(spec.get("run_as")) if spec.get("run_as") else None
         work = self._workdir(datadir, user)
@@ -313,11 +322,11 @@ class Command(Workload):
         if not spec.get("setup"):
             self._workdir(datadir, run_as_user(spec.get("run_as")) if spec.get("run_as") else None)
             return RawOutput(json.dumps({"client": "pickfs-command", "step": "setup", "note": "no setup"}), 0.0)
-        doc = self._execute("setup", spec.get("setup"), spec, datadir, endpoint)
+        doc = self.execute("setup", spec.get("setup"), spec, datadir, endpoint)
         return RawOutput(json.dumps(doc), doc["elapsed_s"])
 
     def run(self, spec: WorkloadSpec, datadir: Path, endpoint: Endpoint | None = None) -> RawOutput:
-        doc = self._execute("command", spec.get("command"), spec, datadir, endpoint)
+        doc = self.execute("command", spec.get("command"), spec, datadir, endpoint)
         return RawOutput(json.dumps(doc), doc["elapsed_s"])
 
     @staticmethod

@@ -19,6 +19,7 @@ from pickfs.services.base import Endpoint
 from pickfs.units import parse_size
 from pickfs.workloads import treedata
 from pickfs.workloads.base import Workload, json_doc
+from pickfs.workloads.kinds import FILE_TREE
 
 CLIENT = "pickfs.clients.filetree"
 
@@ -31,6 +32,7 @@ def phase_metrics(phases: tuple[tuple[str, str], ...]) -> tuple[MetricDef, ...]:
 
 
 class FileTreeWorkload(Workload):
+    kind = FILE_TREE
     phases: ClassVar[tuple[tuple[str, str], ...]]  # (name, what it does)
 
     def phase_list(self, spec: WorkloadSpec, datadir: Path) -> list[dict[str, Any]]:
@@ -183,7 +185,7 @@ class SmallFiles(FileTreeWorkload):
 
 
 class _CopyFiles(FileTreeWorkload):
-    kind: ClassVar[str]
+    file_kind: ClassVar[str]  # which generated files it copies (treedata.random_files)
 
     def files(self, spec: WorkloadSpec) -> Path:
         raise NotImplementedError
@@ -195,7 +197,7 @@ class _CopyFiles(FileTreeWorkload):
 class MediumFiles(_CopyFiles):
     name = "mediumfiles"
     description = "a music collection: copy in a folder of ~4 MB files, then delete it"
-    kind = "medium"
+    file_kind = "medium"
     phases = (("copy_in", "copy the folder onto the filesystem"), ("delete", "delete it"))
     metrics = phase_metrics(phases)
     breakdown = ("copy_in_s", "delete_s")
@@ -220,7 +222,7 @@ class MediumFiles(_CopyFiles):
 
     def files(self, spec: WorkloadSpec) -> Path:
         count = max(1, spec.get("total") * 2 // (self.FILE_LOW + self.FILE_HIGH))
-        return treedata.random_files(self.cache, self.kind, count, self.FILE_LOW, self.FILE_HIGH, spec.get("seed"))
+        return treedata.random_files(self.cache, self.file_kind, count, self.FILE_LOW, self.FILE_HIGH, spec.get("seed"))
 
     def phase_list(self, spec: WorkloadSpec, datadir: Path) -> list[dict[str, Any]]:
         src = self.files(spec)
@@ -233,7 +235,7 @@ class MediumFiles(_CopyFiles):
 class BigFiles(_CopyFiles):
     name = "bigfiles"
     description = "virtual-disk images: copy multi-GB files in, copy them again, delete them"
-    kind = "big"
+    file_kind = "big"
     phases = (("copy_in", "copy the files onto the filesystem"),
               ("copy", "copy them on the filesystem (xfs and btrfs clone them unless reflink = never)"),
               ("delete", "delete both copies"))
@@ -257,11 +259,11 @@ class BigFiles(_CopyFiles):
 
     @classmethod
     def space_needed(cls, spec: WorkloadSpec) -> int | None:
-        return 2 * spec.get("files") * spec.get("file_size")
+        return int(2 * spec.get("files") * spec.get("file_size"))
 
     def files(self, spec: WorkloadSpec) -> Path:
         size = spec.get("file_size")
-        return treedata.random_files(self.cache, self.kind, spec.get("files"), size, size, spec.get("seed"))
+        return treedata.random_files(self.cache, self.file_kind, spec.get("files"), size, size, spec.get("seed"))
 
     def phase_list(self, spec: WorkloadSpec, datadir: Path) -> list[dict[str, Any]]:
         src = self.files(spec)

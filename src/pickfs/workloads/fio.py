@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import json
 import os
-import stat
 from pathlib import Path
 from typing import Any, ClassVar
 
+from pickfs.databases.base import is_block_device
 from pickfs.errors import CommandFailed, PlanError
 from pickfs.model import MetricDef, RawOutput, WorkloadSpec
 from pickfs.proc import run as run_program
@@ -19,6 +19,7 @@ from pickfs.services.base import Endpoint
 from pickfs.stack.filesystems import which
 from pickfs.units import parse_duration, parse_size
 from pickfs.workloads.base import Workload, json_doc
+from pickfs.workloads.kinds import RAW_IO
 
 TOOL = "pickfs-fio"
 FILE_PREFIX = "pickfs-fileio"
@@ -50,14 +51,8 @@ def fio_json(text: str) -> dict[str, Any]:
     start = text.find("{")
     if start < 0:
         raise ValueError("no JSON in fio's output")
-    return json.loads(text[start:])
-
-
-def is_block_device(path: Path) -> bool:
-    try:
-        return stat.S_ISBLK(os.stat(path).st_mode)
-    except OSError:
-        return False
+    doc: dict[str, Any] = json.loads(text[start:])
+    return doc
 
 
 def _percentile(section: dict[str, Any], key: str, q: str) -> float | None:
@@ -84,6 +79,7 @@ def fio_unavailable() -> str | None:
 
 
 class Fileio(Workload):
+    kind = RAW_IO
     sliceable = True
     name = "fileio"
     description = ("sysbench-fileio style random read/write over a set of fully written files (fio): "
@@ -291,6 +287,7 @@ def _kib(size: int) -> str:
 
 
 class Wal(Workload):
+    kind = RAW_IO
     name = "wal"
     description = ("a write-ahead log: sequential 8/16 KiB writes, each made durable by every sync method "
                    "a database can use (like pg_test_fsync); syncs per second and latency per method")
@@ -345,7 +342,7 @@ class Wal(Workload):
 
     @classmethod
     def run_seconds(cls, spec: WorkloadSpec) -> float:
-        return spec.get("duration") * len(spec.get("methods")) * len(spec.get("block_sizes"))
+        return float(spec.get("duration") * len(spec.get("methods")) * len(spec.get("block_sizes")))
 
     @classmethod
     def slice_spec(cls, spec: WorkloadSpec, seconds: float) -> WorkloadSpec:

@@ -124,7 +124,7 @@ class FixedRate:
     @classmethod
     def normalize(cls, settings: dict[str, Any]) -> dict[str, Any]:
         own = {k: v for k, v in settings.items() if k not in RATE_DEFAULTS}
-        out = super().normalize(own)  # type: ignore[misc]
+        out: dict[str, Any] = super().normalize(own)  # type: ignore[misc]
         out.update(rate_settings(cls.name, {k: v for k, v in settings.items() if k in RATE_DEFAULTS}))
         return out
 

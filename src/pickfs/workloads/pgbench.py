@@ -19,11 +19,12 @@ from pickfs.errors import PlanError
 from pickfs.model import MetricDef, RawOutput, WorkloadSpec
 from pickfs.proc import run as run_program
 from pickfs.services.base import Endpoint
-from pickfs.services.postgres import SETTINGS, bindir
+from pickfs.services.postgresql import SETTINGS, bindir
 from pickfs.stack.cleanup import holding
 from pickfs.stack.ledger import Ledger
 from pickfs.units import parse_duration
 from pickfs.workloads.base import Workload
+from pickfs.workloads.kinds import DATABASE_TRANSACTIONS
 from pickfs.workloads.latency import LATENCY_METRICS, RATE_METRICS, FixedRate, latency_metrics, rate_metrics
 
 MODES = {"tpcb-like": "tpcb-like", "select-only": "select-only", "simple-update": "simple-update"}
@@ -109,6 +110,7 @@ SCALE_STEP_BYTES = 15 * 1024**2  # pgbench_accounts' 100,000 rows and their inde
 
 
 class Pgbench(FixedRate, Workload):
+    kind = DATABASE_TRANSACTIONS
     name = "pgbench"
     description = "pgbench (TPC-B-like, select-only or simple-update) on a private PostgreSQL server"
     service = "postgresql"
@@ -171,7 +173,7 @@ class Pgbench(FixedRate, Workload):
     @classmethod
     def space_needed(cls, spec: WorkloadSpec) -> int | None:
         """Tables and indexes (about 15 MiB per scale step, half again as they churn), and some WAL."""
-        return spec.get("scale") * SCALE_STEP_BYTES * 3 // 2 + 320 * 1024**2
+        return int(spec.get("scale") * SCALE_STEP_BYTES * 3 // 2 + 320 * 1024**2)
 
     @classmethod
     def scaled(cls, spec: WorkloadSpec, data_bytes: int) -> dict[str, Any] | None:
@@ -179,7 +181,7 @@ class Pgbench(FixedRate, Workload):
 
     @classmethod
     def unavailable_reason(cls, spec: WorkloadSpec | None = None) -> str | None:
-        from pickfs.services.postgres import PostgreSQL
+        from pickfs.services.postgresql import PostgreSQL
 
         return PostgreSQL.unavailable_reason()
 

@@ -14,6 +14,7 @@ from pickfs.proc import run as run_program
 from pickfs.services.base import Endpoint
 from pickfs.units import parse_duration
 from pickfs.workloads.base import Workload, json_doc
+from pickfs.workloads.kinds import DATABASE_TRANSACTIONS
 from pickfs.workloads.latency import (
     CPU_SHARE,
     LATENCY_METRICS,
@@ -33,6 +34,7 @@ CLIENT_NAMES = ("pickfs-tpcb", "pickfs-sqlite-tpcb")  # its output's name, and i
 
 
 class SqliteTpcb(FixedRate, Workload):
+    kind = DATABASE_TRANSACTIONS
     name = "sqlite-tpcb"
     database = "sqlite"
     sliceable = True
@@ -80,7 +82,7 @@ class SqliteTpcb(FixedRate, Workload):
     @classmethod
     def space_needed(cls, spec: WorkloadSpec) -> int | None:
         """About 20 MiB per scale step laid out, the WAL, and the history rows a run adds."""
-        return spec.get("scale") * 64 * 1024**2 + 256 * 1024**2
+        return int(spec.get("scale") * 64 * 1024**2 + 256 * 1024**2)
 
     @classmethod
     def scaled(cls, spec: WorkloadSpec, data_bytes: int) -> dict[str, Any] | None:

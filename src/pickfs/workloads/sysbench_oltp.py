@@ -15,6 +15,7 @@ from pickfs.services.base import Endpoint
 from pickfs.stats import percentile_from_histogram
 from pickfs.units import parse_duration
 from pickfs.workloads.base import Workload
+from pickfs.workloads.kinds import DATABASE_TRANSACTIONS
 from pickfs.workloads.latency import RATE_METRICS, FixedRate, rate_metrics
 
 TESTS = ("oltp_read_only", "oltp_read_write", "oltp_write_only")
@@ -24,6 +25,7 @@ ROW_BYTES = 250  # an sbtest row in InnoDB with its secondary index
 
 
 class SysbenchOltp(FixedRate, Workload):
+    kind = DATABASE_TRANSACTIONS
     name = "sysbench-oltp"
     description = "sysbench OLTP (read-only, read-write, write-only) on a private MariaDB/MySQL server"
     service = "mariadb"
@@ -78,7 +80,7 @@ class SysbenchOltp(FixedRate, Workload):
     @classmethod
     def space_needed(cls, spec: WorkloadSpec) -> int | None:
         """The tables in InnoDB (about 250 bytes a row with its index) and the redo log and system files."""
-        return spec.get("tables") * spec.get("table_size") * ROW_BYTES + 512 * 1024**2
+        return int(spec.get("tables") * spec.get("table_size") * ROW_BYTES + 512 * 1024**2)
 
     @classmethod
     def scaled(cls, spec: WorkloadSpec, data_bytes: int) -> dict[str, Any] | None:

@@ -14,6 +14,7 @@ from pickfs.proc import run as run_program
 from pickfs.services.base import Endpoint
 from pickfs.units import parse_duration
 from pickfs.workloads.base import Workload, json_doc
+from pickfs.workloads.kinds import DATABASE_TRANSACTIONS
 from pickfs.workloads.latency import RATE_METRICS, FixedRate, latency_metrics, rate_args, rate_metrics, rate_notes
 
 CLIENT = "pickfs.clients.tpcc"
@@ -31,6 +32,7 @@ def on_off(value: Any, key: str) -> str:
 
 
 class Tpcc(FixedRate, Workload):
+    kind = DATABASE_TRANSACTIONS
     sliceable = True
     slice_seconds = 2.0
     name = "tpcc"

@@ -1,0 +1,119 @@
+"""PostgreSQL: initdb into the filesystem under test, a private socket, no TCP listener."""
+
+from __future__ import annotations
+
+import glob
+import os
+import pwd
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any
+
+from pickfs.databases.values import value_text
+from pickfs.errors import CommandFailed
+from pickfs.proc import run
+from pickfs.services.base import (
+    Endpoint,
+    Service,
+    ServiceFailed,
+    chosen_settings,
+    hold_server,
+    log_tail,
+    private_dirs,
+    setup_step,
+)
+from pickfs.stack.ledger import Ledger
+
+# Server settings pickfs passes on the command line when a workload names them.
+SETTINGS = ("shared_buffers", "checkpoint_timeout", "max_wal_size", "fsync", "synchronous_commit",
+            "wal_sync_method", "full_page_writes")
+PORT = 5432
+CONF = "pickfs.conf"
+OS_USER = "postgres"
+
+
+def bindir() -> Path | None:
+    """The newest installed server's binaries (Debian keeps them per major version)."""
+    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/postgres"),
+                   key=lambda p: int(Path(p).parent.parent.name) if Path(p).parent.parent.name.isdigit() else 0)
+    return Path(found[-1]).parent if found else None
+
+
+def server_settings(sockdir: Path, settings: dict[str, Any]) -> dict[str, str]:
+    """What the server is started with: a private socket, no TCP, and the workload's settings, each
+    checked against its setting's shape (pure; PlanError for a value that is not one)."""
+    chosen = chosen_settings(settings, SETTINGS, "PostgreSQL setting")
+    return {"listen_addresses": "", "unix_socket_directories": str(sockdir), "port": str(PORT),
+            **{k: value_text(v) for k, v in chosen.items()}}
+
+
+def conf_text(values: dict[str, str]) -> str:
+    """postgresql.conf lines, every value quoted (pure)."""
+    return "".join(f"{k} = '{v.replace(chr(39), chr(39) * 2)}'\n" for k, v in values.items())
+
+
+def write_settings(pgdata: Path, values: dict[str, str]) -> None:
+    """The settings into pgdata/pickfs.conf (owned by postgres, 0600), included last by postgresql.conf."""
+    owner = pwd.getpwnam(OS_USER)
+    fd = os.open(pgdata / CONF, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    with os.fdopen(fd, "w") as fh:
+        os.fchown(fh.fileno(), owner.pw_uid, owner.pw_gid)
+        fh.write(conf_text(values))
+    main = pgdata / "postgresql.conf"
+    line = f"include '{CONF}'\n"
+    if line not in main.read_text():
+        with open(main, "a") as fh:
+            fh.write(line)
+
+
+def _as_postgres(argv: list[str]) -> list[str]:
+    return ["runuser", "-u", OS_USER, "--", *argv]
+
+
+class PostgreSQL(Service):
+    name = "postgresql"
+    package = "postgresql"
+    os_user = OS_USER
+
+    @classmethod
+    def memory_settings(cls, limit: int) -> dict[str, str]:
+        """A quarter of the memory for shared_buffers (PostgreSQL's own advice); the page cache keeps the rest."""
+        return {"shared_buffers": f"{limit // 4 // 1024**2}MB"}
+
+    @classmethod
+    def not_installed(cls) -> str | None:
+        return "PostgreSQL is not installed (apt-get install postgresql)" if bindir() is None else None
+
+    @classmethod
+    def serve(cls, stack: ExitStack, datadir: Path, settings: dict[str, Any], ledger: Ledger, rundir: Path,
+              fresh: bool) -> Endpoint:
+        bins = bindir()
+        assert bins is not None
+        pgdata, log = datadir / "pgdata", datadir / "postgresql.log"
+        sockdir = private_dirs(stack, ledger, rundir, "pg", OS_USER, datadir)
+        if fresh:
+            setup_step(_as_postgres([str(bins / "initdb"), "-D", str(pgdata), "-U", "postgres", "--auth=trust",
+                                     "-E", "UTF8", "--locale=C", "--no-instructions"]), "initdb",
+                       "see the message; is the filesystem writable?", package="postgresql", timeout=300)
+        else:  # an existing cluster after a power cut: its postmaster is long gone
+            (pgdata / "postmaster.pid").unlink(missing_ok=True)
+        # The settings go into a file the server includes, never onto pg_ctl's -o (a shell line).
+        write_settings(pgdata, server_settings(sockdir, settings))
+        # Recorded before it starts: cleanup finds the postmaster through its pid file.
+        group, _ = hold_server(stack, ledger, cls.name, pgdata / "postmaster.pid", "postgres", "SIGINT")
+        try:
+            run(_as_postgres([str(bins / "pg_ctl"), "-D", str(pgdata), "-l", str(log), "-w", "-t", "120",
+                              "start"]), package="postgresql", timeout=180,
+                preexec=group.preexec())
+        except CommandFailed:
+            raise ServiceFailed(f"PostgreSQL did not start: {log_tail(log)}",
+                                "check the server settings of this workload") from None
+        version = run([str(bins / "postgres"), "--version"]).text.strip()
+        return Endpoint(
+            service=cls.name, socket_dir=str(sockdir), port=PORT, user="postgres", database="postgres",
+            env={"PGHOST": str(sockdir), "PGPORT": str(PORT), "PGUSER": "postgres", "PGDATABASE": "postgres",
+                 "DATABASE_URL": f"postgresql://postgres@/postgres?host={sockdir}&port={PORT}"},
+            log=str(log), version=version, pidfile=str(pgdata / "postmaster.pid"))
+
+
+SERVICE = PostgreSQL
