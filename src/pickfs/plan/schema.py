@@ -7,10 +7,14 @@ so what the reference says and what a plan may hold are one table. Pure data.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from pickfs.crash.states import STRATEGIES
 from pickfs.model import SCHEDULERS, FsConfig, Method, Target
+from pickfs.stack.filesystems import RAW
+from pickfs.stack.presets import PRESETS
 from pickfs.units import MAX_SIZE
 from pickfs.workloads import DEFAULT_WORKLOAD, REGISTRY
 
@@ -33,13 +37,16 @@ class Span:
         below = self.high is None or (value < self.high if self.high_open else value <= self.high)
         return above and below
 
-    def words(self) -> str:
-        """The range as an error message states it: 'from 1 to 1000', 'at least 0', 'at most 3600'."""
-        low = f"more than {self.low}" if self.low_open else f"at least {self.low}"
-        high = f"less than {self.high}" if self.high_open else f"at most {self.high}"
+    def words(self, show: Callable[[float], str] = str) -> str:
+        """The range as an error message states it: 'from 1 to 1000', 'at least 0', 'at most 3600'
+        (`show` writes each bound)."""
+        lo = "" if self.low is None else show(self.low)
+        hi = "" if self.high is None else show(self.high)
+        low = f"more than {lo}" if self.low_open else f"at least {lo}"
+        high = f"less than {hi}" if self.high_open else f"at most {hi}"
         if self.low is not None and self.high is not None:
             if not (self.low_open or self.high_open):
-                return f"from {self.low} to {self.high}"
+                return f"from {lo} to {hi}"
             return f"{low} and {high}"
         return low if self.low is not None else high
 
@@ -51,7 +58,8 @@ class Key:
     `value_type` is the value's type in words; `python` the Python type [method] values must have (an int is a
     float there, true/false is never a number); `default` the value a plan gets without the key (None:
     unset, `default_text` then says what that means); `span` the range the parser enforces (`apart`: it
-    is checked by its own rule, with its own message); `choices` the values it accepts."""
+    is checked by its own rule, with its own message); `choices` the values it accepts (`several`: some of
+    them at once)."""
 
     name: str
     value_type: str
@@ -64,6 +72,7 @@ class Key:
     unit: str = ""
     example: str = ""
     python: type | None = None
+    several: bool = False  # several of the choices may be given (a list, or comma-separated)
 
     def shown_default(self) -> str:
         """The default as a plan would write it, or what leaving the key out means."""
@@ -113,17 +122,19 @@ def toml_text(value: Any) -> str:
     return str(value)
 
 
+_PRESET_NAMES = ", ".join(PRESETS)
+
 # -- top level ------------------------------------------------------------------------------------------------
 TOP = Section("Top level", "", (
     Key("fs", "list of strings", "presets or filesystem types to compare, each a configuration with its "
-        "default options (a type needs its mkfs.TYPE tool)", default=[], example='fs = ["ext4", "xfs"]'),
+        f"default options (a type needs its mkfs.TYPE tool; {RAW}: the bare device); presets: {_PRESET_NAMES}", default=[], example='fs = ["ext4", "xfs"]'),
     Key("baseline", "string", "the configuration every other one is compared with", default=None,
         default_text="the first configuration", example='baseline = "ext4"'),
 ), intro="Plain keys at the top of the file, before any table.")
 
 PRODUCTION = Section("Production conditions", "", (
     Key("memory", "size", "the production box's memory: each configuration's server and client run in a "
-        "memory cgroup of this size, so the page cache is as small as there", default=None,
+        "memory cgroup of this size, so the page cache is no larger than there", default=None,
         default_text="unlimited", span=Span(64 * MIB, MAX_SIZE), unit="bytes", example='memory = "1G"'),
     Key("scale", "number", "grow every workload's data to this multiple of `memory` (needs memory); "
         'written 2, 2.5 or "2x"', default=None, default_text="the workloads' own sizes", span=Span(0.1, 100),
@@ -159,13 +170,14 @@ TARGET = Section("Target", "target", (
 # -- [method] -------------------------------------------------------------------------------------------------
 def _method_key(name: str, description: str, span: Span | None = None, example: str = "", unit: str = "",
                 python: type | None = None, default_text: str = "", apart: bool = False,
-                choices: tuple[str, ...] = ()) -> Key:
+                choices: tuple[str, ...] = (), several: bool = False) -> Key:
     """A [method] key: its default and Python type are Method's own (`python` where the default is None)."""
     default = Method.__dataclass_fields__[name].default
     want = python or type(default)
     words = {bool: "true/false", int: "whole number", float: "number", str: "string"}[want]
     return Key(name, words, description, default=default, default_text=default_text, span=span, apart=apart,
-               choices=choices, unit=unit, example=example or f"{name} = {toml_text(default)}", python=want)
+               choices=choices, unit=unit, example=example or f"{name} = {toml_text(default)}", python=want,
+               several=several)
 
 
 METHOD = Section("Method", "method", (
@@ -225,7 +237,8 @@ CRASH = Section("Crash test", "method", (
     _method_key("crash_keep", "a directory to keep the images of crash states that lost or broke something",
                 default_text="none", example='crash_keep = "/var/tmp/kept"'),
     _method_key("crash_strategies", "comma-separated strategies of choosing which unflushed writes survive",
-                default_text="all", example='crash_strategies = "unflushed lost,torn writes"'),
+                default_text="all", choices=STRATEGIES, several=True,
+                example='crash_strategies = "unflushed lost,torn writes"'),
 ), intro="Keys of [method] for the crash test (`pickfs crashtest`, or crash_states with a run).")
 
 METHOD_TABLE = (METHOD, CRASH)  # both are written under [method]
@@ -235,7 +248,8 @@ METHOD_TABLE = (METHOD, CRASH)  # both are written under [method]
 _AGED = FsConfig("", "")
 AGE_MAX = 0.8  # the most of a filesystem an aging may fill: the workload's data needs the rest
 CONFIG = Section("Configurations", "config", (
-    Key("preset", "string", "start from this preset (its filesystem and options); the keys below change it",
+    Key("preset", "string", "start from this preset (its filesystem and options), or a filesystem type; the keys "
+        f"below change it; presets: {_PRESET_NAMES}",
         default_text="none", example='preset = "ext4"'),
     Key("name", "string", "the configuration's name in reports (letters, digits, - _ . +)",
         default_text="the preset's, the fs, or the path's last part", example='name = "ext4-noatime"'),

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from pickfs.databases.values import SHAPES
-from pickfs.plan.schema import Key, Section, toml_text
+from pickfs.plan.schema import Key, Section, Span, toml_text
 from pickfs.services import REGISTRY as SERVICES
 from pickfs.workloads import REGISTRY
 from pickfs.workloads.base import Workload
@@ -125,6 +125,14 @@ SETTING_CHOICES: dict[str, tuple[str, ...]] = {
     "server": ("", *SERVICES),
 }
 
+# The range a setting's own check enforces, where it has one ("workload key" for one workload's own).
+SETTING_SPANS: dict[str, Span] = {
+    "scale": Span(1), "clients": Span(1), "threads": Span(1), "tables": Span(1), "table_size": Span(1),
+    "warehouses": Span(1), "scale_down": Span(1), "files": Span(1), "iodepth": Span(1), "packages": Span(1),
+    "queries": Span(1), "fsync_every": Span(0), "read_share": Span(0, 1), "log_sampling": Span(0, 1, low_open=True),
+    "firebird-tpcb clients": Span(1, 1),
+}
+
 # A setting's type in words where its default's type does not say it.
 SETTING_TYPES: dict[str, str] = {
     "duration": "duration", "latency_limit": "duration", "timeout": "duration", "rate": "number",
@@ -158,12 +166,13 @@ def setting_keys(cls: type[Workload]) -> tuple[Key, ...]:
         shape = SHAPES.get(key)
         if shape is not None and not choices:
             choices = shape.choices
-        shown = "the server's own" if default is None else toml_text(default)
+        shown = "the server's own" if default is None else ""
         text = _lookup(SETTING_TEXT, cls, key) or ""
         if shape is not None and not shape.choices:
             text = f"{text} ({shape.describe()})"
         keys.append(Key(key, _type_words(cls, key, default), text,
                         default=default, default_text=shown, choices=tuple(choices),
+                        several=setting_shape(cls, key) == "list", span=_lookup(SETTING_SPANS, cls, key),
                         example=f"{key} = {toml_text(default) or '...'}"))
     return tuple(keys)
 
