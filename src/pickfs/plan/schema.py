@@ -45,6 +45,8 @@ class Span:
         low = f"more than {lo}" if self.low_open else f"at least {lo}"
         high = f"less than {hi}" if self.high_open else f"at most {hi}"
         if self.low is not None and self.high is not None:
+            if self.low == self.high and not (self.low_open or self.high_open):
+                return f"{lo} only"
             if not (self.low_open or self.high_open):
                 return f"from {lo} to {hi}"
             return f"{low} and {high}"

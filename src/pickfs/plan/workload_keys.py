@@ -105,6 +105,7 @@ SETTING_TEXT: dict[str, str] = {
     "wal file_size": "the log file's size (a PostgreSQL WAL segment)",
     "wal duration": "seconds per sync method and block size",
     "mediumfiles seed": "seed of the generated files",
+    "sysbench-oltp latency_limit": "fixed rate: sysbench has no latency limit, so none but 0",
 }
 
 # The values a setting accepts, where it takes one of a list ("workload key" for one workload's own).
@@ -116,6 +117,8 @@ SETTING_CHOICES: dict[str, tuple[str, ...]] = {
     "backend": BACKENDS,
     "firebird-tpcb backend": ("firebird",),
     "arrivals": ARRIVALS,
+    "pgbench arrivals": ("poisson",),  # pgbench's own -R
+    "sysbench-oltp arrivals": ("poisson",),  # sysbench's own --rate
     "forced_writes": ("on", "off"),
     "sync": ("fsync", "fdatasync"),
     "pattern": ("random", "sequential"),
@@ -130,7 +133,7 @@ SETTING_SPANS: dict[str, Span] = {
     "scale": Span(1), "clients": Span(1), "threads": Span(1), "tables": Span(1), "table_size": Span(1),
     "warehouses": Span(1), "scale_down": Span(1), "files": Span(1), "iodepth": Span(1), "packages": Span(1),
     "queries": Span(1), "fsync_every": Span(0), "read_share": Span(0, 1), "log_sampling": Span(0, 1, low_open=True),
-    "firebird-tpcb clients": Span(1, 1),
+    "firebird-tpcb clients": Span(1, 1), "sysbench-oltp latency_limit": Span(0, 0),
 }
 
 # A setting's type in words where its default's type does not say it.
