@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from pickfs.crash.states import STRATEGIES, parse_strategies
 from pickfs.errors import PlanError
 from pickfs.model import Method, Target
 from pickfs.plan.schema import METHOD_KEYS, Span
@@ -84,7 +85,7 @@ def check_method_ranges(method: Method) -> None:
     if method.max_seconds is not None and method.max_seconds <= 0:
         raise PlanError("the time budget must be positive", "e.g. --max-time 8m")
     if method.latency_target is not None:  # the capacity search (engine/capacity.py)
-        from pickfs.stats.capacity import parse_target
+        from pickfs.stats.capacity import parse_target  # deferred for start-up speed: it loads numpy
 
         try:
             parse_target(method.latency_target)
@@ -102,7 +103,7 @@ def check_crash_method(method: Method, target: Target) -> None:
         raise PlanError("crash_states must be a positive number of power-cut states", "e.g. --states 12")
     if method.crash_keep:
         keep = Path(method.crash_keep)
-        from pickfs.crash.runner import kept_images_only
+        from pickfs.crash.runner import kept_images_only  # deferred for start-up speed: servers, databases
 
         problem = check_own_dir(keep, "crash_keep", made=kept_images_only)
         if problem:
@@ -113,8 +114,6 @@ def check_crash_method(method: Method, target: Target) -> None:
         return
     if method.crash_duration <= 0:
         raise PlanError("crash_duration must be positive", "e.g. crash_duration = 3.0")
-    from pickfs.crash.states import STRATEGIES, parse_strategies
-
     if method.crash_unit & (method.crash_unit - 1):
         raise PlanError(f"crash_unit = {method.crash_unit} is not a power of two", "e.g. crash_unit = 4096")
     try:
