@@ -183,10 +183,10 @@ def _method_key(name: str, description: str, span: Span | None = None, example: 
 
 
 METHOD = Section("Method", "method", (
-    _method_key("runs", "measured runs per cell (one configuration x one workload); side by side without "
-                "rounds, the number of rounds", Span(1, 1000), "runs = 5"),
+    _method_key("runs", "measured runs per cell (one configuration x one workload); side by side, also "
+                "the rounds when rounds is not given", Span(1, 1000), "runs = 5"),
     _method_key("warmup", "unmeasured runs before the measured ones", Span(0, 100), "warmup = 1"),
-    _method_key("drop_caches", "drop the page cache before each measured run"),
+    _method_key("drop_caches", "drop the page cache before each measured run that starts cold (else only sync)"),
     _method_key("interleave", "one configuration at a time: take the cells in turns rather than one after "
                 "another"),
     _method_key("quiesce_seconds", "how long the device must stay idle before a measured run", Span(0, 600),
@@ -201,7 +201,7 @@ METHOD = Section("Method", "method", (
     _method_key("max_runs", "with target_ci: the most measured runs per cell (at least runs)", Span(1, 1000),
                 "max_runs = 20"),
     _method_key("max_seconds", "the time budget: no new round starts after this long (more than 0)", Span(None, 30 * 24 * 3600),
-                "max_seconds = 540", "seconds", float, "none (side by side: 540)"),
+                "max_seconds = 540", "seconds", float, "none (side by side: 540 per workload)"),
     _method_key("speed", "measure speed (false: a crash test alone)"),
     _method_key("side_by_side", "build every configuration at once and measure them in short slices that take "
                 "turns in rounds (false: one configuration at a time)"),
