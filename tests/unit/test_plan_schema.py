@@ -181,3 +181,11 @@ def test_every_workload_range_the_reference_states_is_enforced(cls, key: Key):
     for value in outside:
         with pytest.raises(PlanError):
             cls.normalize({**_context(cls.name, key.name), key.name: write(value)})
+
+
+def test_settings_too_large_to_estimate_are_a_plan_error_not_an_internal_one(tmp_path):
+    path = tmp_path / "p.toml"
+    path.write_text('fs = ["ext4"]\n[[workload]]\nname = "tree"\nsource = "generated"\nfiles = 1e308\n')
+    with pytest.raises(PlanError) as err:
+        load_plan_file(path, workdir=str(tmp_path / "wd"))
+    assert err.value.message == "tree needs more than 1 PiB on the filesystem"

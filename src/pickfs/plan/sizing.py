@@ -26,12 +26,24 @@ def sized_image(need: int, age: float | None, minimum: int) -> int:
 def largest_need(configs: list[FsConfig], workloads: list[WorkloadSpec]) -> tuple[str, int, float]:
     """The workload that needs the most room on the filesystem: (its label, the bytes, the aging's share)."""
     age = max((c.age or 0.0 for c in configs), default=0.0)
-    needs = {w.label: workload_class(w.name).space_needed(w) or 0 for w in workloads}
+    needs = {w.label: _space_needed(w) for w in workloads}
     label, need = max(needs.items(), key=lambda kv: kv[1])
     if need > MAX_DATA_BYTES:
-        raise PlanError(f"{label} needs more than {MAX_DATA_BYTES // 1024**5} PiB on the filesystem",
-                        "use smaller settings (scale, sizes, file counts)")
+        raise _too_large(label)
     return label, need, age
+
+
+def _space_needed(w: WorkloadSpec) -> int:
+    """A workload's data in bytes (0: not known); settings so large their estimate is no number are refused."""
+    try:
+        return workload_class(w.name).space_needed(w) or 0
+    except OverflowError:  # e.g. files = 1e308: an infinite estimate
+        raise _too_large(w.label) from None
+
+
+def _too_large(label: str) -> PlanError:
+    return PlanError(f"{label} needs more than {MAX_DATA_BYTES // 1024**5} PiB on the filesystem",
+                     "use smaller settings (scale, sizes, file counts)")
 
 
 def size_text(n: int) -> str:
