@@ -1,0 +1,125 @@
+"""[method]: its keys, types and ranges as the schema declares them, and the rules between them."""
+
+from __future__ import annotations
+
+import math
+import os
+from pathlib import Path
+from typing import Any
+
+from pickfs.crash.states import STRATEGIES, parse_strategies
+from pickfs.errors import PlanError
+from pickfs.model import Method, Target
+from pickfs.plan.schema import METHOD_KEYS, Span
+from pickfs.plan.values import unknown_keys
+from pickfs.safepaths import check_own_dir
+
+
+def method_from_table(t: dict[str, Any]) -> Method:
+    """The [method] table: known keys, each of its type (ranges are checked with the whole plan)."""
+    unknown_keys(t, set(METHOD_KEYS), "[method]")
+    for key, value in t.items():
+        check_method_value(key, value)
+    if "runs" in t and "rounds" not in t:  # side by side, a plan's "3 runs" is 3 rounds (as --runs)
+        t = {**t, "rounds": t["runs"]}
+    return Method(**t, crash_size_auto="crash_size" not in t)
+
+
+def _want(key: str) -> type:
+    """The Python type a [method] value must have: the schema's, else (a field that is no plan key) its default's."""
+    spec = METHOD_KEYS.get(key)
+    if spec is not None and spec.python is not None:
+        return spec.python
+    return type(Method.__dataclass_fields__[key].default)
+
+
+def check_method(method: Method) -> None:
+    """Every field of the method of the right type, finite, and within its range."""
+    for key in Method.__dataclass_fields__:
+        value = getattr(method, key)
+        if value is None and Method.__dataclass_fields__[key].default is None:
+            continue
+        check_method_value(key, value)
+        spec = METHOD_KEYS.get(key)
+        if isinstance(value, float) and not math.isfinite(value):
+            raise PlanError(f"[method] {key} must be a finite number, not {value}",
+                            f"e.g. {spec.example if spec else ''}")
+        if spec is None or spec.span is None or spec.apart or isinstance(value, (bool, str)):
+            continue
+        if not spec.span.contains(value):
+            raise PlanError(f"[method] {key} = {value} is out of range: it must be {spec.span.words()}",
+                            f"e.g. {spec.example}")
+
+
+def check_method_value(key: str, value: Any) -> None:
+    """One [method] value of the type its default has (None allowed where the default is None)."""
+    default = Method.__dataclass_fields__[key].default
+    want = _want(key)
+    ok = isinstance(value, want) and not (want is not bool and isinstance(value, bool))
+    if want is float and isinstance(value, int) and not isinstance(value, bool):
+        ok = True
+    if not ok:
+        example = {bool: "true", int: "3", float: "1.5"}.get(want, repr(default))
+        raise PlanError(f"[method] {key} must be {'a whole number' if want is int else want.__name__}, "
+                        f"not {value!r}", f"e.g. {key} = {example}")
+
+
+def _span(key: str) -> Span:
+    span = METHOD_KEYS[key].span
+    assert span is not None
+    return span
+
+
+def check_method_ranges(method: Method) -> None:
+    """Counts, lengths and shares of the method within their ranges (the ones with a hint of their own)."""
+    if method.runs < 1:
+        raise PlanError("runs must be at least 1", "e.g. --runs 5")
+    if method.warmup < 0:
+        raise PlanError("warmup cannot be negative", "e.g. --warmup 1")
+    if method.blocks is not None and method.blocks < 1:
+        raise PlanError("blocks must be at least 1", "e.g. --blocks 3")
+    if method.rounds is not None and method.rounds < 1:
+        raise PlanError("rounds must be at least 1", "e.g. --rounds 5")
+    if method.slice_seconds is not None and not _span("slice_seconds").contains(method.slice_seconds):
+        raise PlanError(f"slice length {method.slice_seconds} s is out of range", "e.g. --slice 1s (0.1 s to 1 h)")
+    if method.max_seconds is not None and method.max_seconds <= 0:
+        raise PlanError("the time budget must be positive", "e.g. --max-time 8m")
+    if method.latency_target is not None:  # the capacity search (engine/capacity.py)
+        from pickfs.stats.capacity import parse_target  # deferred for start-up speed: it loads numpy
+
+        try:
+            parse_target(method.latency_target)
+        except ValueError as exc:
+            raise PlanError(f"latency_target {exc}", 'e.g. latency_target = "p99<=5ms" (or --latency-target)') from None
+    if method.target_ci is not None and not _span("target_ci").contains(method.target_ci):
+        raise PlanError("target_ci must be a share between 0 and 1", "e.g. target_ci = 0.05 (or --target-ci 5%)")
+    if method.target_ci is not None and method.max_runs < method.runs:
+        raise PlanError(f"max_runs {method.max_runs} is below runs {method.runs}", "raise --max-runs or lower --runs")
+
+
+def check_crash_method(method: Method, target: Target) -> None:
+    """The crash test's settings: states, duration, the unit and the strategies."""
+    if method.crash_states < 0 or (not method.speed and method.crash_states < 1):
+        raise PlanError("crash_states must be a positive number of power-cut states", "e.g. --states 12")
+    if method.crash_keep:
+        keep = Path(method.crash_keep)
+        from pickfs.crash.runner import kept_images_only  # deferred for start-up speed: servers, databases
+
+        problem = check_own_dir(keep, "crash_keep", made=kept_images_only)
+        if problem:
+            raise PlanError(problem, "name a new or empty directory of your own (it is made if missing)")
+        if not Path(os.path.abspath(keep)).parent.is_dir():
+            raise PlanError(f"crash_keep {keep}: its parent directory does not exist", "make it first, or name another")
+    if not method.crash_states:
+        return
+    if method.crash_duration <= 0:
+        raise PlanError("crash_duration must be positive", "e.g. crash_duration = 3.0")
+    if method.crash_unit & (method.crash_unit - 1):
+        raise PlanError(f"crash_unit = {method.crash_unit} is not a power of two", "e.g. crash_unit = 4096")
+    try:
+        parse_strategies(method.crash_strategies)
+    except ValueError as exc:
+        raise PlanError(f"crash_strategies: {exc}", f"use some of: {', '.join(STRATEGIES)}") from None
+    if target.kind == "directory":
+        raise PlanError("a crash test builds its own filesystems; it cannot use existing directories",
+                        "use an image target (the default) for crash tests")
