@@ -18,6 +18,7 @@ from pickfs.workloads.sqlite_tpcb import JOURNAL_MODES, SYNCHRONOUS
 from pickfs.workloads.sysbench_oltp import TESTS
 from pickfs.workloads.tpcc import BACKENDS
 
+
 def setting_shape(cls: type[Workload], key: str) -> str:
     """The shape a workload setting's value must have: 'table' where its default is a table, 'list' (a value
     or a list of values) where it is a list, else 'value' (a string, a number or true/false)."""
