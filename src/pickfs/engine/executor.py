@@ -37,10 +37,11 @@ from pickfs.errors import PickfsError, ResultsWriteFailed
 from pickfs.model import Cell, Method, Phase, Plan, Trial, plan_from_dict
 from pickfs.monitors.sampler import RunMonitor, cell_scope
 from pickfs.plan import budget_shares
-from pickfs.stack.filesystems import RAW, unavailable_reason
+from pickfs.stack.filesystems import fs_type, unavailable_reason
 from pickfs.stack.ledger import Ledger
 from pickfs.stack.provision import Provisioned, space_used
 from pickfs.stack.quiesce import wait_idle
+from pickfs.stack.targets import target_kind
 from pickfs.store import ResultStore
 from pickfs.workloads import REGISTRY, workload_class
 
@@ -58,10 +59,10 @@ class Observer(Protocol):
 
 def cell_unavailable(cell: Cell, plan: Plan) -> str | None:
     cls = workload_class(cell.workload.name)
-    if cell.config.fstype == RAW and not cls.raw_ok(cell.workload):
+    if not fs_type(cell.config.fstype).mounts and not cls.raw_ok(cell.workload):
         return (f"{cell.workload.name} needs a filesystem; the raw device runs only "
                 f"{', '.join(sorted(n for n, c in REGISTRY.items() if c.supports_raw))}")
-    if plan.target.kind != "directory":
+    if target_kind(plan.target).builds:
         reason = unavailable_reason(cell.config.fstype)
         if reason:
             return reason
@@ -227,12 +228,13 @@ class Executor:
             if reason:
                 failed_cells.add(cell.index)
                 self._fail(Slot(cell, 0), f"unavailable: {reason}")
-        if m.side_by_side and self.plan.target.kind == "device":
+        side_by_side = target_kind(self.plan.target).side_by_side
+        if m.side_by_side and not side_by_side:
             # one spare device holds one filesystem at a time: its configurations cannot stand side by side
             self.observer.note("a device target holds one filesystem at a time: measuring one configuration "
                                "at a time (--one-at-a-time); images or directories can stand side by side")
         self._rate_limits()
-        if not m.side_by_side or self.plan.target.kind == "device":
+        if not m.side_by_side or not side_by_side:
             return self._one_at_a_time(cells, previous, failed_cells)
         shares = budget_shares(self.plan.workloads)
         for wl in self.plan.workloads:
