@@ -115,6 +115,13 @@ def new_image(ledger: Ledger, stack: ExitStack, workdir: Path, size: int, expect
     return image
 
 
+def mkfs_command(config: FsConfig, device: str) -> list[str]:
+    """The argv that makes the configuration's filesystem on `device` (pure): its type's mkfs, the options that
+    leave nothing running after mount, then the configuration's own."""
+    ft = fs_type(config.fstype)
+    return [*ft.mkfs, *ft.steady, *config.mkfs_options, device]
+
+
 def _kernel_log_tail(lines: int = 3) -> str:
     try:
         out = run(["dmesg", "--notime"], timeout=10).text.splitlines()
@@ -234,7 +241,7 @@ def provision(config: FsConfig, target: Target, ledger: Ledger, quiet_s: float =
             yield Provisioned(info, Path(device), disk)
             return
         assert mountpoint is not None
-        run([*ft.mkfs, *ft.steady, *config.mkfs_options, device], package=ft.package, timeout=1800,
+        run(mkfs_command(config, device), package=ft.package, timeout=1800,
             hint=f"check the mkfs options of configuration {config.name}")
         mount(ledger, stack, device, mountpoint, ft.kernel_name, config.mount_options)
         info = _read_back(config, mountpoint, device, scheduler)
