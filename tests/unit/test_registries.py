@@ -29,7 +29,7 @@ from pickfs.stack.presets import PRESETS, RAW_CONFIG
 from pickfs.stack.provision import mkfs_command
 from pickfs.stack.resources import ResourceKind
 from pickfs.workloads import workload_class
-from tests.dummy_fs import DUMMY, NAME, registered
+from tests.dummy_fs import NAME, registered
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "pickfs"
 SQLITE = WorkloadSpec("sqlite-tpcb", "sqlite-tpcb", tuple(sorted(workload_class("sqlite-tpcb").normalize({}).items())))
@@ -175,10 +175,8 @@ def test_no_import_cycle_in_stack_deferred_imports_included():
     graph = {p.stem: _stack_imports(p) for p in (SRC / "stack").glob("*.py")}
 
     def reaches(start: str, goal: str, seen: set[str]) -> bool:
-        for nxt in graph.get(start, ()):
-            if nxt == goal or (nxt not in seen and reaches(nxt, goal, seen | {nxt})):
-                return True
-        return False
+        return any(nxt == goal or (nxt not in seen and reaches(nxt, goal, seen | {nxt}))
+                   for nxt in graph.get(start, ()))
 
     cycles = sorted(m for m in graph if reaches(m, m, {m}))
     assert cycles == [], cycles
