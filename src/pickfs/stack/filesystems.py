@@ -79,6 +79,10 @@ class FsType:
     fsck: Fsck | None = None  # None: fsck.<name> -n
     free_space: FreeSpaceTool | None = None  # None: no tool counts its free space's fragments
     journal: Journal | None = None  # None: no journal whose counters the monitors read
+    # where the driver lists every option in force, defaults included ({disk}: loop3); "": mountinfo only
+    options_file: str = ""
+    # (option, its default) in force unless another value is listed, that mountinfo never prints
+    unlisted: tuple[tuple[str, str], ...] = ()
     # kernel threads and workqueues that serve it without naming its device (btrfs-transaction,
     # kworker/u8:3-btrfs-endio-write): they count as every cell's of this type
     deviceless_threads: str = ""
@@ -128,6 +132,7 @@ class FsType:
 
 _EXT_STEADY = ("-E", "lazy_itable_init=0,lazy_journal_init=0")
 _EXT_IMPLICIT = ("barrier", "barrier=1", "data=ordered", "delalloc", "journal_checksum=0", "user_xattr", "acl")
+EXT4_OPTIONS = "/proc/fs/ext4/{disk}/options"  # the ext4 driver's (it serves ext2 and ext3 too)
 E2FSCK = Fsck(("e2fsck", "-fn"), banner=("e2fsck 1.",))
 E2FREEFRAG = FreeSpaceTool(("e2freefrag",), "e2fsprogs", parse_e2freefrag)
 # xfs_spaceman asks the mounted filesystem (GETFSMAP): its AG headers on disk lag behind the log
@@ -136,17 +141,21 @@ XFS_FREESP = FreeSpaceTool(("xfs_spaceman", "-c", "freesp -s"), "xfsprogs", pars
 
 def _ext(name: str, journal: Journal | None = None, shown_as: tuple[str, ...] = ()) -> FsType:
     return FsType(name, (f"mkfs.{name}", "-F", "-q"), "e2fsprogs", "ext4", _EXT_STEADY, _EXT_IMPLICIT, fsck=E2FSCK,
-                  free_space=E2FREEFRAG, journal=journal, shown_as=shown_as)
+                  free_space=E2FREEFRAG, journal=journal, shown_as=shown_as, options_file=EXT4_OPTIONS)
 
 
 _KNOWN: tuple[FsType, ...] = (
     _ext("ext2"),
     _ext("ext3", JBD2, shown_as=("ext4",)),  # served by the ext4 driver on current kernels
     _ext("ext4", JBD2),
+    # xfs always issues cache flushes (nobarrier was removed in Linux 4.19); btrfs unless mounted nobarrier,
+    # and commits every 30 s unless commit= says otherwise: neither lists that in mountinfo
     FsType("xfs", ("mkfs.xfs", "-f", "-q"), "xfsprogs", "xfs", implicit=("barrier", "logbufs=8"),
-           fsck=Fsck(("xfs_repair", "-n"), banner=("Phase 1",)), free_space=XFS_FREESP, journal=XFS_LOG),
+           fsck=Fsck(("xfs_repair", "-n"), banner=("Phase 1",)), free_space=XFS_FREESP, journal=XFS_LOG,
+           unlisted=(("barrier", "barrier"),)),
     FsType("btrfs", ("mkfs.btrfs", "-f", "-q"), "btrfs-progs", "btrfs", implicit=("barrier", "compress=no"),
-           fsck=Fsck(("btrfs", "check", "--readonly")), deviceless_threads="btrfs-"),
+           fsck=Fsck(("btrfs", "check", "--readonly")), unlisted=(("barrier", "barrier"), ("commit", "commit=30")),
+           deviceless_threads="btrfs-"),
     FsType("jfs", ("mkfs.jfs", "-q"), "jfsutils", "jfs"),
     FsType("f2fs", ("mkfs.f2fs", "-f", "-q"), "f2fs-tools", "f2fs"),
     FsType("reiserfs", ("mkfs.reiserfs", "-f", "-f", "-q"), "reiserfsprogs", "reiserfs"),
