@@ -1,10 +1,11 @@
 """Undo ledger entries: idempotent, so teardown and `pickfs cleanup` share one path.
 
-Each kind of resource is a `ResourceKind` (stack/resources.py) carrying both its refusal and its undo;
-`KINDS` gathers them all. pickfs undoes only what it can prove it made (`refusal`): paths inside its work directory (or a
-directory target's `pickfs-*` data directory), loop devices backed by its own images, processes
-that are still the very ones it started, schedulers of real block devices. Anything else is left
-alone and reported, with its ledger entry kept for the user to check.
+Each kind of resource is a `ResourceKind` (stack/resources.py) that carries its refusal and its undo
+together; `KINDS` gathers them all. pickfs undoes only what it can prove it made (`refusal`): paths
+inside its work directory (or a directory target's `pickfs-*` data directory), loop devices backed
+by its own images, processes that are still the very ones it started, schedulers of real block
+devices, control groups of its own. Anything else is left alone and reported, with its ledger entry
+kept for the user to check.
 """
 
 from __future__ import annotations
