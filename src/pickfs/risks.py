@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pickfs import databases
+from pickfs.fsfacts import in_memory
 from pickfs.model import FsConfig, WorkloadSpec
 
 _MOUNT_RISKS = {
@@ -18,7 +19,7 @@ _MOUNT_RISKS = {
 
 def config_risks(config: FsConfig) -> list[str]:
     out = []
-    if config.fstype == "tmpfs":
+    if in_memory(config.fstype):
         out.append("tmpfs: in memory; everything is lost on a power cut or reboot")
     if config.fstype == "ext2" or "^has_journal" in " ".join(config.mkfs_options):
         out.append("no journal: after a power cut the filesystem needs a full fsck and recent metadata can be lost")

@@ -14,7 +14,8 @@ from pickfs.report.scaling import scaling_data, scaling_html, scaling_text
 from pickfs.services.firebird import config_text
 from pickfs.services.mariadb import MariaDB
 from pickfs.services.postgresql import PostgreSQL
-from pickfs.stack.aging import file_sizes, parse_e2freefrag, parse_xfs_freesp
+from pickfs.stack.aging import file_sizes
+from pickfs.stack.filesystems import parse_e2freefrag, parse_xfs_freesp
 from pickfs.stack.cgroups import cgroup_refusal, choose_hierarchy, limit_files, parse_proc_cgroup
 from pickfs.workloads import workload_class
 

@@ -63,7 +63,7 @@ from pickfs.safepaths import open_dir, own_dir
 from pickfs.services import service_class
 from pickfs.services.base import Endpoint
 from pickfs.stack.cleanup import holding
-from pickfs.stack.filesystems import RAW, SBIN_PATH, unavailable_reason
+from pickfs.stack.filesystems import SBIN_PATH, fs_type, unavailable_reason
 from pickfs.stack.ledger import Ledger
 from pickfs.stack.provision import attached, mount, provision
 from pickfs.workloads import workload_class
@@ -103,7 +103,7 @@ MODEL = model_text(DEFAULT_UNIT, 0.25)
 
 def crash_unavailable(config: FsConfig, spec: WorkloadSpec) -> str | None:
     backend = backend_of(spec)
-    if config.fstype in (RAW, "tmpfs"):
+    if not fs_type(config.fstype).on_block_device:
         return f"a crash test needs a filesystem on a block device, not {config.fstype}"
     if backend is None:
         return f"{spec.name} has no database to crash-test"
@@ -236,22 +236,15 @@ def _server(backend: str, datadir: Path, settings: dict[str, Any], ledger: Ledge
     return service_class(service).start(datadir, settings, ledger, rundir, fresh=fresh)
 
 
-FSCK = {"ext2": ["e2fsck", "-fn"], "ext3": ["e2fsck", "-fn"], "ext4": ["e2fsck", "-fn"],
-        "xfs": ["xfs_repair", "-n"], "btrfs": ["btrfs", "check", "--readonly"]}
-
-
 def fsck(fstype: str, device: str) -> tuple[bool | None, str]:
     """The filesystem's own check, read-only: (clean?, what it said); None when there is no checker."""
-    argv = FSCK.get(fstype, [f"fsck.{fstype}", "-n"])
+    check = fs_type(fstype).checker()
     try:
-        proc = subprocess.run([*argv, device], capture_output=True, text=True, timeout=600,
+        proc = subprocess.run([*check.argv, device], capture_output=True, text=True, timeout=600,
                               env={**os.environ, "PATH": SBIN_PATH})
     except FileNotFoundError:
-        return None, f"{argv[0]} is not installed"
-    lines = [x.strip() for x in (proc.stdout + proc.stderr).splitlines() if x.strip()]
-    if lines and lines[0].startswith(("e2fsck 1.", "Phase 1")):
-        lines = lines[1:]
-    return proc.returncode == 0, " | ".join(lines)[:300]
+        return None, f"{check.argv[0]} is not installed"
+    return proc.returncode == 0, check.findings(proc.stdout + proc.stderr)
 
 
 # --- what runs during the recording, and what checks a state: the commits client, or the user's program ---

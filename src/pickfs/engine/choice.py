@@ -8,6 +8,7 @@ from typing import Literal
 from pickfs.engine.schedule import SIDE_BY_SIDE_BUDGET
 from pickfs.model import Method, Plan, WorkloadSpec
 from pickfs.plan import budget_shares
+from pickfs.stack.targets import target_kind
 from pickfs.workloads import workload_class
 
 Approach = Literal["one at a time", "capacity search", "race", "side by side", "whole runs"]
@@ -31,7 +32,7 @@ class Measuring:
 def one_at_a_time(plan: Plan) -> bool:
     """The older method, every cell one after another: asked for, or forced by a device target, which holds one
     filesystem at a time (pure)."""
-    return not plan.method.side_by_side or plan.target.kind == "device"
+    return not plan.method.side_by_side or not target_kind(plan.target).side_by_side
 
 
 def shared_method(m: Method, share: float) -> Method:

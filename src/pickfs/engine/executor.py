@@ -36,10 +36,11 @@ from pickfs.engine.standup import stand_up
 from pickfs.errors import PickfsError, ResultsWriteFailed
 from pickfs.model import Cell, Phase, Plan, Trial, plan_from_dict
 from pickfs.monitors.sampler import RunMonitor, cell_scope
-from pickfs.stack.filesystems import RAW, unavailable_reason
+from pickfs.stack.filesystems import fs_type, unavailable_reason
 from pickfs.stack.ledger import Ledger
 from pickfs.stack.provision import Provisioned, space_used
 from pickfs.stack.quiesce import wait_idle
+from pickfs.stack.targets import target_kind
 from pickfs.store import ResultStore
 from pickfs.workloads import REGISTRY, workload_class
 
@@ -57,10 +58,10 @@ class Observer(Protocol):
 
 def cell_unavailable(cell: Cell, plan: Plan) -> str | None:
     cls = workload_class(cell.workload.name)
-    if cell.config.fstype == RAW and not cls.raw_ok(cell.workload):
+    if not fs_type(cell.config.fstype).mounts and not cls.raw_ok(cell.workload):
         return (f"{cell.workload.name} needs a filesystem; the raw device runs only "
                 f"{', '.join(sorted(n for n, c in REGISTRY.items() if c.supports_raw))}")
-    if plan.target.kind != "directory":
+    if target_kind(plan.target).builds:
         reason = unavailable_reason(cell.config.fstype)
         if reason:
             return reason
@@ -217,7 +218,7 @@ class Executor:
             if reason:
                 failed_cells.add(cell.index)
                 self._fail(Slot(cell, 0), f"unavailable: {reason}")
-        if m.side_by_side and self.plan.target.kind == "device":
+        if m.side_by_side and not target_kind(self.plan.target).side_by_side:
             # one spare device holds one filesystem at a time: its configurations cannot stand side by side
             self.observer.note("a device target holds one filesystem at a time: measuring one configuration "
                                "at a time (--one-at-a-time); images or directories can stand side by side")

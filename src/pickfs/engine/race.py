@@ -28,6 +28,7 @@ from pickfs.engine.sidebyside import Member, SideBySide, SliceFailed, is_referen
 from pickfs.errors import PickfsError, ResultsWriteFailed
 from pickfs.model import Cell, Trial
 from pickfs.risks import config_risks
+from pickfs.stack.filesystems import fs_type
 from pickfs.stats.decision import RACE_ALPHA, Decision, contrast, decide, preference, standing_order
 from pickfs.stats.weather import Fit, fit
 
@@ -68,7 +69,7 @@ def roles(cells: list[Cell], baseline: str | None, failed: set[int]) -> Roles:
     names = [c.config.name for c in live]
     base = baseline if baseline in names else (names[0] if names else None)
     return Roles(tuple(order), others, base, refs,
-                 frozenset(c.config.name for c in live if c.config.fstype == "tmpfs"))
+                 frozenset(c.config.name for c in live if fs_type(c.config.fstype).in_memory))
 
 
 def rotation(decision: Decision, r: Roles) -> set[str]:

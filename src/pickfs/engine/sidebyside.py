@@ -27,6 +27,7 @@ from pickfs.monitors.sampler import RunMonitor, cell_scope, read_disk
 from pickfs.services.base import Endpoint
 from pickfs.services.freeze import Freezer
 from pickfs.stack.cgroups import MemoryGroup
+from pickfs.stack.filesystems import fs_type
 from pickfs.stack.ledger import Ledger
 from pickfs.stack.provision import Provisioned, space_used
 from pickfs.stack.quiesce import syncfs
@@ -270,7 +271,7 @@ class SideBySide:
 
 def is_reference(cell: Cell) -> bool:
     """An upper bound or yardstick, not a candidate: in memory, or the raw device."""
-    return cell.config.fstype in ("tmpfs", "raw")
+    return fs_type(cell.config.fstype).reference
 
 
 class SliceFailed(Exception):

@@ -17,7 +17,7 @@ from pickfs.services.base import Endpoint
 from pickfs.stack.aging import fragmentation
 from pickfs.stack.cgroups import MemoryGroup, memory_limited
 from pickfs.stack.cleanup import holding
-from pickfs.stack.filesystems import RAW
+from pickfs.stack.filesystems import fs_type
 from pickfs.stack.ledger import Ledger
 from pickfs.stack.provision import Provisioned, provision, space_used
 from pickfs.stack.workdir import PRIVATE_MODE, WORKDIR_MODE, private_dir
@@ -81,7 +81,7 @@ def stand_up(stack: ExitStack, plan: Plan, ledger: Ledger, store: ResultStore, r
     group = stack.enter_context(memory_limited(ledger, memory)) if memory else None
     prov = stack.enter_context(provision(cell.config, plan.target, ledger, m.quiesce_seconds, m.quiesce_timeout,
                                          expect_bytes=expect_bytes))
-    if prov.info.fstype == RAW:  # no directory of its own for the workload's lock files: a scratch one
+    if not fs_type(prov.info.fstype).mounts:  # no directory of its own for the workload's lock files: a scratch one
         wl.scratch = scratch_dir(stack, ledger, Path(plan.target.workdir))
     endpoint = None
     notes: list[str] = []
@@ -109,7 +109,7 @@ def stand_up(stack: ExitStack, plan: Plan, ledger: Ledger, store: ResultStore, r
     if prov.aging is not None:
         prep_metrics.update({"aging_s": prov.aging.seconds, "aging_fill": prov.aging.fill,
                              "aging_files": float(prov.aging.files), "aging_bytes_written": float(prov.aging.bytes_written)})
-    if prov.disk and prov.info.mountpoint and cell.config.fstype != "tmpfs":
+    if prov.disk and prov.info.mountpoint and not fs_type(cell.config.fstype).in_memory:
         frag = fragmentation(Path(prov.info.mountpoint), prov.datadir, cell.config.fstype, prov.info.device)
         prep_metrics.update(frag.metrics())
         if frag.describe():

@@ -16,6 +16,7 @@ from pickfs.fleet.ansible import Event, Playbook, run_to_end
 from pickfs.fleet.inventory import InventoryHost, list_hosts, local_inventory
 from pickfs.model import Plan, plan_to_dict
 from pickfs.plan import load_plan_file
+from pickfs.stack.targets import target_kind
 from pickfs.stack.workdir import prepare, private_dir
 from pickfs.store.fleets import FleetHost, FleetRecord, new_fleet_id
 from pickfs.store.merge import merge_runs
@@ -33,7 +34,7 @@ class FleetObserver(Protocol):
 
 def device_problem(plan: Plan, host: InventoryHost) -> str | None:
     """A device target runs on a host only when the inventory confirms that host's exact device (pure)."""
-    if plan.target.kind != "device":
+    if not target_kind(plan.target).erases:
         return None
     confirm = host.vars.get(CONFIRM_VAR)
     if not confirm:
@@ -88,7 +89,7 @@ class FleetController:
             if plan_file is None:
                 raise PlanError("a fleet run needs a plan", "pickfs fleet run --inventory HOSTS --plan PLAN.toml")
             plan = load_plan_file(plan_file)
-            if plan.target.kind == "device" and plan.target.confirm:
+            if target_kind(plan.target).erases and plan.target.confirm:
                 raise PlanError("a fleet plan does not confirm its device in [target]",
                                 f"drop confirm from the plan; confirm each host's device with {CONFIRM_VAR} in the "
                                 "inventory")

@@ -18,6 +18,8 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from pickfs.stack.filesystems import fs_type
+
 KTHREADD = 2  # the parent of every kernel thread
 
 
@@ -69,8 +71,7 @@ def serves_device(comm: str, scope: Scope) -> bool:
     if scope.major_minor and re.search(rf"flush-{re.escape(scope.major_minor)}(?![0-9])", comm):
         return True
     # btrfs's threads and workqueues (kworker/u8:3-btrfs-endio-write) name no device
-    return scope.fstype == "btrfs" and (comm.startswith("btrfs-")
-                                        or re.search(r"^kworker/.*[-+]btrfs-", comm) is not None)
+    return scope.fstype is not None and fs_type(scope.fstype).serves_unnamed(comm)
 
 
 def belongs(pid: int, ppid: int, comm: str, own: set[int], scope: Scope) -> bool:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
+
+from pickfs.fsfacts import parse_jbd2_info as parse_jbd2_info  # the journals' counters: pickfs.fsfacts
+from pickfs.fsfacts import parse_xfs_log as parse_xfs_log
 
 SECTOR = 512
 
@@ -94,7 +96,6 @@ def parse_disk(text: str, name: str) -> DiskCounters | None:
     return None
 
 
-
 def parse_stat_fields(text: str) -> tuple[str, str, int]:
     """/proc/<pid>/stat -> (comm, state letter, parent pid)."""
     open_paren, close_paren = text.index("("), text.rindex(")")
@@ -102,20 +103,3 @@ def parse_stat_fields(text: str) -> tuple[str, str, int]:
     return text[open_paren + 1:close_paren], rest[0], int(rest[1])
 
 
-def parse_jbd2_info(text: str, block_size: int) -> int | None:
-    """/proc/fs/jbd2/<dev>-8/info -> bytes the journal has logged since mount: transactions times
-    the logged blocks per transaction (each an integer average since mount, so an estimate)."""
-    tx = re.search(r"^(\d+) transactions", text, re.MULTILINE)
-    logged = re.search(r"^\s*(\d+) logged blocks per transaction", text, re.MULTILINE)
-    if not tx or not logged:
-        return None
-    return int(tx.group(1)) * int(logged.group(1)) * block_size
-
-
-def parse_xfs_log(text: str) -> int | None:
-    """/sys/fs/xfs/<dev>/stats/stats -> bytes written to the log (its 'log' line counts 512-byte blocks)."""
-    for line in text.splitlines():
-        f = line.split()
-        if len(f) >= 3 and f[0] == "log":
-            return int(f[2]) * SECTOR
-    return None

@@ -15,12 +15,11 @@ from pickfs.monitors.procfs import (
     DiskCounters,
     parse_cpu,
     parse_disk,
-    parse_jbd2_info,
     parse_pid_io,
     parse_psi,
     parse_stat_fields,
-    parse_xfs_log,
 )
+from pickfs.stack.filesystems import fs_type
 
 TOP_PROCESSES = 8
 
@@ -107,19 +106,16 @@ def device_number(disk: str | None) -> str | None:
 def read_journal(disk: str | None, fstype: str | None, mountpoint: str | None) -> tuple[str, int] | None:
     """(what, bytes written so far) of the filesystem's journal, from the kernel's own counters: the
     journal thread's writes are not in its /proc/<pid>/io, so the device's figures are the only source."""
-    if not disk or fstype not in ("ext3", "ext4", "xfs"):
+    journal = fs_type(fstype).journal if fstype else None
+    if not disk or journal is None:
         return None
-    if fstype == "xfs":
-        text = _read(f"/sys/fs/xfs/{disk}/stats/stats")
-        written = parse_xfs_log(text) if text else None
-        return ("xfs log", written) if written is not None else None
     try:
         block = os.statvfs(mountpoint).f_bsize if mountpoint else 4096
     except OSError:
         block = 4096
-    text = _read(f"/proc/fs/jbd2/{disk}-8/info")
-    written = parse_jbd2_info(text, block) if text else None
-    return ("jbd2 (ext4 journal)", written) if written is not None else None
+    text = _read(journal.counters.format(disk=disk))
+    written = journal.parse(text, block) if text else None
+    return (journal.name, written) if written is not None else None
 
 
 def _pid_in(pidfile: str) -> int | None:

@@ -15,8 +15,9 @@ from collections.abc import Sequence
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from pickfs.fsfacts import is_reference as is_reference_type
 from pickfs.model import RunRecord, Trial
-from pickfs.report.recommend import REFERENCES, recommended
+from pickfs.report.recommend import recommended
 from pickfs.report.text import direction, fmt_value, pct, speed, speed_interval, verdict
 from pickfs.report.views import FILE_TREE, Row, WorkloadView
 
@@ -31,7 +32,7 @@ ROW_PX = 34  # height per configuration in the row charts
 
 def is_reference(row: Row) -> bool:
     """An upper bound or yardstick (in memory, the raw device), not a candidate."""
-    return row.cell.config.fstype in REFERENCES
+    return is_reference_type(row.cell.config.fstype)
 
 
 def label(row: Row, chosen: str | None) -> str:

@@ -7,15 +7,15 @@ import statistics
 from collections.abc import Sequence
 from typing import Any
 
+from pickfs.fsfacts import JOURNAL_GROUPS, journal_named, journal_thread_group
 from pickfs.model import CHILDREN, Trial
 
 
 def process_group(comm: str) -> str:
     """Names that survive across runs: jbd2/loop3-8 -> jbd2 (ext4 journal), kworker/u8:9-loop0 -> kworker (loop)."""
-    if comm.startswith("jbd2/"):
-        return "jbd2 (ext4 journal)"
-    if comm.startswith("xfsaild/"):
-        return "xfsaild (xfs log)"
+    journal = journal_thread_group(comm)
+    if journal:
+        return journal
     if comm.startswith("kworker/"):
         m = re.search(r"[-+]([A-Za-z_]+)", comm)  # '+' while the work item runs
         return f"kworker ({m.group(1)})" if m else "kworker"
@@ -46,7 +46,6 @@ BELOW_DEVICE = frozenset({"kworker (loop)"})
 CLIENT_BOUND = 0.75  # CPUs the client used before the explanation says it may be the bottleneck
 
 
-JOURNAL_GROUPS = frozenset({"jbd2 (ext4 journal)", "xfsaild (xfs log)"})
 QUIET_BYTES = 1024**2  # other processes on the machine writing less than this in a run: quiet enough
 QUIET_WAIT = 0.02
 
@@ -144,7 +143,8 @@ def journal_line(trials: Sequence[Trial]) -> str | None:
     if journal is None or not wrote:
         return None
     name = str(trials[0].monitor["totals"].get("journal", "journal"))
-    source = "/proc/fs/jbd2" if name.startswith("jbd2") else "/sys/fs/xfs"
+    known = journal_named(name)
+    source = known.source if known else "the filesystem's counters"
     return (f"{name} wrote {_mib(journal)}, {min(journal / wrote, 1):.0%} of what reached the device "
             f"(from {source}: a journal thread's writes are in no process's I/O counters)")
 

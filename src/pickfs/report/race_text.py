@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+from pickfs.fsfacts import is_reference
 from pickfs.report.text import fmt_with_unit, speed_words
 from pickfs.report.views import Row, WorkloadView
 from pickfs.stats.compare import Comparison
@@ -87,7 +88,7 @@ def price_sentence(view: WorkloadView) -> str:
     faster = [(r, c) for r in unsafe if (c := contrast(fit, r.cell.config.name, ref)) is not None and c.est > 0]
     if not faster:
         return "No configuration that trades safety for speed measured faster."
-    disk = [x for x in faster if x[0].cell.config.fstype not in ("tmpfs", "raw")] or faster
+    disk = [x for x in faster if not is_reference(x[0].cell.config.fstype)] or faster
     r, c = max(disk, key=lambda x: x[1].est)
     risks = "; ".join([*r.risks, *([f"crash test: {r.crash.verdict()}"] if r.crash is not None and r.crash_lost
                                    else [])])

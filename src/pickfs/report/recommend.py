@@ -15,13 +15,12 @@ filesystem over a legacy format (ext2, ext3), then the fewest settings changed, 
 
 from __future__ import annotations
 
+from pickfs.fsfacts import has_filesystem, is_reference
 from pickfs.report.race_text import race_sentences
 from pickfs.report.text import fmt_with_unit, speed_interval, speed_words
 from pickfs.report.views import Row, WorkloadView, pair
 from pickfs.stats.compare import ALPHA, Comparison, holm
-from pickfs.stats.decision import LEGACY, REFERENCES, is_distribution_default, settings_changed
-
-RAW = "raw"  # the raw block device: a yardstick, not somewhere a database can live
+from pickfs.stats.decision import LEGACY, is_distribution_default, settings_changed
 
 
 def _score(row: Row, view: WorkloadView) -> float:
@@ -124,7 +123,7 @@ def _lost(view: WorkloadView) -> str:
 
 def candidates(view: WorkloadView) -> list[Row]:
     """Configurations with figures where a database can live (not the raw device)."""
-    return [r for r in view.rows if r.primary.summary and r.cell.config.fstype != RAW]
+    return [r for r in view.rows if r.primary.summary and has_filesystem(r.cell.config.fstype)]
 
 
 def choice(view: WorkloadView) -> tuple[list[Row], Row, str] | None:
@@ -192,7 +191,7 @@ def recommend(view: WorkloadView) -> list[str]:
         out.append(text + ").")
     # the fastest unsafe candidate; an in-memory upper bound only when no disk configuration is faster
     unsafe = sorted((r for r in rows if r.unsafe and _score(r, view) > _score(chosen, view)),
-                    key=lambda r: (r.cell.config.fstype in REFERENCES, -_score(r, view)))
+                    key=lambda r: (is_reference(r.cell.config.fstype), -_score(r, view)))
     if unsafe:
         r = unsafe[0]
         c = pair(view, r.cell.config.name, chosen.cell.config.name)

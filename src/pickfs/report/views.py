@@ -8,6 +8,7 @@ import statistics
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
+from pickfs.fsfacts import in_memory, is_reference
 from pickfs.model import (
     Cell,
     Method,
@@ -22,7 +23,7 @@ from pickfs.report.explain import explain, monitor_summary
 from pickfs.stats import relative, summarize
 from pickfs.stats.anomalies import outliers
 from pickfs.stats.compare import Comparison, compare, compare_all
-from pickfs.stats.decision import ALPHA, RACE_ALPHA, REFERENCES, Decision, against_baseline, decide, preference
+from pickfs.stats.decision import ALPHA, RACE_ALPHA, Decision, against_baseline, decide, preference
 from pickfs.stats.paired import (
     Obs,
     PairedComparison,
@@ -416,12 +417,12 @@ def build_views(record: RunRecord) -> list[WorkloadView]:
 def _roles(rows: list[Row]) -> tuple[list[str], list[str], set[str], set[str]]:
     """(safe candidates most preferred first, the others, references, in memory) among rows with slices."""
     measured = [r for r in rows if r.observations]
-    refs = {r.cell.config.name for r in measured if r.cell.config.fstype in REFERENCES}
+    refs = {r.cell.config.name for r in measured if is_reference(r.cell.config.fstype)}
     safe = [r for r in measured if not r.unsafe and r.cell.config.name not in refs]
     safe.sort(key=lambda r: (not r.crash_clean, preference(r.cell.config), r.cell.index))
     names = [r.cell.config.name for r in safe]
     others = [r.cell.config.name for r in measured if r.cell.config.name not in names]
-    return names, others, refs, {r.cell.config.name for r in measured if r.cell.config.fstype == "tmpfs"}
+    return names, others, refs, {r.cell.config.name for r in measured if in_memory(r.cell.config.fstype)}
 
 
 def _judge(rows: list[Row], base: str, method: Method, upto: int | None = None,

@@ -9,7 +9,8 @@ round leaves it filled to the share. Everything is drawn from a fixed seed: the 
 the same way. The database's data is then laid out in the free space that is left.
 
 `fragmentation` measures what was reached: extents per file (FIEMAP) of the database's files and
-of the aged population, and the free space's fragments (e2freefrag for ext2/3/4, xfs_spaceman for xfs).
+of the aged population, and the free space's fragments (the filesystem type's own tool, `FsType.free_space`:
+e2freefrag for ext2/3/4, xfs_spaceman for xfs).
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ import fcntl
 import math
 import os
 import random
-import re
 import struct
 import time
 from dataclasses import asdict, dataclass
@@ -27,6 +27,7 @@ from typing import Any
 
 from pickfs.errors import PickfsError
 from pickfs.proc import run
+from pickfs.stack.filesystems import fs_type
 from pickfs.stack.quiesce import syncfs
 
 AGING_DIR = "pickfs-aging"
@@ -208,32 +209,15 @@ def extents_under(root: Path, rng: random.Random, limit: int = SAMPLE_FILES) -> 
     return files, extents
 
 
-def parse_e2freefrag(text: str) -> int | None:
-    """Free-space fragments from e2freefrag's report (pure)."""
-    m = re.search(r"^Num\. free extent:\s*(\d+)", text, re.M)
-    return int(m.group(1)) if m else None
-
-
-def parse_xfs_freesp(text: str) -> int | None:
-    """Free-space fragments from xfs_db's `freesp -s` (pure)."""
-    m = re.search(r"^total free extents\s+(\d+)", text, re.M)
-    return int(m.group(1)) if m else None
-
-
 def free_extents(fstype: str, device: str | None, mountpoint: Path) -> int | None:
-    """The free space's fragments, from the filesystem's own tool (read-only); None where there is none.
-    xfs: xfs_spaceman asks the mounted filesystem (GETFSMAP): its AG headers on disk lag behind the log."""
-    if not device:
+    """The free space's fragments, from the filesystem's own tool (read-only); None where there is none."""
+    tool = fs_type(fstype).free_space
+    if not device or tool is None:
         return None
     try:
-        if fstype in ("ext2", "ext3", "ext4"):
-            return parse_e2freefrag(run(["e2freefrag", device], package="e2fsprogs", timeout=300).text)
-        if fstype == "xfs":
-            return parse_xfs_freesp(run(["xfs_spaceman", "-c", "freesp -s", str(mountpoint)], package="xfsprogs",
-                                        timeout=300).text)
+        return tool.parse(run(tool.command(device, mountpoint), package=tool.package, timeout=300).text)
     except PickfsError:
         return None
-    return None
 
 
 def fragmentation(mountpoint: Path, datadir: Path, fstype: str, device: str | None, seed: int = 0) -> Fragmentation:

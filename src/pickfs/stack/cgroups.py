@@ -24,6 +24,7 @@ from pathlib import Path
 
 from pickfs.errors import PickfsError
 from pickfs.stack.ledger import Ledger
+from pickfs.stack.resources import ResourceKind, held
 
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 PREFIX = "pickfs-"
@@ -131,14 +132,12 @@ class MemoryGroup:
 @contextmanager
 def memory_limited(ledger: Ledger, limit: int) -> Iterator[MemoryGroup]:
     """A new group limited to `limit` bytes (ledger-tracked), removed on exit once its processes are gone."""
-    from pickfs.stack.cleanup import holding
-
     h = hierarchy()
     if h is None:
         raise CgroupUnavailable(unavailable_reason() or "no memory controller",
                                 "drop --memory, or run on a host with the cgroup memory controller")
     path = _under(h, h.parent) / f"{PREFIX}{uuid.uuid4().hex[:12]}"
-    with holding(ledger, "cgroup", path=str(path), version=h.version):
+    with held(ledger, CGROUP, path=str(path), version=h.version):
         try:
             path.mkdir(mode=0o755)
             for i, (name, value) in enumerate(limit_files(h.version, limit)):
@@ -189,3 +188,8 @@ def undo_cgroup(path: str, version: int) -> None:
         except OSError:
             time.sleep(0.1)
     group.rmdir()
+
+
+# A memory-limited group, in the ledger: pickfs's only when it is a pickfs- group under /sys/fs/cgroup.
+CGROUP = ResourceKind("cgroup", lambda e, _workdir: cgroup_refusal(e.get("path")),
+                      lambda e: undo_cgroup(e.get("path"), int(e.get("version", 1))))

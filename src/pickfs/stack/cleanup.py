@@ -1,9 +1,11 @@
 """Undo ledger entries: idempotent, so teardown and `pickfs cleanup` share one path.
 
-pickfs undoes only what it can prove it made (`refusal`): paths inside its work directory (or a
-directory target's `pickfs-*` data directory), loop devices backed by its own images, processes
-that are still the very ones it started, schedulers of real block devices. Anything else is left
-alone and reported, with its ledger entry kept for the user to check.
+Each kind of resource is a `ResourceKind` (stack/resources.py) that carries its refusal and its undo
+together; `KINDS` gathers them all. pickfs undoes only what it can prove it made (`refusal`): paths
+inside its work directory (or a directory target's `pickfs-*` data directory), loop devices backed
+by its own images, processes that are still the very ones it started, schedulers of real block
+devices, control groups of its own. Anything else is left alone and reported, with its ledger entry
+kept for the user to check.
 """
 
 from __future__ import annotations
@@ -12,8 +14,8 @@ import os
 import shutil
 import signal
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,12 +23,12 @@ from typing import Any
 from pickfs.errors import NotUndone, PickfsError
 from pickfs.proc import run
 from pickfs.stack import blockdev
-from pickfs.stack.cgroups import cgroup_refusal, undo_cgroup
+from pickfs.stack.cgroups import CGROUP
 from pickfs.stack.ledger import Entry, Ledger, start_ticks
 from pickfs.stack.mountinfo import find_mount, parse_mountinfo
 from pickfs.stack.processes import descendants, parent_pids
-from pickfs.stack.signals import shielded
-from pickfs.stack.tracking import TRACK_PREFIX, in_group, remove_group
+from pickfs.stack.resources import ResourceKind, held, settle
+from pickfs.stack.tracking import TRACKED, in_group
 from pickfs.stack.workdir import inside
 
 # I/O schedulers a scheduler entry may restore (blk-mq, and the legacy single-queue ones).
@@ -123,7 +125,7 @@ def same_process(e: Entry, pid: int) -> bool:
     if ticks is None:
         return False
     if e.get("start_pid") == pid and isinstance(e.get("start_ticks"), int):
-        return ticks == e.get("start_ticks")
+        return bool(ticks == e.get("start_ticks"))
     started = _boot_time() + ticks / os.sysconf("SC_CLK_TCK")
     return started >= e.created - CLOCK_SLACK_S
 
@@ -197,48 +199,37 @@ def _process_refusal(e: Entry) -> str | None:
     return None
 
 
+def _path_kind(name: str, key: str, undo: Callable[[Entry], None], datadir_ok: bool = False) -> ResourceKind:
+    """A kind whose entry names a path (under `key`) that must lie inside the work directory."""
+    return ResourceKind(name, lambda e, workdir: _path_refusal(e.get(key), workdir, datadir_ok), undo)
+
+
+MOUNT = _path_kind("mount", "mountpoint", _undo_mount)
+IMAGE = _path_kind("image", "path", _undo_image)
+LOOP = _path_kind("loop", "image", _undo_loop)  # a loop device: pickfs's when its image is
+DIR = _path_kind("dir", "path", _undo_dir, datadir_ok=True)  # or a directory target's pickfs-* data directory
+SCHEDULER = ResourceKind("scheduler", lambda e, _workdir: _scheduler_refusal(e), _undo_scheduler)
+PROCESS = ResourceKind("process", lambda e, _workdir: _process_refusal(e), _undo_process)
+
+# Every kind of resource a ledger entry may name.
+KINDS: dict[str, ResourceKind] = {k.name: k for k in (MOUNT, LOOP, IMAGE, DIR, SCHEDULER, PROCESS, CGROUP, TRACKED)}
+
+
 def refusal(e: Entry, workdir: Path) -> str | None:
     """Why pickfs cannot prove it made what the entry names; None when it may undo it."""
-    if e.kind == "mount":
-        return _path_refusal(e.get("mountpoint"), workdir)
-    if e.kind == "image":
-        return _path_refusal(e.get("path"), workdir)
-    if e.kind == "loop":
-        return _path_refusal(e.get("image"), workdir)
-    if e.kind == "dir":
-        return _path_refusal(e.get("path"), workdir, datadir_ok=True)
-    if e.kind == "scheduler":
-        return _scheduler_refusal(e)
-    if e.kind == "process":
-        return _process_refusal(e)
-    if e.kind == "cgroup":  # issue 13: a memory-limited group (stack/cgroups.py)
-        return cgroup_refusal(e.get("path"))
-    if e.kind == "tracked":  # a started program's group (stack/tracking.py)
-        return cgroup_refusal(e.get("path")) or (
-            None if Path(e.get("path")).name.startswith(TRACK_PREFIX) else f"{e.get('path')} is no {TRACK_PREFIX} group")
-    return f"kind {e.kind!r} is unknown (known: {', '.join(sorted(UNDO))})"
-
-
-UNDO: dict[str, Callable[[Entry], None]] = {
-    "mount": _undo_mount,
-    "loop": _undo_loop,
-    "image": _undo_image,
-    "dir": _undo_dir,
-    "scheduler": _undo_scheduler,
-    "process": _undo_process,
-    "cgroup": lambda e: undo_cgroup(e.get("path"), int(e.get("version", 1))),
-    "tracked": lambda e: remove_group(Path(e.get("path"))),
-}
+    kind = KINDS.get(e.kind)
+    if kind is None:
+        return f"kind {e.kind!r} is unknown (known: {', '.join(sorted(KINDS))})"
+    return kind.refusal(e, workdir)
 
 
 def undo(ledger: Ledger, entry: Entry) -> None:
     """Undo one entry and release it; NotUndone (entry kept) when pickfs cannot prove it made the resource."""
-    reason = refusal(entry, ledger.workdir)
-    if reason:
-        raise NotUndone(f"{entry.kind} left alone: {reason}",
+    kind = KINDS.get(entry.kind)
+    if kind is None:
+        raise NotUndone(f"{entry.kind} left alone: {refusal(entry, ledger.workdir)}",
                         f"check it, then delete {ledger.directory / (entry.id + '.json')}")
-    UNDO[entry.kind](entry)
-    ledger.release(entry)
+    settle(ledger, kind, entry)
 
 
 @dataclass(frozen=True)
@@ -268,16 +259,9 @@ def undo_all(ledger: Ledger, entries: list[Entry]) -> list[str]:
     return [*report.refused, *report.failed]
 
 
-@contextmanager
-def holding(ledger: Ledger, kind: str, **fields: Any) -> Iterator[list[Entry]]:
-    """Record a resource before it is created; undo it on exit, whatever happened.
-
-    The body creates the resource; it may replace the entry (ledger.update) through the
-    yielded one-element list so that later fields (a loop device's name) are kept.
-    """
-    box = [ledger.record(kind, **fields)]
-    try:
-        yield box
-    finally:
-        with shielded():
-            undo(ledger, box[0])
+def holding(ledger: Ledger, kind: str, **fields: Any) -> AbstractContextManager[list[Entry]]:
+    """Record a resource of the kind named (one of KINDS) before it is created; undo it on exit, whatever
+    happened (resources.held). The body may replace the entry (ledger.update) through the yielded list."""
+    if kind not in KINDS:
+        raise ValueError(f"no resource kind {kind!r} (known: {', '.join(sorted(KINDS))})")
+    return held(ledger, KINDS[kind], **fields)

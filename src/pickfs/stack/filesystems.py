@@ -1,14 +1,67 @@
-"""Filesystem types: how to make one, and whether this machine can."""
+"""Filesystem types: how to make one, whether this machine can, and what pickfs knows of each.
+
+One `FsType` per type in `KNOWN` carries every fact the rest of pickfs asks about it: how it stands
+(a filesystem made on a block device, one in memory, or the block device itself), its mkfs, how its
+kernel driver names it, its read-only check (fsck) and how to read what that said, the tool that
+counts its free space's fragments, its journal (thread and counters), the kernel threads that serve
+it without naming the device, and whether it is a reference rather than a candidate. Code elsewhere
+asks the type (`fs_type(name)`), never compares the name with a string.
+"""
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from pickfs.fsfacts import JBD2, XFS_LOG, Journal, has_filesystem, in_memory, is_reference
+from pickfs.fsfacts import RAW as RAW  # the raw configuration's name, for those who build it
+
 SBIN_PATH = os.pathsep.join([os.environ.get("PATH", ""), "/usr/local/sbin", "/usr/sbin", "/sbin"])
+
+
+@dataclass(frozen=True)
+class Fsck:
+    """The filesystem's own read-only check: argv before the device, and how to read what it said."""
+
+    argv: tuple[str, ...]
+    banner: tuple[str, ...] = ()  # a first line starting with one of these is the tool's banner, not a finding
+
+    def findings(self, output: str) -> str:
+        """What the check said, one line, its banner left out (pure)."""
+        lines = [x.strip() for x in output.splitlines() if x.strip()]
+        if lines and self.banner and lines[0].startswith(self.banner):
+            lines = lines[1:]
+        return " | ".join(lines)[:300]
+
+
+def parse_e2freefrag(text: str) -> int | None:
+    """Free-space fragments from e2freefrag's report (pure)."""
+    m = re.search(r"^Num\. free extent:\s*(\d+)", text, re.M)
+    return int(m.group(1)) if m else None
+
+
+def parse_xfs_freesp(text: str) -> int | None:
+    """Free-space fragments from xfs_db's `freesp -s` (pure)."""
+    m = re.search(r"^total free extents\s+(\d+)", text, re.M)
+    return int(m.group(1)) if m else None
+
+
+@dataclass(frozen=True)
+class FreeSpaceTool:
+    """The filesystem's own tool that counts its free space's fragments (read-only)."""
+
+    argv: tuple[str, ...]  # before the device (or, with `mounted`, the mount point)
+    package: str
+    parse: Callable[[str], int | None]  # its output -> free-space fragments
+    mounted: bool = False  # asks the mounted filesystem (the mount point), not the device
+
+    def command(self, device: str, mountpoint: Path) -> list[str]:
+        return [*self.argv, str(mountpoint) if self.mounted else device]
 
 
 @dataclass(frozen=True)
@@ -21,25 +74,98 @@ class FsType:
     steady: tuple[str, ...] = ()
     # mount options in force by default that the kernel does not list in /proc/self/mountinfo
     implicit: tuple[str, ...] = ()
-    needs_device: bool = True
+    driver: str = ""  # the name `mount -t` and /proc/filesystems know it by ("": its own name)
+    shown_as: tuple[str, ...] = ()  # other names /proc/self/mountinfo may list it under (ext3: the ext4 driver's)
+    fsck: Fsck | None = None  # None: fsck.<name> -n
+    free_space: FreeSpaceTool | None = None  # None: no tool counts its free space's fragments
+    journal: Journal | None = None  # None: no journal whose counters the monitors read
+    # where the driver lists every option in force, defaults included ({disk}: loop3); "": mountinfo only
+    options_file: str = ""
+    # (option, its default) in force unless another value is listed, that mountinfo never prints
+    unlisted: tuple[tuple[str, str], ...] = ()
+    # kernel threads and workqueues that serve it without naming its device (btrfs-transaction,
+    # kworker/u8:3-btrfs-endio-write): they count as every cell's of this type
+    deviceless_threads: str = ""
+
+    @property
+    def kernel_name(self) -> str:
+        """What `mount -t` and /proc/filesystems call it."""
+        return self.driver or self.name
+
+    @property
+    def reference(self) -> bool:
+        """An upper bound or yardstick (in memory, the raw device), not a candidate for the answer."""
+        return is_reference(self.name)
+
+    @property
+    def in_memory(self) -> bool:
+        """Mounted with no block device (tmpfs): kept in memory, lost on a power cut."""
+        return in_memory(self.name)
+
+    @property
+    def needs_device(self) -> bool:
+        """Stands on a block device (an image's loop device, or the target's device)."""
+        return not self.in_memory
+
+    @property
+    def mounts(self) -> bool:
+        """A filesystem that is mounted; False for the block device itself (raw)."""
+        return has_filesystem(self.name)
+
+    @property
+    def on_block_device(self) -> bool:
+        """A filesystem made on a block device: what a crash test cuts the power of, and fsck checks."""
+        return self.needs_device and self.mounts
+
+    def checker(self) -> Fsck:
+        return self.fsck or Fsck((f"fsck.{self.name}", "-n"))
+
+    def mounted_as(self, shown: str) -> bool:
+        """Does /proc/self/mountinfo's fstype name this type?"""
+        return shown in (self.name, self.kernel_name, *self.shown_as)
+
+    def serves_unnamed(self, comm: str) -> bool:
+        """Is this kernel thread one of the type's own that names no device (pure)?"""
+        p = self.deviceless_threads
+        return bool(p) and (comm.startswith(p) or re.search(rf"^kworker/.*[-+]{re.escape(p)}", comm) is not None)
 
 
 _EXT_STEADY = ("-E", "lazy_itable_init=0,lazy_journal_init=0")
 _EXT_IMPLICIT = ("barrier", "barrier=1", "data=ordered", "delalloc", "journal_checksum=0", "user_xattr", "acl")
+EXT4_OPTIONS = "/proc/fs/ext4/{disk}/options"  # the ext4 driver's (it serves ext2 and ext3 too)
+E2FSCK = Fsck(("e2fsck", "-fn"), banner=("e2fsck 1.",))
+E2FREEFRAG = FreeSpaceTool(("e2freefrag",), "e2fsprogs", parse_e2freefrag)
+# xfs_spaceman asks the mounted filesystem (GETFSMAP): its AG headers on disk lag behind the log
+XFS_FREESP = FreeSpaceTool(("xfs_spaceman", "-c", "freesp -s"), "xfsprogs", parse_xfs_freesp, mounted=True)
 
-KNOWN: dict[str, FsType] = {
-    "ext2": FsType("ext2", ("mkfs.ext2", "-F", "-q"), "e2fsprogs", "ext4", _EXT_STEADY, _EXT_IMPLICIT),
-    "ext3": FsType("ext3", ("mkfs.ext3", "-F", "-q"), "e2fsprogs", "ext4", _EXT_STEADY, _EXT_IMPLICIT),
-    "ext4": FsType("ext4", ("mkfs.ext4", "-F", "-q"), "e2fsprogs", "ext4", _EXT_STEADY, _EXT_IMPLICIT),
-    "xfs": FsType("xfs", ("mkfs.xfs", "-f", "-q"), "xfsprogs", "xfs", (), ("barrier", "logbufs=8")),
-    "btrfs": FsType("btrfs", ("mkfs.btrfs", "-f", "-q"), "btrfs-progs", "btrfs", (), ("barrier", "compress=no")),
-    "jfs": FsType("jfs", ("mkfs.jfs", "-q"), "jfsutils", "jfs"),
-    "f2fs": FsType("f2fs", ("mkfs.f2fs", "-f", "-q"), "f2fs-tools", "f2fs"),
-    "reiserfs": FsType("reiserfs", ("mkfs.reiserfs", "-f", "-f", "-q"), "reiserfsprogs", "reiserfs"),
-    "nilfs2": FsType("nilfs2", ("mkfs.nilfs2", "-f", "-q"), "nilfs-tools", "nilfs2"),
-    "bcachefs": FsType("bcachefs", ("mkfs.bcachefs", "-f", "-q"), "bcachefs-tools", "bcachefs"),
-    "tmpfs": FsType("tmpfs", (), "", "tmpfs", needs_device=False),
-}
+
+def _ext(name: str, journal: Journal | None = None, shown_as: tuple[str, ...] = ()) -> FsType:
+    return FsType(name, (f"mkfs.{name}", "-F", "-q"), "e2fsprogs", "ext4", _EXT_STEADY, _EXT_IMPLICIT, fsck=E2FSCK,
+                  free_space=E2FREEFRAG, journal=journal, shown_as=shown_as, options_file=EXT4_OPTIONS)
+
+
+_KNOWN: tuple[FsType, ...] = (
+    _ext("ext2"),
+    _ext("ext3", JBD2, shown_as=("ext4",)),  # served by the ext4 driver on current kernels
+    _ext("ext4", JBD2),
+    # xfs always issues cache flushes (nobarrier was removed in Linux 4.19); btrfs unless mounted nobarrier,
+    # and commits every 30 s unless commit= says otherwise: neither lists that in mountinfo
+    FsType("xfs", ("mkfs.xfs", "-f", "-q"), "xfsprogs", "xfs", implicit=("barrier", "logbufs=8"),
+           fsck=Fsck(("xfs_repair", "-n"), banner=("Phase 1",)), free_space=XFS_FREESP, journal=XFS_LOG,
+           unlisted=(("barrier", "barrier"),)),
+    FsType("btrfs", ("mkfs.btrfs", "-f", "-q"), "btrfs-progs", "btrfs", implicit=("barrier", "compress=no"),
+           fsck=Fsck(("btrfs", "check", "--readonly")), unlisted=(("barrier", "barrier"), ("commit", "commit=30")),
+           deviceless_threads="btrfs-"),
+    FsType("jfs", ("mkfs.jfs", "-q"), "jfsutils", "jfs"),
+    FsType("f2fs", ("mkfs.f2fs", "-f", "-q"), "f2fs-tools", "f2fs"),
+    FsType("reiserfs", ("mkfs.reiserfs", "-f", "-f", "-q"), "reiserfsprogs", "reiserfs"),
+    FsType("nilfs2", ("mkfs.nilfs2", "-f", "-q"), "nilfs-tools", "nilfs2"),
+    FsType("bcachefs", ("mkfs.bcachefs", "-f", "-q"), "bcachefs-tools", "bcachefs"),
+    # The references (pickfs.fsfacts): in memory, and the block device itself (the baseline fio scores against).
+    FsType("tmpfs", (), "", "tmpfs"),
+    FsType(RAW, (), "", ""),
+)
+KNOWN: dict[str, FsType] = {ft.name: ft for ft in _KNOWN}
 
 
 # Where today's kernel defaults differ from what older kernels did, so a published figure measured
@@ -58,10 +184,6 @@ def legacy_default_notes(fstype: str, effective: tuple[str, ...]) -> list[str]:
     if entry is None or entry[0] not in effective:
         return []
     return [entry[1]]
-
-
-# The block device itself, no filesystem: the baseline that fio workloads score against (= 100).
-RAW = "raw"
 
 
 def fs_type(name: str) -> FsType:
@@ -115,9 +237,10 @@ def unavailable_reason(name: str) -> str | None:
     """None when this machine can build the filesystem; else a reason naming what is missing and the
     fix. The kernel's support is checked first (/proc/filesystems, then its modules): installing a
     mkfs tool does not help a kernel that cannot mount the result."""
-    if name == RAW:
-        return None
     ft = fs_type(name)
+    if not ft.mounts:  # the block device itself: nothing to build
+        return None
+    name = ft.kernel_name
     if not kernel_has(name, _kernel_text()):
         # The module may simply not be loaded yet.
         release = os.uname().release

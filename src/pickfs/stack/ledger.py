@@ -25,7 +25,7 @@ _counter = itertools.count()
 @dataclass(frozen=True)
 class Entry:
     id: str
-    kind: str  # image | loop | mount | dir | scheduler | process
+    kind: str  # the name of a ResourceKind (stack/cleanup.py KINDS)
     pid: int
     created: float
     fields: dict[str, Any] = field(default_factory=dict)
@@ -69,12 +69,12 @@ class Ledger:
 
     def record(self, kind: str, **fields: Any) -> Entry:
         entry_id = f"{time.time_ns():020d}-{os.getpid()}-{next(_counter):06d}"
-        entry = Entry(entry_id, kind, os.getpid(), time.time(), with_identity(kind, dict(fields)))
+        entry = Entry(entry_id, kind, os.getpid(), time.time(), with_identity(dict(fields)))
         self._write(entry)
         return entry
 
     def update(self, entry: Entry, **fields: Any) -> Entry:
-        new = replace(entry, fields=with_identity(entry.kind, {**entry.fields, **fields}))
+        new = replace(entry, fields=with_identity({**entry.fields, **fields}))
         self._write(new)
         return new
 
@@ -127,10 +127,11 @@ def start_ticks(pid: int) -> int | None:
         return None
 
 
-def with_identity(kind: str, fields: dict[str, Any]) -> dict[str, Any]:
-    """A process entry naming a pid also records that process's start time, so a reused pid is not taken for it."""
+def with_identity(fields: dict[str, Any]) -> dict[str, Any]:
+    """An entry naming a started process's pid (a process entry's child_pid) also records that process's start
+    time, so a reused pid is not taken for it."""
     pid = fields.get("child_pid")
-    if kind != "process" or not isinstance(pid, int) or pid <= 0 or fields.get("start_pid") == pid:
+    if not isinstance(pid, int) or pid <= 0 or fields.get("start_pid") == pid:
         return fields
     return {**fields, "start_pid": pid, "start_ticks": start_ticks(pid)}
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from pickfs.stack.filesystems import fs_type
+
 # Options that are the VFS default and are never listed.
 VFS_DEFAULTS = frozenset({"defaults", "rw", "async", "suid", "dev", "exec", "auto", "nouser"})
 # Options the kernel lists under another spelling.
@@ -80,13 +82,6 @@ def compare_options(requested: tuple[str, ...], effective: tuple[str, ...],
     return notes
 
 
-# What xfs and btrfs do by default without listing it in mountinfo (their own options, which the
-# kernel does list, are what is in force): xfs always issues cache flushes (nobarrier was removed
-# in Linux 4.19); btrfs unless mounted nobarrier, and commits every 30 s unless commit= says otherwise.
-_UNLISTED_DEFAULTS: dict[str, tuple[tuple[str, str], ...]] = {
-    "xfs": (("barrier", "barrier"),),
-    "btrfs": (("barrier", "barrier"), ("commit", "commit=30")),
-}
 _NEGATIONS = {"barrier": "nobarrier"}
 
 
@@ -96,11 +91,12 @@ def parse_ext4_options(text: str) -> tuple[str, ...]:
 
 
 def effective_options(fstype: str, listed: tuple[str, ...], ext4_options: str = "") -> tuple[str, ...]:
-    """The options really in force (pure): for ext2/3/4 the driver's full list from
-    /proc/fs/ext4/<dev>/options (barrier, data mode, commit interval, delalloc...); for xfs and btrfs
-    what mountinfo lists (their kernels print their effective values) plus the defaults they never
-    print; for anything else what mountinfo lists."""
-    if fstype in ("ext2", "ext3", "ext4") and ext4_options.strip():
+    """The options really in force (pure): where the driver lists them all (ext2/3/4: `ext4_options`, from
+    /proc/fs/ext4/<dev>/options: barrier, data mode, commit interval, delalloc...), its full list; else
+    what mountinfo lists (xfs and btrfs print their effective values) plus the defaults the type never
+    prints (`FsType.unlisted`)."""
+    ft = fs_type(fstype)
+    if ft.options_file and ext4_options.strip():
         out = list(parse_ext4_options(ext4_options))
         for o in listed:  # per-mount flags (relatime, nodev) are not in the driver's list
             if o not in out and o.split("=", 1)[0] not in {x.split("=", 1)[0] for x in out}:
@@ -108,19 +104,20 @@ def effective_options(fstype: str, listed: tuple[str, ...], ext4_options: str = 
         return tuple(out)
     out = list(listed)
     keys = {o.split("=", 1)[0] for o in out}
-    for key, default in _UNLISTED_DEFAULTS.get(fstype, ()):
+    for key, default in ft.unlisted:
         if key not in keys and _NEGATIONS.get(key) not in keys:
             out.append(default)
     return tuple(out)
 
 
 def read_effective_options(fstype: str, listed: tuple[str, ...], device: str | None) -> tuple[str, ...]:
-    """effective_options with the driver's file read for an ext filesystem on `device` (/dev/loop3)."""
+    """effective_options with the driver's list read, where it keeps one, for the filesystem on `device` (/dev/loop3)."""
     text = ""
-    if device and fstype in ("ext2", "ext3", "ext4"):
+    options_file = fs_type(fstype).options_file
+    if device and options_file:
         name = device.rsplit("/", 1)[-1]
         try:
-            with open(f"/proc/fs/ext4/{name}/options") as f:
+            with open(options_file.format(disk=name)) as f:
                 text = f.read()
         except OSError:
             text = ""

@@ -16,8 +16,8 @@ from pickfs.proc import run
 from pickfs.safepaths import resolve
 from pickfs.stack import blockdev
 from pickfs.stack.aging import AgingResult, age
-from pickfs.stack.cleanup import holding
-from pickfs.stack.filesystems import RAW, fs_type, legacy_default_notes
+from pickfs.stack.cleanup import DIR, IMAGE, LOOP, MOUNT, SCHEDULER
+from pickfs.stack.filesystems import fs_type, legacy_default_notes
 from pickfs.stack.ledger import Ledger
 from pickfs.stack.mountinfo import (
     compare_options,
@@ -27,7 +27,9 @@ from pickfs.stack.mountinfo import (
     read_effective_options,
 )
 from pickfs.stack.quiesce import wait_idle
+from pickfs.stack.resources import held
 from pickfs.stack.safety import check_device
+from pickfs.stack.targets import target_kind
 from pickfs.stack.workdir import PRIVATE_MODE, WORKDIR_MODE, private_dir
 
 # Room the host filesystem keeps beyond the images, for results, logs and the workloads' caches.
@@ -101,16 +103,23 @@ def new_image(ledger: Ledger, stack: ExitStack, workdir: Path, size: int, expect
     images = private_dir(workdir / "images", PRIVATE_MODE)
     grows = min(size, expect) if expect else size
     recorded = {e.get("path"): int(e.get("expect")) for e in ledger.entries()
-                if e.kind == "image" and e.get("expect")}
+                if e.kind == IMAGE.name and e.get("expect")}
     check_room(images, grows, recorded)
     image = images / f"{uuid.uuid4().hex[:12]}.img"
-    stack.enter_context(holding(ledger, "image", path=str(image), expect=grows))
+    stack.enter_context(held(ledger, IMAGE, path=str(image), expect=grows))
     fd = os.open(image, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
     try:
         os.ftruncate(fd, size)
     finally:
         os.close(fd)
     return image
+
+
+def mkfs_command(config: FsConfig, device: str) -> list[str]:
+    """The argv that makes the configuration's filesystem on `device` (pure): its type's mkfs, the options that
+    leave nothing running after mount, then the configuration's own."""
+    ft = fs_type(config.fstype)
+    return [*ft.mkfs, *ft.steady, *config.mkfs_options, device]
 
 
 def _kernel_log_tail(lines: int = 3) -> str:
@@ -126,7 +135,7 @@ def mount(ledger: Ledger, stack: ExitStack, source: str, mountpoint: Path, fstyp
     argv = ["mount", "-t", fstype]
     if options:
         argv += ["-o", ",".join(options)]
-    stack.enter_context(holding(ledger, "mount", mountpoint=str(mountpoint)))
+    stack.enter_context(held(ledger, MOUNT, mountpoint=str(mountpoint)))
     try:
         run([*argv, source, str(mountpoint)], package="util-linux")
     except CommandFailed as exc:
@@ -139,7 +148,7 @@ def mount(ledger: Ledger, stack: ExitStack, source: str, mountpoint: Path, fstyp
 @contextmanager
 def attached(image: Path, ledger: Ledger) -> Iterator[str]:
     """A loop device on an image file (ledger-tracked), detached on exit."""
-    with holding(ledger, "loop", image=str(image)) as box:
+    with held(ledger, LOOP, image=str(image)) as box:
         device = blockdev.attach_loop(image)
         box[0] = ledger.update(box[0], device=device)
         yield device
@@ -149,7 +158,7 @@ def _mountdir(ledger: Ledger, stack: ExitStack, workdir: Path) -> Path:
     """A fresh 0700 mount point; its parent lets database servers' users pass through (0711)."""
     parent = private_dir(workdir / "mnt", WORKDIR_MODE)
     mountpoint = parent / uuid.uuid4().hex[:12]
-    stack.enter_context(holding(ledger, "dir", path=str(mountpoint)))
+    stack.enter_context(held(ledger, DIR, path=str(mountpoint)))
     mountpoint.mkdir(mode=PRIVATE_MODE)
     return mountpoint
 
@@ -158,9 +167,10 @@ def _read_back(config: FsConfig, mountpoint: Path, device: str | None, scheduler
     entry = find_mount(parse_mountinfo(Path("/proc/self/mountinfo").read_text()), str(mountpoint))
     # truth: the options really in force (ext's driver list, xfs/btrfs unlisted defaults), legacy-default notes
     effective = read_effective_options(entry.fstype, entry.options, device) if entry else ()
-    notes = compare_options(config.mount_options, effective, fs_type(config.fstype).implicit)
+    ft = fs_type(config.fstype)
+    notes = compare_options(config.mount_options, effective, ft.implicit)
     notes += legacy_default_notes(config.fstype, effective)
-    if entry and entry.fstype != config.fstype and not (config.fstype == "ext3" and entry.fstype == "ext4"):
+    if entry and not ft.mounted_as(entry.fstype):
         notes.append(f"mounted as {entry.fstype}, not {config.fstype}")
     if device and blockdev.is_loop(device) and blockdev.loop_direct_io(device) is False:
         notes.append("loop device uses buffered I/O (direct I/O was refused by the image's filesystem)")
@@ -190,31 +200,21 @@ def provision(config: FsConfig, target: Target, ledger: Ledger, quiet_s: float =
     `expect_bytes`: how far a new image is expected to grow (see new_image); None: its whole size.
     """
     workdir = Path(target.workdir)
+    kind, ft = target_kind(target), fs_type(config.fstype)
     with ExitStack() as stack:
-        if target.kind == "directory":
-            base = resolve(config.path or "", f"{config.name}: directory")  # no other user's link followed
-            datadir = base / f"pickfs-{uuid.uuid4().hex[:12]}"
-            stack.enter_context(holding(ledger, "dir", path=str(datadir), recursive=True))
-            datadir.mkdir(mode=PRIVATE_MODE)
-            entry = mount_containing(parse_mountinfo(Path("/proc/self/mountinfo").read_text()), str(base))
-            info = MountInfo(None, entry.mountpoint if entry else str(base), entry.fstype if entry else "unknown",
-                             (), entry.options if entry else (), None, None, space_used(str(base)))
-            yield Provisioned(info, datadir, None)
+        if not kind.builds:
+            yield _in_directory(config, ledger, stack)
             return
-
-        if config.fstype == RAW and target.kind == "directory":
-            raise ConfigUnavailable("the raw configuration needs a block device",
-                                    "use an image or device target for the raw baseline")
-        mountpoint = _mountdir(ledger, stack, workdir) if config.fstype != RAW else None
-        if config.fstype == "tmpfs":
+        mountpoint = _mountdir(ledger, stack, workdir) if ft.mounts else None
+        if not ft.needs_device:  # in memory: mounted with no block device, as large as an image would be
             assert mountpoint is not None
-            mount(ledger, stack, "pickfs-tmpfs", mountpoint, "tmpfs",
-                   (f"size={target.size_bytes}", *config.mount_options))
+            mount(ledger, stack, f"pickfs-{ft.name}", mountpoint, ft.kernel_name,
+                  (f"size={target.size_bytes}", *config.mount_options))
             info = _read_back(config, mountpoint, None, None)
             yield Provisioned(info, _datadir(mountpoint), None)
             return
 
-        if target.kind == "image":
+        if kind.images:
             if image is None:
                 image = new_image(ledger, stack, workdir, target.size_bytes, expect_bytes)
             device = stack.enter_context(attached(image, ledger))
@@ -225,26 +225,25 @@ def provision(config: FsConfig, target: Target, ledger: Ledger, quiet_s: float =
         wanted = config.scheduler or ("none" if blockdev.is_loop(device) else None)
         scheduler = blockdev.get_scheduler(device)
         if wanted and wanted != scheduler:
-            stack.enter_context(holding(ledger, "scheduler", device=device, original=scheduler))
+            stack.enter_context(held(ledger, SCHEDULER, device=device, original=scheduler))
             scheduler = blockdev.set_scheduler(device, wanted)
         disk = blockdev.disk_name(device)
         # truth: say which queue the scheduler setting changes (on an image, not the host disk's)
         host = blockdev.disk_holding(image) if image is not None else None
         sched_note = blockdev.scheduler_note(device, config.scheduler, scheduler, host,
                                              blockdev.get_scheduler(f"/dev/{host}") if host else None)
-        if config.fstype == RAW:
-            if target.kind == "device":  # checked again right before writing: nothing may have mounted it since
+        if not ft.mounts:  # the block device itself
+            if kind.erases:  # checked again right before writing: nothing may have mounted it since
                 check_device(device, target.confirm)
-            info = MountInfo(device, "", RAW, (), (), config.scheduler, scheduler, None,
+            info = MountInfo(device, "", ft.name, (), (), config.scheduler, scheduler, None,
                              (sched_note,) if config.scheduler else ())
             wait_idle(disk, quiet_s, quiesce_timeout)
             yield Provisioned(info, Path(device), disk)
             return
         assert mountpoint is not None
-        ft = fs_type(config.fstype)
-        run([*ft.mkfs, *ft.steady, *config.mkfs_options, device], package=ft.package, timeout=1800,
+        run(mkfs_command(config, device), package=ft.package, timeout=1800,
             hint=f"check the mkfs options of configuration {config.name}")
-        mount(ledger, stack, device, mountpoint, config.fstype, config.mount_options)
+        mount(ledger, stack, device, mountpoint, ft.kernel_name, config.mount_options)
         info = _read_back(config, mountpoint, device, scheduler)
         if config.scheduler:
             info = _with_note(info, sched_note)
@@ -259,6 +258,18 @@ def provision(config: FsConfig, target: Target, ledger: Ledger, quiet_s: float =
         if not idle:
             info = _with_note(info, f"device still busy {waited:.0f}s after mount")
         yield Provisioned(info, _datadir(mountpoint), disk, aged)
+
+
+def _in_directory(config: FsConfig, ledger: Ledger, stack: ExitStack) -> Provisioned:
+    """A data directory of pickfs's own in the configuration's existing directory (no filesystem built)."""
+    base = resolve(config.path or "", f"{config.name}: directory")  # no other user's link followed
+    datadir = base / f"pickfs-{uuid.uuid4().hex[:12]}"
+    stack.enter_context(held(ledger, DIR, path=str(datadir), recursive=True))
+    datadir.mkdir(mode=PRIVATE_MODE)
+    entry = mount_containing(parse_mountinfo(Path("/proc/self/mountinfo").read_text()), str(base))
+    info = MountInfo(None, entry.mountpoint if entry else str(base), entry.fstype if entry else "unknown",
+                     (), entry.options if entry else (), None, None, space_used(str(base)))
+    return Provisioned(info, datadir, None)
 
 
 def _datadir(mountpoint: Path) -> Path:

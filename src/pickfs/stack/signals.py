@@ -6,6 +6,7 @@ import signal
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from types import FrameType
 
 
 class Terminated(KeyboardInterrupt):
@@ -13,7 +14,7 @@ class Terminated(KeyboardInterrupt):
 
 
 def install_sigterm() -> None:
-    def _raise(signum, frame):
+    def _raise(signum: int, frame: FrameType | None) -> None:
         raise Terminated()
 
     if threading.current_thread() is threading.main_thread():
@@ -28,7 +29,7 @@ def shielded() -> Iterator[None]:
         return
     received: list[int] = []
 
-    def _note(signum, frame):
+    def _note(signum: int, frame: FrameType | None) -> None:
         received.append(signum)
 
     old_int = signal.signal(signal.SIGINT, _note)

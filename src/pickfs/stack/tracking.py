@@ -24,9 +24,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from pickfs.stack.cgroups import CGROUP_ROOT, PREFIX, parse_proc_cgroup
-from pickfs.stack.ledger import Ledger
+from pickfs.stack.cgroups import CGROUP_ROOT, PREFIX, cgroup_refusal, parse_proc_cgroup
+from pickfs.stack.ledger import Entry, Ledger
 from pickfs.stack.mountinfo import parse_mountinfo
+from pickfs.stack.resources import ResourceKind, held
 
 TRACK_PREFIX = f"{PREFIX}p-"
 GRACE_S = 5.0  # between SIGTERM and SIGKILL
@@ -188,18 +189,26 @@ def _parent() -> tuple[Path, int] | None:
 def tracked(ledger: Ledger, what: str) -> Iterator[Tracked]:
     """A new group for one program (`what` names it in the ledger), recorded before it exists; emptied and
     removed on exit, whatever happened."""
-    from pickfs.stack.cleanup import holding
-
     found = _parent()
     if found is None:
         yield Tracked(None)
         return
     parent, version = found
     path = parent / f"{TRACK_PREFIX}{uuid.uuid4().hex[:12]}"
-    with holding(ledger, "tracked", path=str(path), version=version, what=what):
+    with held(ledger, TRACKED, path=str(path), version=version, what=what):
         try:
             path.mkdir(mode=0o755)
         except OSError:
             yield Tracked(None)
             return
         yield Tracked(path)
+
+
+def tracked_refusal(e: Entry, _workdir: Path) -> str | None:
+    """Why a ledger entry's group is not a started program's group of pickfs's (pickfs-p-...)."""
+    return cgroup_refusal(e.get("path")) or (
+        None if Path(e.get("path")).name.startswith(TRACK_PREFIX) else f"{e.get('path')} is no {TRACK_PREFIX} group")
+
+
+# A started program's group, in the ledger: ended (its members stopped) and removed.
+TRACKED = ResourceKind("tracked", tracked_refusal, lambda e: remove_group(Path(e.get("path"))))

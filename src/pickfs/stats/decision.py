@@ -44,7 +44,6 @@ MARGIN = 0.05  # the default practical margin
 RACE_ALPHA = 0.01
 DISTRIBUTION_DEFAULT = "ext4"
 LEGACY = ("ext2", "ext3")  # older on-disk formats, kept for compatibility (the ext4 driver runs them)
-REFERENCES = ("tmpfs", "raw")  # upper bounds and yardsticks, not candidates
 
 
 def is_distribution_default(config: FsConfig) -> bool:
