@@ -35,7 +35,7 @@ def collect(workdir: str) -> dict[str, Any]:
             version = _tool_version(ft.mkfs[0])
             if version:
                 tools[ft.mkfs[0]] = version
-    fleet = {"fleet": os.environ["PICKFS_FLEET"]} if os.environ.get("PICKFS_FLEET") else {}  # issue 16
+    fleet = {"fleet": os.environ["PICKFS_FLEET"]} if os.environ.get("PICKFS_FLEET") else {}
     return {
         **fleet,
         "name": os.environ.get("PICKFS_HOST_NAME") or socket.gethostname(),  # a fleet host's inventory name

@@ -48,7 +48,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "cleanup": ("pickfs.cli.cleanup", "Unmount, detach and remove every resource left in the ledger by a pickfs "
                                       "that is gone."),
     "presets": ("pickfs.cli.presets", "List filesystem presets, their options, and what this machine lacks."),
-    # --- fleet (issue 16)
+    # --- fleet
     "fleet": ("pickfs.cli.fleet", "The same plan on many machines through Ansible: run, clean up, list."),
     "merge": ("pickfs.cli.merge", "Merge the runs of other results databases into this one; merging twice adds nothing."),
     # --- end fleet

@@ -14,6 +14,7 @@ from pickfs.engine.estimate import WorkloadEstimate as WorkloadEstimate  # re-ex
 from pickfs.engine.estimate import estimate as estimate  # re-exported: its old home
 from pickfs.model import Plan
 from pickfs.plan import load_plan_file
+from pickfs.stack.targets import target_kind
 from pickfs.usecases.preview import Preview
 from pickfs.usecases.run import RunRequest, Silent, run_plan
 
@@ -76,12 +77,12 @@ def describe(preview: Preview) -> list[str]:
 
     plan = preview.plan
     t = plan.target
-    where = {"image": f"{_size(t.size_bytes)} loop-backed images under {t.workdir}",
-             "device": f"the device {t.device} (erased)", "directory": "existing directories"}[t.kind]
+    kind = target_kind(t)
+    where = kind.describe(t, _size(t.size_bytes))
     cells = plan.cells()
     lines = [f"plan: {len(plan.configs)} configuration(s) x {len(plan.workloads)} workload(s) = {len(cells)} cells, "
              f"on {where}"]
-    if t.kind == "image" and t.size_auto:  # issue 13: production conditions
+    if kind.images and t.size_auto:
         lines.append(f"images sized to the job: {_size(t.size_bytes)} (sparse; --size to choose)")
     if t.memory_bytes:
         scale = f"; data grown to {t.scale:g}x the memory" if t.scale else ""
@@ -94,12 +95,12 @@ def describe(preview: Preview) -> list[str]:
             parts.append(f"path {c.path}")
         parts.append(f"mkfs {' '.join(c.mkfs_options) or '(defaults)'}")
         parts.append(f"mount {','.join(c.mount_options) or '(defaults)'}")
-        queue = {"image": "the loop device's queue", "device": f"{t.device}'s queue"}.get(t.kind, "")
+        queue = kind.scheduler_queue(t)
         parts.append(f"scheduler {c.scheduler or '(the device default)'}" + (f" on {queue}" if c.scheduler and queue
                                                                               else ""))
         if c.base:
             parts.append(f"base {c.base}")
-        if c.age:  # issue 13
+        if c.age:
             parts.append(f"aged to {c.age:.0%} ({c.age_rounds} rounds, seed {c.age_seed})")
         flags = ", ".join(short_flag(r) for r in config_risks(c))
         lines.append(f"  {c.name}: {'; '.join(parts)}" + (f"  ⚠ {flags}" if flags else ""))

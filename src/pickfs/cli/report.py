@@ -199,7 +199,7 @@ def command(run: str, explain: bool, quiet: bool, site: Path | None, workdir: st
         write_site(store, site)
         if not any(targets.values()):
             return
-    # --- fleet (issue 16): a fleet run's hosts compared, as its own page
+    # --- fleet: a fleet run's hosts compared, as its own page
     if store.is_fleet(run):
         from pickfs.cli.fleet import report_fleet
 

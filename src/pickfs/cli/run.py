@@ -30,6 +30,7 @@ from pickfs.plan import (
 )
 from pickfs.report.terminal import render_run, terse_lines
 from pickfs.run_console import ConsoleEvents
+from pickfs.stack.targets import KINDS
 from pickfs.units import parse_duration, parse_size
 from pickfs.usecases.run import RunRequest, run_plan
 from pickfs.usecases.run import interrupted as interrupted  # re-exported: its old home
@@ -122,7 +123,7 @@ def plan_from_flags(o: dict[str, Any]) -> Plan:
                     device=o["device"], confirm=o["confirm_device"], size_auto=o["size"] is None,
                     memory_bytes=parse_memory(o["memory"]) if o.get("memory") else None,
                     scale=parse_scale(o["scale"]) if o.get("scale") else None)
-    if kind == "directory":
+    if not KINDS[kind].builds:
         configs = [directory_config(d) for d in o["dirs"]]
         if not configs:
             raise PlanError("a directory target needs directories", "add --dir PATH (repeatable)")
@@ -130,7 +131,7 @@ def plan_from_flags(o: dict[str, Any]) -> Plan:
         configs = configs_from_names(o["fs"] or "all")
     if o["scheduler"]:
         configs = [replace(c, scheduler=_scheduler(o["scheduler"])) for c in configs]
-    if o.get("age"):  # issue 13: every configuration aged before its data is laid out
+    if o.get("age"):  # every configuration aged before its data is laid out
         configs = [replace(c, **aging_fields({"age": o["age"]}, "--age")) for c in configs]
     method = replace(Method(), **method_overrides(o), drop_caches=not o["no_drop_caches"],
                      interleave=not o["sequential"])
@@ -139,7 +140,7 @@ def plan_from_flags(o: dict[str, Any]) -> Plan:
     rate_sets = at_rate(o["workloads"], o["rate"]) if o.get("rate") else ()  # fixed rate: workloads/latency.py
     specs = workload_specs(o["workloads"], (*o["sets"], *rate_sets), o["duration"])
     clients_warnings: list[str] = []
-    if o.get("clients"):  # issue 13: concurrency as a dimension
+    if o.get("clients"):  # concurrency as a dimension
         specs, clients_warnings = expand_clients(specs, parse_clients(o["clients"]))
     if method.latency_target:
         no_rate = [s.name for s in specs if "rate" not in workload_class(s.name).setting_names()]
@@ -147,14 +148,14 @@ def plan_from_flags(o: dict[str, Any]) -> Plan:
             having = sorted(n for n, c in REGISTRY.items() if "rate" in c.setting_names())
             raise PlanError(f"--latency-target: {', '.join(no_rate)} has no fixed-rate mode",
                             f"workloads that have one: {', '.join(having)}")
-        if kind == "device":
+        if not KINDS[kind].side_by_side:
             raise PlanError("--latency-target searches side by side; a device holds one filesystem at a time",
                             "use image targets (the default) or --dir")
     plan = build_plan(target, configs, specs, method, o["baseline"])
     if clients_warnings:
         plan = replace(plan, warnings=(*plan.warnings, *clients_warnings))
     sliced = [w.name for w in plan.workloads if REGISTRY[w.name].sliceable]
-    if o["duration"] and method.side_by_side and kind != "device" and sliced:
+    if o["duration"] and method.side_by_side and KINDS[kind].side_by_side and sliced:
         plan = replace(plan, warnings=(*plan.warnings, f"--duration does not change {', '.join(sliced)} side by side: "
                                        "they run in slices (--slice sets their length, --max-time the whole "
                                        "measurement); --one-at-a-time for runs of --duration each"))
@@ -283,7 +284,7 @@ def _max_time(text: str) -> float:
 @click.option("--baseline", help="configuration scored as 100 (default: the first)")
 @click.option("--scheduler", help=f"the I/O scheduler for every configuration: {', '.join(SCHEDULERS)} (the "
                                   "older deadline, noop and cfq are mq-deadline, none and bfq)")
-@click.option("--target", type=click.Choice(["image", "device", "directory"]), help="what to build on [image]")
+@click.option("--target", type=click.Choice(list(KINDS)), help="what to build on [image]")
 @click.option("--size", help="image size, e.g. 4G [sized to the workloads' data, at least 4G]")
 @click.option("--memory", help="the production box's memory: each configuration's server and client run in a "
                                "control group limited to it, e.g. 1G; server buffers follow it unless set")

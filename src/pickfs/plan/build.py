@@ -12,6 +12,7 @@ from pickfs.plan.values import NAME
 from pickfs.plan.variables import one_variable_warnings
 from pickfs.safepaths import resolve
 from pickfs.stack.filesystems import RAW
+from pickfs.stack.targets import target_kind
 from pickfs.workloads import DEFAULT_WORKLOAD, workload_class
 
 SCHEDULER_ON_IMAGES = ("on images the scheduler setting changes only each loop device's queue; the host disk's own "
@@ -40,9 +41,9 @@ def build_plan(target: Target, configs: list[FsConfig], workloads: list[Workload
     check_method(method)
     if baseline is not None and baseline not in names:
         raise PlanError(f"baseline {baseline!r} is not a configuration of this plan", f"use one of {', '.join(names)}")
-    if target.kind == "device" and not target.device:
+    if target_kind(target).erases and not target.device:
         raise PlanError("a device target needs a device", "add --device /dev/sdX")
-    if target.kind == "image" and target.size_bytes < 64 * 1024**2:
+    if target_kind(target).images and target.size_bytes < 64 * 1024**2:
         raise PlanError(f"image size {target.size_bytes} bytes is too small", "use at least --size 64M (xfs needs 300M)")
     notes: list[str] = []
     if target.scale is not None:
@@ -56,7 +57,7 @@ def build_plan(target: Target, configs: list[FsConfig], workloads: list[Workload
     method, crash_notes = sized_crash(method, configs, workloads)
     warnings = [*one_variable_warnings(tuple(configs)), *notes, *crash_notes]
     # truth: which queue a scheduler setting changes on an image
-    if target.kind == "image" and any(c.scheduler for c in configs):
+    if target_kind(target).images and any(c.scheduler for c in configs):
         warnings.append(SCHEDULER_ON_IMAGES)
     return Plan(target=target, configs=tuple(configs), workloads=tuple(workloads), method=method,
                 baseline=baseline, warnings=tuple(warnings))
@@ -87,13 +88,13 @@ def _check_config(c: FsConfig, target: Target) -> None:
     if c.fstype == RAW and (c.mkfs_options or c.mount_options):
         raise PlanError(f"{c.name}: the raw device has no filesystem to give mkfs or mount options",
                         "drop mkfs and mount from this configuration")
-    if c.fstype == RAW and target.kind == "directory":
+    if c.fstype == RAW and not target_kind(target).builds:
         raise PlanError(f"{c.name}: a raw device needs an image or device target",
                         "use --target image (the default) or --target device for the raw baseline")
-    if target.kind == "directory" and not c.path:
+    if not target_kind(target).builds and not c.path:
         raise PlanError(f"{c.name}: a directory target needs a path per configuration",
                         "use --dir PATH (repeatable) or path = \"/mnt/x\" in [[config]]")
-    if target.kind == "directory" and isinstance(c.path, str):
+    if not target_kind(target).builds and isinstance(c.path, str):
         try:  # pickfs makes its data directory in it: no other user's link on the way
             resolve(c.path, f"{c.name}: directory")
         except UntrustedPath as exc:

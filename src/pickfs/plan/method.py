@@ -13,6 +13,7 @@ from pickfs.model import Method, Target
 from pickfs.plan.schema import METHOD_KEYS, Span
 from pickfs.plan.values import unknown_keys
 from pickfs.safepaths import check_own_dir
+from pickfs.stack.targets import target_kind
 
 
 def method_from_table(t: dict[str, Any]) -> Method:
@@ -120,6 +121,6 @@ def check_crash_method(method: Method, target: Target) -> None:
         parse_strategies(method.crash_strategies)
     except ValueError as exc:
         raise PlanError(f"crash_strategies: {exc}", f"use some of: {', '.join(STRATEGIES)}") from None
-    if target.kind == "directory":
+    if not target_kind(target).builds:
         raise PlanError("a crash test builds its own filesystems; it cannot use existing directories",
                         "use an image target (the default) for crash tests")

@@ -15,6 +15,7 @@ from pickfs.crash.states import STRATEGIES
 from pickfs.model import SCHEDULERS, FsConfig, Method, Target
 from pickfs.stack.filesystems import RAW
 from pickfs.stack.presets import PRESETS
+from pickfs.stack.targets import KINDS
 from pickfs.units import MAX_SIZE
 from pickfs.workloads import DEFAULT_WORKLOAD, REGISTRY
 
@@ -150,7 +151,7 @@ TABLES = ("target", "method", "config", "workload")  # the tables a plan may hol
 
 # -- [target] -------------------------------------------------------------------------------------------------
 _TARGET = Target()
-TARGET_KINDS = ("image", "device", "directory")
+TARGET_KINDS = tuple(KINDS)
 TARGET = Section("Target", "target", (
     Key("kind", "string", "what the configurations are built on: a sparse image file on a loop device, a spare "
         "block device (erased), or existing directories (nothing built)", default=_TARGET.kind,

@@ -6,6 +6,7 @@ from dataclasses import replace
 
 from pickfs.errors import PlanError
 from pickfs.model import FsConfig, Method, Target, WorkloadSpec
+from pickfs.stack.targets import target_kind
 from pickfs.workloads import workload_class
 
 IMAGE_USABLE_SHARE = 0.85  # of an image, what is left for data after the filesystem's own metadata
@@ -79,7 +80,7 @@ def sized_crash(method: Method, configs: list[FsConfig], workloads: list[Workloa
 
 def sized_target(target: Target, configs: list[FsConfig], workloads: list[WorkloadSpec]) -> Target:
     """An image sized to the job when no size was given; a given size checked against the largest need."""
-    if target.kind != "image":
+    if not target_kind(target).images:
         return target
     label, need, age = largest_need(configs, workloads)
     if target.size_auto:  # sized to the job: the sparse image only takes what is written to it

@@ -334,7 +334,7 @@ def render_html(record: RunRecord, plotly: str | None = INLINE) -> str:
         parts.append("<h2>Settings that trade safety for speed</h2><ul>"
                      + "".join(f"<li>{_e(r)}</li>" for r in risks) + "</ul>"
                      "<p class=dim>Safety here is judged from the settings; a simulated power cut would measure it.</p>")
-    parts.append(scaling_html(record))  # issue 13: throughput and p99 against clients (report/scaling.py)
+    parts.append(scaling_html(record))  # throughput and p99 against clients (report/scaling.py)
     parts.append(latency_html(record))  # fixed rate and the capacity search (report/latency.py)
     parts.append(f"<h2>Configurations</h2>{_settings_table(record)}")
     parts.append(f"<h2>Host</h2>{_host_table(record)}")

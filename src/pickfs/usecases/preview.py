@@ -14,6 +14,7 @@ from pickfs.engine.executor import cell_unavailable, recent_estimates
 from pickfs.errors import PickfsError
 from pickfs.model import Plan
 from pickfs.stack.safety import check_device
+from pickfs.stack.targets import target_kind
 from pickfs.store import ResultStore
 from pickfs.store.results import default_results_path
 
@@ -45,7 +46,7 @@ def unavailable_cells(plan: Plan) -> dict[int, str]:
             crash = crash_unavailable(cell.config, cell.workload)
             if crash:
                 reason = f"crash test: {crash}"
-        if reason is None and plan.target.kind == "directory" and cell.config.path \
+        if reason is None and not target_kind(plan.target).builds and cell.config.path \
                 and not Path(cell.config.path).is_dir():
             reason = f"directory {cell.config.path} does not exist"
         if reason:
@@ -56,9 +57,9 @@ def unavailable_cells(plan: Plan) -> dict[int, str]:
 def machine_problems(plan: Plan) -> list[str]:
     """What stops the whole plan on this machine (root, the device), without touching anything."""
     problems = []
-    if plan.target.kind != "directory" and os.geteuid() != 0:
+    if target_kind(plan.target).builds and os.geteuid() != 0:
         problems.append(f"building filesystems on {plan.target.kind} targets needs root (run as root, or sudo)")
-    if plan.target.kind == "device":
+    if target_kind(plan.target).erases:
         try:
             check_device(plan.target.device or "", plan.target.confirm)
         except PickfsError as exc:

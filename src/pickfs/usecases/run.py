@@ -25,6 +25,7 @@ from pickfs.plan import check_stored_plan
 from pickfs.risks import config_risks, risks_of
 from pickfs.stack.ledger import Ledger
 from pickfs.stack.safety import check_device
+from pickfs.stack.targets import target_kind
 from pickfs.store import ResultStore, RunRecord
 from pickfs.store.results import new_run_id
 from pickfs.usecases.preview import Preview, preview_plan
@@ -149,12 +150,12 @@ def run_plan(request: RunRequest, events: RunEvents) -> RunOutcome:
         plan, run_id = request.plan, None
     if request.dry_run:
         return RunOutcome("dry run", preview=preview_plan(plan))
-    if plan.target.kind != "directory":
+    if target_kind(plan.target).builds:
         require_root(f"building filesystems on {plan.target.kind} targets (losetup, mkfs, mount)",
                      "run as root (sudo), or compare existing directories with --dir PATH")
     if store is None:
         store = open_store(request.workdir, request.results)
-    if plan.target.kind == "device":
+    if target_kind(plan.target).erases:
         check_device(plan.target.device or "", plan.target.confirm)
     ledger = ledger_for(plan.target.workdir)
     Path(plan.target.workdir).mkdir(parents=True, exist_ok=True)
