@@ -68,7 +68,7 @@ class ProgressObserver:
         self.progress.advance(self._task(), estimate_s)
 
     def reestimate(self, remaining_s: float) -> None:
-        """truth: the time left, corrected by what the slots so far took."""
+        """The time left, corrected by what the slots so far took."""
         task = self.progress.tasks[self._task()]
         self.progress.update(self._task(), total=max(task.completed + remaining_s, 1.0))
 

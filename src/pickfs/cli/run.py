@@ -46,7 +46,7 @@ def _parse_value(text: str) -> Any:
 
 
 def workload_specs(names: tuple[str, ...], sets: tuple[str, ...], duration: str | None) -> list[WorkloadSpec]:
-    # truth: --set scoping. A key that more than one selected workload has must be scoped
+    # --set scoping: A key that more than one selected workload has must be scoped
     # (--set sysbench-oltp.threads=8); a scoped key applies to that workload only.
     classes = [workload_class(n) for n in names or (DEFAULT_WORKLOAD,)]
     per: dict[str, dict[str, Any]] = {cls.name: {} for cls in classes}

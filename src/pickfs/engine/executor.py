@@ -81,7 +81,7 @@ class Executor:
         self.store = store
         self.ledger = ledger
         self.observer = observer
-        # truth: estimates from measurements: what whole-run slots took, per workload and filesystem,
+        # estimates from measurements: what whole-run slots took, per workload and filesystem,
         # from recent stored runs and then from this run's own slots as they finish
         self.walls: dict[SlotKey, list[float]] = {}
         self.measured: dict[Any, float] = recent_estimates(store, plan)
@@ -128,7 +128,7 @@ class Executor:
             for i in range(m.warmup + 1):
                 phase: Phase = "warmup" if i < m.warmup else "measured"
                 notes = self._settle(prov, cold=(i == 0))
-                # truth: the monitors attribute I/O to this cell's own processes and device threads only
+                # the monitors attribute I/O to this cell's own processes and device threads only
                 scope = cell_scope(prov.disk, prov.info.fstype, endpoint.pidfile if endpoint else "")
                 monitor = RunMonitor(prov.disk, m.monitor_interval, scope=scope, mountpoint=prov.info.mountpoint
                                      or None) if m.monitors and phase == "measured" else None

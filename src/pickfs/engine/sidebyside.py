@@ -124,7 +124,7 @@ class SideBySide:
         neighbours = [o.prov.disk for o in others if o is not member and o.prov.disk]
         before = {d: read_disk(d) for d in neighbours}
         measured = round_no is not None
-        # truth: the monitors attribute I/O to this cell's own processes and device threads only
+        # the monitors attribute I/O to this cell's own processes and device threads only
         scope = cell_scope(member.prov.disk, member.prov.info.fstype,
                            member.endpoint.pidfile if member.endpoint else "",
                            tuple(o.endpoint.pidfile for o in others if o is not member and o.endpoint))

@@ -56,7 +56,7 @@ def build_plan(target: Target, configs: list[FsConfig], workloads: list[Workload
         target = sized_target(target, configs, workloads)
     method, crash_notes = sized_crash(method, configs, workloads)
     warnings = [*one_variable_warnings(tuple(configs)), *notes, *crash_notes]
-    # truth: which queue a scheduler setting changes on an image
+    # which queue a scheduler setting changes on an image
     if target_kind(target).images and any(c.scheduler for c in configs):
         warnings.append(SCHEDULER_ON_IMAGES)
     return Plan(target=target, configs=tuple(configs), workloads=tuple(workloads), method=method,

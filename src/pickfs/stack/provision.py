@@ -165,7 +165,7 @@ def _mountdir(ledger: Ledger, stack: ExitStack, workdir: Path) -> Path:
 
 def _read_back(config: FsConfig, mountpoint: Path, device: str | None, scheduler: str | None) -> MountInfo:
     entry = find_mount(parse_mountinfo(Path("/proc/self/mountinfo").read_text()), str(mountpoint))
-    # truth: the options really in force (ext's driver list, xfs/btrfs unlisted defaults), legacy-default notes
+    # the options really in force (ext's driver list, xfs/btrfs unlisted defaults), legacy-default notes
     effective = read_effective_options(entry.fstype, entry.options, device) if entry else ()
     ft = fs_type(config.fstype)
     notes = compare_options(config.mount_options, effective, ft.implicit)
@@ -228,7 +228,7 @@ def provision(config: FsConfig, target: Target, ledger: Ledger, quiet_s: float =
             stack.enter_context(held(ledger, SCHEDULER, device=device, original=scheduler))
             scheduler = blockdev.set_scheduler(device, wanted)
         disk = blockdev.disk_name(device)
-        # truth: say which queue the scheduler setting changes (on an image, not the host disk's)
+        # say which queue the scheduler setting changes (on an image, not the host disk's)
         host = blockdev.disk_holding(image) if image is not None else None
         sched_note = blockdev.scheduler_note(device, config.scheduler, scheduler, host,
                                              blockdev.get_scheduler(f"/dev/{host}") if host else None)
