@@ -271,9 +271,7 @@ def heatmap_figures(w: WorkloadFleetView) -> list[Any]:
 
 
 def render_fleet_html(view: FleetView) -> str:
-    from plotly.offline import get_plotlyjs
-
-    from pickfs.report.html import _PROBE, _STYLE, _fig_html
+    from pickfs.report.html import chart_html, page
 
     parts = [f"<h1>pickfs fleet {_e(view.fleet_id)}</h1>",
              f"<p class=dim>{_e(time.strftime('%Y-%m-%d %H:%M', time.localtime(view.created)))}, "
@@ -302,15 +300,12 @@ def render_fleet_html(view: FleetView) -> str:
         parts.append(f"<p class=rec>{_e(ranking_line(w))}</p>")
         parts.append("<p>Hosts that differ significantly on a configuration:</p><ul>"
                      + "".join(f"<li>{_e(line)}</li>" for line in difference_lines(view, w)) + "</ul>")
-        parts += [_fig_html(fig, "heatmap") for fig in heatmap_figures(w)]
+        parts += [chart_html(fig, "heatmap") for fig in heatmap_figures(w)]
     measured = [h for h, *_ in view.hosts if any(h in w.hosts for w in view.workloads)]
     for a, b in itertools.combinations(measured, 2):
         parts.append(f"<h2>Storage differences, {_e(a)} -&gt; {_e(b)}</h2><div class=why>"
                      + _e("\n".join(env_lines(view, a, b))) + "</div>")
-    return ("<!DOCTYPE html><html lang=en><head><meta charset=utf-8>"
-            f"<title>pickfs fleet {_e(view.fleet_id)}</title><style>{_STYLE}</style>"
-            f"<script>{_PROBE}</script><script>{get_plotlyjs()}</script></head><body>"
-            + "\n".join(parts) + "</body></html>\n")
+    return page(f"pickfs fleet {view.fleet_id}", "\n".join(parts))
 
 
 def render_fleet_json(view: FleetView) -> str:
