@@ -65,7 +65,6 @@ KNOWN: set[tuple[str, str]] = {
     ("databases/postgresql.py", "pickfs.services.postgres"),  # SETTINGS
     ("databases/sqlite.py", "pickfs.services.base"),
     ("report/views.py", "pickfs.risks"),  # runs stored before risks were recorded
-    ("report/fleet.py", "pickfs.store.fleets"),  # FleetRecord, for type checking
 }
 
 

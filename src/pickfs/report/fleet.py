@@ -15,8 +15,9 @@ import itertools
 import json
 import math
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from rich.console import Group
 from rich.table import Table
@@ -28,10 +29,33 @@ from pickfs.report.text import fmt_p, fmt_value
 from pickfs.report.views import build_views
 from pickfs.stats.compare import ALPHA, Comparison, compare, holm
 
-if TYPE_CHECKING:
-    from pickfs.store.fleets import FleetRecord
-
 SHOWN_DIFFS = 8  # storage differences listed per pair of hosts
+
+
+class FleetHostRecord(Protocol):
+    """What the view reads of a fleet's host as the store keeps it (store/fleets.py's FleetHost)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def status(self) -> str: ...
+    @property
+    def error(self) -> str: ...
+    @property
+    def run_id(self) -> str | None: ...
+
+
+class FleetRunRecord(Protocol):
+    """What the view reads of a fleet run as the store keeps it (store/fleets.py's FleetRecord)."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def status(self) -> str: ...
+    @property
+    def created(self) -> float: ...
+    @property
+    def hosts(self) -> Sequence[FleetHostRecord]: ...
 
 
 @dataclass(frozen=True)
@@ -129,7 +153,7 @@ def _workload(label: str, records: dict[str, RunRecord]) -> WorkloadFleetView | 
     return WorkloadFleetView(label, metric, baseline, tuple(configs), hosts, cells, rankings, diffs)
 
 
-def build_fleet_view(fleet: FleetRecord, records: dict[str, RunRecord]) -> FleetView:
+def build_fleet_view(fleet: FleetRunRecord, records: dict[str, RunRecord]) -> FleetView:
     """`records`: each host's run by inventory name, in the fleet's host order."""
     labels: list[str] = []
     for record in records.values():
