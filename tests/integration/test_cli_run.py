@@ -1,5 +1,6 @@
 import json
 from pathlib import Path
+
 import pytest
 
 from pickfs.engine.race import baseline_copies

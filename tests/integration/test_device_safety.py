@@ -2,6 +2,7 @@
 
 import hashlib
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -62,14 +63,15 @@ def test_mounted_device_is_refused_even_when_confirmed(workdir, spare):
 
 @pytest.mark.may_skip
 def test_root_device_is_refused():
+    import os
+
     from pickfs.errors import UnsafeTarget
     from pickfs.stack.safety import check_device
-    import os
 
     st = os.stat("/")
     majmin = f"{os.major(st.st_dev)}:{os.minor(st.st_dev)}"
     for name in os.listdir("/sys/class/block"):
-        if open(f"/sys/class/block/{name}/dev").read().strip() == majmin:
+        if Path(f"/sys/class/block/{name}/dev").read_text().strip() == majmin:
             with pytest.raises(UnsafeTarget):
                 check_device(f"/dev/{name}", f"/dev/{name}")
             return
@@ -83,4 +85,4 @@ def test_confirmed_spare_device_is_used(workdir, spare):
     assert r.returncode == 0, r.stderr
     assert "ext4" in r.stdout and "xfs" in r.stdout
     # pickfs unmounted it: the spare is free again
-    assert dev not in open("/proc/mounts").read()
+    assert dev not in Path("/proc/mounts").read_text()

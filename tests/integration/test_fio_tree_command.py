@@ -9,11 +9,11 @@ import pytest
 
 from pickfs.errors import UnsafeTarget
 from pickfs.model import Target, WorkloadSpec
+from pickfs.plan import resolve_fs_name
 from pickfs.services.mariadb import MariaDB
 from pickfs.stack.ledger import Ledger
 from pickfs.stack.presets import RAW_CONFIG
 from pickfs.stack.provision import provision
-from pickfs.plan import resolve_fs_name
 from pickfs.workloads.fio import Fileio, FileioFirstTouch, fio_unavailable
 from tests.conftest import ledger_entries, needs_root, pickfs
 

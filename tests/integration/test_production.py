@@ -4,7 +4,6 @@ import json
 import os
 import re
 import signal
-from contextlib import ExitStack
 from pathlib import Path
 
 import pytest
@@ -15,8 +14,7 @@ from pickfs.stack.aging import fragmentation
 from pickfs.stack.ledger import Ledger
 from pickfs.stack.provision import provision
 from pickfs.workloads.fio import Fileio
-from tests.conftest import (ledger_entries, loops_under, measured_trials, mounts_under, needs_root, pickfs,
-                            start_pickfs)
+from tests.conftest import ledger_entries, loops_under, measured_trials, mounts_under, needs_root, pickfs, start_pickfs
 from tests.integration.test_interrupt import has_kind, wait_for
 
 pytestmark = needs_root

@@ -2,8 +2,8 @@
 (then `pickfs cleanup`), 'failed' with a non-zero exit when no configuration gave a result, and one pickfs per run."""
 
 import signal
-import subprocess
 import sqlite3
+import subprocess
 import time
 from pathlib import Path
 

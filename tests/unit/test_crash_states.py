@@ -7,8 +7,21 @@ import pytest
 
 from pickfs.crash import log as wlog
 from pickfs.crash.log import Piece
-from pickfs.crash.states import (STRATEGIES, Event, choose, crash_moments, exposed_flushes, generate,
-                                   losses, parse_acks, parse_events, recovery_crash, units_of, when, window)
+from pickfs.crash.states import (
+    STRATEGIES,
+    Event,
+    choose,
+    crash_moments,
+    exposed_flushes,
+    generate,
+    losses,
+    parse_acks,
+    parse_events,
+    recovery_crash,
+    units_of,
+    when,
+    window,
+)
 
 
 def rec(kind, t, offset=0, length=0):

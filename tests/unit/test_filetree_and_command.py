@@ -10,9 +10,9 @@ import pytest
 from pickfs.errors import PlanError
 from pickfs.model import Method, Target, WorkloadSpec
 from pickfs.plan import build_plan, resolve_fs_name
+from pickfs.workloads import treedata
 from pickfs.workloads.command import Command, argv_of
 from pickfs.workloads.filetree import BigFiles, SmallFiles, Tree
-from pickfs.workloads import treedata
 
 
 def spec(cls, **settings):

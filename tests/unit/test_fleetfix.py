@@ -7,7 +7,6 @@ import sqlite3
 
 import pytest
 
-from pickfs.errors import ResultsUnusable
 from pickfs.fleet.playbooks import APT_PACKAGES, run_playbook, stop_playbook
 from pickfs.model import RunRecord
 from pickfs.report.site import comparison_page, index_page

@@ -8,8 +8,17 @@ import pytest
 from pickfs.engine.schedule import RoundBudget, auto_blocks, round_budget, round_order, run_seed
 from pickfs.model import Method
 from pickfs.stats.compare import compare
-from pickfs.stats.paired import (Obs, paired_compare, paired_compare_all, paired_diffs, primary_value, resolution,
-                                 settled, slice_rate, split_variance)
+from pickfs.stats.paired import (
+    Obs,
+    paired_compare,
+    paired_compare_all,
+    paired_diffs,
+    primary_value,
+    resolution,
+    settled,
+    slice_rate,
+    split_variance,
+)
 
 
 def weather(t: float) -> float:

@@ -53,7 +53,9 @@ def test_settings_checked():
 
 
 def test_durability_settings_are_flagged():
-    spec = lambda **kw: WorkloadSpec("pgbench", "pg", tuple(sorted(Pgbench.normalize(kw).items())))
+    def spec(**kw: object) -> WorkloadSpec:
+        return WorkloadSpec("pgbench", "pg", tuple(sorted(Pgbench.normalize(kw).items())))
+
     assert workload_risks(spec()) == []
     assert workload_risks(spec(fsync="off"))[0].startswith("fsync=off")
     assert workload_risks(spec(synchronous_commit="off"))[0].startswith("synchronous_commit=off")

@@ -306,8 +306,8 @@ def test_estimate_side_by_side_is_the_budget_unless_rounds_are_fixed():
 
     from pickfs.cli.plan_check import estimate
     from pickfs.engine.schedule import SIDE_BY_SIDE_BUDGET, Slot, estimate_seconds
-    from pickfs.plan import build_plan, resolve_fs_name
     from pickfs.model import Method, Target, WorkloadSpec
+    from pickfs.plan import build_plan, resolve_fs_name
     from pickfs.workloads import workload_class
 
     cls = workload_class("sqlite-tpcb")

@@ -8,15 +8,22 @@ import pytest
 from pickfs.engine.standup import data_against_memory, follow_memory
 from pickfs.errors import PlanError
 from pickfs.model import Method, RunRecord, Target, Trial, WorkloadSpec, plan_from_dict, plan_to_dict
-from pickfs.plan import (build_plan, expand_clients, parse_clients, parse_plan_text, parse_scale, resolve_fs_name,
-                         sized_image)
+from pickfs.plan import (
+    build_plan,
+    expand_clients,
+    parse_clients,
+    parse_plan_text,
+    parse_scale,
+    resolve_fs_name,
+    sized_image,
+)
 from pickfs.report.scaling import scaling_data, scaling_html, scaling_text
 from pickfs.services.firebird import config_text
 from pickfs.services.mariadb import MariaDB
 from pickfs.services.postgresql import PostgreSQL
 from pickfs.stack.aging import file_sizes
-from pickfs.stack.filesystems import parse_e2freefrag, parse_xfs_freesp
 from pickfs.stack.cgroups import cgroup_refusal, choose_hierarchy, limit_files, parse_proc_cgroup
+from pickfs.stack.filesystems import parse_e2freefrag, parse_xfs_freesp
 from pickfs.workloads import workload_class
 
 GIB = 1024**3
@@ -100,7 +107,7 @@ def test_aging_settings_round_trip_and_count_as_a_difference():
 def test_file_population_and_fragmentation_tools_output():
     sizes = file_sizes(random.Random(1), 2000)
     assert sizes == file_sizes(random.Random(1), 2000)  # the same seed, the same population
-    assert 512 <= min(sizes) and max(sizes) <= 64 * 1024**2
+    assert min(sizes) >= 512 and max(sizes) <= 64 * 1024**2
     assert 20_000 < sorted(sizes)[1000] < 120_000  # median near 48 KiB
     assert parse_e2freefrag("Device: /dev/loop1\nNum. free extent: 704\n") == 704
     assert parse_xfs_freesp("   from      to extents  blocks    pct\ntotal free extents 516\n") == 516

@@ -37,7 +37,9 @@ def test_settings_are_normalised_and_checked():
 
 
 def test_unsafe_settings_are_flagged():
-    spec = lambda **kw: WorkloadSpec("sqlite-tpcb", "x", tuple(sorted(SqliteTpcb.normalize(kw).items())))
+    def spec(**kw: object) -> WorkloadSpec:
+        return WorkloadSpec("sqlite-tpcb", "x", tuple(sorted(SqliteTpcb.normalize(kw).items())))
+
     assert workload_risks(spec()) == []
     assert workload_risks(spec(synchronous="OFF"))[0].startswith("synchronous=OFF")
     assert "lose the last" in workload_risks(spec(synchronous="NORMAL"))[0]

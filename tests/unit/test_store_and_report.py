@@ -85,8 +85,9 @@ def test_terminal_render_mentions_every_config(store):
     from rich.console import Console
 
     run_id = fill(store, make_plan())
-    console = Console(width=200, record=True, file=open(os.devnull, "w"))
-    console.print(render_run(store.load(run_id)))
-    text = console.export_text()
+    with open(os.devnull, "w") as sink:
+        console = Console(width=200, record=True, file=sink)
+        console.print(render_run(store.load(run_id)))
+        text = console.export_text()
     for name in ("ext4", "ext4-nobarrier", "xfs", "jfs", "unavailable", "2.01x [1.52x", "nobarrier: the disk"):
         assert name in text

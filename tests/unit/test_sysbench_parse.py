@@ -35,7 +35,9 @@ def test_output_without_transactions_is_an_error():
 def test_settings_and_risks():
     with pytest.raises(PlanError, match="test"):
         SysbenchOltp.normalize({"test": "oltp_everything"})
-    spec = lambda **kw: WorkloadSpec("sysbench-oltp", "x", tuple(sorted(SysbenchOltp.normalize(kw).items())))
+    def spec(**kw: object) -> WorkloadSpec:
+        return WorkloadSpec("sysbench-oltp", "x", tuple(sorted(SysbenchOltp.normalize(kw).items())))
+
     assert workload_risks(spec()) == []
     assert workload_risks(spec(innodb_flush_log_at_trx_commit=2))[0].startswith("innodb_flush_log_at_trx_commit=2")
     assert "torn page" in workload_risks(spec(innodb_doublewrite=0))[0]

@@ -30,7 +30,9 @@ def test_parse():
 
 
 def test_backend_picks_the_service_and_risks():
-    spec = lambda **kw: WorkloadSpec("tpcc", "t", tuple(sorted(Tpcc.normalize(kw).items())))
+    def spec(**kw: object) -> WorkloadSpec:
+        return WorkloadSpec("tpcc", "t", tuple(sorted(Tpcc.normalize(kw).items())))
+
     assert Tpcc.service_for(spec()) is None
     assert Tpcc.service_for(spec(backend="postgresql")) == "postgresql"
     assert Tpcc.service_for(spec(backend="mariadb")) == "mariadb"

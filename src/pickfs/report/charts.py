@@ -41,7 +41,7 @@ def label(row: Row, chosen: str | None) -> str:
     return name + (" ⚠" if row.unsafe else "") + (" ★" if name == chosen else "")
 
 
-def _log_axis(lo: float, hi: float) -> dict:
+def log_axis(lo: float, hi: float) -> dict:
     """A log axis over [lo, hi] (speed ratios) with ticks at round ratios, written as ×r."""
     lo, hi = min(lo, 1.0) / 1.08, max(hi, 1.0) * 1.08
     gap = (math.log10(hi) - math.log10(lo)) / 8  # ticks at least an eighth of the axis apart, 1 always
@@ -147,7 +147,7 @@ def forest_chart(view: WorkloadView, references: bool = False) -> go.Figure | No
         fig.add_annotation(x=math.log10(1 + half), y=1.0, yref="paper", yanchor="bottom", xanchor="left",
                            text=f"resolution ±{half:.0%}", showarrow=False, font={"size": 11, "color": "#1c7ed6"})
     fig.add_vline(x=1, line_width=1.5, line_color=BASE)
-    fig.update_xaxes(**_log_axis(min(lows), max(highs)), title_text=_axis_title(view))
+    fig.update_xaxes(**log_axis(min(lows), max(highs)), title_text=_axis_title(view))
     fig.update_yaxes(autorange="reversed", type="category")
     what = ("reference configurations (in memory, raw device): upper bounds, not candidates, on their own scale"
             if references else "each configuration against the baseline, 95% interval")
@@ -212,7 +212,7 @@ def safety_chart(view: WorkloadView) -> go.Figure | None:
                                  marker={"symbol": "star-open", "size": 26, "color": BASE, "line": {"width": 2}},
                                  hoverinfo="skip"))
     fig.add_vline(x=1, line_width=1, line_color=BASE, line_dash="dot")
-    fig.update_xaxes(**_log_axis(min(s[0] for _, s in rows), max(s[0] for _, s in rows)),
+    fig.update_xaxes(**log_axis(min(s[0] for _, s in rows), max(s[0] for _, s in rows)),
                      title_text=_axis_title(view))
     fig.update_yaxes(autorange="reversed", type="category", categoryorder="array",
                      categoryarray=[label(r, chosen) for r, _ in rows])

@@ -7,7 +7,7 @@ import csv
 import io
 
 from pickfs.model import RunRecord, plan_from_dict
-from pickfs.report.table import build_table, numbers
+from pickfs.report.table import build_table
 from pickfs.report.views import build_views
 
 FIGURES = ("median", "speed_vs_baseline", "speed_ci_low", "speed_ci_high", "p", "p_adjusted", "significant",
@@ -33,18 +33,16 @@ def render_table_csv(record: RunRecord) -> str:
     """The results table every format shows, one row per workload and configuration: the columns under their keys
     as shown (the same cells as the terminal, Markdown, HTML and JSON), then the figures behind them unrounded
     (SI units; speed above 1 is faster), whether it is the one recommended, and whether the run decided."""
-    tables = [(v, build_table(v)) for v in build_views(record) if v.measured]
+    tables = [build_table(v) for v in build_views(record) if v.measured]
     keys: list[str] = []
-    for _, t in tables:
+    for t in tables:
         keys += [c.key for c in t.columns if c.key not in keys]
     buf = io.StringIO()
     w = csv.writer(buf)
     w.writerow(["run_id", "workload", *keys, *(f"{f}_value" for f in FIGURES), "recommended", "decided"])
-    for view, t in tables:
-        rows = {r.cell.config.name: r for r in view.rows}
+    for t in tables:
         for row in t.rows:
-            figures = numbers(rows[row.config], view)
             w.writerow([record.id, t.workload, *(row.cells.get(k, "") for k in keys),
-                        *("" if figures.get(f) is None else figures[f] for f in FIGURES), int(row.recommended),
+                        *("" if row.figures.get(f) is None else row.figures[f] for f in FIGURES), int(row.recommended),
                         "" if t.answer.decided is None else int(t.answer.decided)])
     return buf.getvalue()

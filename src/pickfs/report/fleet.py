@@ -15,8 +15,9 @@ import itertools
 import json
 import math
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from rich.console import Group
 from rich.table import Table
@@ -28,10 +29,33 @@ from pickfs.report.text import fmt_p, fmt_value
 from pickfs.report.views import build_views
 from pickfs.stats.compare import ALPHA, Comparison, compare, holm
 
-if TYPE_CHECKING:
-    from pickfs.store.fleets import FleetRecord
-
 SHOWN_DIFFS = 8  # storage differences listed per pair of hosts
+
+
+class FleetHostRecord(Protocol):
+    """What the view reads of a fleet's host as the store keeps it (store/fleets.py's FleetHost)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def status(self) -> str: ...
+    @property
+    def error(self) -> str: ...
+    @property
+    def run_id(self) -> str | None: ...
+
+
+class FleetRunRecord(Protocol):
+    """What the view reads of a fleet run as the store keeps it (store/fleets.py's FleetRecord)."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def status(self) -> str: ...
+    @property
+    def created(self) -> float: ...
+    @property
+    def hosts(self) -> Sequence[FleetHostRecord]: ...
 
 
 @dataclass(frozen=True)
@@ -129,7 +153,7 @@ def _workload(label: str, records: dict[str, RunRecord]) -> WorkloadFleetView | 
     return WorkloadFleetView(label, metric, baseline, tuple(configs), hosts, cells, rankings, diffs)
 
 
-def build_fleet_view(fleet: FleetRecord, records: dict[str, RunRecord]) -> FleetView:
+def build_fleet_view(fleet: FleetRunRecord, records: dict[str, RunRecord]) -> FleetView:
     """`records`: each host's run by inventory name, in the fleet's host order."""
     labels: list[str] = []
     for record in records.values():
@@ -271,9 +295,7 @@ def heatmap_figures(w: WorkloadFleetView) -> list[Any]:
 
 
 def render_fleet_html(view: FleetView) -> str:
-    from plotly.offline import get_plotlyjs
-
-    from pickfs.report.html import _PROBE, _STYLE, _fig_html
+    from pickfs.report.html import chart_html, page
 
     parts = [f"<h1>pickfs fleet {_e(view.fleet_id)}</h1>",
              f"<p class=dim>{_e(time.strftime('%Y-%m-%d %H:%M', time.localtime(view.created)))}, "
@@ -302,15 +324,12 @@ def render_fleet_html(view: FleetView) -> str:
         parts.append(f"<p class=rec>{_e(ranking_line(w))}</p>")
         parts.append("<p>Hosts that differ significantly on a configuration:</p><ul>"
                      + "".join(f"<li>{_e(line)}</li>" for line in difference_lines(view, w)) + "</ul>")
-        parts += [_fig_html(fig, "heatmap") for fig in heatmap_figures(w)]
+        parts += [chart_html(fig, "heatmap") for fig in heatmap_figures(w)]
     measured = [h for h, *_ in view.hosts if any(h in w.hosts for w in view.workloads)]
     for a, b in itertools.combinations(measured, 2):
         parts.append(f"<h2>Storage differences, {_e(a)} -&gt; {_e(b)}</h2><div class=why>"
                      + _e("\n".join(env_lines(view, a, b))) + "</div>")
-    return ("<!DOCTYPE html><html lang=en><head><meta charset=utf-8>"
-            f"<title>pickfs fleet {_e(view.fleet_id)}</title><style>{_STYLE}</style>"
-            f"<script>{_PROBE}</script><script>{get_plotlyjs()}</script></head><body>"
-            + "\n".join(parts) + "</body></html>\n")
+    return page(f"pickfs fleet {view.fleet_id}", "\n".join(parts))
 
 
 def render_fleet_json(view: FleetView) -> str:

@@ -35,11 +35,11 @@ from pickfs.report.text import (
 )
 from pickfs.report.views import ONE_AT_A_TIME, WorkloadView, build_views, risk_legend
 
-_CONFIG = {"displaylogo": False, "responsive": True}
+PLOTLY_CONFIG = {"displaylogo": False, "responsive": True}
 INLINE = "inline"
 PLOTLY_FILE = "plotly.min.js"  # plotly.js as one file beside the pages that load it
 
-_STYLE = """
+STYLE = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2rem auto;max-width:1200px;color:#212529;
 padding:0 1rem}h1{font-size:1.6rem}h2{margin-top:2.5rem;border-bottom:1px solid #dee2e6}table{border-collapse:collapse;
 margin:1rem 0;font-size:.9rem}th,td{padding:.3rem .6rem;border-bottom:1px solid #e9ecef;text-align:left;vertical-align:top}
@@ -49,7 +49,7 @@ td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}.ri
 .chart{margin:.5rem 0}.nowrap{white-space:nowrap}.machine{font-size:.95rem}
 """
 
-_PROBE = """
+PROBE = """
 window.pickfsErrors = [];
 window.addEventListener('error', function (e) { window.pickfsErrors.push(String(e.message)); });
 (function () {
@@ -161,13 +161,19 @@ def round_data(fig: go.Figure) -> go.Figure:
     return fig
 
 
-def _fig_html(fig: go.Figure, kind: str) -> str:
+def chart_div(fig: go.Figure, kind: str) -> str:
+    """A figure as it stands, in the page's chart box (`kind` names it for the browser test)."""
+    body = fig.to_html(full_html=False, include_plotlyjs=False, config=PLOTLY_CONFIG)
+    return f'<div class="chart" data-chart="{_e(kind)}">{body}</div>'
+
+
+def chart_html(fig: go.Figure, kind: str) -> str:
+    """A figure in the report's style (its figures rounded, the white template, room for the labels), boxed."""
     round_data(fig)
     fig.update_layout(template="plotly_white")
     fig.update_layout(margin={"r": 20, "t": fig.layout.margin.t or 60, "b": 80,
                               "l": fig.layout.margin.l or 60})
-    body = fig.to_html(full_html=False, include_plotlyjs=False, config=_CONFIG)
-    return f'<div class="chart" data-chart="{_e(kind)}">{body}</div>'
+    return chart_div(fig, kind)
 
 
 def _breakdown_table(view: WorkloadView) -> str:
@@ -310,7 +316,7 @@ def render_html(record: RunRecord, plotly: str | None = INLINE) -> str:
         parts.append(f"<h2>{_e(view.label)}</h2><p class=dim>{_e(view.kind)} workload; {_e(settings)}</p>")
         charts = charts_for(record, view)
         if charts and charts[0][0] == "forest":
-            parts.append(_fig_html(charts.pop(0)[1], "forest"))
+            parts.append(chart_html(charts.pop(0)[1], "forest"))
         if view.measured:
             parts.append("".join(f"<p class=dim>{_e(line)}</p>" for line in method_lines(view)))
             parts.append(_summary_table(build_table(view)))
@@ -318,7 +324,7 @@ def render_html(record: RunRecord, plotly: str | None = INLINE) -> str:
         parts.append(_breakdown_table(view))
         parts.append(_crash_table(view))
         for kind, fig in charts:
-            parts.append(_fig_html(fig, kind))
+            parts.append(chart_html(fig, kind))
         why = [f"{r.cell.config.name}:\n" + "\n".join(f"  {line}" for line in r.explanation)
                for r in view.rows if r.explanation]
         if why:
@@ -327,7 +333,7 @@ def render_html(record: RunRecord, plotly: str | None = INLINE) -> str:
     crash = crash_chart(views)
     if crash is not None:
         statements = crash_statements(views)  # the model in force, and what no simulation can show
-        parts.append("<h2>Crash tests</h2>" + _fig_html(crash, "crash")
+        parts.append("<h2>Crash tests</h2>" + chart_html(crash, "crash")
                      + "".join(f"<p class=dim>{_e(line)}</p>" for line in statements))
     risks = risk_legend(views)
     if risks:
@@ -352,5 +358,5 @@ def page(title: str, body: str, plotly: str | None = INLINE) -> str:
         script = f'<script src="{_e(plotly)}"></script>'
 
     return ("<!DOCTYPE html><html lang=en><head><meta charset=utf-8>"
-            f"<title>{_e(title)}</title><style>{_STYLE}</style>"
-            f"<script>{_PROBE}</script>{script}</head><body>{body}</body></html>\n")
+            f"<title>{_e(title)}</title><style>{STYLE}</style>"
+            f"<script>{PROBE}</script>{script}</head><body>{body}</body></html>\n")

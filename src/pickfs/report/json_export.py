@@ -9,7 +9,7 @@ from typing import Any
 from pickfs.model import RunRecord
 from pickfs.report.latency import latency_dict
 from pickfs.report.recommend import recommend, recommended
-from pickfs.report.table import build_table, numbers
+from pickfs.report.table import build_table
 from pickfs.report.text import verdict
 from pickfs.report.views import WorkloadView, build_views, summary_dict
 from pickfs.stats.summary import log_interval
@@ -22,7 +22,6 @@ def table_dict(view: WorkloadView) -> dict[str, Any]:
     """The table model as every other format shows it (same columns, same names), with the figures behind each
     row and the answer: its text, the configuration named, the reason, and whether the run decided."""
     table = build_table(view)
-    rows = {r.cell.config.name: r for r in view.rows}
     return {
         "workload": table.workload,
         "caption": table.caption,
@@ -31,7 +30,7 @@ def table_dict(view: WorkloadView) -> dict[str, Any]:
         "columns": [{"key": c.key, "heading": c.head} for c in table.columns],
         "rows": [{"configuration": r.config, "status": r.status, "recommended": r.recommended, "unsafe": r.unsafe,
                   "flags": list(r.flags), "cells": {c.key: r.cells.get(c.key, "") for c in table.columns},
-                  "notes": list(r.notes), "figures": numbers(rows[r.config], view)} for r in table.rows],
+                  "notes": list(r.notes), "figures": r.figures} for r in table.rows],
         "notes": [{"number": n.number, "text": n.text, "configurations": list(n.configs)} for n in table.notes],
         "answer": {"text": table.answer.text, "sentences": list(table.answer.sentences),
                    "configuration": table.answer.choice, "reason": table.answer.reason,

@@ -16,9 +16,9 @@ import plotly.graph_objects as go
 from plotly.offline import get_plotlyjs
 
 from pickfs.model import RunRecord
-from pickfs.report.charts import PALETTE, ROW_PX, _log_axis, speeds
+from pickfs.report.charts import PALETTE, ROW_PX, log_axis, speeds
 from pickfs.report.comparison import pair_runs
-from pickfs.report.html import _CONFIG, PLOTLY_FILE, page, render_html
+from pickfs.report.html import PLOTLY_FILE, chart_div, page, render_html
 from pickfs.report.recommend import recommend
 from pickfs.report.table import build_table, terse
 from pickfs.report.text import fmt_p, fmt_value, pct
@@ -86,7 +86,7 @@ def comparison_chart(runs: Sequence[RunRecord], label: str) -> go.Figure | None:
         return None
     configs = {n for t in fig.data for n in t.y}
     fig.add_vline(x=1, line_width=1.5)
-    fig.update_xaxes(**_log_axis(min(lows), max(highs)), title_text="speed relative to each run's baseline "
+    fig.update_xaxes(**log_axis(min(lows), max(highs)), title_text="speed relative to each run's baseline "
                                                                       "(log scale; right is faster)")
     fig.update_yaxes(autorange="reversed", type="category")
     fig.update_layout(template="plotly_white", title=f"{label}: each run's ratios, 95% intervals",
@@ -112,8 +112,7 @@ def comparison_page(runs: Sequence[RunRecord]) -> str:
         parts.append("</ul>")
         fig = comparison_chart(runs, label)
         if fig is not None:
-            body = fig.to_html(full_html=False, include_plotlyjs=False, config=_CONFIG)
-            parts.append(f'<div class="chart" data-chart="comparison">{body}</div>')
+            parts.append(chart_div(fig, "comparison"))
     for a, b in pairwise(runs):
         rows = []
         for p in pair_runs(a, b):

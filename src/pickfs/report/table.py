@@ -7,7 +7,7 @@ A renderer decides only how to draw the model: which columns fit (the terminal a
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from pickfs.model import MetricDef
 from pickfs.report.recommend import choice, recommend, recommended
@@ -26,6 +26,7 @@ from pickfs.report.text import (
     status_detail,
 )
 from pickfs.report.views import Row, WorkloadView
+from pickfs.stats.compare import Comparison
 from pickfs.stats.summary import log_interval
 
 P99_METRICS = ("lat_p99", "sync_p99", "write_p99")
@@ -60,6 +61,7 @@ class TableRow:
     unsafe: bool = False
     flags: tuple[str, ...] = ()  # the settings that trade safety for speed, by name
     notes: tuple[int, ...] = ()  # numbers of the notes under the table
+    figures: dict[str, float | int | bool | None] = field(default_factory=dict)  # behind the cells: see numbers()
 
 
 @dataclass(frozen=True)
@@ -112,7 +114,7 @@ def factors_in(view: WorkloadView) -> bool:
                if r.comparison is not None and r.cell.config.name != view.baseline)
 
 
-def _lo_hi_s(c, higher: bool) -> tuple[float, float, float]:
+def _lo_hi_s(c: Comparison, higher: bool) -> tuple[float, float, float]:
     s, lo, hi = speed_interval(c, higher)
     return lo, hi, s
 
@@ -218,7 +220,7 @@ def build_table(view: WorkloadView) -> ResultTable:
                  GEOMEAN: interval(r),
                  SANITIZED: sanitized(r), NOTES: " ".join(str(n) for n in refs[r.cell.config.name])}
         rows.append(TableRow(r.cell.config.name, r.status, cells, tone, r.cell.config.name == answer.choice,
-                             r.unsafe, r.flags, refs[r.cell.config.name]))
+                             r.unsafe, r.flags, refs[r.cell.config.name], numbers(r, view)))
     settings = ", ".join(f"{k}={v}" for k, v in sorted(view.settings.items()))
     adjusted = "simultaneous 95% intervals; a verdict exactly when its interval excludes 1" if view.race else \
         "Holm-adjusted verdicts"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 
 from rich import box
-from rich.console import Console, ConsoleOptions, Group, RenderResult
+from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.table import Table
 from rich.text import Text
 
@@ -170,7 +170,7 @@ class CrashTable:
         yield table
 
 
-def crash_table(view: WorkloadView) -> list:
+def crash_table(view: WorkloadView) -> list[CrashTable]:
     return [CrashTable(view)] if crash_cells(view) else []
 
 
@@ -228,7 +228,7 @@ def render_run(record: RunRecord, explain: bool = False) -> Group:
     sanitized means, every slice's figure, every explanation in full and the notes whole."""
     views = build_views(record)
     tables = {v.label: build_table(v) for v in views if v.measured}
-    parts: list = []
+    parts: list[RenderableType] = []
     when = time.strftime("%Y-%m-%d %H:%M", time.localtime(record.created))
     host = record.host
     parts.append(Text(f"run {record.id} ({record.status}), {when}, {host.get('hostname', '?')}: "

@@ -1,23 +1,35 @@
-"""Paired estimates in time (pure): each configuration against the baseline measured nearest to it.
+"""Paired estimates in time (pure): each configuration against the baseline's level at the moment it ran.
 
 On a machine whose disk changes speed every 10-30 s, two configurations measured minutes apart
 compare the weather, not the storage. The side-by-side method measures every configuration in
-short slices that take turns; this module turns those slices into ratios:
+short slices that take turns; this module turns those slices into ratios. It is the estimator of
+runs measured side by side without the race (`--no-race`) and of their stopping rule; the race
+has its own model (stats/weather.py, stats/decision.py).
 
-- Each slice of configuration X is paired with the baseline's level at the same moment: the
-  baseline's log-throughput interpolated linearly in time between its slices just before and just
-  after (within the same block; flat beyond its first and last slice). The difference of logs,
-  d = log x - log b(t), is one paired observation of log(ratio).
-- Blocks are repetitions of the whole side-by-side measurement on freshly made filesystems.
-  The estimate is the mean of d over all slices; its variance has two components, estimated as
-  in a one-way random-effects model: between blocks (one mkfs against the next) and within blocks
-  (slice to slice). The between-block term enters only when an F test finds the blocks different
-  at the 25% level (the customary "sometimes pool" rule); otherwise the blocks are pooled. Neighbouring slices can share a baseline slice, so the within-block variance
-  is the long-run variance gamma0 + 2 max(gamma1, 0) of the time-ordered residuals, not gamma0.
-- The interval is Student-t with Satterthwaite's degrees of freedom for the sum of the two
-  components; Holm's method corrects p-values for the comparisons made together.
+- The baseline's level: each block (a repetition on freshly made filesystems) has its own level,
+  the mean of its log-throughputs less the weather at their moments, the weather read from the
+  other blocks' slices (each centred on its block's plain mean); the baseline's level is the mean
+  of its blocks' levels. One block: its plain mean (`baseline_levels`).
+- The weather at moment t: every block's baseline slices, each centred on its own block's level,
+  in time order, interpolated linearly at t (flat beyond the first and the last).
+- Each positive slice of configuration X gives one paired observation of log(ratio):
+  d = log x - level - weather(t). A slice that measured nothing (a stall) is left out and counted.
+- The estimate is the mean of d. Its variance:
+  - when every block has a slice in the same rounds (at least two such rounds, holding at least
+    half of the slices), a two-way random-effects model of blocks x rounds on the cells' means:
+    Var(mean) = s2_b/K + s2_r/R + s2_e/(KR), a component entering only when its mean square
+    exceeds the error's (else taken as zero), Satterthwaite's degrees of freedom;
+  - otherwise a one-way model by block: the within-block variance is the long-run variance
+    gamma0 + 2 max(gamma1, 0) of the time-ordered residuals (neighbouring slices share baseline
+    slices), and the between-block component (the spread of the blocks' means less the
+    within-block part) enters when it is above zero, with Satterthwaite's degrees of freedom.
+  To either, the variance of the baseline's level is added (the spread of its blocks' levels over
+  their number, K - 1 degrees of freedom), Satterthwaite's degrees of freedom for the sum.
+- The interval is Student-t with those degrees of freedom; the p-value is two-sided; Holm's
+  method adjusts the p-values of the comparisons made together (`paired_compare_all`).
 
-`benchmarks/aa_calibration.py` measures the false-alarm rate of this on real A/A runs.
+`benchmarks/aa_calibration.py` measures the false-alarm rate on real A/A runs (with --no-race, of this
+estimator); `benchmarks/estimators_old_vs_new.py` sets it beside the race's on the stored runs.
 """
 
 from __future__ import annotations

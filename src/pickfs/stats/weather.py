@@ -199,12 +199,9 @@ def _parts(resid: Sequence[tuple[int, int | None, float]], levels: Mapping[int, 
 def _pooled(parts: Mapping[str, _Parts], informs: Collection[str]) -> tuple[float, float]:
     """(sigma_img^2, df): the spread from one mkfs to the next beyond the slices' noise, pooled over
     the informers (the mkfs effect is taken as common; each configuration's noise is its own)."""
-    ss = df = 0.0
-    for name in informs:
-        p = parts.get(name)
-        if p is not None and p.images >= 2:
-            ss += p.image_excess() * (p.images - 1)
-            df += p.images - 1
+    pooled = [p for p in (parts.get(name) for name in sorted(informs)) if p is not None and p.images >= 2]
+    ss = math.fsum(p.image_excess() * (p.images - 1) for p in pooled)  # the same sum in any order of `informs`
+    df = float(sum(p.images - 1 for p in pooled))
     return (max(ss / df, 0.0) if df else 0.0), df
 
 

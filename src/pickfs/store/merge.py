@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pickfs.model import RunRecord, Trial
+from pickfs.store.results import ResultStore
 
 # The run ids pickfs makes (store/results.py's new_run_id): a merged id becomes a file name in the report site.
 RUN_ID = re.compile(r"[0-9]{8}-[0-9]{6}-[0-9a-f]{4}")
@@ -80,7 +81,7 @@ def _trial_insert(t: Trial, run_id: str) -> tuple[str, tuple[Any, ...]]:
              t.round))
 
 
-def merge_runs(dest: Any, source: Any, run_ids: list[str] | None = None) -> MergeResult:
+def merge_runs(dest: ResultStore, source: ResultStore, run_ids: list[str] | None = None) -> MergeResult:
     """Every run of `source` (or those named) into `dest`, each run in one transaction."""
     from pickfs.errors import NotFound
 
@@ -109,7 +110,7 @@ def merge_runs(dest: Any, source: Any, run_ids: list[str] | None = None) -> Merg
                                (plan.status_update, incoming.updated, json.dumps(list(incoming.notes)), incoming.id)))
         if not statements:
             continue
-        dest._write(incoming.id, *statements)
+        dest.write_statements(incoming.id, *statements)
         if plan.new_run:
             result.runs_added.append(incoming.id)
         elif plan.trials or plan.status_update:

@@ -93,9 +93,9 @@ class PostgresStore(ResultStore):
 
     # -- backend ---------------------------------------------------------------------------
     def _create_tables(self) -> None:
-        from pickfs.store.results import _SCHEMA
+        from pickfs.store.results import SCHEMA
 
-        self._conn.executescript(_SCHEMA)
+        self._conn.executescript(SCHEMA)
 
     def _begin_exclusive(self) -> None:
         self._conn.execute("BEGIN")

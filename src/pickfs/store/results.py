@@ -29,7 +29,7 @@ from pickfs.store.sqlitefile import (
 
 SCHEMA_VERSION = 4
 
-_SCHEMA = """
+SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS runs (
     id TEXT PRIMARY KEY,
@@ -61,7 +61,7 @@ CREATE TABLE IF NOT EXISTS trials (
 );
 CREATE INDEX IF NOT EXISTS trials_run ON trials(run_id, cell_index);
 """
-_SCHEMA += "".join(f"{stmt};\n" for stmt in FLEET_SCHEMA)
+SCHEMA += "".join(f"{stmt};\n" for stmt in FLEET_SCHEMA)
 
 # _MIGRATIONS[v]: statements that take schema v to v + 1
 _MIGRATIONS: dict[int, tuple[str, ...]] = {
@@ -201,7 +201,7 @@ class ResultStore(FleetMixin):
 
     # -- backend ---------------------------------------------------------------------------
     def _create_tables(self) -> None:
-        self._conn.executescript(_SCHEMA)
+        self._conn.executescript(SCHEMA)
 
     def _begin_exclusive(self) -> None:
         self._conn.execute("BEGIN IMMEDIATE")
@@ -248,6 +248,10 @@ class ResultStore(FleetMixin):
         self._write(run_id, ("INSERT INTO runs (id, created, updated, status, pickfs_version, plan_json, host_json)"
                              " VALUES (?, ?, ?, 'running', ?, ?, ?)",
                              (run_id, now, now, version, json.dumps(plan), json.dumps(host))))
+
+    def write_statements(self, run_id: str, *statements: tuple[str, tuple[Any, ...]]) -> None:
+        """Statements of the run's in one transaction, as the store writes its own (store/merge.py's rows)."""
+        self._write(run_id, *statements)
 
     def set_status(self, run_id: str, status: str) -> None:
         self._write(run_id, ("UPDATE runs SET status=?, updated=? WHERE id=?", (status, time.time(), run_id)))
