@@ -62,7 +62,8 @@ def load_command(name: str) -> click.Command:
     import importlib
 
     module = importlib.import_module(COMMANDS[name][0])
-    return module.command
+    command: click.Command = module.command
+    return command
 
 
 def _short_help(command: click.Command, limit: int) -> str:

@@ -11,6 +11,7 @@ import json
 import math
 import statistics
 from collections.abc import Sequence
+from typing import Any
 
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
@@ -41,7 +42,7 @@ def label(row: Row, chosen: str | None) -> str:
     return name + (" ⚠" if row.unsafe else "") + (" ★" if name == chosen else "")
 
 
-def log_axis(lo: float, hi: float) -> dict:
+def log_axis(lo: float, hi: float) -> dict[str, Any]:
     """A log axis over [lo, hi] (speed ratios) with ticks at round ratios, written as ×r."""
     lo, hi = min(lo, 1.0) / 1.08, max(hi, 1.0) * 1.08
     gap = (math.log10(hi) - math.log10(lo)) / 8  # ticks at least an eighth of the axis apart, 1 always
@@ -67,7 +68,7 @@ def si(value: float) -> str:
     return f"{value:g}"
 
 
-def value_ticks(values: Sequence[float]) -> dict:
+def value_ticks(values: Sequence[float]) -> dict[str, Any]:
     """A log axis over positive values with ticks at 1, 2 and 5 of each decade, every one labelled in full
     (1k, 2k, 5k, 10k: never a bare '2' or '5' standing for a minor tick)."""
     pos = [v for v in values if v and v > 0]
