@@ -134,8 +134,9 @@ def run_search(space: Space, racer: Racer, budget_s: float, seed: int, sample: i
     answer = d.answer if d else None
     preset_names = {p.name for p in presets}
     best_preset = None
-    if last.fit is not None and answer:
-        ranked = sorted((n for n in last.fit.spreads if n in preset_names), key=lambda n: -last.fit.spreads[n].level)
-        best_preset = _advantage(last.fit, answer, ranked[0]) if ranked else None
+    final_fit = last.fit
+    if final_fit is not None and answer:
+        ranked = sorted((n for n in final_fit.spreads if n in preset_names), key=lambda n: -final_fit.spreads[n].level)
+        best_preset = _advantage(final_fit, answer, ranked[0]) if ranked else None
     return SearchResult(space, tuple(stages), tuple(found), answer, bool(d and d.settled), d.tied if d else (),
                         _advantage(last.fit, answer, base_name), best_preset, tuple(skipped))

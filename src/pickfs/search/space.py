@@ -213,8 +213,8 @@ def _dimension(name: str, values: Any, where: str) -> Dimension:
 
 
 def from_table(t: Mapping[str, Any]) -> Space:
-    """The plan's [search] section: filesystems (built-in spaces), unsafe, scheduler values, and
-    [search.<fstype>] tables of dimensions that replace or extend the built-in ones."""
+    """The plan's [search] section: filesystems (their built-in spaces), unsafe, scheduler values (for every
+    filesystem), and [search.<fstype>] tables of dimensions that replace a filesystem's built-in ones."""
     allowed = {"filesystems", "unsafe", "scheduler", *BUILT_IN, "sample"}
     extra = sorted(k for k in t if k not in allowed and not isinstance(t[k], dict))
     if extra:
@@ -228,8 +228,11 @@ def from_table(t: Mapping[str, Any]) -> Space:
         raise PlanError("[search] unsafe must be true or false", "unsafe = false keeps settings that risk data out")
     spaces = []
     for fstype in fstypes:
-        dims = {d.name: d for d in BUILT_IN.get(fstype, ())}
-        for name, values in (t.get(fstype) or {}).items():
+        declared = t.get(fstype)
+        if declared is not None and not isinstance(declared, dict):
+            raise PlanError(f"[search] {fstype} must be a table of dimensions", f'e.g. [search.{fstype}] atime = ["", "mount:noatime"]')
+        dims = {d.name: d for d in BUILT_IN.get(fstype, ())} if declared is None else {}
+        for name, values in (declared or {}).items():
             dims[name] = _dimension(name, values, f"[search.{fstype}]")
         if "scheduler" in t:
             dims["scheduler"] = _dimension("scheduler", [f"scheduler:{s}" for s in t["scheduler"]], "[search]")
