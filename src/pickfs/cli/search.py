@@ -17,7 +17,7 @@ from pickfs.model import FsConfig, WorkloadSpec
 from pickfs.report.search_json import render_json
 from pickfs.report.search_text import render
 from pickfs.search.design import screening
-from pickfs.search.driver import SearchResult, run_search
+from pickfs.search.driver import MIN_STAGE_S, SearchResult, run_search
 from pickfs.search.facts import gather
 from pickfs.search.outcome import to_dict
 from pickfs.search.space import Space, built_in, from_table, prune
@@ -66,9 +66,10 @@ def _space_table(o: dict[str, Any]) -> dict[str, Any]:
 def new_request(o: dict[str, Any]) -> dict[str, Any]:
     spec = workload_specs((o["workload"],) if o["workload"] else (), o["sets"], None)[0]
     max_time = _max_time(o["max_time"] or DEFAULT_MAX_TIME)
-    if max_time < 180:
+    if max_time < 2 * MIN_STAGE_S:
         raise PlanError(f"--max-time {o['max_time']} leaves no room for the stages of a search",
-                        "give it at least 3m (a search races three stages; 30m is the default)")
+                        f"give it at least {2 * MIN_STAGE_S / 60:.0f}m (a search races up to three stages; "
+                        f"{DEFAULT_MAX_TIME} is the default)")
     return {
         "space": _space_table(o),
         "workload": {"name": spec.name, "label": spec.label, "settings": [list(kv) for kv in spec.settings]},
