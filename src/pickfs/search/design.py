@@ -7,9 +7,10 @@
   intervals (Bonferroni over every effect shown); each filesystem's defaults against the first one's.
   An effect is measurable exactly when its interval excludes 1.
 - Refinement, around the leaders of the screening (the race's answer and whatever it could not tell
-  from it, then the fastest): each leader with every measurable helper of its filesystem at once, that
-  combination with each helper taken out again (an interaction shows there), and each leader with each
-  value that only may have helped (its estimate above 1, its interval not excluding 1) added alone.
+  from it, then the fastest): each leader with every measurable helper of its filesystem at once, the
+  helpers alone on the defaults (every other value of the leader back to its default), that combination
+  with each helper taken out again (an interaction shows there), and each leader with each value that
+  only may have helped (its estimate above 1, its interval not excluding 1) added alone.
 """
 
 from __future__ import annotations
@@ -107,13 +108,12 @@ def no_difference(found: Sequence[Effect]) -> list[Effect]:
 
 
 def leaders(space: Space, fit: Fit, decision: Decision | None, measured: Sequence[Candidate], k: int = 3) -> list[Candidate]:
-    """The race's answer and what it could not tell from it, then the fastest, at most k."""
+    """The race's answer, the fastest of what it could not tell from the answer, then the fastest of the rest,
+    at most k."""
     by_name = {space.name(c): c for c in measured if space.name(c) in fit.spreads}
-    order = [n for n in (decision.tied if decision else ()) if n in by_name]
-    fastest = sorted(by_name, key=lambda n: -fit.spreads[n].level)
-    for n in fastest:
-        if n not in order:
-            order.append(n)
+    answer = decision.answer if decision else None
+    tied = {n for n in (decision.tied if decision else ()) if n in by_name}
+    order = sorted(by_name, key=lambda n: (n != answer, n not in tied, -fit.spreads[n].level))
     return [by_name[n] for n in order[:k]]
 
 
@@ -121,7 +121,7 @@ def _with(c: Candidate, k: int, i: int) -> Candidate:
     return Candidate(c.fstype, (*c.choice[:k], i, *c.choice[k + 1:]))
 
 
-def refinement(space: Space, found: Sequence[Effect], around: Sequence[Candidate], most: int = 12) -> list[Candidate]:
+def refinement(space: Space, found: Sequence[Effect], around: Sequence[Candidate], most: int = 8) -> list[Candidate]:
     """Candidates combining the values that helped, around each leader (see the module's text)."""
     out: list[Candidate] = []
 
@@ -145,6 +145,8 @@ def refinement(space: Space, found: Sequence[Effect], around: Sequence[Candidate
         for k, i in sure.items():
             combined = _with(combined, k, i)
         add(combined)
+        lean = Candidate(leader.fstype, tuple(sure.get(k, 0) for k in range(len(leader.choice))))
+        add(lean)  # the helpers alone, every other value back to its default
         for k in sure:
             add(_with(combined, k, leader.choice[k] if leader.choice[k] != sure[k] else 0))
         for k, i in maybe.items():

@@ -20,8 +20,8 @@ from pickfs.search.space import Candidate, Space
 from pickfs.stats.decision import Decision, contrast
 from pickfs.stats.weather import Fit
 
-SCREENING_SHARE = 0.45  # of the budget
-REFINEMENT_SHARE = 0.55  # of what is left after the screening
+SCREENING_SHARE = 0.4  # of the budget
+REFINEMENT_SHARE = 0.4  # of what is left after the screening; the final race has the rest
 MIN_STAGE_S = 60.0  # a stage with less than this left is not started
 
 
