@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import stat
+import subprocess
 import sys
 from pathlib import Path
 
@@ -82,9 +83,7 @@ def test_the_search_record_is_pickfs_own(tmp_path):
         load_state(wd, state.id)
 
 
-def _pickfs(*args: str, cwd: Path | None = None) -> "subprocess.CompletedProcess[str]":
-    import subprocess
-
+def _pickfs(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "pickfs", "search", *args], capture_output=True, text=True,
                           cwd=cwd, env={**os.environ, "CI": "1"})
 

@@ -129,6 +129,7 @@ class Stages:
         self.observer = observer
         self.state = state
         self.note = note
+        self.warned: set[str] = set()  # the plans' warnings, said once a search
 
     def plan(self, spec: StageSpec) -> Plan:
         s = self.setting
@@ -137,6 +138,10 @@ class Stages:
         method = replace(Method(), blocks=spec.blocks, max_seconds=max(spec.budget_s, 60.0), margin=s.margin,
                          seed=s.seed, slice_seconds=s.slice_s)
         plan = build_plan(target, list(spec.configs), [s.spec], method, spec.baseline)
+        for warning in plan.warnings:
+            if warning not in self.warned:
+                self.warned.add(warning)
+                self.note(warning)
         st = os.statvfs(s.workdir)
         blocks, why = room_for(plan, st.f_bavail * st.f_frsize, spec.blocks)
         if why:
