@@ -83,7 +83,8 @@ def _answer(d: Mapping[str, Any]) -> list[str]:
         out.append(f"  {adv['ratio']:.2f}x the distribution's default {adv['over']} (95%: {adv['low']:.2f}x to "
                    f"{adv['high']:.2f}x), in the final race")
     elif a["name"] == d["stages"][-1]["configurations"][0]:
-        out.append("  the distribution's default itself: nothing searched was faster by more than the margin")
+        out.append("  the distribution's default itself: " + ("nothing searched was faster by more than the margin"
+                   if a["settled"] else "the most preferred of what the race could not tell apart"))
     best = a["best_preset"]
     if best is not None:
         out.append(f"  against the fastest preset, {best['over']}: {best['ratio']:.2f}x (95%: {best['low']:.2f}x to "
