@@ -116,3 +116,19 @@ def test_dry_run_shows_the_space_and_builds_nothing(tmp_path):
     assert r.returncode == 0, r.stderr
     assert "search space: 4 configurations over ext4, 2 allowed; the screening races 2 of them" in r.stderr + r.stdout
     assert not (tmp_path / "wd").exists()
+
+
+def test_an_unsettled_default_is_not_called_the_winner():
+    d = {"search": "S", "workload": {"label": "w"}, "configurations_built": 2, "images_built": 2, "effects": [],
+         "skipped": [], "space": {"size": 2, "filesystems": ["ext4"], "allowed": 2, "pruned": [], "unsafe_left_out": []},
+         "stages": [{"name": "final", "run_id": "r", "configurations": ["ext4+defaults", "ext4+noatime"], "images": 2,
+                     "elapsed_s": 60.0, "budget_s": 60.0, "answer": "ext4+defaults", "settled": False,
+                     "tied": ["ext4+defaults", "ext4+noatime"], "out": [], "left": []}],
+         "answer": {"name": "ext4+defaults", "settled": False, "tied": ["ext4+defaults", "ext4+noatime"],
+                    "description": "ext4, every default", "advantage": None, "best_preset": None,
+                    "setup": {"mkfs": "mkfs.ext4 /dev/DEVICE", "fstab": "f", "udev": None, "database": None,
+                              "database_settings": {}}}}
+    text = render(d)
+    assert "not settled: could not tell it from ext4+noatime" in text
+    assert "the most preferred of what the race could not tell apart" in text
+    assert "nothing searched was faster" not in text
