@@ -1,0 +1,112 @@
+"""A search's result in the terminal (pure): what mattered, the path, and the answer as a setup to paste.
+
+Renders the plain data of pickfs.search.outcome (the same the JSON holds), so a stored search renders
+without the search's code.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+
+def _pct(ratio: float) -> str:
+    return f"{ratio - 1:+.0%}"
+
+
+def _interval(e: Mapping[str, Any]) -> str:
+    return f"{_pct(e['low'])} to {_pct(e['high'])}"
+
+
+def _minutes(seconds: float) -> str:
+    return f"{seconds / 60:.1f} min" if seconds >= 90 else f"{seconds:.0f} s"
+
+
+def _effect_name(e: Mapping[str, Any]) -> str:
+    return "filesystem" if e["dimension"] == "filesystem" else f"{e['filesystem']} {e['dimension']}"
+
+
+def _what_mattered(d: Mapping[str, Any]) -> list[str]:
+    effects = d["effects"]
+    if not effects:
+        return ["What mattered: the screening measured no effect (no configuration beside its defaults finished)."]
+    best: dict[str, Mapping[str, Any]] = {}
+    for e in effects:  # largest first already
+        best.setdefault(_effect_name(e), e)
+    rows = [(_effect_name(e), e["value"], _pct(e["ratio"]), _interval(e), "" if e["measurable"] else "no measurable difference")
+            for e in best.values()]
+    w = [max(len(r[i]) for r in rows) for i in range(4)]
+    out = ["What mattered: the dimensions by their largest effect, each value changed alone against its "
+           "filesystem's defaults in the screening race (a filesystem's defaults against the first one's); "
+           "simultaneous 95% intervals:"]
+    out += [f"  {a:<{w[0]}}  {b:<{w[1]}}  {c:>{w[2]}}  [{i:<{w[3]}}]  {n}".rstrip() for a, b, c, i, n in rows]
+    none = [f"{_effect_name(e)} {e['value']} ({_pct(e['ratio'])}, {_interval(e)})" for e in effects if not e["measurable"]]
+    if none:
+        out.append("No measurable difference: " + "; ".join(none) + ".")
+    return out
+
+
+def _path(d: Mapping[str, Any]) -> list[str]:
+    out = ["The path:"]
+    for s in d["stages"]:
+        state = (f"answer {s['answer']}" if s["settled"] else
+                 f"could not tell apart {', '.join(s['tied'])}" if s["tied"] else "no answer")
+        out.append(f"  {s['name']} (run {s['run_id']}): {len(s['configurations'])} configurations, {s['images']} "
+                   f"images, {_minutes(s['elapsed_s'])} of {_minutes(s['budget_s'])}: {state}")
+        for x in s["out"]:
+            out.append(f"    out: {x['name']}: {x['why']}")
+        for x in s["left"]:
+            out.append(f"    left after round {x['round']}: {x['name']}" + (f": {x['why']}" if x["why"] else ""))
+    for why in d["skipped"]:
+        out.append(f"  not started: {why}")
+    return out
+
+
+def _behind(best: Mapping[str, Any]) -> str:
+    """Why the answer may be slower than the fastest preset (pure)."""
+    if best["high"] < 1:
+        return ("; the preset is faster, and the race could not yet tell it was faster by more than the margin, "
+                "where the answer (the default, or fewer settings changed) is preferred")
+    if best["ratio"] < 1:
+        return "; within what the race can tell, the answer is preferred for being the default or changing fewer settings"
+    return ""
+
+
+def _answer(d: Mapping[str, Any]) -> list[str]:
+    a = d["answer"]
+    if a is None:
+        return ["The answer: none (no stage gave one; each stage's run shows why: pickfs report RUN)."]
+    settled = "settled" if a["settled"] else f"not settled: could not tell it from {', '.join(a['tied'][1:])}"
+    out = [f"The answer: {a['name']} ({settled})", f"  {a['description']}"]
+    adv = a["advantage"]
+    if adv is not None:
+        out.append(f"  {adv['ratio']:.2f}x the distribution's default {adv['over']} (95%: {adv['low']:.2f}x to "
+                   f"{adv['high']:.2f}x), in the final race")
+    elif a["name"] == d["stages"][-1]["configurations"][0]:
+        out.append("  the distribution's default itself: " + ("nothing searched was faster by more than the margin"
+                   if a["settled"] else "the most preferred of what the race could not tell apart"))
+    best = a["best_preset"]
+    if best is not None:
+        out.append(f"  against the fastest preset, {best['over']}: {best['ratio']:.2f}x (95%: {best['low']:.2f}x to "
+                   f"{best['high']:.2f}x){_behind(best)}")
+    s = a["setup"]
+    out += ["  The setup (replace DEVICE and the data directory with yours):",
+            f"    mkfs:  {s['mkfs']}", f"    fstab: {s['fstab']}"]
+    if s["udev"]:
+        out.append(f"    udev (/etc/udev/rules.d/60-scheduler.rules): {s['udev']}")
+    if s["database_settings"]:
+        settings = ", ".join(f"{k}={v}" for k, v in s["database_settings"].items())
+        out.append(f"    {s['database'] or 'database'} settings as measured: {settings}")
+    return out
+
+
+def render(d: Mapping[str, Any]) -> str:
+    sp = d["space"]
+    head = [f"search {d['search']}: {d['workload']['label']} over a space of {sp['size']} configurations "
+            f"({', '.join(sp['filesystems'])}), {sp['allowed']} of them allowed; {d['configurations_built']} built "
+            f"({d['images_built']} images) in {len(d['stages'])} stage(s)"]
+    for p in sp["pruned"]:
+        head.append(f"  pruned before anything ran: {p}")
+    for u in sp["unsafe_left_out"]:
+        head.append(f"  left out as unsafe (--unsafe to search them): {u}")
+    return "\n".join([*head, "", *_what_mattered(d), "", *_path(d), "", *_answer(d)]) + "\n"

@@ -1,0 +1,142 @@
+"""The search's stages, on a budget: screening, refinement around the leaders, then the leaders against the
+distribution's default and the safe presets (the final race gives the answer).
+
+Each stage is a race (engine/race.py) run through a `Racer`: the real one builds every configuration
+(search/stages.py), a test's one draws from a response surface. The driver is deterministic given what the
+races return, so a resumed search takes the same path: its budget is what the stages have spent (their own
+record), not the clock.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from pickfs.model import FsConfig
+from pickfs.search.design import Effect, effects, leaders, refinement, screening
+from pickfs.search.space import Candidate, Space
+from pickfs.stats.decision import Decision, contrast
+from pickfs.stats.weather import Fit
+
+SCREENING_SHARE = 0.4  # of the budget
+REFINEMENT_SHARE = 0.4  # of what is left after the screening; the final race has the rest
+MIN_STAGE_S = 60.0  # a stage with less than this left is not started
+
+
+@dataclass(frozen=True)
+class StageSpec:
+    name: str  # "screening", "refinement", "final"
+    configs: tuple[FsConfig, ...]
+    baseline: str
+    budget_s: float
+    blocks: int | None  # None: the race decides (screening: 1, to stand every candidate at once)
+
+
+@dataclass(frozen=True)
+class StageOutcome:
+    spec: StageSpec
+    run_id: str
+    fit: Fit | None
+    decision: Decision | None
+    left: tuple[tuple[str, int, str], ...]  # (name, round it last ran, why it left)
+    elapsed_s: float
+    images: int  # filesystems built (each a fresh mkfs)
+
+
+class Racer(Protocol):
+    def __call__(self, spec: StageSpec) -> StageOutcome: ...
+
+
+@dataclass(frozen=True)
+class Advantage:
+    leader: str
+    over: str
+    ratio: float
+    low: float
+    high: float
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    space: Space
+    stages: tuple[StageOutcome, ...]
+    effects: tuple[Effect, ...]
+    answer: str | None
+    settled: bool
+    tied: tuple[str, ...]
+    advantage: Advantage | None
+    best_preset: Advantage | None  # the fastest safe preset of the final race, against the answer
+    skipped: tuple[str, ...] = field(default=())  # stages not started, and why
+
+    @property
+    def built(self) -> int:
+        return sum(s.images for s in self.stages)
+
+    @property
+    def configurations(self) -> int:
+        return len({c.name for s in self.stages for c in s.spec.configs})
+
+
+def _advantage(fit: Fit | None, a: str | None, b: str | None) -> Advantage | None:
+    con = contrast(fit, a, b) if fit is not None and a and b and a != b else None
+    if con is None or a is None or b is None:
+        return None
+    lo, hi = con.interval(0.95)
+    return Advantage(a, b, math.exp(con.est), math.exp(lo), math.exp(hi))
+
+
+def _configs(space: Space, cands: Sequence[Candidate], extra: Sequence[FsConfig] = ()) -> tuple[FsConfig, ...]:
+    out = [space.config(c) for c in cands]
+    names = {c.name for c in out}
+    return (*out, *(c for c in extra if c.name not in names))
+
+
+def run_search(space: Space, racer: Racer, budget_s: float, seed: int, sample: int = 6,
+               presets: Sequence[FsConfig] = ()) -> SearchResult:
+    """Screening, refinement and the final race within `budget_s` (see the module's text)."""
+    base = space.default(space.filesystems[0].fstype)
+    base_name = space.name(base)
+    stages: list[StageOutcome] = []
+    skipped: list[str] = []
+    spent = 0.0
+
+    screen = screening(space, sample, seed)
+    first = racer(StageSpec("screening", _configs(space, screen), base_name, budget_s * SCREENING_SHARE, 1))
+    stages.append(first)
+    spent += first.elapsed_s
+    found = effects(space, first.fit, screen) if first.fit is not None else []
+    top = leaders(space, first.fit, first.decision, screen) if first.fit is not None else [base]
+
+    last = first
+    left = budget_s - spent
+    refine = [c for c in refinement(space, found, top) if c not in (base,)]
+    if left * REFINEMENT_SHARE < MIN_STAGE_S:
+        skipped.append(f"refinement: {left:.0f} s of the budget left")
+    elif refine:
+        second = racer(StageSpec("refinement", _configs(space, [base, *refine]), base_name, left * REFINEMENT_SHARE,
+                                 None))
+        stages.append(second)
+        spent += second.elapsed_s
+        last = second
+        if second.fit is not None:
+            by_name = {space.name(c): c for c in [base, *refine]}
+            top = leaders(space, second.fit, second.decision, list(by_name.values()))
+    left = budget_s - spent
+    if left < MIN_STAGE_S:
+        skipped.append(f"final: {left:.0f} s of the budget left")
+    else:
+        finalists = [base, *(c for c in top if c != base)]
+        last = racer(StageSpec("final", _configs(space, finalists, presets), base_name, left, None))
+        stages.append(last)
+    d = last.decision
+    answer = d.answer if d else None
+    preset_names = {p.name for p in presets}
+    best_preset = None
+    final_fit = last.fit
+    if final_fit is not None and answer:
+        ranked = sorted((n for n in final_fit.spreads if n in preset_names), key=lambda n: -final_fit.spreads[n].level)
+        best_preset = _advantage(final_fit, answer, ranked[0]) if ranked else None
+    return SearchResult(space, tuple(stages), tuple(found), answer, bool(d and d.settled), d.tied if d else (),
+                        _advantage(last.fit, answer, base_name), best_preset, tuple(skipped))

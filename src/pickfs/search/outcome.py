@@ -1,0 +1,80 @@
+"""A search's result as plain data (pure): what the reports render (report/search_text.py) and the JSON holds.
+
+The answer is given as a ready-to-use setup: the mkfs command, the fstab line, a udev rule for the
+scheduler and the database's settings, for the user's own device (DEVICE) and data directory.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from pickfs.model import FsConfig, WorkloadSpec
+from pickfs.search.driver import Advantage, SearchResult
+from pickfs.search.space import unsafe_left_out
+from pickfs.stack.filesystems import fs_type
+
+DEVICE = "/dev/DEVICE"
+DATA_DIR = "/var/lib/DATABASE"
+RUN_LENGTH = frozenset({"duration", "transactions", "scale", "rate", "clients", "threads", "arrivals",
+                        "latency_limit", "warehouses", "time", "tables", "table_size"})  # not database settings
+FSCK_PASS = {"ext2": 2, "ext3": 2, "ext4": 2}  # others check themselves at mount (0)
+
+
+def setup(config: FsConfig, spec: WorkloadSpec, database: str | None) -> dict[str, Any]:
+    """The answer as commands and lines to paste (pure)."""
+    ft = fs_type(config.fstype)
+    mkfs = " ".join([ft.mkfs[0] if ft.mkfs else f"mkfs.{config.fstype}", *config.mkfs_options, DEVICE])
+    options = ",".join(config.mount_options) or "defaults"
+    out: dict[str, Any] = {
+        "mkfs": mkfs,
+        "fstab": f"{DEVICE}  {DATA_DIR}  {config.fstype}  {options}  0  {FSCK_PASS.get(config.fstype, 0)}",
+        "udev": None,
+        "database": database,
+        "database_settings": {k: v for k, v in spec.settings if k not in RUN_LENGTH},
+    }
+    if config.scheduler:
+        out["udev"] = (f'ACTION=="add|change", KERNEL=="{DEVICE.rsplit("/", 1)[-1]}", '
+                       f'ATTR{{queue/scheduler}}="{config.scheduler}"')
+    return out
+
+
+def _adv(a: Advantage | None) -> dict[str, Any] | None:
+    return None if a is None else {"leader": a.leader, "over": a.over, "ratio": a.ratio, "low": a.low, "high": a.high}
+
+
+def to_dict(search_id: str, result: SearchResult, spec: WorkloadSpec, database: str | None,
+            request: Mapping[str, Any]) -> dict[str, Any]:
+    space = result.space
+    configs = {c.name: c for s in result.stages for c in s.spec.configs}
+    answer = configs.get(result.answer or "")
+    stages = []
+    for s in result.stages:
+        d = s.decision
+        stages.append({
+            "name": s.spec.name, "run_id": s.run_id, "configurations": [c.name for c in s.spec.configs],
+            "budget_s": s.spec.budget_s, "elapsed_s": s.elapsed_s, "images": s.images,
+            "answer": d.answer if d else None, "settled": bool(d and d.settled), "tied": list(d.tied) if d else [],
+            "left": [{"name": n, "round": r + 1, "why": why} for n, r, why in s.left],
+            "out": [{"name": n, "why": why} for n, why in (d.out if d else ())],
+        })
+    return {
+        "search": search_id,
+        "workload": {"name": spec.name, "label": spec.label, "settings": dict(spec.settings)},
+        "request": dict(request),
+        "space": {"filesystems": [f.fstype for f in space.filesystems], "size": space.size(),
+                  "allowed": sum(1 for c in space.candidates() if space.allowed(c)),
+                  "pruned": list(space.pruned), "unsafe_left_out": [] if space.unsafe else unsafe_left_out(space),
+                  "dimensions": {f.fstype: [{"name": d.name, "values": [v.label or "(default)" for v in d.values]}
+                                            for d in f.dimensions] for f in space.filesystems}},
+        "configurations_built": result.configurations,
+        "images_built": result.built,
+        "stages": stages,
+        "skipped": list(result.skipped),
+        "effects": [{"filesystem": e.fstype, "dimension": e.dimension, "value": e.value, "ratio": e.ratio,
+                     "low": e.low, "high": e.high, "measurable": e.measurable} for e in result.effects],
+        "answer": None if answer is None else {
+            "name": answer.name, "settled": result.settled, "tied": list(result.tied),
+            "description": answer.description, "advantage": _adv(result.advantage),
+            "best_preset": _adv(result.best_preset), "setup": setup(answer, spec, database)},
+    }

@@ -1,0 +1,301 @@
+"""The space a search covers (pure): filesystems, each with dimensions of mkfs, mount and scheduler values.
+
+A dimension lists its values, the first being the default (what mkfs and mount do unasked). A candidate is
+one value of every dimension of one filesystem; its configuration (an FsConfig) is named after the
+filesystem and the values that differ from the defaults: "xfs+noatime+log128m", or "ext4+defaults".
+
+Values that trade safety are found by the risk table (pickfs.risks) on the configuration they make, and
+left out unless asked for. Values this machine cannot build (a filesystem the kernel or its mkfs lacks, a
+scheduler the kernel does not offer, a feature newer than the kernel or the tools) are pruned before
+anything runs, each with its reason.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pickfs.errors import PlanError
+from pickfs.model import SCHEDULERS, FsConfig
+from pickfs.risks import config_risks
+
+DEFAULT_LABEL = "defaults"
+_LABEL = re.compile(r"[^A-Za-z0-9_.-]+")
+
+
+@dataclass(frozen=True)
+class Needs:
+    """A value's least versions: of the kernel, or of a tool package (name, version)."""
+
+    what: str  # "kernel" or a package: e2fsprogs, xfsprogs, btrfs-progs
+    version: tuple[int, ...]
+
+    def words(self) -> str:
+        return f"{self.what} {'.'.join(map(str, self.version))}"
+
+
+@dataclass(frozen=True)
+class Value:
+    label: str  # "" for a dimension's default
+    mkfs: tuple[str, ...] = ()
+    mount: tuple[str, ...] = ()
+    scheduler: str | None = None
+    needs: tuple[Needs, ...] = ()
+
+    @property
+    def words(self) -> str:
+        parts = [*(f"mkfs {' '.join(self.mkfs)}",) * bool(self.mkfs), *(f"mount {','.join(self.mount)}",) *
+                 bool(self.mount), *(f"scheduler {self.scheduler}",) * bool(self.scheduler)]
+        return "; ".join(parts) or "the default"
+
+
+@dataclass(frozen=True)
+class Dimension:
+    name: str
+    values: tuple[Value, ...]  # the first is the default
+
+
+@dataclass(frozen=True)
+class FsSpace:
+    fstype: str
+    dimensions: tuple[Dimension, ...]
+
+    def size(self) -> int:
+        n = 1
+        for d in self.dimensions:
+            n *= len(d.values)
+        return n
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One point of the space: a filesystem and the index of its value in every dimension."""
+
+    fstype: str
+    choice: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Space:
+    filesystems: tuple[FsSpace, ...]
+    pruned: tuple[str, ...] = ()  # what was left out and why, one line each
+    unsafe: bool = False  # values that trade safety were asked for
+
+    def of(self, fstype: str) -> FsSpace:
+        return next(f for f in self.filesystems if f.fstype == fstype)
+
+    def size(self) -> int:
+        return sum(f.size() for f in self.filesystems)
+
+    def default(self, fstype: str) -> Candidate:
+        return Candidate(fstype, (0,) * len(self.of(fstype).dimensions))
+
+    def candidates(self) -> Iterator[Candidate]:
+        for fs in self.filesystems:
+            for choice in itertools.product(*(range(len(d.values)) for d in fs.dimensions)):
+                yield Candidate(fs.fstype, tuple(choice))
+
+    def values(self, c: Candidate) -> list[tuple[Dimension, Value]]:
+        fs = self.of(c.fstype)
+        return [(d, d.values[i]) for d, i in zip(fs.dimensions, c.choice, strict=True)]
+
+    def name(self, c: Candidate) -> str:
+        labels = [v.label for d, v in self.values(c) if v.label and v is not d.values[0]]
+        return "+".join([c.fstype, *(labels or [DEFAULT_LABEL])])
+
+    def config(self, c: Candidate) -> FsConfig:
+        mkfs: list[str] = []
+        mount: list[str] = []
+        scheduler: str | None = None
+        changed = []
+        for d, v in self.values(c):
+            mkfs += v.mkfs
+            mount += v.mount
+            scheduler = v.scheduler or scheduler
+            if v is not d.values[0]:
+                changed.append(f"{d.name}: {v.words}")
+        return FsConfig(self.name(c), c.fstype, tuple(mkfs), tuple(mount), scheduler,
+                        description=f"{c.fstype}, " + ("; ".join(changed) if changed else "every default"))
+
+    def safe(self, c: Candidate) -> bool:
+        return not config_risks(self.config(c))
+
+    def allowed(self, c: Candidate) -> bool:
+        return self.unsafe or self.safe(c)
+
+    def expand(self) -> list[FsConfig]:
+        """Every configuration of the space the search may build (safe ones only, unless asked)."""
+        return [self.config(c) for c in self.candidates() if self.allowed(c)]
+
+
+# --- the built-in spaces ---------------------------------------------------------------------------------
+def _v(label: str, mkfs: Sequence[str] = (), mount: Sequence[str] = (), needs: Sequence[Needs] = ()) -> Value:
+    return Value(label, tuple(mkfs), tuple(mount), None, tuple(needs))
+
+
+DEFAULT = Value("")
+SCHEDULER_DIMENSION = Dimension("scheduler", (Value("", scheduler="none"), Value("mq-deadline", scheduler="mq-deadline")))
+ATIME = Dimension("atime", (DEFAULT, _v("noatime", mount=("noatime",))))
+
+BUILT_IN: dict[str, tuple[Dimension, ...]] = {
+    "ext4": (
+        Dimension("journal size", (DEFAULT, _v("journal256m", mkfs=("-J", "size=256")))),
+        Dimension("fast commit", (DEFAULT, _v("fastcommit", mkfs=("-O", "fast_commit"),
+                                               needs=(Needs("kernel", (5, 10)), Needs("e2fsprogs", (1, 46)))))),
+        ATIME,
+        Dimension("commit interval", (DEFAULT, _v("commit30", mount=("commit=30",)))),
+        Dimension("data mode", (DEFAULT, _v("data-journal", mount=("data=journal",)),
+                                _v("data-writeback", mount=("data=writeback",)))),
+        Dimension("delayed allocation", (DEFAULT, _v("nodelalloc", mount=("nodelalloc",)))),
+        Dimension("barriers", (DEFAULT, _v("nobarrier", mount=("nobarrier",)))),
+        SCHEDULER_DIMENSION,
+    ),
+    "xfs": (
+        Dimension("log size", (DEFAULT, _v("log128m", mkfs=("-l", "size=128m")))),
+        Dimension("allocation groups", (DEFAULT, _v("agcount16", mkfs=("-d", "agcount=16")))),
+        Dimension("reflink", (DEFAULT, _v("noreflink", mkfs=("-m", "reflink=0"), needs=(Needs("xfsprogs", (4, 16)),)))),
+        ATIME,
+        Dimension("log buffer size", (DEFAULT, _v("logbsize256k", mount=("logbsize=256k",)))),
+        SCHEDULER_DIMENSION,
+    ),
+    "btrfs": (
+        Dimension("node size", (DEFAULT, _v("nodesize32k", mkfs=("-n", "32768")))),
+        Dimension("compression", (DEFAULT, _v("lzo", mount=("compress=lzo",)),
+                                  _v("zstd", mount=("compress=zstd",), needs=(Needs("kernel", (4, 14)),)))),
+        ATIME,
+        Dimension("commit interval", (DEFAULT, _v("commit30", mount=("commit=30",)))),
+        SCHEDULER_DIMENSION,
+    ),
+}
+
+
+def built_in(fstypes: Sequence[str] = ("ext4", "xfs", "btrfs"), unsafe: bool = False) -> Space:
+    unknown = [f for f in fstypes if f not in BUILT_IN]
+    if unknown:
+        raise PlanError(f"no built-in search space for {', '.join(unknown)}",
+                        f"built-in spaces: {', '.join(BUILT_IN)}; declare others in the plan's [search] section")
+    return Space(tuple(FsSpace(f, BUILT_IN[f]) for f in fstypes), unsafe=unsafe)
+
+
+# --- a declared space: the plan's [search] section -------------------------------------------------------
+def parse_value(text: str, where: str) -> Value:
+    """'' (the default), 'mount:noatime', 'mount:logbufs=8,logbsize=256k', 'mkfs:-J size=256', 'scheduler:none'."""
+    text = text.strip()
+    if not text:
+        return DEFAULT
+    kind, sep, rest = text.partition(":")
+    rest = rest.strip()
+    if not sep or kind not in ("mkfs", "mount", "scheduler") or not rest:
+        raise PlanError(f"{where}: value {text!r} is not KIND:OPTIONS",
+                        'write "mount:noatime", "mkfs:-J size=256", "scheduler:mq-deadline", or "" for the default')
+    label = _LABEL.sub("-", rest.replace("=", "")).strip("-")
+    if kind == "mkfs":
+        return Value(label, tuple(rest.split()))
+    if kind == "mount":
+        return Value(label, mount=tuple(o.strip() for o in rest.split(",") if o.strip()))
+    if rest not in SCHEDULERS:
+        raise PlanError(f"{where}: unknown I/O scheduler {rest!r}", f"use one of {', '.join(SCHEDULERS)}")
+    return Value(rest, scheduler=rest)
+
+
+def _dimension(name: str, values: Any, where: str) -> Dimension:
+    if not isinstance(values, list) or not values or not all(isinstance(v, str) for v in values):
+        raise PlanError(f"{where}.{name} must be a list of strings, the default first",
+                        f'e.g. {name} = ["", "mount:noatime"]')
+    parsed = tuple(parse_value(v, f"{where}.{name}") for v in values)
+    labels = [v.label for v in parsed]
+    if len(set(labels)) != len(labels):
+        raise PlanError(f"{where}.{name} lists a value twice", "list each value once, the default (\"\") first")
+    return Dimension(name, parsed)
+
+
+def from_table(t: Mapping[str, Any]) -> Space:
+    """The plan's [search] section: filesystems (their built-in spaces), unsafe, scheduler values (for every
+    filesystem), and [search.<fstype>] tables of dimensions that replace a filesystem's built-in ones."""
+    allowed = {"filesystems", "unsafe", "scheduler", *BUILT_IN, "sample"}
+    extra = sorted(k for k in t if k not in allowed and not isinstance(t[k], dict))
+    if extra:
+        raise PlanError(f"[search] has no setting {', '.join(extra)}",
+                        "its settings: filesystems, unsafe, scheduler, sample, and a [search.FSTYPE] table per filesystem")
+    fstypes = t.get("filesystems", [k for k in t if isinstance(t[k], dict)] or list(BUILT_IN))
+    if not isinstance(fstypes, list) or not fstypes or not all(isinstance(f, str) for f in fstypes):
+        raise PlanError("[search] filesystems must be a list of names", 'e.g. filesystems = ["ext4", "xfs"]')
+    unsafe = t.get("unsafe", False)
+    if not isinstance(unsafe, bool):
+        raise PlanError("[search] unsafe must be true or false", "unsafe = false keeps settings that risk data out")
+    spaces = []
+    for fstype in fstypes:
+        declared = t.get(fstype)
+        if declared is not None and not isinstance(declared, dict):
+            raise PlanError(f"[search] {fstype} must be a table of dimensions", f'e.g. [search.{fstype}] atime = ["", "mount:noatime"]')
+        dims = {d.name: d for d in BUILT_IN.get(fstype, ())} if declared is None else {}
+        for name, values in (declared or {}).items():
+            dims[name] = _dimension(name, values, f"[search.{fstype}]")
+        if "scheduler" in t:
+            dims["scheduler"] = _dimension("scheduler", [f"scheduler:{s}" for s in t["scheduler"]], "[search]")
+        if not dims:
+            raise PlanError(f"[search] {fstype} has no built-in space and no dimensions",
+                            f'add a [search.{fstype}] table, e.g. atime = ["", "mount:noatime"]')
+        spaces.append(FsSpace(fstype, tuple(dims.values())))
+    return Space(tuple(spaces), unsafe=unsafe)
+
+
+# --- what this machine lacks -----------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Facts:
+    """What the machine offers: filesystems it cannot build (with why), schedulers, versions."""
+
+    missing: Mapping[str, str] = field(default_factory=dict)  # fstype -> reason
+    schedulers: frozenset[str] = frozenset(SCHEDULERS)
+    versions: Mapping[str, tuple[int, ...]] = field(default_factory=dict)  # "kernel", "e2fsprogs", ...
+
+
+def _lacks(v: Value, facts: Facts) -> str | None:
+    if v.scheduler and v.scheduler not in facts.schedulers:
+        return f"the kernel offers no {v.scheduler} scheduler (it offers {', '.join(sorted(facts.schedulers))})"
+    for n in v.needs:
+        have = facts.versions.get(n.what)
+        if have is not None and have < n.version:
+            return f"needs {n.words()}, this machine has {'.'.join(map(str, have))}"
+    return None
+
+
+def prune(space: Space, facts: Facts) -> Space:
+    """The space without what this machine cannot build, and why each was left out (pure)."""
+    kept: list[FsSpace] = []
+    why = list(space.pruned)
+    for fs in space.filesystems:
+        if fs.fstype in facts.missing:
+            why.append(f"{fs.fstype}: left out, {facts.missing[fs.fstype]}")
+            continue
+        dims = []
+        for d in fs.dimensions:
+            values = []
+            for i, v in enumerate(d.values):
+                lack = _lacks(v, facts)
+                if lack is None or i == 0:
+                    values.append(v)
+                else:
+                    why.append(f"{fs.fstype} {d.name} {v.label}: left out, {lack}")
+            if len(values) > 1:
+                dims.append(Dimension(d.name, tuple(values)))
+        kept.append(FsSpace(fs.fstype, tuple(dims)))
+    if not kept:
+        raise PlanError("this machine can build none of the search space's filesystems: " + "; ".join(why),
+                        "install what the reasons name, or search other filesystems")
+    return Space(tuple(kept), tuple(why), space.unsafe)
+
+
+def unsafe_left_out(space: Space) -> list[str]:
+    """The values that trade safety, named once each with what they risk (pure)."""
+    out: dict[str, str] = {}
+    for fs in space.filesystems:
+        for d in fs.dimensions:
+            for v in d.values[1:]:
+                risks = config_risks(FsConfig("x", fs.fstype, v.mkfs, v.mount, v.scheduler))
+                if risks:
+                    out[f"{fs.fstype} {v.label}"] = risks[0]
+    return [f"{k}: {r}" for k, r in out.items()]
