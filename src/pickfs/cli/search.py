@@ -11,11 +11,12 @@ import click
 from pickfs import console
 from pickfs.cli.common import clean_orphans, ledger_for, open_store, require_root, results_option, workdir_option
 from pickfs.cli.examples import examples
-from pickfs.cli.run import CliObserver, _max_time, interrupted, parse_share, workload_specs
+from pickfs.cli.run import _max_time, interrupted, parse_share, workload_specs
 from pickfs.errors import EXIT_INTERRUPTED, PlanError
 from pickfs.model import FsConfig, WorkloadSpec
 from pickfs.report.search_json import render_json
 from pickfs.report.search_text import render
+from pickfs.run_console import ProgressObserver
 from pickfs.search.design import screening
 from pickfs.search.driver import MIN_STAGE_S, SearchResult, run_search
 from pickfs.search.facts import gather
@@ -167,7 +168,7 @@ def command(**o: Any) -> None:
 def _search(space: Space, setting: Setting, store: Any, ledger: Any, state: SearchState, request: dict[str, Any],
             workdir: str) -> SearchResult:
     with console.progress() as bar:
-        observer = CliObserver(bar)
+        observer = ProgressObserver(bar)
         stages = Stages(setting, store, ledger, observer, state, observer.note)
         try:
             return run_search(space, stages, request["max_time_s"], request["seed"], request["sample"],

@@ -15,7 +15,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from pickfs import __version__, host
 from pickfs.engine import runlock
 from pickfs.engine.executor import Executor
 from pickfs.errors import NoRoom, PlanError
@@ -25,7 +24,7 @@ from pickfs.search.driver import StageOutcome, StageSpec
 from pickfs.stack.ledger import Ledger
 from pickfs.stack.provision import HOST_RESERVE_BYTES
 from pickfs.store import ResultStore
-from pickfs.store.results import new_run_id
+from pickfs.usecases.run import store_new_run
 from pickfs.workloads import workload_class
 
 AUTO_LEAST = 2  # the race's automatic blocks are at least this many (engine/schedule.py); each further
@@ -173,12 +172,8 @@ class Stages:
         return self.outcome(spec, entry["run_id"], float(entry["elapsed_s"]))
 
     def start_run(self, plan: Plan) -> str:
-        """A new stored run of `plan` (the adapter to the run machinery: the plan as `pickfs run` records it)."""
-        from pickfs.cli.run import plan_record  # what a run records; the use-case API will hold it
-
-        run_id = new_run_id()
-        self.store.create_run(run_id, __version__, plan_record(plan), host.collect(plan.target.workdir))
-        return run_id
+        """A new stored run of `plan`, recorded as `pickfs run` records it."""
+        return store_new_run(self.store, plan)
 
     def race(self, plan: Plan, run_id: str, previous: tuple[Trial, ...]) -> None:
         """The run machinery on one stage's plan: the run ends complete, failed or interrupted, never running."""
