@@ -21,6 +21,7 @@ ALLOWED: dict[str, set[str]] = {
     "__main__": {"cli"},
     "cli": {"*"},  # the top: anything
     "usecases": BASE | {"pickfs", "plan", "engine", "crash", "workloads", "risks", "stack", "store", "host", "safepaths"},
+    "search": BASE | {"engine", "plan", "risks", "stack", "stats", "store", "usecases", "workloads", "report"},
     "run_console": BASE | {"console", "engine", "report", "workloads"},  # the progress the CLI and a fleet host show
     "fleet": BASE | {"pickfs", "console", "run_console", "usecases", "report", "engine", "plan", "store", "stack", "safepaths", "host"},
     "engine": BASE | {"plan", "crash", "workloads", "services", "stack", "databases", "monitors", "store", "stats",

@@ -206,7 +206,7 @@ def method_overrides(o: dict[str, Any]) -> dict[str, Any]:
     if o["target_ci"] is not None:
         out["target_ci"] = parse_share(o["target_ci"], "--target-ci", "e.g. --target-ci 2% or 0.02", upper=1.0)
     if o["max_time"] is not None:
-        out["max_seconds"] = _max_time(str(o["max_time"]))
+        out["max_seconds"] = parse_max_time(str(o["max_time"]))
     if o.get("no_race"):
         out["race"] = False
     if o.get("margin") is not None:
@@ -247,7 +247,7 @@ def _scheduler(name: str) -> str:
                     f"use --scheduler {newer}" if newer else f"use one of: {', '.join(SCHEDULERS)}")
 
 
-def _max_time(text: str) -> float:
+def parse_max_time(text: str) -> float:
     """--max-time in seconds; a number without its unit is refused (5 could be seconds or minutes)."""
     try:
         float(text.strip())

@@ -11,7 +11,7 @@ import click
 from pickfs import console
 from pickfs.cli.common import clean_orphans, ledger_for, open_store, require_root, results_option, workdir_option
 from pickfs.cli.examples import examples
-from pickfs.cli.run import _max_time, interrupted, parse_share, workload_specs
+from pickfs.cli.run import interrupted, parse_max_time, parse_share, workload_specs
 from pickfs.errors import EXIT_INTERRUPTED, PlanError
 from pickfs.model import FsConfig, WorkloadSpec
 from pickfs.report.search_json import render_json
@@ -66,7 +66,7 @@ def _space_table(o: dict[str, Any]) -> dict[str, Any]:
 
 def new_request(o: dict[str, Any]) -> dict[str, Any]:
     spec = workload_specs((o["workload"],) if o["workload"] else (), o["sets"], None)[0]
-    max_time = _max_time(o["max_time"] or DEFAULT_MAX_TIME)
+    max_time = parse_max_time(o["max_time"] or DEFAULT_MAX_TIME)
     if max_time < 2 * MIN_STAGE_S:
         raise PlanError(f"--max-time {o['max_time']} leaves no room for the stages of a search",
                         f"give it at least {2 * MIN_STAGE_S / 60:.0f}m (a search races up to three stages; "
