@@ -21,7 +21,7 @@ from pickfs.units import parse_duration, parse_size
 from pickfs.workloads.base import Workload, json_doc
 from pickfs.workloads.fio_rate import JobRate, split_rate
 from pickfs.workloads.fio_rate import fixed_rate_block as fio_fixed_rate_block
-from pickfs.workloads.latency import RATE_METRICS, FixedRate, rate_metrics
+from pickfs.workloads.latency import CPU_SHARE, RATE_METRICS, FixedRate, rate_metrics
 
 TOOL = "pickfs-fio"
 FILE_PREFIX = "pickfs-fileio"
@@ -132,6 +132,7 @@ class Fileio(FixedRate, Workload):
         MetricDef("sync_p99", "s", False, "99th percentile fsync/fdatasync latency"),
         MetricDef("sync_max", "s", False, "slowest fsync/fdatasync"),
         *RATE_METRICS,
+        CPU_SHARE,
     )
     breakdown = ("read_iops", "write_iops", "read_MBps", "write_MBps", "read_p99", "write_p99", "sync_p99")
     defaults: ClassVar[dict[str, Any]] = {
@@ -294,6 +295,8 @@ class Fileio(FixedRate, Workload):
         metrics = fileio_metrics(doc["fio"])
         if "pacing" in doc:  # at a fixed rate: latency from each I/O's due time, derived again from the log
             metrics.update(rate_metrics(rate_block(doc)))
+            job = doc["fio"]["jobs"][0]
+            metrics["client_cpu_share"] = (float(job.get("usr_cpu", 0.0)) + float(job.get("sys_cpu", 0.0))) / 100
         return metrics
 
 
