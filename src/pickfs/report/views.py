@@ -6,7 +6,7 @@ import json
 import math
 import statistics
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pickfs.model import (
     Cell,
@@ -33,6 +33,9 @@ from pickfs.stats.paired import (
 from pickfs.stats.stopping import relative_half_width
 from pickfs.stats.summary import drift, trend
 from pickfs.stats.weather import Fit, fit
+
+if TYPE_CHECKING:
+    from pickfs.report.latency import LatencyChoice
 
 NOISY_CV = 0.10  # a coefficient of variation above this is flagged
 DRIFT_NOTE = 0.10  # first-to-last change above this is flagged when the runs also trend
@@ -204,6 +207,7 @@ class WorkloadView:
     resolution: tuple[float, float, float] | None = None
     kind: str = OTHER  # DATABASE, FILE_TREE or OTHER
     race: RaceView | None = None  # the race's decision, for runs measured by it
+    latency: LatencyChoice | None = None  # at a fixed rate: the recommendation by latency (report/latency.py)
 
     @property
     def adjustment(self) -> str:
@@ -380,6 +384,8 @@ def method_text(measured: list[Trial]) -> str:
 
 
 def build_views(record: RunRecord) -> list[WorkloadView]:
+    from pickfs.report.latency import latency_choice  # it renders with report/text.py, which reads views
+
     plan = plan_from_dict(record.plan)
     cells = plan.cells()
     views = []
@@ -403,9 +409,21 @@ def build_views(record: RunRecord) -> list[WorkloadView]:
         breakdown = tuple(d for d in defs if d.name in wanted
                           and any((mv := r.metric(d.name)) is not None and mv.summary for r in rows))
         comps = {r.cell.config.name: r.comparison for r in rows if r.comparison is not None}
+        kind = workload_kind(wl.name, dict(wl.settings))
+        latency = latency_choice(record, wl.label, *_latency_roles(rows), "acknowledged commits" if kind == DATABASE
+                                 else "data written") if wl.fixed_rate or plan.method.latency_target else None
         views.append(WorkloadView(wl.label, wl.name, dict(wl.settings), base_name if base else None, tuple(rows),
-                                  breakdown, resolution(comps), workload_kind(wl.name, dict(wl.settings)), race))
+                                  breakdown, resolution(comps), kind, race, latency))
     return views
+
+
+def _latency_roles(rows: list[Row]) -> tuple[list[str], list[str]]:
+    """(safe candidates most preferred first, the others) for a recommendation by latency at a fixed rate."""
+    live = [r for r in rows if r.cell.config.fstype != "raw"]
+    safe = sorted((r for r in live if not r.unsafe and r.cell.config.fstype not in REFERENCES),
+                  key=lambda r: (not r.crash_clean, preference(r.cell.config), r.cell.index))
+    names = [r.cell.config.name for r in safe]
+    return names, [r.cell.config.name for r in live if r.cell.config.name not in names]
 
 
 def _roles(rows: list[Row]) -> tuple[list[str], list[str], set[str], set[str]]:
