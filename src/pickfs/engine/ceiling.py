@@ -23,6 +23,7 @@ from pickfs.model import WorkloadSpec
 from pickfs.stack.mountinfo import mount_containing, parse_mountinfo
 from pickfs.stats.latency import fixed_rate_block, hist_of, percentile_us
 from pickfs.workloads import workload_class
+from pickfs.workloads.base import Workload
 
 SHM = Path("/dev/shm")
 CEILING_SECONDS = 2.0
@@ -69,7 +70,7 @@ def _with(spec: WorkloadSpec, **changes: object) -> WorkloadSpec:
     return WorkloadSpec(spec.name, spec.label, tuple(sorted(settings.items())))
 
 
-def flat_out(cls: type, raw: str) -> tuple[float, float]:
+def flat_out(cls: type[Workload], raw: str) -> tuple[float, float]:
     """(transactions or I/Os per second, CPUs the client used; NaN when unknown) of a closed-loop run."""
     doc = json.loads(raw)
     if "transactions" in doc and "elapsed_s" in doc:  # pickfs's own clients

@@ -5,6 +5,7 @@ from __future__ import annotations
 import html
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import plotly.graph_objects as go
 from rich.table import Table
@@ -148,10 +149,10 @@ def capacity_text(c: Capacity) -> tuple[str, str]:
     return f"{c.rate:,.0f}/s", f"[{c.low:,.0f}-{high}]"
 
 
-def latency_dict(record: RunRecord) -> dict:
+def latency_dict(record: RunRecord) -> dict[str, Any]:
     """The fixed-rate figures and the capacity search for the JSON export ({} when the run has neither):
     per configuration its percentiles from the schedule, shares, p99 ratio and merged histogram."""
-    out: dict = {}
+    out: dict[str, Any] = {}
     slices = rate_slices(record)
     views = rate_views(record)
     if views:

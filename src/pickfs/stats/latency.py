@@ -20,6 +20,7 @@ import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -32,7 +33,7 @@ PERCENTILES = (50.0, 99.0, 99.9)
 Hist = Mapping[int, int]  # microseconds -> transactions
 
 
-def fixed_rate_block(raw: str) -> dict | None:
+def fixed_rate_block(raw: str) -> dict[str, Any] | None:
     """The fixed-rate block of a client's JSON document (clients/pacing.py), or None."""
     try:
         doc = json.loads(raw)
@@ -42,7 +43,7 @@ def fixed_rate_block(raw: str) -> dict | None:
     return block if isinstance(block, dict) else None
 
 
-def hist_of(block: Mapping, key: str = "latency_us") -> dict[int, int]:
+def hist_of(block: Mapping[str, Any], key: str = "latency_us") -> dict[int, int]:
     return {int(k): int(v) for k, v in (block.get(key) or {}).items()}
 
 
@@ -83,7 +84,7 @@ class Slice:
     cpu_bound: bool = False
 
 
-def slice_from(block: int, round_no: int, raw_block: Mapping, cpu_bound: bool = False) -> Slice:
+def slice_from(block: int, round_no: int, raw_block: Mapping[str, Any], cpu_bound: bool = False) -> Slice:
     return Slice(block, round_no, hist_of(raw_block), int(raw_block.get("due", 0)),
                  int(raw_block["late"]) if "late" in raw_block else None,
                  int(raw_block.get("skipped", 0)) + int(raw_block.get("unfinished", 0)),

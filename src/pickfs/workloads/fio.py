@@ -53,7 +53,8 @@ def fio_json(text: str) -> dict[str, Any]:
     start = text.find("{")
     if start < 0:
         raise ValueError("no JSON in fio's output")
-    return json.loads(text[start:])
+    doc: dict[str, Any] = json.loads(text[start:])
+    return doc
 
 
 def is_block_device(path: Path) -> bool:
@@ -430,7 +431,7 @@ class Wal(Workload):
 
     @classmethod
     def run_seconds(cls, spec: WorkloadSpec) -> float:
-        return spec.get("duration") * len(spec.get("methods")) * len(spec.get("block_sizes"))
+        return float(spec.get("duration")) * len(spec.get("methods")) * len(spec.get("block_sizes"))
 
     @classmethod
     def slice_spec(cls, spec: WorkloadSpec, seconds: float) -> WorkloadSpec:
