@@ -129,3 +129,12 @@ def test_closed_loop_settings_are_as_before():
     assert "rate" not in Fileio.normalize({}) and "rate_iops" not in Fileio().measured_job(
         __import__("pickfs.model", fromlist=["WorkloadSpec"]).WorkloadSpec(
             "fileio", "fileio", tuple(sorted(Fileio.normalize({}).items()))), Path("/mnt"))
+
+
+def test_the_io_fio_issues_early_as_its_runtime_ends_is_not_a_mismatch():
+    # fio 3.33 at 50/s for 1 s (captured): its last I/O was due at 1,036 ms, after the runtime; fio slept only
+    # up to the runtime and issued it then, completing at 1,000 ms: not counted, and not a sign of a wrong schedule
+    lines = [f"{due // 1000}, 150000, 1, 16384, 0" for due in first(63, due_times_us(50, "poisson", job_seeds(1)[17]))]
+    lines.append("1000, 107105, 1, 16384, 0")
+    block = fixed_rate_block({1: "\n".join(lines)}, [JobRate(1, {1: 50})], "poisson", 1_000_000, 1)
+    assert block["done"] == 63 == block["due"]

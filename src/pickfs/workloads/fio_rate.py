@@ -156,12 +156,14 @@ def fold_job(entries: Sequence[LogEntry], job: JobRate, arrivals: str, runtime_u
             raise ValueError(f"fio logged a {DIRECTIONS[e.direction]} the job has no rate for")
         due = next(schedules[e.direction])
         lat = e.lat_ns / 1000
+        if due >= runtime_us:
+            # due after the runtime: fio issues it as its runtime ends, early (it sleeps only up to the runtime);
+            # counted neither way
+            continue
         done = max(e.done_ms * 1000.0, due + lat, previous + lat if depth == 1 else 0.0)
         previous = done
         if e.done_ms * 1000 + 1000 + SLACK_US < due + lat:
             book["mismatched"] += 1
-        if due >= runtime_us:
-            continue  # due after the runtime: only an I/O in flight at the end (not counted either way)
         book["done"] += 1
         start_lag = max(0.0, done - lat - due)
         add(book["hist"], max(0, int(done - due)))
