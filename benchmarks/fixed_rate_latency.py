@@ -79,14 +79,14 @@ def main() -> int:
     ap.add_argument("--search-time", default="6m", help="the capacity search's budget")
     ap.add_argument("--part", choices=("sqlite", "fio", "both"), default="both")
     args = ap.parse_args()
-    store = ResultStore(Path(args.workdir) / "results.db")
     if args.part in ("fio", "both"):
-        fio_part(args, store)
+        fio_part(args)
     if args.part == "fio":
         return 0
     common = ("--workload", "sqlite-tpcb", "--blocks", "1", "--slice", args.slice)
 
     closed, wall = pickfs_run(args.workdir, "--fs", "ext4", "--rounds", "3", *common)
+    store = ResultStore(Path(args.workdir) / "results.db")  # once pickfs has made its work directory
     tps = [t.metrics["tps"] for t in store.load(closed).trials if t.phase == "measured" and t.ok]
     ext4_tps = statistics.median(tps)
     rate = round(ext4_tps / 2)
@@ -147,9 +147,10 @@ def print_rate_table(store: ResultStore, run_id: str) -> None:
                   f"skipped {s.missed_share:5.1%}  p99 vs {view.baseline} {ratio}{issued}")
 
 
-def fio_part(args: argparse.Namespace, store: ResultStore) -> None:
+def fio_part(args: argparse.Namespace) -> None:
     common = (*FIO, "--blocks", "1", "--slice", args.slice)
     closed, wall = pickfs_run(args.workdir, "--fs", "ext4", "--rounds", "3", *common)
+    store = ResultStore(Path(args.workdir) / "results.db")  # once pickfs has made its work directory
     iops = statistics.median(t.metrics["iops"] for t in store.load(closed).trials if t.phase == "measured" and t.ok)
     rate = round(iops / 2)
     print(f"fio 1. closed loop, ext4: {iops:,.0f} IOPS (run {closed}, {wall:.0f} s)")
