@@ -11,7 +11,11 @@ Then the TPC-B client in memory (/dev/shm) at the same rate: its scheduling erro
 scheduled start of the transactions it waited for), p50 and p99, waiting at real-time priority
 (as pickfs does as root) and at normal priority.
 
-    flock /tmp/pickfs-bench.lock .venv/bin/python benchmarks/fixed_rate_latency.py [--workdir /var/tmp/pickfs-fixed-rate]
+The same three steps for fio (fileio: 16 KiB direct random writes, one at a time): closed-loop IOPS on
+ext4, then at half of it side by side, with fio's own p99 (from when it issued each write) beside the p99
+from each write's scheduled start, then the capacity at p99 <= 10 ms.
+
+    flock /tmp/pickfs-bench.lock .venv/bin/python benchmarks/fixed_rate_latency.py [--workdir /var/tmp/pickfs-fixed-rate] [--part sqlite|fio|both]
 """
 
 from __future__ import annotations
@@ -34,6 +38,8 @@ from pickfs.store import ResultStore
 from pickfs.workloads.sqlite_tpcb import SqliteTpcb
 
 CONFIGS = "ext4,ext4-nobarrier,xfs,btrfs"
+FIO = ("--workload", "fileio", "--set", "read_share=0", "--set", "fsync_every=0", "--set", "direct=true",
+       "--set", "size=256M", "--set", "files=4")
 
 
 def pickfs_run(workdir: str, *extra: str) -> tuple[str, float]:
@@ -71,11 +77,16 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=6)
     ap.add_argument("--slice", default="2s")
     ap.add_argument("--search-time", default="6m", help="the capacity search's budget")
+    ap.add_argument("--part", choices=("sqlite", "fio", "both"), default="both")
     args = ap.parse_args()
-    store = ResultStore(Path(args.workdir) / "results.db")
+    if args.part in ("fio", "both"):
+        fio_part(args)
+    if args.part == "fio":
+        return 0
     common = ("--workload", "sqlite-tpcb", "--blocks", "1", "--slice", args.slice)
 
     closed, wall = pickfs_run(args.workdir, "--fs", "ext4", "--rounds", "3", *common)
+    store = ResultStore(Path(args.workdir) / "results.db")  # once pickfs has made its work directory
     tps = [t.metrics["tps"] for t in store.load(closed).trials if t.phase == "measured" and t.ok]
     ext4_tps = statistics.median(tps)
     rate = round(ext4_tps / 2)
@@ -113,6 +124,51 @@ def main() -> int:
         print(f"   waits at {how} priority, {rate}/s for 10 s: scheduling error p50 {p50:.0f} us, p99 {p99:.0f} us")
     print(f"   re-render: pickfs report --results {store.path} {fixed} / {search}")
     return 0
+
+
+def print_rate_table(store: ResultStore, run_id: str) -> None:
+    record = store.load(run_id)
+    own: dict[str, list[float]] = {}
+    names = {c.index: c.config.name for c in __import__("pickfs.model", fromlist=["plan_from_dict"])
+             .plan_from_dict(record.plan).cells()}
+    for t in record.trials:
+        if t.phase == "measured" and t.ok and "write_p99" in t.metrics:
+            own.setdefault(names[t.cell_index], []).append(t.metrics["write_p99"])
+    for view in rate_views(record):
+        for row in view.rows:
+            s, r = row.summary, row.p99_ratio
+            ratio = "baseline" if r is None else f"x{r.ratio:.2f}" + (
+                f" [{r.low:.2f}-{r.high:.2f}]" if r.low is not None and r.high is not None else "")
+            p = {q: f"{v * 1e3:.2f} ms" for q, v in s.percentiles_s.items()}
+            issued = f"  fio's own p99 {statistics.median(own[row.config]) * 1e3:.2f} ms (median of slices)" \
+                if own.get(row.config) else ""
+            print(f"   {row.config:15s} p50 {p.get(50.0, '-'):>10s}  p99 {p.get(99.0, '-'):>10s}  "
+                  f"p99.9 {p.get(99.9, '-'):>10s}  late {'-' if s.late_share is None else f'{s.late_share:.1%}':>6s}  "
+                  f"skipped {s.missed_share:5.1%}  p99 vs {view.baseline} {ratio}{issued}")
+
+
+def fio_part(args: argparse.Namespace) -> None:
+    common = (*FIO, "--blocks", "1", "--slice", args.slice)
+    closed, wall = pickfs_run(args.workdir, "--fs", "ext4", "--rounds", "3", *common)
+    store = ResultStore(Path(args.workdir) / "results.db")  # once pickfs has made its work directory
+    iops = statistics.median(t.metrics["iops"] for t in store.load(closed).trials if t.phase == "measured" and t.ok)
+    rate = round(iops / 2)
+    print(f"fio 1. closed loop, ext4: {iops:,.0f} IOPS (run {closed}, {wall:.0f} s)")
+    fixed, wall = pickfs_run(args.workdir, "--fs", CONFIGS, "--rate", f"{rate}/s", "--rounds", str(args.rounds),
+                             *common)
+    print(f"fio 2. at {rate}/s (half of it), side by side (run {fixed}, {wall:.0f} s): latency from the scheduled start")
+    print_rate_table(store, fixed)
+    search, wall = pickfs_run(args.workdir, "--fs", CONFIGS, "--rate", f"{rate}/s", "--latency-target", "p99<=10ms",
+                              "--max-time", args.search_time, *common)
+    print(f"fio 3. capacity at p99 <= 10 ms from the scheduled start (run {search}, {wall:.0f} s)")
+    for _, _, rows in capacity_rows(store.load(search)):
+        for row in rows:
+            words, interval = capacity_text(row.capacity)
+            tried = ", ".join(f"{v.rate:,.0f}/s:{'-' if v.point_s is None else f'{v.point_s * 1e3:.1f}ms'}"
+                              for v in sorted(row.verdicts, key=lambda v: v.rate))
+            print(f"   {row.config:15s} {words:>10s} {interval:>16s}   tried {tried}")
+    for note in store.load(search).notes:
+        print(f"   note: {note}")
 
 
 if __name__ == "__main__":

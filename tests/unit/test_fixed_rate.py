@@ -249,11 +249,13 @@ def test_the_cli_refuses_bad_fixed_rate_flags_in_one_line(tmp_path: Path):
     import os
 
     env = {**os.environ, "PICKFS_WORKDIR": str(tmp_path)}
-    for args, said in ((["--rate", "fast"], "is not a rate"), (["--rate", "100", "--workload", "fileio"], "no fixed-rate"),
+    for args, said in ((["--rate", "fast"], "is not a rate"), (["--rate", "100", "--workload", "wal"], "no fixed-rate"),
+                       (["--rate", "100", "--workload", "fileio"], "fileio.read_share=0 (writes)"),
+                       (["--latency-target", "p99<=5ms", "--workload", "fileio"], "not a mix"),
                        (["--latency-target", "p99"], "not a latency target"),
                        (["--latency-target", "p99<=5ms", "--one-at-a-time"], "side by side"),
                        (["--rate", ""], "--rate is empty"), (["--latency-target", ""], "--latency-target is empty"),
-                       (["--latency-target", "p99<=5ms", "--workload", "fileio"], "no fixed-rate mode")):
+                       (["--latency-target", "p99<=5ms", "--workload", "wal"], "no fixed-rate mode")):
         r = subprocess.run([sys.executable, "-m", "pickfs", "run", "--dry-run", *args], capture_output=True, text=True,
                            env=env, timeout=120)
         assert r.returncode == 2 and said in r.stderr and "Traceback" not in r.stderr, (args, r.stderr)

@@ -148,6 +148,8 @@ def plan_from_flags(o: dict[str, Any]) -> Plan:
             having = sorted(n for n, c in REGISTRY.items() if "rate" in c.setting_names())
             raise PlanError(f"--latency-target: {', '.join(no_rate)} has no fixed-rate mode",
                             f"workloads that have one: {', '.join(having)}")
+        for s in specs:  # settings a fixed rate cannot run with (fio's), refused before anything is made
+            workload_class(s.name).normalize({**dict(s.settings), "rate": s.get("rate") or 1.0})
         if not KINDS[kind].side_by_side:
             raise PlanError("--latency-target searches side by side; a device holds one filesystem at a time",
                             "use image targets (the default) or --dir")

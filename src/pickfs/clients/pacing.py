@@ -26,6 +26,7 @@ import random
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 from pickfs.clients.histogram import add
 
@@ -98,7 +99,7 @@ class Book:
         if started - due > LATE_AFTER_S:
             self.late += 1
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         def keyed(h: dict[int, int]) -> dict[str, int]:
             return {str(k): v for k, v in sorted(h.items())}
 
@@ -168,7 +169,7 @@ def paced(schedule: Iterator[float], window_end: float, attempt: Callable[[], bo
     return clock()
 
 
-def summary(book: Book, rate: float, arrivals: str, limit_s: float, window_s: float, realtime: bool = False) -> dict:
+def summary(book: Book, rate: float, arrivals: str, limit_s: float, window_s: float, realtime: bool = False) -> dict[str, Any]:
     """The fixed-rate part of a client's JSON document."""
     return {"offered": rate, "arrivals": arrivals, "limit_s": limit_s, "window_s": window_s,
             "waits": "realtime" if realtime else "normal",

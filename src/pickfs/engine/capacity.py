@@ -16,7 +16,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from contextlib import ExitStack
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pickfs.engine.ceiling import in_memory_possible, measure
@@ -59,16 +59,26 @@ class CapacitySearch(SideBySide):
         start = float(spec.get("rate") or 0.0) or (ceiling / 4 if ceiling else DEFAULT_START)
         self.rates = {c.index: start for c in cells}
         m = self.plan.method
+        slice_s = m.slice_seconds or workload_class(spec.name).slice_seconds
+        floor = lowest_rate(self.target, slice_s)
+        saved = saved_steps(cells, previous)
+        resumed = resume_state(saved, self.target, ceiling, floor)
+        for index, rate in resumed.rates.items():
+            self.rates[index] = rate
+        if saved and not resumed.searching_any(cells, failed):
+            self.observer.note(f"{spec.label}: the capacity search was already over")
+            return
         budget = round_budget(m)
         self.observer.rounds_started(spec.label, budget.budget_s, m.blocks or 1, len(cells))
         self.observer.note(f"{spec.label}: capacity search for {self.target.words()}, from {start:,.0f}/s"
-                           + (f" up to the client's ceiling {ceiling:,.0f}/s" if ceiling else ""))
+                           + (f" up to the client's ceiling {ceiling:,.0f}/s" if ceiling else "")
+                           + (f"; resumed from {resumed.words()}" if saved else ""))
+        first_block = max((t.block for t in previous if t.phase == "capacity"), default=-1) + 1
         with ExitStack() as stack:
-            members = self._stand_up_blocks(stack, cells, failed, 0, m.blocks or 1, 0, budget.budget_s)
-            slice_s = m.slice_seconds or workload_class(spec.name).slice_seconds
+            members = self._stand_up_blocks(stack, cells, failed, first_block, m.blocks or 1, 0, budget.budget_s)
             search(members, failed, self.rates, self.target, ceiling, self._step_slices,
                    lambda text: self.observer.note(f"{spec.label}: {text}"),
-                   deadline=time.monotonic() + budget.budget_s, floor=lowest_rate(self.target, slice_s))
+                   deadline=time.monotonic() + budget.budget_s, floor=floor, resumed=resumed)
 
     def _ceiling(self, spec: WorkloadSpec) -> float | None:
         if in_memory_possible(spec) is not None:
@@ -109,15 +119,76 @@ def lowest_rate(target: LatencyTarget, slice_s: float) -> float:
     return max(FLOOR_RATE, 100 / (100 - target.q) / (STEP_ROUNDS * slice_s))
 
 
+@dataclass(frozen=True)
+class Resumed:
+    """Where a resumed search stands: per configuration its verdicts so far, the rate to run next, the slices
+    of a step cut short at that rate, the configurations whose search was over, and the next round."""
+
+    verdicts: dict[int, list[Verdict]] = field(default_factory=dict)
+    rates: dict[int, float] = field(default_factory=dict)
+    carried: dict[int, list[Slice]] = field(default_factory=dict)
+    over: frozenset[int] = frozenset()
+    next_round: int = 0
+
+    def searching_any(self, cells: list[Cell], failed: set[int]) -> bool:
+        return any(c.index not in failed and c.index not in self.over for c in cells)
+
+    def words(self) -> str:
+        steps = sum(len(v) for v in self.verdicts.values())
+        return f"{steps} step(s) measured, {len(self.over)} configuration(s) done"
+
+
+def saved_steps(cells: list[Cell], previous: tuple[Trial, ...]) -> dict[int, list[tuple[float, list[Slice]]]]:
+    """A run's saved capacity slices: per configuration, (rate, its slices) in the order the rates were tried."""
+    indexes = {c.index for c in cells}
+    out: dict[int, list[tuple[float, list[Slice]]]] = {}
+    for t in sorted(previous, key=lambda t: t.started):
+        block = fixed_rate_block(t.raw_output) if t.phase == "capacity" and t.ok and t.cell_index in indexes else None
+        if block is None:
+            continue
+        s = slice_from(t.block, t.round or 0, block, t.metrics.get("client_cpu_share", 0.0) > 0.9)
+        steps = out.setdefault(t.cell_index, [])
+        if steps and steps[-1][0] == s.offered:
+            steps[-1][1].append(s)
+        else:
+            steps.append((s.offered, [s]))
+    return out
+
+
+def resume_state(saved: dict[int, list[tuple[float, list[Slice]]]], target: LatencyTarget, ceiling: float | None,
+                 floor: float) -> Resumed:
+    """Each configuration's search judged again from its saved steps (pure): a last step with fewer than
+    STEP_ROUNDS slices is finished at its rate; otherwise the next rate follows from the verdicts."""
+    out = Resumed()
+    over: set[int] = set()
+    rounds = [s.round for steps in saved.values() for _, slices in steps for s in slices]
+    for index, steps in saved.items():
+        complete = steps if len(steps[-1][1]) >= STEP_ROUNDS else steps[:-1]
+        out.verdicts[index] = [judge(slices, target, rate) for rate, slices in complete]
+        if len(complete) < len(steps):
+            out.rates[index], out.carried[index] = steps[-1][0], list(steps[-1][1])
+            continue
+        nxt = next_rate(out.verdicts[index], ceiling, floor=floor)
+        if nxt is None:
+            over.add(index)
+        else:
+            out.rates[index] = nxt
+    return replace(out, over=frozenset(over), next_round=(max(rounds) + 1) if rounds else 0)
+
+
 def search(members: list[Member], failed: set[int], rates: dict[int, float], target: LatencyTarget,
            ceiling: float | None, run_step: StepRunner, note: Callable[[str], None],
-           deadline: float | None = None, floor: float = FLOOR_RATE) -> dict[int, list[Verdict]]:
+           deadline: float | None = None, floor: float = FLOOR_RATE,
+           resumed: Resumed | None = None) -> dict[int, list[Verdict]]:
     """Steps until every configuration's search is over (or MAX_STEPS, or the deadline): each step runs the
-    members still searching at their rates (`run_step`), judges the target and moves each one's rate."""
-    verdicts: dict[int, list[Verdict]] = {}
-    searching = {x.cell.index for x in members if x.cell.index not in failed}
-    round_no = 0
-    for step in range(MAX_STEPS):
+    members still searching at their rates (`run_step`), judges the target and moves each one's rate. A
+    resumed search starts from its saved verdicts, with a step cut short finished at its rate."""
+    resumed = resumed or Resumed()
+    verdicts: dict[int, list[Verdict]] = {k: list(v) for k, v in resumed.verdicts.items()}
+    carried = {k: list(v) for k, v in resumed.carried.items()}
+    searching = {x.cell.index for x in members if x.cell.index not in failed and x.cell.index not in resumed.over}
+    round_no = resumed.next_round
+    for step in range(max((len(v) for v in verdicts.values()), default=0), MAX_STEPS):
         if not searching or (deadline is not None and time.monotonic() > deadline):
             break
         standing = [x for x in members if x.cell.index in searching]
@@ -127,7 +198,7 @@ def search(members: list[Member], failed: set[int], rates: dict[int, float], tar
             if index in failed or not slices.get(index):
                 searching.discard(index)
                 continue
-            verdict = judge(slices[index], target, rates[index])
+            verdict = judge(carried.pop(index, []) + slices[index], target, rates[index])
             verdicts.setdefault(index, []).append(verdict)
             nxt = next_rate(verdicts[index], ceiling, floor=floor)
             name = next(x.cell.config.name for x in members if x.cell.index == index)

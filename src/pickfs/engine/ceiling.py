@@ -12,6 +12,7 @@ add the tmpfs preset to the comparison and read its row.
 from __future__ import annotations
 
 import json
+import math
 import shutil
 import tempfile
 from dataclasses import dataclass
@@ -22,6 +23,7 @@ from pickfs.model import WorkloadSpec
 from pickfs.stack.mountinfo import mount_containing, parse_mountinfo
 from pickfs.stats.latency import fixed_rate_block, hist_of, percentile_us
 from pickfs.workloads import workload_class
+from pickfs.workloads.base import Workload
 
 SHM = Path("/dev/shm")
 CEILING_SECONDS = 2.0
@@ -37,9 +39,11 @@ class Ceiling:
     cpu_share: float  # of the flat-out run: near 1, the client's one CPU was the limit
 
     def words(self) -> str:
-        return (f"the client on tmpfs: at most {self.max_rate:,.0f} tx/s flat out ({self.cpu_share:.2f} CPU); "
-                f"scheduling error at {self.probe_rate:,.0f}/s: p50 {self.lag_p50_s * 1e6:.0f} us, "
-                f"p99 {self.lag_p99_s * 1e6:.0f} us")
+        cpu = "" if math.isnan(self.cpu_share) else f" ({self.cpu_share:.2f} CPU)"
+        error = (f"p50 {self.lag_p50_s * 1e6:.0f} us, p99 {self.lag_p99_s * 1e6:.0f} us"
+                 if not math.isnan(self.lag_p99_s) else "not measured (the tool logs no start times of its own)")
+        return (f"the client on tmpfs: at most {self.max_rate:,.0f} tx/s flat out{cpu}; "
+                f"scheduling error at {self.probe_rate:,.0f}/s: {error}")
 
 
 def in_memory_possible(spec: WorkloadSpec) -> str | None:
@@ -66,25 +70,38 @@ def _with(spec: WorkloadSpec, **changes: object) -> WorkloadSpec:
     return WorkloadSpec(spec.name, spec.label, tuple(sorted(settings.items())))
 
 
+def flat_out(cls: type[Workload], raw: str) -> tuple[float, float]:
+    """(transactions or I/Os per second, CPUs the client used; NaN when unknown) of a closed-loop run."""
+    doc = json.loads(raw)
+    if "transactions" in doc and "elapsed_s" in doc:  # pickfs's own clients
+        elapsed = float(doc["elapsed_s"])
+        return float(doc["transactions"]) / elapsed, float(doc.get("client_cpu_s", 0.0)) / elapsed
+    metrics = cls.parse(raw)  # a tool's own output (fio): its primary metric is the rate
+    return float(metrics[cls.primary().name]), float(metrics.get("client_cpu_share", math.nan))
+
+
 def measure(spec: WorkloadSpec, seconds: float = CEILING_SECONDS) -> Ceiling:
     """Lay the workload's data out in a private directory on /dev/shm, run it flat out, then at the
-    rate asked for (at most half the flat-out rate); the directory is removed whatever happens."""
+    rate asked for (at most half the flat-out rate); the directory is removed whatever happens. tmpfs
+    has no O_DIRECT: a workload set to direct I/O runs buffered there."""
     cls = workload_class(spec.name)
     rate = float(spec.get("rate") or 0.0)
+    if spec.get("direct"):
+        spec = _with(spec, direct=False, rate=rate, arrivals=spec.get("arrivals") or "poisson")
     scratch = Path(tempfile.mkdtemp(prefix="pickfs-ceiling-", dir=SHM))
     try:
         wl = cls(cache=scratch / "cache")
         wl.scratch = scratch / "scratch"  # an embedded engine's lock files, beside its data
         wl.scratch.mkdir(mode=0o700)
         wl.prepare(_with(spec, duration=seconds), scratch)
-        flat = json.loads(wl.run(_with(cls.slice_spec(spec, seconds)), scratch).text)
-        most = float(flat["transactions"]) / float(flat["elapsed_s"])
-        cpu = float(flat.get("client_cpu_s", 0.0)) / float(flat["elapsed_s"])
+        most, cpu = flat_out(cls, wl.run(_with(cls.slice_spec(spec, seconds)), scratch).text)
         probe = min(rate, most / 2) if rate > 0 else most / 2
         paced = cls.slice_spec(_with(spec, rate=probe, arrivals=spec.get("arrivals") or "poisson",
                                      latency_limit=0.0), seconds)
         block = fixed_rate_block(wl.run(paced, scratch).text) or {}
         lag = hist_of(block, "wake_us")
+        if not lag:
+            return Ceiling(most, probe, math.nan, math.nan, cpu)
         return Ceiling(most, probe, (percentile_us(lag, 50) or 0.0) / 1e6, (percentile_us(lag, 99) or 0.0) / 1e6,
                        cpu)
     finally:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import html
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import plotly.graph_objects as go
 from rich.table import Table
@@ -11,12 +13,14 @@ from rich.table import Table
 from pickfs.model import RunRecord, plan_from_dict
 from pickfs.report.text import fmt_seconds
 from pickfs.stats.capacity import Capacity, LatencyTarget, Verdict, capacity, judge, parse_target
+from pickfs.stats.decision import MARGIN, Decision, decide
 from pickfs.stats.latency import (
     PERCENTILES,
     PercentileRatio,
     RateSummary,
     Slice,
     fixed_rate_block,
+    latency_fit,
     merge,
     percentile_ratio,
     percentile_us,
@@ -145,10 +149,10 @@ def capacity_text(c: Capacity) -> tuple[str, str]:
     return f"{c.rate:,.0f}/s", f"[{c.low:,.0f}-{high}]"
 
 
-def latency_dict(record: RunRecord) -> dict:
+def latency_dict(record: RunRecord) -> dict[str, Any]:
     """The fixed-rate figures and the capacity search for the JSON export ({} when the run has neither):
     per configuration its percentiles from the schedule, shares, p99 ratio and merged histogram."""
-    out: dict = {}
+    out: dict[str, Any] = {}
     slices = rate_slices(record)
     views = rate_views(record)
     if views:
@@ -262,3 +266,94 @@ def latency_tables(record: RunRecord) -> list[Table]:
             table.add_row(*r)
         tables.append(table)
     return tables
+
+
+# -- the recommendation at a fixed rate: the lowest percentile from the schedule, or the highest capacity ---------
+@dataclass(frozen=True)
+class LatencyChoice:
+    """What a fixed-rate run or a capacity search recommends, in sentences; `answer` only when settled."""
+
+    sentences: tuple[str, ...]
+    answer: str | None
+    settled: bool
+    decision: Decision | None = None  # at a fixed rate: the race's decision on the percentiles
+
+
+def _named(names: Sequence[str]) -> str:
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def latency_choice(record: RunRecord, label: str, candidates: Sequence[str], others: Sequence[str],
+                   what_is_lost: str) -> LatencyChoice | None:
+    """The recommendation of a fixed-rate workload (`candidates`: the safe configurations, most preferred
+    first; `others`: those with a setting that can lose data, or references): by capacity within the target
+    for a capacity search, else by the lowest p99 from the scheduled start. None: nothing at a fixed rate."""
+    for found_label, target, rows in capacity_rows(record):
+        if found_label == label:
+            return _by_capacity(label, target, rows, candidates, what_is_lost)
+    view = next((v for v in rate_views(record) if v.label == label), None)
+    if view is None:
+        return None
+    return _by_percentile(view, rate_slices(record)[label], candidates, others, what_is_lost)
+
+
+def _by_percentile(view: RateView, slices: dict[str, list[Slice]], candidates: Sequence[str],
+                   others: Sequence[str], what_is_lost: str) -> LatencyChoice:
+    rate = view.rows[0].summary.offered if view.rows else 0.0
+    head = f"{view.label} at {rate:g}/s"
+    safe = [c for c in candidates if c in slices]
+    if not safe:
+        return LatencyChoice((f"{head}: every configuration measured has a setting that can lose {what_is_lost} on a "
+                              "power cut; add one with safe settings (such as plain ext4 or xfs) to compare.",),
+                             None, False)
+    fit = latency_fit({n: slices[n] for n in [*safe, *others] if n in slices}, RATIO_Q)
+    d = decide(fit, safe, [o for o in others if o in slices], view.baseline, MARGIN)
+    p99 = {r.config: r.summary.percentiles_s.get(RATIO_Q) for r in view.rows}
+
+    def fig(name: str) -> str:
+        value = p99.get(name)
+        return f"p{RATIO_Q:g} {fmt_seconds(value)}" if value is not None else "no p99"
+
+    def vs(name: str, ref: str) -> str:
+        r = percentile_ratio(slices[name], slices[ref], RATIO_Q)
+        return f"{name} {fig(name)}, ×{r.ratio:.2f}" + (f" [{r.low:.2f}-{r.high:.2f}]" if r and r.low is not None
+                                                          and r.high is not None else "") if r else name
+
+    if d.answer is None:
+        return LatencyChoice((f"{head}: no safe configuration has a p{RATIO_Q:g} from the scheduled start "
+                              "with enough slices to judge; run longer (more rounds).",), None, False, d)
+    if d.settled:
+        rest = [n for n in safe if n != d.answer]
+        text = (f"{head}: use {d.answer} ({fig(d.answer)} from the scheduled start, lowest with no setting known to "
+                f"lose {what_is_lost}")
+        text += (f"; {vs(rest[0], d.answer)} against it)" if rest else ")")
+        return LatencyChoice((text + ".",), d.answer, True, d)
+    tied = [d.answer, *d.undecided]
+    detail = "; ".join(vs(n, d.answer) for n in d.undecided)
+    return LatencyChoice((f"{head}: could not decide between {_named(tied)}: their p{RATIO_Q:g} from the scheduled "
+                          f"start cannot be told apart at the {d.margin:.0%} margin ({d.answer} {fig(d.answer)}; "
+                          f"{detail}); run longer (more rounds).",), None, False, d)
+
+
+def _by_capacity(label: str, target: LatencyTarget, rows: list[CapacityRow], candidates: Sequence[str],
+                 what_is_lost: str) -> LatencyChoice:
+    safe = sorted((r for r in rows if r.config in candidates), key=lambda r: (-r.capacity.rate,
+                                                                               candidates.index(r.config)))
+    head = f"{label} within {target.words()} from the scheduled start"
+    if not safe or safe[0].capacity.rate <= 0:
+        return LatencyChoice((f"{head}: no configuration with no setting known to lose {what_is_lost} held the "
+                              "target at any rate tried.",), None, False)
+    best = safe[0]
+    # another is not told apart when its interval reaches the best one's: its highest rate surely failed (open:
+    # none surely failed) lies above the best one's highest rate surely held
+    close = [r for r in safe[1:] if r.capacity.rate > 0 and (r.capacity.high is None or r.capacity.high > best.capacity.low)]
+    words, interval = capacity_text(best.capacity)
+    if close:
+        names = _named([best.config, *(r.config for r in close)])
+        detail = "; ".join(f"{r.config} {' '.join(capacity_text(r.capacity))}" for r in close)
+        return LatencyChoice((f"{head}: could not decide between {names}: their capacities cannot be told apart "
+                              f"({best.config} {words} {interval}; {detail}); run longer or search finer.",),
+                             None, False)
+    rest = f"; the next, {safe[1].config}, {' '.join(capacity_text(safe[1].capacity))}" if len(safe) > 1 else ""
+    return LatencyChoice((f"{head}: use {best.config}: it holds {words} {interval}, the highest with no setting "
+                          f"known to lose {what_is_lost}{rest}.",), best.config, True)

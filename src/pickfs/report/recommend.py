@@ -143,6 +143,8 @@ def choice(view: WorkloadView) -> tuple[list[Row], Row, str] | None:
 def recommended(view: WorkloadView) -> str | None:
     """The name of the configuration the recommendation names, if any (none from a race that could not
     decide)."""
+    if view.latency is not None:  # at a fixed rate: by latency (report/latency.py)
+        return view.latency.answer if view.latency.settled else None
     if view.race is not None:
         d = view.race.decision
         return d.answer if d.settled else None
@@ -152,6 +154,8 @@ def recommended(view: WorkloadView) -> str | None:
 
 def recommend(view: WorkloadView) -> list[str]:
     """Two or three plain sentences."""
+    if view.latency is not None:  # at a fixed rate: the lowest p99 from the schedule, or the highest capacity
+        return list(view.latency.sentences)
     rows = candidates(view)
     if not rows:
         return [f"{view.label}: nothing was measured, so there is nothing to recommend."]

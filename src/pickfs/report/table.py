@@ -196,6 +196,9 @@ def _numbered(view: WorkloadView) -> tuple[list[Note], dict[str, tuple[int, ...]
 def answer_for(view: WorkloadView) -> Answer:
     """The recommendation: from the race's decision when the run was raced, else as choice() gives it; `decided`
     false when the run could not decide (it then names no configuration)."""
+    if view.latency is not None:  # at a fixed rate: by latency from the schedule (report/latency.py)
+        said = view.latency.sentences
+        return Answer(said, view.latency.answer, said[0], view.latency.settled)
     if view.race is not None:
         d = view.race.decision
         sentences = tuple(recommend(view)) if view.measured else ()

@@ -6,9 +6,9 @@ import json
 import math
 import statistics
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pickfs.fsfacts import in_memory, is_reference
+from pickfs.fsfacts import has_filesystem, in_memory, is_reference
 from pickfs.model import (
     Cell,
     Method,
@@ -35,6 +35,9 @@ from pickfs.stats.paired import (
 from pickfs.stats.stopping import relative_half_width
 from pickfs.stats.summary import drift, trend
 from pickfs.stats.weather import Fit, fit
+
+if TYPE_CHECKING:
+    from pickfs.report.latency import LatencyChoice
 
 NOISY_CV = 0.10  # a coefficient of variation above this is flagged
 DRIFT_NOTE = 0.10  # first-to-last change above this is flagged when the runs also trend
@@ -210,6 +213,7 @@ class WorkloadView:
     resolution: tuple[float, float, float] | None = None
     kind: str = OTHER  # DATABASE, FILE_TREE or OTHER
     race: RaceView | None = None  # the race's decision, for runs measured by it
+    latency: LatencyChoice | None = None  # at a fixed rate: the recommendation by latency (report/latency.py)
 
     @property
     def adjustment(self) -> str:
@@ -386,6 +390,8 @@ def method_text(measured: list[Trial]) -> str:
 
 
 def build_views(record: RunRecord) -> list[WorkloadView]:
+    from pickfs.report.latency import latency_choice  # it renders with report/text.py, which reads views
+
     plan = plan_from_dict(record.plan)
     cells = plan.cells()
     views = []
@@ -409,9 +415,21 @@ def build_views(record: RunRecord) -> list[WorkloadView]:
         breakdown = tuple(d for d in defs if d.name in wanted
                           and any((mv := r.metric(d.name)) is not None and mv.summary for r in rows))
         comps = {r.cell.config.name: r.comparison for r in rows if r.comparison is not None}
+        kind = workload_kind(record, wl)
+        latency = latency_choice(record, wl.label, *_latency_roles(rows), "acknowledged commits" if kind == DATABASE
+                                 else "data written") if wl.fixed_rate or plan.method.latency_target else None
         views.append(WorkloadView(wl.label, wl.name, dict(wl.settings), base_name if base else None, tuple(rows),
-                                  breakdown, resolution(comps), workload_kind(record, wl), race))
+                                  breakdown, resolution(comps), kind, race, latency))
     return views
+
+
+def _latency_roles(rows: list[Row]) -> tuple[list[str], list[str]]:
+    """(safe candidates most preferred first, the others) for a recommendation by latency at a fixed rate."""
+    live = [r for r in rows if has_filesystem(r.cell.config.fstype)]
+    safe = sorted((r for r in live if not r.unsafe and not is_reference(r.cell.config.fstype)),
+                  key=lambda r: (not r.crash_clean, preference(r.cell.config), r.cell.index))
+    names = [r.cell.config.name for r in safe]
+    return names, [r.cell.config.name for r in live if r.cell.config.name not in names]
 
 
 def _roles(rows: list[Row]) -> tuple[list[str], list[str], set[str], set[str]]:

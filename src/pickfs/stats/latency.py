@@ -20,8 +20,11 @@ import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+
+from pickfs.stats.weather import Fit, Spread
 
 MIN_UNITS = 3
 RESAMPLES = 2000
@@ -30,7 +33,7 @@ PERCENTILES = (50.0, 99.0, 99.9)
 Hist = Mapping[int, int]  # microseconds -> transactions
 
 
-def fixed_rate_block(raw: str) -> dict | None:
+def fixed_rate_block(raw: str) -> dict[str, Any] | None:
     """The fixed-rate block of a client's JSON document (clients/pacing.py), or None."""
     try:
         doc = json.loads(raw)
@@ -40,7 +43,7 @@ def fixed_rate_block(raw: str) -> dict | None:
     return block if isinstance(block, dict) else None
 
 
-def hist_of(block: Mapping, key: str = "latency_us") -> dict[int, int]:
+def hist_of(block: Mapping[str, Any], key: str = "latency_us") -> dict[int, int]:
     return {int(k): int(v) for k, v in (block.get(key) or {}).items()}
 
 
@@ -81,7 +84,7 @@ class Slice:
     cpu_bound: bool = False
 
 
-def slice_from(block: int, round_no: int, raw_block: Mapping, cpu_bound: bool = False) -> Slice:
+def slice_from(block: int, round_no: int, raw_block: Mapping[str, Any], cpu_bound: bool = False) -> Slice:
     return Slice(block, round_no, hist_of(raw_block), int(raw_block.get("due", 0)),
                  int(raw_block["late"]) if "late" in raw_block else None,
                  int(raw_block.get("skipped", 0)) + int(raw_block.get("unfinished", 0)),
@@ -209,3 +212,40 @@ def percentile_interval(slices: Sequence[Slice], q: float, resamples: int = RESA
     values = _percentiles_of_sums(keys, counts @ rows, q)
     low, high = np.nanpercentile(values, [2.5, 97.5])
     return point, float(low), float(high)
+
+
+def log_percentile_spread(slices: Sequence[Slice], q: float, resamples: int = RESAMPLES,
+                          seed: int = 0) -> tuple[float, float] | None:
+    """The log of one configuration's q-th percentile over its slices' merged histogram, and that log's
+    variance over a bootstrap of its slices; None when it has no transactions or too few slices."""
+    if len(slices) < MIN_UNITS:
+        return None
+    keys, rows = _grid([s.hist for s in slices])
+    if not len(keys):
+        return None
+    point = float(_percentiles_of_sums(keys, rows.sum(axis=0)[None, :], q)[0])
+    if not point > 0:
+        return None
+    rng = np.random.default_rng(seed)
+    n = len(slices)
+    counts = np.zeros((resamples, n), dtype=np.int64)
+    np.add.at(counts, (np.arange(resamples)[:, None], rng.integers(0, n, size=(resamples, n))), 1)
+    values = _percentiles_of_sums(keys, counts @ rows, q)
+    logs = np.log(values[values > 0])
+    if len(logs) < 2:
+        return None
+    return math.log(point), float(np.var(logs, ddof=1))
+
+
+def latency_fit(slices: Mapping[str, Sequence[Slice]], q: float) -> Fit:
+    """The configurations' q-th percentiles from the scheduled start as the race's model of levels
+    (stats/weather.Fit: a level per configuration, its variance and degrees of freedom), so the race's
+    decision (stats/decision.decide) answers "which is lowest" as it answers "which is fastest": the level
+    is minus the log of the percentile (higher is better), its variance from a bootstrap over the
+    configuration's slices, its degrees of freedom the slices less one."""
+    spreads = {}
+    for name, own in slices.items():
+        found = log_percentile_spread(own, q)
+        if found is not None:
+            spreads[name] = Spread(-found[0], found[1], float(len(own) - 1), 1, len(own), None)
+    return Fit({}, {}, spreads, (), 0.0, 0.0, (), (), {}, False)

@@ -19,7 +19,10 @@ from pickfs.services.base import Endpoint
 from pickfs.stack.filesystems import which
 from pickfs.units import parse_duration, parse_size
 from pickfs.workloads.base import Workload, json_doc
+from pickfs.workloads.fio_rate import JobRate, split_rate
+from pickfs.workloads.fio_rate import fixed_rate_block as fio_fixed_rate_block
 from pickfs.workloads.kinds import RAW_IO
+from pickfs.workloads.latency import CPU_SHARE, RATE_METRICS, FixedRate, rate_metrics
 
 TOOL = "pickfs-fio"
 FILE_PREFIX = "pickfs-fileio"
@@ -78,7 +81,32 @@ def fio_unavailable() -> str | None:
     return None if which("fio") else "fio is not installed (apt-get install fio)"
 
 
-class Fileio(Workload):
+LAT_LOG = "lat"  # fio's per-I/O latency log at a fixed rate: lat_lat.1.log in a private directory
+RATE_PROCESS = {"poisson": "poisson", "uniform": "linear"}
+
+
+def fixed_rate_limits(name: str, out: dict[str, Any]) -> None:
+    """What fio 3.x can pace and pickfs can measure from the schedule; raises PlanError naming the fix.
+    fio paces each direction on its own schedule and, with fsync in the job, crashes (SIGFPE) or leaves
+    its schedule; several jobs write one latency log between them; it cannot skip an I/O."""
+    if out.get("latency_limit"):
+        raise PlanError(f"{name} at a fixed rate cannot skip I/Os: fio has no latency limit",
+                        f"leave {name}.latency_limit out")
+    if out["read_share"] not in (0, 1):
+        raise PlanError(f"{name} at a fixed rate runs reads or writes, not a mix (fio paces each on its own schedule)",
+                        f"--set {name}.read_share=1 (reads) or {name}.read_share=0 (writes)")
+    if out["fsync_every"]:
+        raise PlanError(f"{name} at a fixed rate cannot sync every few writes (fio then leaves its schedule)",
+                        f"--set {name}.fsync_every=0 (and {name}.direct=true for writes that reach the device)")
+    if out["threads"] != 1:
+        raise PlanError(f"{name} at a fixed rate runs one fio job", f"--set {name}.threads=1 (iodepth may be higher)")
+    try:
+        split_rate(float(out["rate"]), float(out["read_share"]), 1)
+    except ValueError as exc:
+        raise PlanError(f"{name} rate: {exc}", "e.g. --rate 500/s") from None
+
+
+class Fileio(FixedRate, Workload):
     kind = RAW_IO
     sliceable = True
     name = "fileio"
@@ -99,6 +127,8 @@ class Fileio(Workload):
         MetricDef("sync_p50", "s", False, "median fsync/fdatasync latency"),
         MetricDef("sync_p99", "s", False, "99th percentile fsync/fdatasync latency"),
         MetricDef("sync_max", "s", False, "slowest fsync/fdatasync"),
+        *RATE_METRICS,
+        CPU_SHARE,
     )
     breakdown = ("read_iops", "write_iops", "read_MBps", "write_MBps", "read_p99", "write_p99", "sync_p99")
     defaults: ClassVar[dict[str, Any]] = {
@@ -146,6 +176,13 @@ class Fileio(Workload):
             raise PlanError(f"{cls.name} duration must be positive", "e.g. --duration 10s")
         out["direct"] = bool(out["direct"])
         out["keep_cache"] = bool(out["keep_cache"])
+        return out
+
+    @classmethod
+    def normalize(cls, settings: dict[str, Any]) -> dict[str, Any]:
+        out = super().normalize(settings)
+        if out.get("rate"):
+            fixed_rate_limits(cls.name, out)
         return out
 
     @classmethod
@@ -198,7 +235,18 @@ class Fileio(Workload):
         every = spec.get("fsync_every")
         if every:
             options[spec.get("sync")] = every
+        if spec.get("rate"):
+            options.update(self.rate_options(spec))
         return job_text([(self.name, options)])
+
+    @staticmethod
+    def rate_options(spec: WorkloadSpec) -> dict[str, Any]:
+        """fio's own pacing (rate_iops per direction: reads before the comma, writes after it) and its per-I/O
+        latency log, written to the directory in the `lat_log_dir` setting (the run's private directory)."""
+        iops = split_rate(float(spec.get("rate")), float(spec.get("read_share")), 1)
+        return {"rate_iops": f"{iops.get(0, '')}" + (f",{iops[1]}" if 1 in iops else ""),
+                "rate_process": RATE_PROCESS[spec.get("arrivals")],
+                "write_lat_log": f"{spec.get('lat_log_dir')}/{LAT_LOG}", "log_avg_msec": 0}
 
     def prepare(self, spec: WorkloadSpec, datadir: Path, endpoint: Endpoint | None = None) -> RawOutput:
         job = self.layout_job(spec, datadir)
@@ -206,17 +254,54 @@ class Fileio(Workload):
                                      "fio": fio_json(run_fio(job, timeout=7200))}), 0.0)
 
     def run(self, spec: WorkloadSpec, datadir: Path, endpoint: Endpoint | None = None) -> RawOutput:
+        if spec.get("rate"):
+            return self.run_at_rate(spec, datadir)
         job = self.measured_job(spec, datadir)
         out = run_fio(job, timeout=spec.get("duration") * 3 + 600)
         return RawOutput(json.dumps({"tool": TOOL, "workload": self.name, "job": job, "fio": fio_json(out)}),
                          spec.get("duration"))
+
+    def run_at_rate(self, spec: WorkloadSpec, datadir: Path) -> RawOutput:
+        """fio paced at the rate; its per-I/O log kept with the run, and each I/O's latency measured from the
+        schedule fio followed (workloads/fio_rate.py), not from when fio issued it."""
+        from pickfs.stack.ledger import Ledger
+        from pickfs.workloads.pgbench import log_directory
+
+        with log_directory(Ledger(self.cache.parent / "ledger")) as logdir:
+            settings = {**dict(spec.settings), "lat_log_dir": str(logdir)}
+            job = self.measured_job(WorkloadSpec(spec.name, spec.label, tuple(sorted(settings.items()))), datadir)
+            out = fio_json(run_fio(job, timeout=spec.get("duration") * 3 + 600))
+            log = logdir / f"{LAT_LOG}_lat.1.log"
+            text = log.read_text() if log.exists() else ""
+        doc = {"tool": TOOL, "workload": self.name, "job": job, "fio": out, "lat_log": text,
+               "pacing": {"rate": float(spec.get("rate")), "read_share": float(spec.get("read_share")),
+                          "arrivals": spec.get("arrivals"), "runtime_us": round(spec.get("duration") * 1000) * 1000,
+                          "iodepth": int(spec.get("iodepth"))}}
+        try:
+            doc["fixed_rate"] = rate_block(doc)
+        except ValueError as exc:  # parse() raises it again: the slice fails with fio's output and log kept
+            doc["fixed_rate_error"] = str(exc)
+        return RawOutput(json.dumps(doc), spec.get("duration"))
 
     @staticmethod
     def parse(raw: str) -> dict[str, float]:
         doc = json.loads(raw)
         if doc.get("tool") != TOOL or "fio" not in doc:
             raise ValueError("not the output of a fio run")
-        return fileio_metrics(doc["fio"])
+        metrics = fileio_metrics(doc["fio"])
+        if "pacing" in doc:  # at a fixed rate: latency from each I/O's due time, derived again from the log
+            metrics.update(rate_metrics(rate_block(doc)))
+            job = doc["fio"]["jobs"][0]
+            metrics["client_cpu_share"] = (float(job.get("usr_cpu", 0.0)) + float(job.get("sys_cpu", 0.0))) / 100
+        return metrics
+
+
+def rate_block(doc: dict[str, Any]) -> dict[str, Any]:
+    """A fixed-rate fio run's record -> the fixed-rate block, from fio's per-I/O log and the pacing it was given (pure)."""
+    p = doc["pacing"]
+    iops = split_rate(float(p["rate"]), float(p["read_share"]), 1)
+    return fio_fixed_rate_block({1: doc.get("lat_log", "")}, [JobRate(1, iops)], p["arrivals"], int(p["runtime_us"]),
+                                int(p["iodepth"]))
 
 
 def fileio_metrics(fio: dict[str, Any]) -> dict[str, float]:
@@ -342,7 +427,7 @@ class Wal(Workload):
 
     @classmethod
     def run_seconds(cls, spec: WorkloadSpec) -> float:
-        return float(spec.get("duration") * len(spec.get("methods")) * len(spec.get("block_sizes")))
+        return float(spec.get("duration")) * len(spec.get("methods")) * len(spec.get("block_sizes"))
 
     @classmethod
     def slice_spec(cls, spec: WorkloadSpec, seconds: float) -> WorkloadSpec:
