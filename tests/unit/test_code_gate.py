@@ -1,5 +1,5 @@
-"""The gate that keeps the code this way: ruff (with a complexity limit) over src/ and tests/ alike, and mypy over
-src/, clean. Both are configured in pyproject.toml and installed with the test extra; under CI a missing one fails.
+"""The gate that keeps the code this way: ruff (with a complexity limit) over src/ and tests/ alike, and mypy (strict)
+over src/, clean. Both are configured in pyproject.toml and installed with the test extra; under CI a missing one fails.
 And no module reaches into another's private names."""
 
 from __future__ import annotations

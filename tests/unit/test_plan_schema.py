@@ -143,6 +143,8 @@ def _context(name: str, key: str) -> dict[str, Any]:
     if name == "command":
         server = next((s for s, keys in SERVER_SETTINGS.items() if key in keys), "")
         return {"command": "true", **({"server": server} if server and key != "server" else {})}
+    if key in ("arrivals", "latency_limit") and name.startswith("fileio"):  # what fio can pace
+        return {"rate": 100, "read_share": 1, "fsync_every": 0, "threads": 1}
     if key in ("arrivals", "latency_limit"):
         return {"rate": 100}
     if name == "pgbench" and key in ("clients", "threads"):

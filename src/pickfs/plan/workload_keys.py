@@ -103,6 +103,12 @@ SETTING_TEXT: dict[str, str] = {
     "wal duration": "seconds per sync method and block size",
     "mediumfiles seed": "seed of the generated files",
     "sysbench-oltp latency_limit": "fixed rate: sysbench has no latency limit, so none but 0",
+    "fileio rate": "fixed rate (open loop): I/Os due per second, e.g. 400 or \"400/s\"; reads or writes only (read_share 0 or 1), fsync_every 0, threads 1 (0: as fast as it goes)",
+    "fileio arrivals": "fixed rate: how the I/Os' start times are spread",
+    "fileio latency_limit": "fixed rate: fio cannot skip an I/O, so none but 0",
+    "fileio-first-touch rate": "fixed rate (open loop): I/Os due per second, e.g. 400 or \"400/s\"; reads or writes only (read_share 0 or 1), fsync_every 0, threads 1 (0: as fast as it goes)",
+    "fileio-first-touch arrivals": "fixed rate: how the I/Os' start times are spread",
+    "fileio-first-touch latency_limit": "fixed rate: fio cannot skip an I/O, so none but 0",
 }
 
 # The values a setting accepts, where it takes one of a list ("workload key" for one workload's own).
@@ -131,6 +137,7 @@ SETTING_SPANS: dict[str, Span] = {
     "warehouses": Span(1), "scale_down": Span(1), "files": Span(1), "iodepth": Span(1), "packages": Span(1),
     "queries": Span(1), "fsync_every": Span(0), "read_share": Span(0, 1), "log_sampling": Span(0, 1, low_open=True),
     "firebird-tpcb clients": Span(1, 1), "sysbench-oltp latency_limit": Span(0, 0),
+    "fileio latency_limit": Span(0, 0), "fileio-first-touch latency_limit": Span(0, 0),
 }
 
 # A setting's type in words where its default's type does not say it.
