@@ -125,3 +125,27 @@ def test_slugs_follow_the_rule_links_are_written_with() -> None:
     assert slug("What `bootstrap.sh` does") == "what-bootstrapsh-does"
     assert slug("The earlier design (`--no-race`)") == "the-earlier-design---no-race"
     assert slug("idle_neighbours.py") == "idle_neighbourspy"
+
+
+def stated_import_rules() -> dict[str, set[str]]:
+    """The import table of docs/development.md as rules: a row's packages -> what they may import, the names it
+    lists plus what anything may import unless it says "only", everything for "anything", nothing for "nothing"."""
+    from tests.unit.test_import_directions import BASE
+
+    text = (DOCS / "development.md").read_text()
+    section = text[text.index("## Import directions"):text.index("## The test suite")]
+    rules: dict[str, set[str]] = {}
+    for row in re.findall(r"^\| (.+?) \| (.+?) \|$", section, re.M)[1:]:
+        names, may = re.findall(r"`([\w.]+)`", row[0]), set(re.findall(r"`([\w.]+)`", row[1]))
+        if row[1] == "anything":
+            may = {"*"}
+        elif not row[1].startswith(("only", "nothing")):
+            may |= BASE
+        rules.update({name: may for name in names})
+    return rules
+
+
+def test_the_import_table_is_the_tests() -> None:
+    from tests.unit.test_import_directions import ALLOWED
+
+    assert stated_import_rules() == ALLOWED
