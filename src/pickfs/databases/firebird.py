@@ -11,9 +11,6 @@ from typing import TYPE_CHECKING, Any
 
 from pickfs.databases.base import Database, Dialect, Driver, conf_values, is_block_device
 from pickfs.databases.values import BOOL, ValueShape
-from pickfs.proc import run as run_program
-from pickfs.stack.filesystems import which
-from pickfs.stack.workdir import PRIVATE_MODE
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -35,6 +32,8 @@ def fbclient() -> str | None:
 
 
 def firebird_unavailable() -> str | None:
+    from pickfs.stack.filesystems import which  # deferred: pickfs.stack, which no client process loads
+
     if fbclient() is None:
         return "Firebird's client library is missing (apt-get install libfbclient2)"
     if not glob.glob(f"{FIREBIRD_ROOT}/plugins/libEngine12.so"):
@@ -51,12 +50,16 @@ def firebird_db(datadir: Path, stem: str = "pickfs") -> Path:
 
 def set_forced_writes(db: Path | str, on: bool, env: dict[str, str]) -> None:
     """Firebird's durability switch, set on the database file (gfix -write sync|async)."""
+    from pickfs.proc import run as run_program  # deferred: pickfs.stack (via proc), which no client process loads
+
     run_program(["gfix", "-write", "sync" if on else "async", str(db)], package="firebird3.0-utils", env=env)
 
 
 def firebird_env(datadir: Path, scratch: Path | None = None) -> dict[str, str]:
     """The embedded engine, with its lock files private to this run: beside the database, or for a
     database on a block device, in the configuration's scratch directory."""
+    from pickfs.stack.workdir import PRIVATE_MODE  # deferred: pickfs.stack, which no client process loads
+
     if is_block_device(datadir):
         if scratch is None:
             raise ValueError("a Firebird database on a block device needs a directory for its lock files")
@@ -162,6 +165,8 @@ class Firebird(Database):
 
     def outside_check(self, datadir: Path, stem: str, env: dict[str, str] | None) -> tuple[list[str], list[str]]:
         """Firebird's own validation, read-only (-n): it names every page and record it finds broken."""
+        from pickfs.proc import run as run_program  # deferred: pickfs.stack (via proc), which no client process loads
+
         said = run_program(["gfix", "-v", "-full", "-n", str(firebird_db(datadir, stem))],
                            package="firebird3.0-utils", env=env).text
         return gfix_findings(said)
