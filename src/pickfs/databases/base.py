@@ -161,7 +161,7 @@ class Database(ABC):
         if self.driver is not None and importlib.util.find_spec(self.driver.module.split(".")[0]) is None:
             return f"the Python driver {self.driver.package} is missing (pip install {self.driver.package})"
         if self.service:
-            from pickfs.services import service_class  # deferred: cycle databases -> services
+            from pickfs.services import service_class  # deferred: cycle with services; clients load no server
 
             return service_class(self.service).unavailable_reason()
         return None

@@ -120,7 +120,7 @@ class MariaDB(Database):
         return {f"db.mysql.{k}": v for k, v in conf_values(paths, FINGERPRINT_KEYS).items()}
 
     def server_settings(self) -> tuple[str, ...]:
-        from pickfs.services.mariadb import SETTINGS  # deferred: cycle with services.mariadb
+        from pickfs.services.mariadb import SETTINGS  # deferred: cycle with services.mariadb; clients load no server
 
         return tuple(SETTINGS)
 

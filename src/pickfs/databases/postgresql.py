@@ -95,7 +95,7 @@ class PostgreSQL(Database):
         return {f"db.postgresql.{k}": v for k, v in conf_values(paths, FINGERPRINT_KEYS).items()}
 
     def server_settings(self) -> tuple[str, ...]:
-        from pickfs.services.postgresql import SETTINGS  # deferred: cycle with services.postgresql
+        from pickfs.services.postgresql import SETTINGS  # deferred: cycle with services; no server in clients
 
         return tuple(SETTINGS)
 
