@@ -15,6 +15,7 @@ import re
 import subprocess
 from pathlib import Path
 
+from pickfs import databases
 from pickfs.stack.filesystems import legacy_default_notes, which
 from pickfs.stack.mountinfo import mount_containing, parse_mountinfo, read_effective_options
 from pickfs.sysinfo import cpu_model, mem_total, os_name, read_text
@@ -70,8 +71,6 @@ def _device_facts(prefix: str, name: str) -> dict[str, str]:
 
 def _databases() -> dict[str, str]:
     """Each database's installed packages' versions, then what databases/ reads of its configuration."""
-    from pickfs import databases
-
     each = [db for db in databases.DATABASES.values() if db.name == db.database]  # one entry per database
     out: dict[str, str] = {}
     tool = which("dpkg-query")

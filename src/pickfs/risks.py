@@ -32,7 +32,7 @@ def config_risks(config: FsConfig) -> list[str]:
 
 def database_of(spec: WorkloadSpec) -> str | None:
     """The database a workload drives with these settings (what the registry knows; recorded with each run)."""
-    from pickfs.workloads import REGISTRY
+    from pickfs.workloads import REGISTRY  # deferred: numpy/scipy via the workloads; a stored run renders without them
 
     cls = REGISTRY.get(spec.name)
     return cls.database_for(spec) if cls else None

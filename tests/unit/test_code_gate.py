@@ -85,3 +85,55 @@ def private_use() -> set[tuple[str, str]]:
 
 def test_no_module_uses_another_modules_private_names():
     assert sorted(private_use() - KNOWN_PRIVATE_USE) == []
+
+
+# An import inside a function is deferred only for a reason, said on its line: `# deferred: <why>` (a heavy library it
+# would load at start-up, an import cycle, runs stored before something was recorded, a driver a client must not
+# load). Imports deferred without such a comment, each with its reason: (file, module imported) -> why.
+DEFERRED_WITHOUT_COMMENT: dict[tuple[str, str], str] = {}
+DEFERRED = "# deferred: "
+
+
+def deferred_imports(tree: ast.AST, lines: list[str]) -> list[tuple[int, str, bool]]:
+    """Every import inside a function: (line, module, whether a line of it gives its reason)."""
+    found = []
+    for fn in ast.walk(tree):
+        if not isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        for n in ast.walk(fn):
+            if isinstance(n, ast.Import | ast.ImportFrom):
+                module = (n.module or "") if isinstance(n, ast.ImportFrom) else n.names[0].name
+                said = any(DEFERRED in line and line.split(DEFERRED, 1)[1].strip()
+                           for line in lines[n.lineno - 1:n.end_lineno])
+                found.append((n.lineno, module, said))
+    return sorted(set(found))
+
+
+def unexplained_deferred_imports() -> list[str]:
+    out = []
+    for path in sorted(SRC.rglob("*.py")):
+        text, rel = path.read_text(), path.relative_to(SRC).as_posix()
+        out += [f"{rel}:{line}: {module}" for line, module, said in deferred_imports(ast.parse(text), text.splitlines())
+                if not said and (rel, module) not in DEFERRED_WITHOUT_COMMENT]
+    return out
+
+
+def test_every_import_inside_a_function_says_why_it_is_deferred():
+    """Start-up speed, a cycle, an old run's fallback or a client's driver: otherwise it belongs at the top."""
+    assert unexplained_deferred_imports() == []
+
+
+def test_the_deferred_import_check_sees_a_bare_one_and_a_reason():
+    code = ("def f():\n    import glob\n\n\ndef g():\n    from pickfs.report.html import (  # deferred: plotly\n"
+            "        page,\n    )\n\n\ndef h():\n    import numpy  # deferred:\n")
+    assert deferred_imports(ast.parse(code), code.splitlines()) == [
+        (2, "glob", False), (6, "pickfs.report.html", True), (12, "numpy", False)]
+
+
+def test_every_allowed_deferred_import_is_still_there():
+    """An allowed one that is gone (or now says its reason) leaves the list."""
+    left = set()
+    for path in sorted(SRC.rglob("*.py")):
+        text, rel = path.read_text(), path.relative_to(SRC).as_posix()
+        left |= {(rel, module) for _, module, said in deferred_imports(ast.parse(text), text.splitlines()) if not said}
+    assert sorted(set(DEFERRED_WITHOUT_COMMENT) - left) == []

@@ -26,7 +26,7 @@ results_option = click.option("--results", "results_path", type=click.Path(path_
 def read_store(workdir: str, results_path: Path | str | None) -> ResultStore:
     """The results database of a command that only reads it: nothing is created or changed, and one named
     (--results, $PICKFS_RESULTS) must exist."""
-    from pickfs.store.postgres import is_postgres_url
+    from pickfs.store.postgres import is_postgres_url  # deferred: psycopg (store/postgres.py loads it)
 
     spec = str(results_path or os.environ.get("PICKFS_RESULTS") or "")
     if spec and not is_postgres_url(spec) and not os.path.lexists(spec):

@@ -25,7 +25,7 @@ from pickfs.store import ResultStore
 def command(run_a: str, run_b: str, results_b: Path | None, workdir: str, results_path: str | None) -> None:
     """Matching cells of two runs side by side, with ratios and significance; the settings that
     differ, named, and each run's ranking."""
-    from pickfs.report.comparison import comparison_report
+    from pickfs.report.comparison import comparison_report  # deferred: numpy/scipy via stats
 
     store = read_store(workdir, results_path)
     a = store.load(run_a)

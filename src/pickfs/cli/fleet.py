@@ -69,7 +69,7 @@ def command() -> None:
 def run(inventory: str, plan_file: Path | None, limit: str | None, forks: int, poll: str, timeout: str,
         resume: str | None, workdir: str, results_path: str | None) -> None:
     """Ship pickfs to every host, run the plan on each in parallel, fetch and merge the results."""
-    from pickfs.fleet.controller import FleetController
+    from pickfs.fleet.controller import FleetController  # deferred: numpy/scipy via the engine and its plan
 
     if bool(plan_file) == bool(resume):
         raise PlanError("give either --plan (a new fleet run) or --resume FLEET", "pickfs fleet run -i HOSTS --plan P")
@@ -105,7 +105,7 @@ def run(inventory: str, plan_file: Path | None, limit: str | None, forks: int, p
 @workdir_option
 def cleanup(inventory: str, limit: str | None, workdir: str) -> None:
     """Stop pickfs on each host and undo what it left there (after a controller was killed)."""
-    from pickfs.fleet.controller import FleetController
+    from pickfs.fleet.controller import FleetController  # deferred: numpy/scipy via the engine and its plan
 
     controller = FleetController(None, workdir, inventory, limit, ConsoleObserver())  # type: ignore[arg-type]
     problems = controller.cleanup()
@@ -137,7 +137,12 @@ def list_fleets(workdir: str, results_path: str | None) -> None:
 
 def report_fleet(store: ResultStore, ref: str, targets: dict[str, Path | None]) -> None:
     """`pickfs report FLEET`: the hosts' runs side by side; --html a page with heat maps, --json the same data."""
-    from pickfs.report.fleet import build_fleet_view, render_fleet, render_fleet_html, render_fleet_json
+    from pickfs.report.fleet import (  # deferred: numpy/scipy via stats, for `report FLEET` only
+        build_fleet_view,
+        render_fleet,
+        render_fleet_html,
+        render_fleet_json,
+    )
 
     fleet = store.load_fleet(ref)
     records = {h.name: store.load(h.run_id) for h in fleet.hosts if h.run_id and h.run_id in store.run_ids()}

@@ -7,6 +7,7 @@ and `pickfs results` never pay for scipy, plotly or the workload registry.
 
 from __future__ import annotations
 
+import importlib
 import os
 import signal
 import sys
@@ -61,8 +62,6 @@ COMMANDS: dict[str, tuple[str, str]] = {
 
 def load_command(name: str) -> click.Command:
     """Import one command's module and return its click command."""
-    import importlib
-
     module = importlib.import_module(COMMANDS[name][0])
     command: click.Command = module.command
     return command
@@ -110,7 +109,7 @@ def cli() -> None:
 
 
 def _error(text: str) -> None:
-    from pickfs import console  # Rich: only when there is something to print
+    from pickfs import console  # deferred: Rich, only when there is an error to print
 
     console.error(text)
 

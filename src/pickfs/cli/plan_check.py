@@ -12,8 +12,11 @@ from pickfs import console
 from pickfs.cli.examples import examples
 from pickfs.engine.estimate import WorkloadEstimate as WorkloadEstimate  # re-exported: its old home
 from pickfs.engine.estimate import estimate as estimate  # re-exported: its old home
+from pickfs.engine.schedule import round_budget
 from pickfs.model import Plan
 from pickfs.plan import load_plan_file
+from pickfs.report.views import short_flag
+from pickfs.risks import config_risks
 from pickfs.stack.targets import target_kind
 from pickfs.usecases.preview import Preview
 from pickfs.usecases.run import RunRequest, Silent, run_plan
@@ -33,8 +36,6 @@ def _minutes(seconds: float) -> str:
 
 
 def method_lines(plan: Plan) -> list[str]:
-    from pickfs.engine.schedule import round_budget
-
     m = plan.method
     lines = []
     if not m.speed:
@@ -72,9 +73,6 @@ def method_lines(plan: Plan) -> list[str]:
 
 def describe(preview: Preview) -> list[str]:
     """The dry run's report, one line each (pure but for the tables of risks)."""
-    from pickfs.report.views import short_flag
-    from pickfs.risks import config_risks
-
     plan = preview.plan
     t = plan.target
     kind = target_kind(t)

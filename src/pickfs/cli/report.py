@@ -13,6 +13,8 @@ import click
 from pickfs import console
 from pickfs.cli.common import read_store, results_option, workdir_option
 from pickfs.cli.examples import examples
+from pickfs.cli.fleet import report_fleet
+from pickfs.errors import PlanError, UntrustedPath
 from pickfs.model import RunRecord
 from pickfs.report.csv_export import render_csv, render_table_csv
 from pickfs.report.json_export import render_json
@@ -32,16 +34,16 @@ FORMATS: dict[str, Callable[[RunRecord], str]] = {
 
 def html(record: RunRecord) -> str:
     """The page, plotly.js inline (for standard output, where nothing can sit beside it)."""
-    from pickfs.report.html import render_html  # plotly is imported only when asked for
+    from pickfs.report.html import render_html  # deferred: plotly (and its narwhals), for --html only
 
     return render_html(record)
 
 
 def html_page(record: RunRecord, path: Path) -> None:
     """The page at `path` and plotly.js once beside it (a page a few hundred kB, plotly loaded from the file)."""
-    from plotly.offline import get_plotlyjs
+    from plotly.offline import get_plotlyjs  # deferred: plotly, for --html only
 
-    from pickfs.report.html import PLOTLY_FILE, render_html
+    from pickfs.report.html import PLOTLY_FILE, render_html  # deferred: plotly, for --html only
 
     beside = path.parent / PLOTLY_FILE
     js = get_plotlyjs()
@@ -61,8 +63,6 @@ def check_export_targets(targets: dict[str, Path | None]) -> None:
     """Before anything runs: every export path can be written (its directory exists and is reached without
     another user's link, the path itself is not a directory, a device or such a link), so a long run never
     ends on a path that cannot take its report."""
-    from pickfs.errors import PlanError, UntrustedPath
-
     seen: dict[str, str] = {}
     for fmt, path in targets.items():
         if path is None or str(path) == "-":
@@ -129,8 +129,6 @@ def export_targets(o: dict[str, Any]) -> dict[str, Path | None]:
 
 def check_site_dir(path: Path) -> None:
     """The site's directory is one pickfs made, or one that can be: new, or empty and the user's own."""
-    from pickfs.errors import PlanError, UntrustedPath
-
     text = str(path)
     if not text or has_control(text):
         raise PlanError(f"--site {text!r} is not a directory name", "e.g. --site report-site")
@@ -156,8 +154,7 @@ def site_files_only(names: list[str]) -> bool:
 
 
 def write_site(store: ResultStore, path: Path) -> None:
-    from pickfs.errors import PlanError
-    from pickfs.report.site import build_site
+    from pickfs.report.site import build_site  # deferred: plotly (its pages' charts), for --site only
 
     records = [store.load(r.id) for r in store.list_runs()]
     real = own_dir(path, "--site", 0o700, made=site_files_only)
@@ -201,8 +198,6 @@ def command(run: str, explain: bool, quiet: bool, site: Path | None, workdir: st
             return
     # --- fleet: a fleet run's hosts compared, as its own page
     if store.is_fleet(run):
-        from pickfs.cli.fleet import report_fleet
-
         report_fleet(store, run, targets)
         return
     # --- end fleet

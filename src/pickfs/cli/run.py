@@ -13,6 +13,7 @@ import click
 from pickfs import console
 from pickfs.cli.common import results_option, workdir_option
 from pickfs.cli.examples import examples
+from pickfs.cli.plan_check import show_plan
 from pickfs.cli.report import check_export_targets, export_targets, with_exports, write_exports
 from pickfs.errors import EXIT_INTERRUPTED, PlanError
 from pickfs.model import SCHEDULERS, Method, Plan, Target, TargetKind, WorkloadSpec
@@ -31,6 +32,7 @@ from pickfs.plan import (
 from pickfs.report.terminal import render_run, terse_lines
 from pickfs.run_console import ConsoleEvents
 from pickfs.stack.targets import KINDS
+from pickfs.stats.capacity import parse_target
 from pickfs.units import parse_duration, parse_size
 from pickfs.usecases.run import RunRequest, run_plan
 from pickfs.usecases.run import interrupted as interrupted  # re-exported: its old home
@@ -166,8 +168,6 @@ def plan_from_flags(o: dict[str, Any]) -> Plan:
 
 def latency_target(text: str, one_at_a_time: bool) -> str:
     """--latency-target p99<=5ms, checked (the capacity search: engine/capacity.py)."""
-    from pickfs.stats.capacity import parse_target
-
     try:
         parse_target(text)
     except ValueError as exc:
@@ -373,8 +373,6 @@ def run_and_show(request: RunRequest, o: dict[str, Any]) -> None:
     """Run the request, then show the result (or the dry run's findings), export it and exit as it ended."""
     outcome = run_plan(request, ConsoleEvents())
     if outcome.preview is not None:
-        from pickfs.cli.plan_check import show_plan
-
         show_plan(outcome.preview)
         return
     if outcome.record is None:  # interrupted: what was measured is kept, and the way to resume was said

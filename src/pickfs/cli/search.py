@@ -16,6 +16,7 @@ from pickfs.errors import EXIT_INTERRUPTED, PlanError
 from pickfs.model import FsConfig, WorkloadSpec
 from pickfs.report.search_json import render_json
 from pickfs.report.search_text import render
+from pickfs.risks import config_risks, database_of
 from pickfs.run_console import ProgressObserver
 from pickfs.search.design import screening
 from pickfs.search.driver import MIN_STAGE_S, SearchResult, run_search
@@ -23,6 +24,8 @@ from pickfs.search.facts import gather
 from pickfs.search.outcome import to_dict
 from pickfs.search.space import Space, built_in, from_table, prune
 from pickfs.search.stages import SearchState, Setting, Stages, load_state, save_state
+from pickfs.stack.filesystems import unavailable_reason
+from pickfs.stack.presets import PRESETS
 from pickfs.store.results import new_run_id
 from pickfs.units import parse_duration, parse_size
 
@@ -31,10 +34,6 @@ DEFAULT_MAX_TIME = "30m"
 
 def safe_presets(space: Space) -> tuple[FsConfig, ...]:
     """The presets that lose nothing on a power cut, on filesystems this machine builds (the final race's yardsticks)."""
-    from pickfs.risks import config_risks
-    from pickfs.stack.filesystems import unavailable_reason
-    from pickfs.stack.presets import PRESETS
-
     return tuple(p for p in PRESETS.values() if p.fstype != "tmpfs" and not config_risks(p)
                  and unavailable_reason(p.fstype) is None)
 
@@ -155,8 +154,6 @@ def command(**o: Any) -> None:
     console.info(f"search {state.id}: {spec.label}, at most {request['max_time_s'] / 60:.0f} min; "
                  f"continue an interrupted one with: pickfs search --resume {state.id}")
     result = _search(space, setting, store, ledger, state, request, o["workdir"])
-    from pickfs.risks import database_of
-
     d = to_dict(state.id, result, spec, database_of(spec), request)
     console.show(render(d))
     if o["json_path"]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ctypes
 import resource
 import threading
 from collections.abc import Callable
@@ -10,8 +11,6 @@ from collections.abc import Callable
 def name_process(name: str) -> None:
     """Show up as `name` in /proc/<pid>/comm, so pickfs's monitors can tell the client apart."""
     try:
-        import ctypes
-
         ctypes.CDLL(None).prctl(15, name.encode()[:15], 0, 0, 0)  # PR_SET_NAME
     except (OSError, AttributeError):
         pass

@@ -67,6 +67,7 @@ from pickfs.stack.filesystems import SBIN_PATH, fs_type, unavailable_reason
 from pickfs.stack.ledger import Ledger
 from pickfs.stack.provision import attached, mount, provision
 from pickfs.workloads import workload_class
+from pickfs.workloads.command import Command, ended_note
 
 CLIENT = "pickfs.clients.commits"
 DB_STEM = "commits"
@@ -281,8 +282,6 @@ class Program:
     """The user's own command: it runs as the `command` workload does, and their check judges each state."""
 
     def __init__(self, spec: WorkloadSpec, workdir: Path) -> None:
-        from pickfs.workloads.command import Command
-
         self.spec, self.workload = spec, Command(workdir / "data")  # its ledger: the work directory's
         self.service = spec.get("server") or None
         self.settings = dict(Command.service_settings(spec))
@@ -321,8 +320,6 @@ class Program:
         return True, True, None, ""
 
     def notes(self) -> tuple[str, ...]:
-        from pickfs.workloads.command import ended_note
-
         return (ended_note(self.ended),) if self.ended else ()
 
 

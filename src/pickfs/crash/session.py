@@ -25,7 +25,7 @@ def fuse_unavailable() -> str | None:
     if not Path("/dev/fuse").exists():
         return "the kernel has no FUSE (/dev/fuse is missing; modprobe fuse, or use a kernel with CONFIG_FUSE_FS)"
     try:
-        import mfusepy  # noqa: F401
+        import mfusepy  # noqa: F401  # deferred: mfusepy, loaded only to ask whether libfuse is there
     except (ImportError, OSError) as exc:  # OSError: mfusepy found no libfuse
         return f"the FUSE library is missing ({exc}; apt-get install libfuse3-3, pip install mfusepy)"
     return None

@@ -8,12 +8,16 @@ pickfs's heavier modules inside the methods that need them.
 from __future__ import annotations
 
 import argparse
+import importlib.util
+import os
 import re
+import stat
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from pickfs.databases.values import ValueShape
+from pickfs.sysinfo import read_text
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -154,12 +158,10 @@ class Database(ABC):
 
     def unavailable_reason(self) -> str | None:
         """Why it cannot run on this machine, naming the fix; None when it can."""
-        import importlib.util
-
         if self.driver is not None and importlib.util.find_spec(self.driver.module.split(".")[0]) is None:
             return f"the Python driver {self.driver.package} is missing (pip install {self.driver.package})"
         if self.service:
-            from pickfs.services import service_class
+            from pickfs.services import service_class  # deferred: cycle with services; clients load no server
 
             return service_class(self.service).unavailable_reason()
         return None
@@ -167,9 +169,6 @@ class Database(ABC):
 
 def is_block_device(path: Path) -> bool:
     """Is the data directory the block device itself (a database or workload on the raw baseline)?"""
-    import os
-    import stat
-
     try:
         return stat.S_ISBLK(os.stat(path).st_mode)
     except OSError:
@@ -178,8 +177,6 @@ def is_block_device(path: Path) -> bool:
 
 def conf_values(paths: list[str], keys: tuple[str, ...]) -> dict[str, str]:
     """`key = value` lines of configuration files, for these keys (the last file wins)."""
-    from pickfs.sysinfo import read_text
-
     found: dict[str, str] = {}
     for p in paths:
         for line in read_text(p).splitlines():

@@ -4,6 +4,7 @@ pickfs starts (services/firebird.py, R5's SuperClassic); durability by forced wr
 from __future__ import annotations
 
 import argparse
+import glob
 import os
 import threading
 from typing import TYPE_CHECKING, Any
@@ -26,16 +27,12 @@ FINGERPRINT_KEYS = ("MaxUnflushedWrites", "MaxUnflushedWriteTime", "UseFileSyste
 
 
 def fbclient() -> str | None:
-    import glob
-
     found = sorted(glob.glob("/usr/lib/*/libfbclient.so.2")) or sorted(glob.glob("/usr/lib/libfbclient.so.2"))
     return found[0] if found else None
 
 
 def firebird_unavailable() -> str | None:
-    import glob
-
-    from pickfs.stack.filesystems import which
+    from pickfs.stack.filesystems import which  # deferred: pickfs.stack, which no client process loads
 
     if fbclient() is None:
         return "Firebird's client library is missing (apt-get install libfbclient2)"
@@ -53,7 +50,7 @@ def firebird_db(datadir: Path, stem: str = "pickfs") -> Path:
 
 def set_forced_writes(db: Path | str, on: bool, env: dict[str, str]) -> None:
     """Firebird's durability switch, set on the database file (gfix -write sync|async)."""
-    from pickfs.proc import run as run_program
+    from pickfs.proc import run as run_program  # deferred: pickfs.stack (via proc), which no client process loads
 
     run_program(["gfix", "-write", "sync" if on else "async", str(db)], package="firebird3.0-utils", env=env)
 
@@ -61,7 +58,7 @@ def set_forced_writes(db: Path | str, on: bool, env: dict[str, str]) -> None:
 def firebird_env(datadir: Path, scratch: Path | None = None) -> dict[str, str]:
     """The embedded engine, with its lock files private to this run: beside the database, or for a
     database on a block device, in the configuration's scratch directory."""
-    from pickfs.stack.workdir import PRIVATE_MODE
+    from pickfs.stack.workdir import PRIVATE_MODE  # deferred: pickfs.stack, which no client process loads
 
     if is_block_device(datadir):
         if scratch is None:
@@ -110,7 +107,7 @@ class FirebirdConnection:
 
 
 def _use_client_library(args: argparse.Namespace) -> None:
-    from firebird.driver import driver_config
+    from firebird.driver import driver_config  # deferred: the driver firebird.driver, in its client only
 
     if args.fb_client:
         driver_config.fb_client_library.value = args.fb_client
@@ -128,8 +125,8 @@ class Firebird(Database):
     packages = ("firebird*-server",)
 
     def connect(self, args: argparse.Namespace) -> tuple[FirebirdConnection, tuple[type[BaseException], ...]]:
-        from firebird.driver import connect as fb_connect
-        from firebird.driver.types import DatabaseError
+        from firebird.driver import connect as fb_connect  # deferred: the driver firebird.driver, in its client only
+        from firebird.driver.types import DatabaseError  # deferred: the driver firebird.driver, in its client only
 
         _use_client_library(args)
         with FB_CONNECT:  # firebird-driver loads its client interfaces on first use: not from two threads at once
@@ -139,7 +136,7 @@ class Firebird(Database):
         return FirebirdConnection(conn), (DatabaseError, IndexError)
 
     def create(self, args: argparse.Namespace) -> None:
-        from firebird.driver import create_database
+        from firebird.driver import create_database  # deferred: the driver firebird.driver, in its client only
 
         _use_client_library(args)
         create_database(args.db, user="SYSDBA", password=os.environ.get("ISC_PASSWORD")).close()
@@ -168,7 +165,7 @@ class Firebird(Database):
 
     def outside_check(self, datadir: Path, stem: str, env: dict[str, str] | None) -> tuple[list[str], list[str]]:
         """Firebird's own validation, read-only (-n): it names every page and record it finds broken."""
-        from pickfs.proc import run as run_program
+        from pickfs.proc import run as run_program  # deferred: pickfs.stack (via proc), which no client process loads
 
         said = run_program(["gfix", "-v", "-full", "-n", str(firebird_db(datadir, stem))],
                            package="firebird3.0-utils", env=env).text
@@ -181,8 +178,6 @@ class Firebird(Database):
                 "lose acknowledged commits and corrupt the database"]
 
     def installed_settings(self, found: dict[str, str]) -> dict[str, str]:
-        import glob
-
         paths = sorted(glob.glob("/etc/firebird/*/firebird.conf"))
         out = {}
         if paths or any(k.startswith("db.firebird") for k in found):

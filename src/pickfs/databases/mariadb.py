@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import glob
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -78,7 +79,7 @@ class MariaDB(Database):
     packages = ("mariadb-server", "mysql-server")
 
     def connect(self, args: argparse.Namespace) -> tuple[Any, tuple[type[BaseException], ...]]:
-        import pymysql
+        import pymysql  # deferred: the driver pymysql, in its client only
 
         conn = pymysql.connect(unix_socket=args.socket, user=args.user, database=args.database, autocommit=False)
         return conn, (pymysql.err.OperationalError,)
@@ -115,13 +116,11 @@ class MariaDB(Database):
                 "tables: no verdict on this setting"]
 
     def installed_settings(self, found: dict[str, str]) -> dict[str, str]:
-        import glob
-
         paths = sorted(glob.glob("/etc/mysql/**/*.cnf", recursive=True)) + ["/etc/mysql/my.cnf"]
         return {f"db.mysql.{k}": v for k, v in conf_values(paths, FINGERPRINT_KEYS).items()}
 
     def server_settings(self) -> tuple[str, ...]:
-        from pickfs.services.mariadb import SETTINGS
+        from pickfs.services.mariadb import SETTINGS  # deferred: cycle with services.mariadb; clients load no server
 
         return tuple(SETTINGS)
 

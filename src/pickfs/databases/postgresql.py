@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import glob
 from typing import TYPE_CHECKING, Any
 
 from pickfs.databases.base import Database, Dialect, Driver, TornPage, WriteBack, conf_values
@@ -59,7 +60,7 @@ class PostgreSQL(Database):
     packages = ("postgresql-[0-9]*",)
 
     def connect(self, args: argparse.Namespace) -> tuple[Any, tuple[type[BaseException], ...]]:
-        import psycopg
+        import psycopg  # deferred: the driver psycopg, in its client only
 
         conn = psycopg.connect(host=args.host, port=args.port, user=args.user, dbname=args.database)
         return conn, (psycopg.errors.SerializationFailure, psycopg.errors.DeadlockDetected)
@@ -90,13 +91,11 @@ class PostgreSQL(Database):
         return [risk for (key, bad), risk in RISKS.items() if str(spec.get(key, "")).lower() == bad]
 
     def installed_settings(self, found: dict[str, str]) -> dict[str, str]:
-        import glob
-
         paths = sorted(glob.glob("/etc/postgresql/*/main/postgresql.conf"))
         return {f"db.postgresql.{k}": v for k, v in conf_values(paths, FINGERPRINT_KEYS).items()}
 
     def server_settings(self) -> tuple[str, ...]:
-        from pickfs.services.postgresql import SETTINGS
+        from pickfs.services.postgresql import SETTINGS  # deferred: cycle with services; no server in clients
 
         return tuple(SETTINGS)
 

@@ -64,7 +64,7 @@ class Sqlite(Database):
     packages = ("sqlite3",)
 
     def connect(self, args: argparse.Namespace) -> tuple[SqliteConnection, tuple[type[BaseException], ...]]:
-        import sqlite3
+        import sqlite3  # deferred: the driver sqlite3, in its client only
 
         conn = sqlite3.connect(args.db, timeout=60, isolation_level=None, check_same_thread=False)
         conn.execute(f"PRAGMA journal_mode={args.journal_mode}")
@@ -73,7 +73,7 @@ class Sqlite(Database):
 
     def in_force(self, conn: Any) -> dict[str, Any]:
         """The journal mode and synchronous level of the connection, and the library's version."""
-        import sqlite3
+        import sqlite3  # deferred: the driver sqlite3, in its client only
 
         raw = conn.conn if isinstance(conn, SqliteConnection) else conn
         mode = raw.execute("PRAGMA journal_mode").fetchone()[0]
@@ -83,7 +83,7 @@ class Sqlite(Database):
     def compact(self, args: argparse.Namespace) -> None:
         if args.journal_mode.upper() != "WAL":
             return
-        import sqlite3
+        import sqlite3  # deferred: the driver sqlite3, in its client only
 
         conn = sqlite3.connect(args.db, isolation_level=None)
         try:
@@ -101,7 +101,7 @@ class Sqlite(Database):
 
     def installed_settings(self, found: dict[str, str]) -> dict[str, str]:
         """SQLite's compiled-in durability defaults, as the library pickfs's clients use has them."""
-        import sqlite3
+        import sqlite3  # deferred: the driver sqlite3, in its client only
 
         try:
             conn = sqlite3.connect(":memory:")

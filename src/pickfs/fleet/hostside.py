@@ -27,7 +27,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from pickfs.errors import EXIT_INTERRUPTED
+from pickfs.errors import EXIT_INTERRUPTED, PickfsError
+from pickfs.stack.signals import install_sigterm
 
 if TYPE_CHECKING:
     from pickfs.usecases.run import RunRequest
@@ -148,9 +149,7 @@ def start(a: argparse.Namespace) -> int:
 
 def execute(a: argparse.Namespace) -> int:
     """The plan itself, as `pickfs run --plan` runs it; or the rest of the run kept here."""
-    from pickfs import console
-    from pickfs.errors import PickfsError
-    from pickfs.stack.signals import install_sigterm
+    from pickfs import console  # deferred: Rich; `status` and `stop`, polled often, load none
 
     install_sigterm()
     try:
@@ -169,9 +168,9 @@ def execute(a: argparse.Namespace) -> int:
 def job_request(a: argparse.Namespace) -> RunRequest | None:
     """The run this job is: the rest of the run kept in its results database, else its plan file; None when
     the run kept here is complete."""
-    from pickfs import console  # deferred, here and below: `status` and `stop`, polled often, load no engine
-    from pickfs.plan import load_plan_file
-    from pickfs.usecases.run import RunRequest
+    from pickfs import console  # deferred: Rich; `status` and `stop`, polled often, load none
+    from pickfs.plan import load_plan_file  # deferred: numpy/scipy via the plan's engine; not for `status`, `stop`
+    from pickfs.usecases.run import RunRequest  # deferred: numpy/scipy via the engine; not for `status`, `stop`
 
     job = Path(a.dir)
     results = str(job / RESULTS)
@@ -190,10 +189,10 @@ def job_request(a: argparse.Namespace) -> RunRequest | None:
 
 def _run(request: RunRequest) -> int:
     """Run it as `pickfs run` does, its output to the job's log: the result's tables, where it is saved."""
-    from pickfs import console
-    from pickfs.report.terminal import render_run
-    from pickfs.run_console import ConsoleEvents
-    from pickfs.usecases.run import run_plan
+    from pickfs import console  # deferred: Rich; `status` and `stop`, polled often, load none
+    from pickfs.report.terminal import render_run  # deferred: numpy/scipy/plotly via report; not for `status`
+    from pickfs.run_console import ConsoleEvents  # deferred: numpy/scipy via the engine; not for `status`, `stop`
+    from pickfs.usecases.run import run_plan  # deferred: numpy/scipy via the engine; not for `status`, `stop`
 
     outcome = run_plan(request, ConsoleEvents())
     if outcome.record is None:  # interrupted: what was measured is kept here, to resume

@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from pickfs.crash.runner import kept_images_only
 from pickfs.crash.states import STRATEGIES, parse_strategies
 from pickfs.errors import PlanError
 from pickfs.model import Method, Target
@@ -14,6 +15,7 @@ from pickfs.plan.schema import METHOD_KEYS, Span
 from pickfs.plan.values import unknown_keys
 from pickfs.safepaths import check_own_dir
 from pickfs.stack.targets import target_kind
+from pickfs.stats.capacity import parse_target
 
 
 def method_from_table(t: dict[str, Any]) -> Method:
@@ -86,8 +88,6 @@ def check_method_ranges(method: Method) -> None:
     if method.max_seconds is not None and method.max_seconds <= 0:
         raise PlanError("the time budget must be positive", "e.g. --max-time 8m")
     if method.latency_target is not None:  # the capacity search (engine/capacity.py)
-        from pickfs.stats.capacity import parse_target  # deferred for start-up speed: it loads numpy
-
         try:
             parse_target(method.latency_target)
         except ValueError as exc:
@@ -104,8 +104,6 @@ def check_crash_method(method: Method, target: Target) -> None:
         raise PlanError("crash_states must be a positive number of power-cut states", "e.g. --states 12")
     if method.crash_keep:
         keep = Path(method.crash_keep)
-        from pickfs.crash.runner import kept_images_only  # deferred for start-up speed: servers, databases
-
         problem = check_own_dir(keep, "crash_keep", made=kept_images_only)
         if problem:
             raise PlanError(problem, "name a new or empty directory of your own (it is made if missing)")

@@ -252,7 +252,7 @@ def _e(value: Any) -> str:
 
 
 def heatmap_figures(w: WorkloadFleetView) -> list[Any]:
-    import plotly.graph_objects as go
+    import plotly.graph_objects as go  # deferred: plotly, for --html only
 
     figs = []
     first = w.hosts[0] if w.hosts else None
@@ -295,7 +295,7 @@ def heatmap_figures(w: WorkloadFleetView) -> list[Any]:
 
 
 def render_fleet_html(view: FleetView) -> str:
-    from pickfs.report.html import chart_html, page
+    from pickfs.report.html import chart_html, page  # deferred: plotly, for --html only
 
     parts = [f"<h1>pickfs fleet {_e(view.fleet_id)}</h1>",
              f"<p class=dim>{_e(time.strftime('%Y-%m-%d %H:%M', time.localtime(view.created)))}, "

@@ -180,7 +180,7 @@ def workload_kind(record: RunRecord, spec: WorkloadSpec) -> str:
     recorded = _workload_entry(record, spec.label).get("kind")
     if recorded in (DATABASE, FILE_TREE, OTHER):
         return str(recorded)
-    from pickfs.workloads import REGISTRY  # a run stored before workload kinds were recorded
+    from pickfs.workloads import REGISTRY  # deferred: a run stored before workload kinds were recorded
 
     cls = REGISTRY.get(spec.name)
     return cls.kind_for(spec).shown_as if cls is not None else OTHER
@@ -253,7 +253,7 @@ def _risks(record: RunRecord, cell: Cell) -> tuple[str, ...]:
     config, workload = _config_entry(record, cell.config.name), _workload_entry(record, cell.workload.label)
     if "risks" in config and "risks" in workload:
         return tuple(config["risks"]) + tuple(workload["risks"])
-    from pickfs.risks import config_risks, workload_risks  # a run stored before risks were recorded
+    from pickfs.risks import config_risks, workload_risks  # deferred: a run stored before risks were recorded
 
     return tuple(config_risks(cell.config) + workload_risks(cell.workload))
 
@@ -264,7 +264,7 @@ def _crash_gaps(doc: dict[str, Any], cell: Cell | None, unit: int | None, torn: 
         return tuple(doc["not_exercised"])
     if cell is None:
         return ()
-    from pickfs.risks import crash_model_gaps  # a crash test stored before it recorded these
+    from pickfs.risks import crash_model_gaps  # deferred: a crash test stored before it recorded these
 
     return tuple(crash_model_gaps(cell.workload, unit, torn))
 
@@ -390,7 +390,7 @@ def method_text(measured: list[Trial]) -> str:
 
 
 def build_views(record: RunRecord) -> list[WorkloadView]:
-    from pickfs.report.latency import latency_choice  # it renders with report/text.py, which reads views
+    from pickfs.report.latency import latency_choice  # deferred: cycle views -> latency -> text -> views
 
     plan = plan_from_dict(record.plan)
     cells = plan.cells()

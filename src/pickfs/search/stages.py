@@ -20,6 +20,7 @@ from pickfs.engine.executor import Executor
 from pickfs.errors import NoRoom, PlanError
 from pickfs.model import Method, Plan, Target, Trial, WorkloadSpec, plan_from_dict
 from pickfs.plan import build_plan
+from pickfs.report.views import build_views
 from pickfs.search.driver import StageOutcome, StageSpec
 from pickfs.stack.ledger import Ledger
 from pickfs.stack.provision import HOST_RESERVE_BYTES
@@ -190,8 +191,6 @@ class Stages:
         self.store.set_status(run_id, "complete" if ok else "failed")
 
     def outcome(self, spec: StageSpec, run_id: str, elapsed_s: float) -> StageOutcome:
-        from pickfs.report.views import build_views
-
         record = self.store.load(run_id)
         plan = plan_from_dict(record.plan)
         images = len({(t.cell_index, t.block) for t in record.trials if t.ok})

@@ -8,6 +8,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from pickfs.errors import NotFound
 from pickfs.model import RunRecord, Trial
 from pickfs.store.results import ResultStore
 
@@ -83,8 +84,6 @@ def _trial_insert(t: Trial, run_id: str) -> tuple[str, tuple[Any, ...]]:
 
 def merge_runs(dest: ResultStore, source: ResultStore, run_ids: list[str] | None = None) -> MergeResult:
     """Every run of `source` (or those named) into `dest`, each run in one transaction."""
-    from pickfs.errors import NotFound
-
     result = MergeResult()
     ids = run_ids if run_ids is not None else [r.id for r in source.list_runs()]
     for run_id in ids:

@@ -11,7 +11,7 @@ import psycopg
 from psycopg.pq import TransactionStatus
 
 from pickfs.errors import ResultsUnusable, ResultsWriteFailed
-from pickfs.store.results import SCHEMA_VERSION, ResultStore
+from pickfs.store.results import SCHEMA, SCHEMA_VERSION, ResultStore
 from pickfs.store.sqlitefile import schema_problem
 
 URL_PREFIXES = ("postgresql://", "postgres://")
@@ -93,8 +93,6 @@ class PostgresStore(ResultStore):
 
     # -- backend ---------------------------------------------------------------------------
     def _create_tables(self) -> None:
-        from pickfs.store.results import SCHEMA
-
         self._conn.executescript(SCHEMA)
 
     def _begin_exclusive(self) -> None:

@@ -17,12 +17,14 @@ from pickfs.model import MetricDef, RawOutput, WorkloadSpec
 from pickfs.proc import run as run_program
 from pickfs.services.base import Endpoint
 from pickfs.stack.filesystems import which
+from pickfs.stack.ledger import Ledger
 from pickfs.units import parse_duration, parse_size
 from pickfs.workloads.base import Workload, json_doc
 from pickfs.workloads.fio_rate import JobRate, split_rate
 from pickfs.workloads.fio_rate import fixed_rate_block as fio_fixed_rate_block
 from pickfs.workloads.kinds import RAW_IO
 from pickfs.workloads.latency import CPU_SHARE, RATE_METRICS, FixedRate, rate_metrics
+from pickfs.workloads.pgbench import log_directory
 
 TOOL = "pickfs-fio"
 FILE_PREFIX = "pickfs-fileio"
@@ -264,9 +266,6 @@ class Fileio(FixedRate, Workload):
     def run_at_rate(self, spec: WorkloadSpec, datadir: Path) -> RawOutput:
         """fio paced at the rate; its per-I/O log kept with the run, and each I/O's latency measured from the
         schedule fio followed (workloads/fio_rate.py), not from when fio issued it."""
-        from pickfs.stack.ledger import Ledger
-        from pickfs.workloads.pgbench import log_directory
-
         with log_directory(Ledger(self.cache.parent / "ledger")) as logdir:
             settings = {**dict(spec.settings), "lat_log_dir": str(logdir)}
             job = self.measured_job(WorkloadSpec(spec.name, spec.label, tuple(sorted(settings.items()))), datadir)

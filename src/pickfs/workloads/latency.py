@@ -6,8 +6,10 @@ import math
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
+from pickfs.errors import PlanError
 from pickfs.model import MetricDef
 from pickfs.stats import percentile_from_histogram
+from pickfs.units import parse_duration
 
 LATENCY_METRICS = (
     MetricDef("lat_p50", "s", False, "median latency"),
@@ -49,9 +51,6 @@ CPU_BOUND_SHARE = 0.9  # a fixed-rate slice whose client used more CPU than this
 def rate_settings(name: str, given: dict[str, Any]) -> dict[str, Any]:
     """The fixed-rate settings checked (rate in transactions per second, latency_limit in seconds); {} when
     no rate is given, so a closed-loop job's settings stay as they were. Raises PlanError naming the fix."""
-    from pickfs.errors import PlanError
-    from pickfs.units import parse_duration
-
     if not given.get("rate"):
         extra = sorted(k for k in given if k != "rate")
         if extra:

@@ -19,7 +19,7 @@ from pickfs.errors import PlanError
 from pickfs.model import MetricDef, RawOutput, WorkloadSpec
 from pickfs.proc import run as run_program
 from pickfs.services.base import Endpoint
-from pickfs.services.postgresql import SETTINGS, bindir
+from pickfs.services.postgresql import SETTINGS, PostgreSQL, bindir
 from pickfs.stack.cleanup import holding
 from pickfs.stack.ledger import Ledger
 from pickfs.units import parse_duration
@@ -181,8 +181,6 @@ class Pgbench(FixedRate, Workload):
 
     @classmethod
     def unavailable_reason(cls, spec: WorkloadSpec | None = None) -> str | None:
-        from pickfs.services.postgresql import PostgreSQL
-
         return PostgreSQL.unavailable_reason()
 
     @staticmethod

@@ -12,6 +12,8 @@ from pickfs.errors import PlanError
 from pickfs.model import MetricDef, RawOutput, WorkloadSpec
 from pickfs.proc import run as run_program
 from pickfs.services.base import Endpoint
+from pickfs.services.mariadb import MariaDB
+from pickfs.stack.filesystems import which
 from pickfs.stats import percentile_from_histogram
 from pickfs.units import parse_duration
 from pickfs.workloads.base import Workload
@@ -88,9 +90,6 @@ class SysbenchOltp(FixedRate, Workload):
 
     @classmethod
     def unavailable_reason(cls, spec: WorkloadSpec | None = None) -> str | None:
-        from pickfs.services.mariadb import MariaDB
-        from pickfs.stack.filesystems import which
-
         if which("sysbench") is None:
             return "sysbench is not installed (apt-get install sysbench)"
         return MariaDB.unavailable_reason()

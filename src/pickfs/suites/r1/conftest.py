@@ -29,13 +29,13 @@ class Db:
 
 def connect() -> Db:
     if os.environ.get("MYSQL_UNIX_PORT"):
-        import pymysql
+        import pymysql  # deferred: the driver pymysql, for the MariaDB tests only
 
         conn = pymysql.connect(unix_socket=os.environ["MYSQL_UNIX_PORT"], user=os.environ.get("MYSQL_USER", "root"),
                                database=os.environ.get("MYSQL_DATABASE", "sbtest"), autocommit=False)
         return Db(conn, "mariadb", "%s")
     if os.environ.get("PGHOST"):
-        import psycopg
+        import psycopg  # deferred: the driver psycopg, for the PostgreSQL tests only
 
         return Db(psycopg.connect(autocommit=False), "postgresql", "%s")
     raise pytest.UsageError("no database server: run this suite through pickfs's command workload with "
