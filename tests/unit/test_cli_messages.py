@@ -122,8 +122,8 @@ def test_the_run_examples_are_valid_plans(tmp_path, capsys):
 
 
 def test_the_dry_run_never_promises_less_than_standing_up_and_the_least_rounds():
-    from pickfs.cli.plan_check import estimate
     from pickfs.cli.run import workload_specs
+    from pickfs.engine.estimate import estimate
     from pickfs.engine.schedule import SETUP_S
     from pickfs.model import Method, Target
     from pickfs.plan import build_plan, configs_from_names

@@ -45,7 +45,7 @@ def test_every_example_with_known_lengths_is_estimated_under_ten_minutes(path):
     """plan check's first-run estimate (no stored run), where it is more than a guess: side by
     side, a sliceable workload's time is its budget or its fixed rounds. A command's or a file
     tree's run has no length until it has run once (30 s is the guess), so those are left out."""
-    from pickfs.cli.plan_check import estimate
+    from pickfs.engine.estimate import estimate
     from pickfs.workloads import workload_class
 
     plan = load_plan_file(path)

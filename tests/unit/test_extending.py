@@ -199,7 +199,7 @@ made = states.generate(records, 0, 10, 4, strategies=("dummy first half",))
 assert made and all(s.mode == "dummy first half" for s in made)
 
 # the report's choice of charts, from what the run recorded
-from pickfs.cli.run import plan_record
+from pickfs.usecases.run import plan_record
 from pickfs.model import Trial
 from pickfs.report.html import charts_for
 from pickfs.report.views import build_views

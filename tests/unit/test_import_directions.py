@@ -160,10 +160,10 @@ def test_rendering_a_stored_run_loads_no_workload_service_or_risk_table():
 
 
 def test_a_run_records_what_its_reports_need_and_they_read_it(store):
-    from pickfs.cli.run import plan_record
     from pickfs.model import Method, Plan, Target, Trial, WorkloadSpec
     from pickfs.report.views import build_views
     from pickfs.stack.presets import PRESETS
+    from pickfs.usecases.run import plan_record
 
     spec = WorkloadSpec("sqlite-tpcb", "s", (("synchronous", "OFF"),))
     plan = Plan(Target(), (PRESETS["ext4"], PRESETS["ext4-nobarrier"]), (spec,), Method(runs=1, warmup=0))

@@ -6,10 +6,10 @@ import sqlite3
 import pytest
 
 from pickfs.cli.main import main
-from pickfs.cli.run import interrupted
 from pickfs.engine import executor
 from pickfs.errors import EXIT_INTERRUPTED, PickfsError
 from pickfs.plan import load_plan_file
+from pickfs.usecases.run import interrupted
 
 
 def test_interrupted_looks_through_errors_raised_while_handling_one():

@@ -304,7 +304,7 @@ def test_dry_run_prints_the_matrix_method_and_estimate(tmp_path, capsys):
 def test_estimate_side_by_side_is_the_budget_unless_rounds_are_fixed():
     from dataclasses import replace
 
-    from pickfs.cli.plan_check import estimate
+    from pickfs.engine.estimate import estimate
     from pickfs.engine.schedule import SIDE_BY_SIDE_BUDGET, Slot, estimate_seconds
     from pickfs.model import Method, Target, WorkloadSpec
     from pickfs.plan import build_plan, resolve_fs_name

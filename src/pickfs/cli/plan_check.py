@@ -10,8 +10,6 @@ from rich.text import Text
 
 from pickfs import console
 from pickfs.cli.examples import examples
-from pickfs.engine.estimate import WorkloadEstimate as WorkloadEstimate  # re-exported: its old home
-from pickfs.engine.estimate import estimate as estimate  # re-exported: its old home
 from pickfs.engine.schedule import round_budget
 from pickfs.model import Plan
 from pickfs.plan import load_plan_file

@@ -35,8 +35,6 @@ from pickfs.stack.targets import KINDS
 from pickfs.stats.capacity import parse_target
 from pickfs.units import parse_duration, parse_size
 from pickfs.usecases.run import RunRequest, run_plan
-from pickfs.usecases.run import interrupted as interrupted  # re-exported: its old home
-from pickfs.usecases.run import plan_record as plan_record  # re-exported: its old home
 from pickfs.workloads import DEFAULT_WORKLOAD, REGISTRY, workload_class
 
 
@@ -293,7 +291,7 @@ def parse_max_time(text: str) -> float:
 @click.option("--scale", help="with --memory: grow each workload's data to this multiple of the memory, e.g. 2")
 @click.option("--clients", help="concurrency as a dimension: run every server workload at each of these client "
                                 "counts, e.g. 1,2,4,8; the report charts throughput and p99 against clients")
-@click.option("--rate", help="fixed rate (open loop): transactions due per second, the same for every configuration, "
+@click.option("--rate", help="fixed rate (open loop): transactions (fio: I/Os) due per second, the same for every configuration, "
                              "e.g. 400/s; latency is measured from each one's scheduled start (Poisson arrivals; "
                              "--set arrivals=uniform, --set latency_limit=50ms to skip those later than that)")
 @click.option("--latency-target", help="capacity search: the highest fixed rate each configuration holds with "

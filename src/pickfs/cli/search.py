@@ -11,7 +11,7 @@ import click
 from pickfs import console
 from pickfs.cli.common import clean_orphans, ledger_for, open_store, require_root, results_option, workdir_option
 from pickfs.cli.examples import examples
-from pickfs.cli.run import interrupted, parse_max_time, parse_share, workload_specs
+from pickfs.cli.run import parse_max_time, parse_share, workload_specs
 from pickfs.errors import EXIT_INTERRUPTED, PlanError
 from pickfs.model import FsConfig, WorkloadSpec
 from pickfs.report.search_json import render_json
@@ -28,6 +28,7 @@ from pickfs.stack.filesystems import unavailable_reason
 from pickfs.stack.presets import PRESETS
 from pickfs.store.results import new_run_id
 from pickfs.units import parse_duration, parse_size
+from pickfs.usecases.run import interrupted
 
 DEFAULT_MAX_TIME = "30m"
 

@@ -25,7 +25,7 @@ from pickfs.search.driver import StageOutcome, StageSpec
 from pickfs.stack.ledger import Ledger
 from pickfs.stack.provision import HOST_RESERVE_BYTES
 from pickfs.store import ResultStore
-from pickfs.usecases.run import store_new_run
+from pickfs.usecases.run import interrupted, store_new_run
 from pickfs.workloads import workload_class
 
 AUTO_LEAST = 2  # the race's automatic blocks are at least this many (engine/schedule.py); each further
@@ -183,7 +183,7 @@ class Stages:
         try:
             Executor(plan, run_id, self.store, self.ledger, self.observer).execute(previous)
         except BaseException as exc:
-            self.store.set_status(run_id, "interrupted" if _interrupted(exc) else "failed")
+            self.store.set_status(run_id, "interrupted" if interrupted(exc) else "failed")
             raise
         finally:
             runlock.release(lock)
@@ -201,12 +201,3 @@ class Stages:
                                     images)
         return StageOutcome(stored, run_id, None, None, (), elapsed_s, images)
 
-
-def _interrupted(exc: BaseException | None) -> bool:
-    seen = 0
-    while exc is not None and seen < 20:
-        if isinstance(exc, KeyboardInterrupt):
-            return True
-        exc = exc.__context__
-        seen += 1
-    return False
