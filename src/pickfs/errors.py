@@ -94,3 +94,7 @@ class NoRoom(PickfsError):
     """The host filesystem under the work directory cannot hold the images the plan needs."""
 
     exit_code = EXIT_USAGE
+
+
+class ProcessesLeft(PickfsError):
+    """A started program's control group still holds processes pickfs could not end: it is left in the ledger."""

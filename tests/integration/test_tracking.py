@@ -13,6 +13,7 @@ from pickfs.crash.session import fuse_unavailable, recording
 from pickfs.errors import NoRoom
 from pickfs.model import WorkloadSpec
 from pickfs.services.firebird import FirebirdServer
+from pickfs.stack import tracking
 from pickfs.stack.cleanup import undo_all
 from pickfs.stack.ledger import Ledger
 from pickfs.stack.tracking import tracked
@@ -108,3 +109,33 @@ def test_the_recorders_image_is_private_and_room_checked(workdir):
         with recording(base / "b", st.f_bavail * st.f_frsize * 2, ledger):
             pass
     assert not (base / "b" / "backing" / "image").exists()
+
+
+
+def test_a_program_that_joins_its_group_late_is_ended_and_the_group_removed(workdir, monkeypatch):
+    """Ctrl-C while a server was being started: its fork entered the group only after pickfs had found the
+    group empty, and the removal failed (EBUSY) with the server left running. Here a program joins right
+    after the group was first emptied: it is ended and the group removed all the same."""
+    ledger = Ledger(workdir / "ledger")
+    late = subprocess.Popen(["sleep", "60"])
+    passes = []
+    real = tracking.end_group
+
+    def end_then_join(path, *args, **kw):
+        ended = real(path, *args, **kw)
+        if not passes:
+            (path / "cgroup.procs").write_text(f"{late.pid}\n")
+        passes.append(ended)
+        return ended
+
+    monkeypatch.setattr(tracking, "end_group", end_then_join)
+    try:
+        with tracked(ledger, "late server") as group:
+            assert group.path is not None
+        assert not group.path.exists()
+        assert late.wait(timeout=30) == -signal.SIGTERM and len(passes) >= 2
+        assert ledger.entries() == []
+    finally:
+        if late.poll() is None:
+            late.kill()
+            late.wait()

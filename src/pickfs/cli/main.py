@@ -35,7 +35,7 @@ import click  # noqa: E402
 
 from pickfs import __version__  # noqa: E402
 from pickfs.errors import EXIT_FAILED, PickfsError  # noqa: E402
-from pickfs.stack.signals import install_sigterm  # noqa: E402
+from pickfs.stack.signals import install_interrupt, install_sigterm  # noqa: E402
 
 # name -> (module that defines `command`, one-line summary shown by --help without importing it)
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -84,7 +84,7 @@ class LazyGroup(click.Group):
         # Imported: from here on Ctrl-C raises KeyboardInterrupt, so a command can undo what it built.
         # (Not before: a KeyboardInterrupt inside an extension module's import makes Python exit
         # through SIGINT, -2, even when it is caught.)
-        signal.signal(signal.SIGINT, signal.default_int_handler)
+        install_interrupt()
         return self.commands.get(cmd_name)
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:

@@ -26,9 +26,9 @@ from pickfs.search.space import Space, built_in, from_table, prune
 from pickfs.search.stages import SearchState, Setting, Stages, load_state, save_state
 from pickfs.stack.filesystems import unavailable_reason
 from pickfs.stack.presets import PRESETS
+from pickfs.stack.signals import interrupted
 from pickfs.store.results import new_run_id
 from pickfs.units import parse_duration, parse_size
-from pickfs.usecases.run import interrupted
 
 DEFAULT_MAX_TIME = "30m"
 

@@ -25,6 +25,7 @@ from pickfs.engine.sidebyside import Member, SideBySide, SliceFailed, why_failed
 from pickfs.errors import PickfsError, ResultsWriteFailed
 from pickfs.model import Cell, Phase, Plan, Trial, WorkloadSpec
 from pickfs.stack.ledger import Ledger
+from pickfs.stack.signals import interrupted
 from pickfs.stats.capacity import FLOOR_RATE, LatencyTarget, Verdict, capacity, judge, next_rate, parse_target
 from pickfs.stats.latency import Slice, fixed_rate_block, slice_from
 from pickfs.store import ResultStore
@@ -100,6 +101,8 @@ class CapacitySearch(SideBySide):
                 except ResultsWriteFailed:
                     raise
                 except (PickfsError, SliceFailed, OSError) as exc:
+                    if interrupted(exc):  # a teardown that failed on the way out of a Ctrl-C: still a Ctrl-C
+                        raise
                     failed.add(member.cell.index)
                     self.fail(member.cell, why_failed(exc), getattr(exc, "raw", ""), block=member.block)
                     continue

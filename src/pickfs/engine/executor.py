@@ -40,6 +40,7 @@ from pickfs.stack.filesystems import fs_type, unavailable_reason
 from pickfs.stack.ledger import Ledger
 from pickfs.stack.provision import Provisioned, space_used
 from pickfs.stack.quiesce import wait_idle
+from pickfs.stack.signals import check_interrupt, interrupted
 from pickfs.stack.targets import target_kind
 from pickfs.store import ResultStore
 from pickfs.workloads import REGISTRY, workload_class
@@ -120,6 +121,7 @@ class Executor:
 
     def _run_slot(self, slot: Slot, round_no: int | None = None) -> float | None:
         """Build, prepare, warm up and measure one slot; return the measured primary value."""
+        check_interrupt()
         cell, m = slot.cell, self.plan.method
         cls = workload_class(cell.workload.name)
         with ExitStack() as stack:
@@ -165,6 +167,8 @@ class Executor:
         except ResultsWriteFailed:
             raise  # nothing more can be kept: stop the run
         except PickfsError as exc:
+            if interrupted(exc):  # a teardown that failed on the way out of a Ctrl-C: still a Ctrl-C
+                raise
             failed_cells.add(slot.cell.index)
             self._fail(slot, exc.one_line())
         self.observer.slot_finished(slot, est)
@@ -181,6 +185,8 @@ class Executor:
                                 unit=m.crash_unit, recovery_share=m.crash_recovery,
                                 keep=Path(m.crash_keep) if m.crash_keep else None, strategies=m.crash_strategies)
         except PickfsError as exc:
+            if interrupted(exc):  # a teardown that failed on the way out of a Ctrl-C: still a Ctrl-C
+                raise
             self.store.save_trial(Trial(run_id=self.run_id, cell_index=cell.index, repetition=0, phase="crash",
                                         started=started, elapsed_s=time.time() - started, ok=False,
                                         error=f"crash test: {exc.one_line()}"))

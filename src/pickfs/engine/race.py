@@ -29,6 +29,7 @@ from pickfs.errors import PickfsError, ResultsWriteFailed
 from pickfs.model import Cell, Trial
 from pickfs.risks import config_risks
 from pickfs.stack.filesystems import fs_type
+from pickfs.stack.signals import interrupted
 from pickfs.stats.decision import RACE_ALPHA, Decision, contrast, decide, preference, standing_order
 from pickfs.stats.weather import Fit, fit
 
@@ -217,6 +218,8 @@ class Race:
         except ResultsWriteFailed:
             raise
         except (PickfsError, SliceFailed, OSError) as exc:
+            if interrupted(exc):  # a teardown that failed on the way out of a Ctrl-C: still a Ctrl-C
+                raise
             failed.add(member.cell.index)
             self.sbs.fail(member.cell, why_failed(exc), getattr(exc, "raw", ""), block=member.block)
 

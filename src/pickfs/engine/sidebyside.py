@@ -31,6 +31,7 @@ from pickfs.stack.filesystems import fs_type
 from pickfs.stack.ledger import Ledger
 from pickfs.stack.provision import Provisioned, space_used
 from pickfs.stack.quiesce import syncfs
+from pickfs.stack.signals import check_interrupt, interrupted
 from pickfs.stats.paired import Obs, paired_compare_all, primary_value, settled
 from pickfs.store import ResultStore
 from pickfs.workloads import workload_class
@@ -118,6 +119,7 @@ class SideBySide:
 
     def _slice(self, member: Member, round_no: int | None, others: list[Member]) -> Trial:
         """One slice: thaw, run, syncfs (counted), freeze; saved at once. round None: a warm-up."""
+        check_interrupt()
         m, cell = self.plan.method, member.cell
         spec = self.slice_spec(cell)
         cls = workload_class(cell.workload.name)
@@ -236,6 +238,8 @@ class SideBySide:
             failed.add(cell.index)
             self.fail(cell, why_failed(exc), getattr(exc, "raw", ""), block=block)
         except (PickfsError, SliceFailed, OSError) as exc:
+            if interrupted(exc):  # a teardown that failed on the way out of a Ctrl-C: still a Ctrl-C
+                raise
             failed.add(cell.index)
             self.fail(cell, why_failed(exc), getattr(exc, "raw", ""), block=block)
         return True
@@ -256,6 +260,8 @@ class SideBySide:
                 except ResultsWriteFailed:
                     raise
                 except (PickfsError, SliceFailed, OSError) as exc:
+                    if interrupted(exc):  # a teardown that failed on the way out of a Ctrl-C: still a Ctrl-C
+                        raise
                     failed.add(member.cell.index)
                     self.fail(member.cell, why_failed(exc), getattr(exc, "raw", ""), block=member.block)
             members = [x for x in members if x.cell.index not in failed]

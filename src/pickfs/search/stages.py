@@ -24,8 +24,9 @@ from pickfs.report.views import build_views
 from pickfs.search.driver import StageOutcome, StageSpec
 from pickfs.stack.ledger import Ledger
 from pickfs.stack.provision import HOST_RESERVE_BYTES
+from pickfs.stack.signals import interrupted
 from pickfs.store import ResultStore
-from pickfs.usecases.run import interrupted, store_new_run
+from pickfs.usecases.run import store_new_run
 from pickfs.workloads import workload_class
 
 AUTO_LEAST = 2  # the race's automatic blocks are at least this many (engine/schedule.py); each further

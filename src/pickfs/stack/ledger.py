@@ -17,6 +17,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from pickfs.stack.signals import check_interrupt
 from pickfs.stack.workdir import PRIVATE_MODE, private_dir, verify_private
 
 _counter = itertools.count()
@@ -68,6 +69,7 @@ class Ledger:
         os.replace(tmp, self._path(entry.id))
 
     def record(self, kind: str, **fields: Any) -> Entry:
+        check_interrupt()  # nothing new is made once Ctrl-C came in, even if its KeyboardInterrupt was dropped
         entry_id = f"{time.time_ns():020d}-{os.getpid()}-{next(_counter):06d}"
         entry = Entry(entry_id, kind, os.getpid(), time.time(), with_identity(dict(fields)))
         self._write(entry)

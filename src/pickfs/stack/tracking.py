@@ -15,6 +15,7 @@ callers fall back to their process group.
 
 from __future__ import annotations
 
+import errno
 import os
 import signal
 import time
@@ -24,6 +25,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from pickfs.errors import ProcessesLeft
 from pickfs.stack.cgroups import CGROUP_ROOT, PREFIX, cgroup_refusal, parse_proc_cgroup
 from pickfs.stack.ledger import Entry, Ledger
 from pickfs.stack.mountinfo import parse_mountinfo
@@ -31,6 +33,7 @@ from pickfs.stack.resources import ResourceKind, held
 
 TRACK_PREFIX = f"{PREFIX}p-"
 GRACE_S = 5.0  # between SIGTERM and SIGKILL
+REMOVE_S = 60.0  # how long a group that is still busy is emptied again before pickfs gives up on it
 V1_CONTROLLERS = ("pids", "freezer")
 
 
@@ -110,20 +113,63 @@ def end_group(path: Path, grace_s: float = GRACE_S, spare: frozenset[int] = froz
         time.sleep(0.05)
 
 
-def remove_group(path: Path) -> None:
-    """Empty the group and remove it (idempotent)."""
-    if not path.is_dir():
-        return
-    end_group(path)
-    for _ in range(50):
+def _populated(path: Path) -> bool | None:
+    """Whether the group or a group below it still holds a process (v2's cgroup.events); None where unknown."""
+    try:
+        for line in (path / "cgroup.events").read_text().splitlines():
+            key, _, value = line.partition(" ")
+            if key == "populated":
+                return value.strip() != "0"
+    except OSError:
+        pass
+    return None
+
+
+def _below(path: Path) -> list[Path]:
+    try:
+        return sorted((d for d in path.iterdir() if d.is_dir()), reverse=True)
+    except OSError:
+        return []
+
+
+def still_held(path: Path) -> str:
+    """What keeps a group from being removed, in a few words: members, groups below it, or the kernel's count."""
+    parts = []
+    members, below = _members(path), _below(path)
+    if members:
+        parts.append(f"{len(members)} process(es): " + ", ".join(describe(p) for p in members[:3]))
+    if below:
+        parts.append("groups below it: " + ", ".join(d.name for d in below))
+    if not parts and _populated(path):
+        parts.append("the kernel still counts a process in it")
+    return "; ".join(parts) or "nothing listed in it"
+
+
+def remove_group(path: Path, grace_s: float = GRACE_S, patience_s: float = REMOVE_S) -> None:
+    """Empty the group (and any below it) and remove it (idempotent).
+
+    A program pickfs was starting when it was interrupted enters the group only once its fork gets to run,
+    and a server may fork while it is being stopped: the group may be found empty and still be busy a moment
+    later. So it is emptied again until it is removed, for up to `patience_s`; then ProcessesLeft names what
+    is still in it."""
+    deadline = time.monotonic() + patience_s
+    while True:
+        if not path.is_dir():
+            return
+        for below in _below(path):
+            remove_group(below, grace_s, max(0.0, deadline - time.monotonic()))
+        end_group(path, grace_s)
         try:
             path.rmdir()
             return
         except FileNotFoundError:
             return
-        except OSError:
+        except OSError as exc:
+            if exc.errno != errno.EBUSY or time.monotonic() > deadline:
+                raise ProcessesLeft(f"could not remove the control group {path}: {exc.strerror or exc} "
+                                    f"({still_held(path)})",
+                                    "wait for those processes to end, then run pickfs cleanup") from None
             time.sleep(0.1)
-    path.rmdir()
 
 
 def in_group(pid: int, path: Path) -> bool:

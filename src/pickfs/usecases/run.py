@@ -25,6 +25,7 @@ from pickfs.plan import check_stored_plan
 from pickfs.risks import config_risks, risks_of
 from pickfs.stack.ledger import Ledger
 from pickfs.stack.safety import check_device
+from pickfs.stack.signals import interrupted
 from pickfs.stack.targets import target_kind
 from pickfs.store import ResultStore, RunRecord
 from pickfs.store.results import new_run_id
@@ -254,17 +255,6 @@ def method_words(m: Method) -> str:
     if m.crash_states:
         what += f"; a crash test of {m.crash_states} power-cut states each"
     return what
-
-
-def interrupted(exc: BaseException | None) -> bool:
-    """A KeyboardInterrupt, or an error raised while handling one (a teardown step that failed)."""
-    seen = 0
-    while exc is not None and seen < 20:
-        if isinstance(exc, KeyboardInterrupt):
-            return True
-        exc = exc.__context__
-        seen += 1
-    return False
 
 
 def one_line(exc: BaseException) -> str:
