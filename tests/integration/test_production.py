@@ -33,9 +33,12 @@ def leftover_groups() -> list[Path]:
     return sorted(parent.glob(f"{cgroups.PREFIX}*"))
 
 
-def device_reads(report: dict) -> tuple[float, list[float]]:
+def device_reads(report: dict) -> tuple[float, float]:
+    """The bytes the device served in the monitored slice, and their share of the bytes fio read in it (at most:
+    the fastest slice's I/Os per second over the whole monitored time, 16 KiB each)."""
     cell = report["cells"][0]
-    return cell["monitors"]["disk_read_bytes"], cell["values"]
+    served, monitored = cell["monitors"]["disk_read_bytes"], cell["monitors"]["elapsed_s"]
+    return served, served / (max(cell["values"]) * monitored * 16 * 1024)
 
 
 @pytest.mark.skipif(cgroups.unavailable_reason() is not None and not os.environ.get("CI"),
@@ -49,8 +52,10 @@ def test_a_memory_limit_sends_reads_to_the_device(workdir):
         assert r.returncode == 0, r.stderr
         runs[name] = json.loads(out.read_text())
     limited, unlimited = device_reads(runs["limited"]), device_reads(runs["unlimited"])
-    # Without the limit the 600 MiB laid out stay in the page cache; with 200 MiB most reads reach the disk.
-    assert limited[0] > 50 * 1024**2, limited
+    # Without the limit the 600 MiB laid out stay in the page cache and the device serves nothing; with 200 MiB
+    # a share of the reads reaches it (40-60% on a quiet machine; 5-17% with the CPUs busy, fio then reading
+    # fewer blocks a second: a share, not a byte count, is what holds under load).
+    assert limited[1] > 0.02 and unlimited[1] < 0.005, (limited, unlimited)
     assert limited[0] > 5 * unlimited[0], (limited, unlimited)
     notes = " ".join(runs["limited"]["cells"][0]["notes"])
     assert re.search(r"data 0\.\d+ GiB against 0\.20 GiB of memory \(\d\.\dx: larger than memory\)", notes), notes
