@@ -215,19 +215,24 @@ def test_server_workloads_say_how_to_see_their_ceiling():
     assert limit_notes(_spec("sqlite-tpcb")) == []  # closed loop: nothing measured
 
 
-def test_the_ceiling_is_measured_in_memory_and_leaves_nothing_behind():
-    import os
+def test_the_ceiling_is_measured_in_memory_and_leaves_nothing_behind(monkeypatch):
+    import tempfile
 
-    from pickfs.engine.ceiling import SHM, measure
+    from pickfs.engine import ceiling
 
-    def ours() -> set[str]:  # others' runs use /dev/shm too: only the ceiling's own directories count
-        return {n for n in os.listdir(SHM) if n.startswith("pickfs-ceiling-")}
+    made: list[Path] = []
+    real = tempfile.mkdtemp
 
-    before = ours()
-    c = measure(_spec("sqlite-tpcb", rate=100, synchronous="OFF"), seconds=0.5)
+    def mkdtemp(**kw: str) -> str:  # other runs use /dev/shm too: only the directory this one made counts
+        path = real(**kw)
+        made.append(Path(path))
+        return path
+
+    monkeypatch.setattr(ceiling.tempfile, "mkdtemp", mkdtemp)
+    c = ceiling.measure(_spec("sqlite-tpcb", rate=100, synchronous="OFF"), seconds=0.5)
     assert c.max_rate > 100 and c.probe_rate == 100
     assert 0 <= c.lag_p50_s <= c.lag_p99_s < 1.0
-    assert ours() == before
+    assert len(made) == 1 and made[0].parent == ceiling.SHM and not made[0].exists()
 
 
 def test_a_plan_file_takes_a_rate_and_a_latency_target(tmp_path: Path):
