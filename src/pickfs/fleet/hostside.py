@@ -9,7 +9,8 @@
 JOB/status.json; started again while that child still runs, it waits for it instead of starting a
 second one; past --timeout it stops the child with SIGTERM; started after an interruption, it resumes the run kept in JOB/results.db. `stop` marks
 the job stopped (so a start still on its way does not begin) and sends SIGTERM to the child, which
-undoes everything it built, as pickfs run does on Ctrl-C.
+undoes everything it built, as pickfs run does on Ctrl-C. `status` reports a job lost only when its child and the
+`start` that writes how the child ended are both gone (the child's end alone is not its outcome yet).
 """
 
 from __future__ import annotations
