@@ -9,7 +9,8 @@
 JOB/status.json; started again while that child still runs, it waits for it instead of starting a
 second one; past --timeout it stops the child with SIGTERM; started after an interruption, it resumes the run kept in JOB/results.db. `stop` marks
 the job stopped (so a start still on its way does not begin) and sends SIGTERM to the child, which
-undoes everything it built, as pickfs run does on Ctrl-C.
+undoes everything it built, as pickfs run does on Ctrl-C. `status` reports a job lost only when its child and the
+`start` that writes how the child ended are both gone (the child's end alone is not its outcome yet).
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ if TYPE_CHECKING:
 STATUS, LOG, RESULTS, STOPPED = "status.json", "log", "results.db", "stopped"
 FINAL = ("complete", "failed", "interrupted", "lost")
 START_GRACE_S = 300.0
+FINISH_WAIT_S = 60.0  # for a start that has seen its child end to write how it ended
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
 
@@ -59,16 +61,43 @@ def _start_time(pid: int) -> str | None:
         return None
 
 
-def alive(status: dict[str, Any], job: Path) -> bool:
-    """Is the job's child still the process it started (pid, start time and command line match)?"""
-    pid = status.get("pid")
-    if not isinstance(pid, int) or _start_time(pid) != status.get("pid_start"):
+def _is_job_process(pid: object, pid_start: object, job: Path) -> bool:
+    """Is `pid` still the job's process it was (start time and command line match)? An exited child not yet reaped
+    (a zombie) has no command line: it is not."""
+    if not isinstance(pid, int) or _start_time(pid) != pid_start:
         return False
     try:
         cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
     except OSError:
         return False
-    return b"pickfs.fleet.hostside" in cmdline and str(job).encode() in cmdline
+    dirs = [Path(os.fsdecode(arg)) for flag, arg in zip(cmdline, cmdline[1:]) if flag == b"--dir"]
+    return b"pickfs.fleet.hostside" in cmdline and job in dirs  # (Path: "w//j/" is "w/j")
+
+
+def alive(status: dict[str, Any], job: Path) -> bool:
+    """Is the job's child still the process it started (pid, start time and command line match)?"""
+    return _is_job_process(status.get("pid"), status.get("pid_start"), job)
+
+
+def finishing(status: dict[str, Any], job: Path) -> bool:
+    """Has the child ended while the `start` that waits for it still lives, its final status not yet written?"""
+    return (status.get("state") == "running" and not alive(status, job)
+            and _is_job_process(status.get("starter"), status.get("starter_start"), job))
+
+
+def busy(status: dict[str, Any], job: Path) -> bool:
+    """Is the job's child running, or its `start` still writing how it ended?"""
+    return alive(status, job) or finishing(status, job)
+
+
+def settled(job: Path, wait_s: float) -> dict[str, Any]:
+    """The job's status once a `start` finishing it has written how it ended (waiting at most wait_s)."""
+    deadline = time.monotonic() + wait_s
+    st = read_status(job)
+    while finishing(st, job) and time.monotonic() < deadline:
+        time.sleep(0.05)
+        st = read_status(job)
+    return st
 
 
 def last_line(text: str, prefix: str = "") -> str:
@@ -106,10 +135,11 @@ def run_id_in(job: Path) -> tuple[str | None, str | None]:
 def start(a: argparse.Namespace) -> int:
     job = Path(a.dir)
     status = read_status(job)
-    if status.get("state") == "running" and alive(status, job):
-        while alive(status, job):  # a second start (the controller came back): wait for the first
+    if status.get("state") == "running" and busy(status, job):
+        while busy(status, job):  # a second start (the controller came back): wait for the first to write its end
             time.sleep(1)
-        return 0 if read_status(job).get("state") == "complete" else 1
+            status = read_status(job)
+        return 0 if status.get("state") == "complete" else 1
     if a.resume == "yes":  # the controller resumes this job: an earlier stop no longer applies
         (job / STOPPED).unlink(missing_ok=True)
     if (job / STOPPED).exists():
@@ -124,7 +154,9 @@ def start(a: argparse.Namespace) -> int:
     with open(job / LOG, "a") as log:  # its own session: the async wrapper's killpg on its timeout misses it
         child = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env,
                                  start_new_session=True)
-    write_status(job, {"state": "running", "pid": child.pid, "pid_start": _start_time(child.pid), "started": t0})
+    # this process too: until it has written how the child ended, a poll must not read the child's end as a loss
+    write_status(job, {"state": "running", "pid": child.pid, "pid_start": _start_time(child.pid), "started": t0,
+                       "starter": os.getpid(), "starter_start": _start_time(os.getpid())})
 
     def forward(signum: int, frame: object) -> None:
         child.send_signal(signal.SIGTERM)
@@ -208,8 +240,8 @@ def _run(request: RunRequest) -> int:
 def prepare(a: argparse.Namespace) -> int:
     """Before a start: a job that is not running is 'starting', so no poll reads an earlier job's end as this one's."""
     job = Path(a.dir)
-    st = read_status(job)
-    if not (st.get("state") == "running" and alive(st, job)):
+    st = settled(job, FINISH_WAIT_S)  # an earlier job's end written first, then this one's start
+    if not (st.get("state") == "running" and busy(st, job)):
         write_status(job, {"state": "starting", "since": time.time()})
     return 0
 
@@ -220,10 +252,10 @@ def status(a: argparse.Namespace) -> int:
     state = st.get("state") or "starting"
     if state == "starting" and time.time() - float(st.get("since", time.time())) > START_GRACE_S:
         state, st["error"] = "lost", f"the job did not start within {START_GRACE_S:.0f} s"
-    if state == "running" and not alive(st, job):
+    if state == "running" and not busy(st, job):
         st = read_status(job)  # it may have ended between the two reads
         state = st.get("state", "running")
-        if state == "running" and not alive(st, job):
+        if state == "running" and not busy(st, job):  # the child and the start that waits for it are gone
             state, st["error"] = "lost", "the job on the host ended without a word (killed?)"
     try:
         log = (job / LOG).read_text(errors="replace")
@@ -248,10 +280,10 @@ def stop(a: argparse.Namespace) -> int:
         if st.get("state") == "running" and alive(st, job):
             os.kill(st["pid"], signal.SIGTERM)
             stopped.append(job)
-    deadline = time.monotonic() + a.wait
-    while any(alive(read_status(j), j) for j in stopped) and time.monotonic() < deadline:
+    deadline = time.monotonic() + a.wait  # until each has undone what it built and its start written how it ended
+    while any(busy(read_status(j), j) for j in stopped) and time.monotonic() < deadline:
         time.sleep(0.5)
-    left = [str(j) for j in stopped if alive(read_status(j), j)]
+    left = [str(j) for j in stopped if busy(read_status(j), j)]
     print(json.dumps({"stopped": [str(j) for j in stopped], "still_running": left}))
     return 1 if left else 0
 
