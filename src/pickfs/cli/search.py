@@ -1,4 +1,4 @@
-"""`pickfs search`: race a space of filesystem, mkfs, mount and scheduler settings; answer with a setup."""
+"""`pickfs search`: race a space of filesystem, mkfs, mount, scheduler and database settings; answer with a setup."""
 
 from __future__ import annotations
 
@@ -124,7 +124,7 @@ def show_space(space: Space, sample: int, seed: int) -> None:
 @workdir_option
 @results_option
 def command(**o: Any) -> None:
-    """Race a space of filesystem, mkfs, mount and scheduler settings and answer with the fastest safe setup.
+    """Race a space of filesystem, mkfs, mount, scheduler and database settings and answer with the fastest safe setup.
 
     Screening (every value changed alone from each filesystem's defaults, plus a random sample), then the
     values that helped combined around the leaders, then the leaders against the distribution's default
@@ -135,7 +135,8 @@ def command(**o: Any) -> None:
     else:
         state = SearchState(new_run_id(), new_request(o))
     request = state.request
-    space = from_table(request["space"])
+    spec = _spec(request)
+    space = from_table(request["space"], spec, database_of(spec))
     if o["dry_run"]:
         show_space(prune(space, gather(space)), request["sample"], request["seed"])
         return
@@ -150,7 +151,6 @@ def command(**o: Any) -> None:
     for p in problems:
         console.warn(f"could not undo: {p}")
     save_state(o["workdir"], state)
-    spec = _spec(request)
     setting = Setting(o["workdir"], spec, request["margin"], request["seed"], request["size_bytes"], request["slice_s"])
     console.info(f"search {state.id}: {spec.label}, at most {request['max_time_s'] / 60:.0f} min; "
                  f"continue an interrupted one with: pickfs search --resume {state.id}")

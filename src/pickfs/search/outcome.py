@@ -31,7 +31,8 @@ def setup(config: FsConfig, spec: WorkloadSpec, database: str | None) -> dict[st
         "fstab": f"{DEVICE}  {DATA_DIR}  {config.fstype}  {options}  0  {FSCK_PASS.get(config.fstype, 0)}",
         "udev": None,
         "database": database,
-        "database_settings": {k: v for k, v in spec.settings if k not in RUN_LENGTH},
+        "database_settings": {k: v for k, v in sorted({**dict(spec.settings), **dict(config.database)}.items())
+                              if k not in RUN_LENGTH},
     }
     if config.scheduler:
         out["udev"] = (f'ACTION=="add|change", KERNEL=="{DEVICE.rsplit("/", 1)[-1]}", '
