@@ -157,10 +157,10 @@ def test_a_stage_stands_up_within_its_share():
 
 
 def test_a_slow_stand_up_in_the_screening_cuts_the_next_stage_and_the_report_says_so():
-    slow = Racer(1, image_s=60.0)  # a 3.5 min share leaves room for 1 image of a minute each
+    slow = Racer(1, image_s=60.0)  # a 4.8 min share leaves room for 2 images of a minute each
     result = run_search(DB_SURFACE, slow, 15 * 60.0, seed=1, sample=1)
     screening, refinement = result.stages[0], result.stages[1]
-    assert screening.spec.cut == ""  # the prior: 12 s an image fits the screening's 6 min
+    assert screening.spec.cut == ""  # the prior, 6 s an image, fits the screening's 6 min
     assert refinement.spec.blocks == 1 and refinement.spec.cut
     assert images_of(len(refinement.spec.configs), 1) * 60.0 <= max(
         refinement.spec.budget_s * STANDUP_SHARE, images_of(2, 1) * 60.0)

@@ -24,7 +24,8 @@ SCREENING_SHARE = 0.4  # of the budget
 REFINEMENT_SHARE = 0.4  # of what is left after the screening; the final race has the rest
 MIN_STAGE_S = 60.0  # a stage with less than this left is not started
 STANDUP_SHARE = 0.5  # of a stage's share, what standing up its images may take; the rounds get the rest
-PRIOR_IMAGE_S = 12.0  # standing up one image (mkfs, mount, the data, a warm-up slice) before a stage measured it
+PRIOR_IMAGE_S = 6.0  # standing up one image (mkfs, mount, the data, a warm-up slice) before a stage measured it:
+# sqlite-tpcb's stages took 2.4-5.6 s an image on a 2-core machine under load
 AUTO_LEAST = 2  # a race whose blocks are automatic stands at least this many (engine/schedule.py AUTO_BLOCKS)
 
 
@@ -107,12 +108,13 @@ def within_share(spec: StageSpec, image_s: float) -> StageSpec:
     """The stage cut to stand up its images within STANDUP_SHARE of its share (pure): first one block instead
     of the race's automatic ones, then the last configurations left out (the baseline and the leaders come
     first), never fewer than two; `cut` says what and why."""
-    allowed = int(spec.budget_s * STANDUP_SHARE // max(image_s, 1e-3))
+    share = max(spec.budget_s, MIN_STAGE_S)  # what the stage's race is given (search/stages.py)
+    allowed = int(share * STANDUP_SHARE // max(image_s, 1e-3))
     n = len(spec.configs)
     blocks = spec.blocks if spec.blocks is not None else AUTO_LEAST
     if images_of(n, blocks) <= allowed:
         return spec
-    why = (f"standing up is capped at {STANDUP_SHARE:.0%} of the stage's {spec.budget_s / 60:.1f} min, "
+    why = (f"standing up is capped at {STANDUP_SHARE:.0%} of the stage's {share / 60:.1f} min, "
            f"about {allowed} image(s) at {image_s:.0f} s each")
     if images_of(n, 1) <= allowed:
         return replace(spec, blocks=1, cut=f"one block of images, not {blocks}: {why}")

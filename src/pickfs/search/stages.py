@@ -22,7 +22,7 @@ from pickfs.errors import NoRoom, PlanError
 from pickfs.model import Method, Plan, Target, Trial, WorkloadSpec, plan_from_dict
 from pickfs.plan import build_plan
 from pickfs.report.views import build_views
-from pickfs.search.driver import StageOutcome, StageSpec
+from pickfs.search.driver import MIN_STAGE_S, StageOutcome, StageSpec
 from pickfs.stack.ledger import Ledger
 from pickfs.stack.provision import HOST_RESERVE_BYTES
 from pickfs.stack.signals import interrupted
@@ -137,7 +137,7 @@ class Stages:
         s = self.setting
         target = Target(kind="image", workdir=s.workdir, size_bytes=s.size_bytes or Target().size_bytes,
                         size_auto=s.size_bytes is None)
-        method = replace(Method(), blocks=spec.blocks, max_seconds=max(spec.budget_s, 60.0), margin=s.margin,
+        method = replace(Method(), blocks=spec.blocks, max_seconds=max(spec.budget_s, MIN_STAGE_S), margin=s.margin,
                          seed=s.seed, slice_seconds=s.slice_s)
         plan = build_plan(target, list(spec.configs), [s.spec], method, spec.baseline)
         if spec.cut:
