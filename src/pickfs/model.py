@@ -31,7 +31,7 @@ class FsConfig:
     age_rounds: int = 3
     age_seed: int = 1
     # the workload settings this configuration runs with over the plan's (a search's database dimensions)
-    database: tuple[tuple[str, Any], ...] = ()
+    database: tuple[tuple[str, str], ...] = ()
 
     def settings(self) -> dict[str, Any]:
         return {
@@ -45,7 +45,7 @@ class FsConfig:
             "age": self.age,
             "age_rounds": self.age_rounds,
             "age_seed": self.age_seed,
-        } | ({"database": dict(self.database)} if self.database else {})
+        } | ({"database": [list(kv) for kv in self.database]} if self.database else {})
 
 
 @dataclass(frozen=True)
@@ -270,7 +270,7 @@ def plan_from_dict(d: dict[str, Any]) -> Plan:
                  mount_options=tuple(c["mount_options"]), scheduler=c["scheduler"], base=c["base"],
                  path=c["path"], description=c["description"], age=c.get("age"),
                  age_rounds=c.get("age_rounds", 3), age_seed=c.get("age_seed", 1),
-                 database=tuple(sorted(c.get("database", {}).items())))
+                 database=tuple((str(k), str(v)) for k, v in c.get("database", ())))
         for c in d["configs"]
     )
     workloads = tuple(WorkloadSpec(w["name"], w["label"], tuple(sorted(w["settings"].items())))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 import random
 
@@ -23,6 +24,7 @@ from pickfs.search.space import Candidate, Dimension, FsSpace, Space, Value, bui
 from pickfs.search.stages import standup_per_image
 from pickfs.stats.decision import decide, preference, standing_order
 from pickfs.stats.weather import Fit, Spread
+from pickfs.store.stored import check_plan
 
 SPEC = WorkloadSpec("sqlite-tpcb", "sqlite-tpcb", (("duration", 4.0), ("journal_mode", "WAL"), ("scale", 1),
                                                   ("synchronous", "FULL"), ("transactions", 0)))
@@ -70,7 +72,9 @@ def test_a_configuration_with_database_settings_runs_its_cells_with_them_in_the_
     assert a.workload is SPEC
     assert b.workload.label == a.workload.label  # one race: the engine groups cells by workload label
     assert b.workload.get("journal_mode") == "DELETE" and b.workload.get("synchronous") == "FULL"
-    back = plan_from_dict(plan_to_dict(plan))
+    stored = json.loads(json.dumps(plan_to_dict(plan)))
+    check_plan(stored)  # what the results database reads back is checked field by field
+    back = plan_from_dict(stored)
     assert back.configs == plan.configs and back.cells() == plan.cells()
     assert "database" not in plain.settings()  # a stored run of named configurations is unchanged
 
