@@ -111,7 +111,7 @@ def show_space(space: Space, sample: int, seed: int) -> None:
 @click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="a workload setting, e.g. synchronous=FULL")
 @click.option("--max-time", help=f"the whole search's time budget, setup included, e.g. 10m [{DEFAULT_MAX_TIME}]")
 @click.option("--sample", type=int, help="random configurations added to the screening's one-at-a-time design [6]")
-@click.option("--unsafe", is_flag=True, help="also search settings that can lose data on a power cut (nobarrier, "
+@click.option("--unsafe", is_flag=True, help="also search settings that can lose data on a power cut (nobarrier, synchronous=NORMAL, "
                                               "data=writeback); left out by default")
 @click.option("--no-presets", is_flag=True, help="leave the safe presets out of the final race")
 @click.option("--margin", help="the smallest difference worth recommending over the default, e.g. 5% [5%]")
