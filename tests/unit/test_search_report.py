@@ -143,3 +143,16 @@ def test_an_unsettled_default_is_not_called_the_winner():
     assert "not settled: could not tell it from ext4+noatime" in text
     assert "the most preferred of what the race could not tell apart" in text
     assert "nothing searched was faster" not in text
+
+
+def test_a_search_recorded_before_database_settings_resumes_over_the_same_space(tmp_path):
+    request = {"space": {"filesystems": ["ext4"], "ext4": {"atime": ["", "mount:noatime"]}},
+               "workload": {"name": "sqlite-tpcb", "label": "sqlite-tpcb", "settings": [["journal_mode", "WAL"]]},
+               "sample": 0, "seed": 1}
+    save_state(str(tmp_path / "wd"), SearchState("20260101-000000-abcd", request))
+    r = _pickfs("--dry-run", "--resume", "20260101-000000-abcd", "--workdir", str(tmp_path / "wd"))
+    assert r.returncode == 0, r.stderr
+    assert "search space: 2 configurations over ext4, 2 allowed" in r.stderr + r.stdout
+    save_state(str(tmp_path / "wd"), SearchState("20260101-000000-abce", {**request, "database_settings": True}))
+    r = _pickfs("--dry-run", "--resume", "20260101-000000-abce", "--workdir", str(tmp_path / "wd"))
+    assert "search space: 8 configurations over ext4, 4 allowed" in r.stderr + r.stdout

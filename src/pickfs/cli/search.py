@@ -81,6 +81,7 @@ def new_request(o: dict[str, Any]) -> dict[str, Any]:
         "size_bytes": parse_size(o["size"]) if o["size"] else None,
         "slice_s": parse_duration(o["slice"]) if o["slice"] else None,
         "presets": not o["no_presets"],
+        "database_settings": True,  # a search recorded before database settings were searched resumes without
     }
 
 
@@ -136,7 +137,7 @@ def command(**o: Any) -> None:
         state = SearchState(new_run_id(), new_request(o))
     request = state.request
     spec = _spec(request)
-    space = from_table(request["space"], spec, database_of(spec))
+    space = from_table(request["space"], spec if request.get("database_settings") else None, database_of(spec))
     if o["dry_run"]:
         show_space(prune(space, gather(space)), request["sample"], request["seed"])
         return

@@ -48,7 +48,7 @@ class StageOutcome:
     left: tuple[tuple[str, int, str], ...]  # (name, round it last ran, why it left)
     elapsed_s: float
     images: int  # filesystems built (each a fresh mkfs)
-    image_s: float | None = None  # what standing up one image took in this stage (its first block)
+    image_s: float | None = None  # what standing up one image took in this stage (search/stages.py)
 
 
 class Racer(Protocol):
