@@ -17,6 +17,7 @@ from pickfs.search.driver import (
     StageSpec,
     images_of,
     run_search,
+    screening_rank,
     within_share,
 )
 from pickfs.search.outcome import setup, to_dict
@@ -158,6 +159,16 @@ def test_a_stage_stands_up_within_its_share():
     assert cut.cut.startswith("one block of 8 of its 10 configurations (c8, c9 left out)")
     # never fewer than the baseline and one other
     assert len(within_share(_spec(10, 10.0, 1), 12.0).configs) == 2
+
+
+def test_a_screening_cut_keeps_every_filesystem_defaults_then_the_values_alone_then_the_sample():
+    result = run_search(DB_SURFACE, Racer(1), 150.0, seed=1, sample=1)  # a 1 min screening: room for 5 images
+    screening = result.stages[0].spec
+    assert [c.name for c in screening.configs] == ["ext4+defaults", "ext4+noatime", "ext4+journal-delete",
+                                                   "xfs+defaults"]
+    assert screening.cut.startswith("one block of 4 of its 7 configurations (xfs+noatime, xfs+journal-delete, ")
+    assert screening_rank(DB_SURFACE, [Candidate("ext4", (0, 0)), Candidate("ext4", (1, 0)),
+                                       Candidate("ext4", (1, 1))]) == [0, 1, 2]
 
 
 def test_a_slow_stand_up_in_the_screening_cuts_the_next_stage_and_the_report_says_so():

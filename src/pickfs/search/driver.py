@@ -104,10 +104,10 @@ def images_of(configs: int, blocks: int) -> int:
     return blocks * (configs - 1 + max(1, int(round(max(configs - 1, 1) ** 0.5))))
 
 
-def within_share(spec: StageSpec, image_s: float) -> StageSpec:
+def within_share(spec: StageSpec, image_s: float, rank: Sequence[int] = ()) -> StageSpec:
     """The stage cut to stand up its images within STANDUP_SHARE of its share (pure): first one block instead
-    of the race's automatic ones, then the last configurations left out (the baseline and the leaders come
-    first), never fewer than two; `cut` says what and why."""
+    of the race's automatic ones, then configurations left out, the highest `rank` first (by default the
+    last: the baseline and the leaders come first), never fewer than two; `cut` says what and why."""
     share = max(spec.budget_s, MIN_STAGE_S)  # what the stage's race is given (search/stages.py)
     allowed = int(share * STANDUP_SHARE // max(image_s, 1e-3))
     n = len(spec.configs)
@@ -121,9 +121,17 @@ def within_share(spec: StageSpec, image_s: float) -> StageSpec:
     k = n
     while k > 2 and images_of(k, 1) > allowed:
         k -= 1
-    left_out = ", ".join(c.name for c in spec.configs[k:])
-    return replace(spec, configs=spec.configs[:k], blocks=1,
+    order = sorted(range(n), key=lambda i: (rank[i] if i < len(rank) else 0, i))
+    kept = sorted(order[:k])
+    left_out = ", ".join(spec.configs[i].name for i in order[k:])
+    return replace(spec, configs=tuple(spec.configs[i] for i in kept), blocks=1,
                    cut=f"one block of {k} of its {n} configurations ({left_out} left out): {why}")
+
+
+def screening_rank(space: Space, design: Sequence[Candidate]) -> list[int]:
+    """What a screening keeps first when it must cut (pure): every filesystem's defaults, then the values
+    changed alone, then the random sample."""
+    return [0 if all(i == 0 for i in c.choice) else 1 if sum(1 for i in c.choice if i) == 1 else 2 for c in design]
 
 
 def _image_s(stages: Sequence[StageOutcome]) -> float:
@@ -143,7 +151,7 @@ def run_search(space: Space, racer: Racer, budget_s: float, seed: int, sample: i
 
     screen = screening(space, sample, seed)
     first = racer(within_share(StageSpec("screening", _configs(space, screen), base_name,
-                                         budget_s * SCREENING_SHARE, 1), PRIOR_IMAGE_S))
+                                         budget_s * SCREENING_SHARE, 1), PRIOR_IMAGE_S, screening_rank(space, screen)))
     stages.append(first)
     spent += first.elapsed_s
     found = effects(space, first.fit, screen) if first.fit is not None else []
