@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Literal
 
 TargetKind = Literal["image", "device", "directory"]
@@ -30,6 +30,8 @@ class FsConfig:
     age: float | None = None
     age_rounds: int = 3
     age_seed: int = 1
+    # the workload settings this configuration runs with over the plan's (a search's database dimensions)
+    database: tuple[tuple[str, str], ...] = ()
 
     def settings(self) -> dict[str, Any]:
         return {
@@ -43,7 +45,7 @@ class FsConfig:
             "age": self.age,
             "age_rounds": self.age_rounds,
             "age_seed": self.age_seed,
-        }
+        } | ({"database": [list(kv) for kv in self.database]} if self.database else {})
 
 
 @dataclass(frozen=True)
@@ -139,7 +141,8 @@ class Plan:
         out: list[Cell] = []
         for wl in self.workloads:
             for cfg in self.configs:
-                out.append(Cell(index=len(out), config=cfg, workload=wl))
+                spec = replace(wl, settings=tuple(sorted({**dict(wl.settings), **dict(cfg.database)}.items())))
+                out.append(Cell(index=len(out), config=cfg, workload=spec if cfg.database else wl))
         return tuple(out)
 
 
@@ -266,7 +269,8 @@ def plan_from_dict(d: dict[str, Any]) -> Plan:
         FsConfig(name=c["name"], fstype=c["fstype"], mkfs_options=tuple(c["mkfs_options"]),
                  mount_options=tuple(c["mount_options"]), scheduler=c["scheduler"], base=c["base"],
                  path=c["path"], description=c["description"], age=c.get("age"),
-                 age_rounds=c.get("age_rounds", 3), age_seed=c.get("age_seed", 1))
+                 age_rounds=c.get("age_rounds", 3), age_seed=c.get("age_seed", 1),
+                 database=tuple((str(k), str(v)) for k, v in c.get("database", ())))
         for c in d["configs"]
     )
     workloads = tuple(WorkloadSpec(w["name"], w["label"], tuple(sorted(w["settings"].items())))

@@ -1,5 +1,6 @@
-"""A tiny search for real (4 configurations on two filesystems): Ctrl-C keeps what was measured and leaves
-nothing mounted, attached or running; --resume continues the same stage's run and gives the answer."""
+"""A tiny search for real (4 configurations on two filesystems, one a database setting): Ctrl-C keeps what was
+measured and leaves nothing mounted, attached or running; --resume continues the same stage's run and gives
+the answer."""
 
 from __future__ import annotations
 
@@ -17,7 +18,8 @@ filesystems = ["ext4", "xfs"]
 [search.ext4]
 atime = ["", "mount:noatime"]
 [search.xfs]
-atime = ["", "mount:noatime"]
+journal = ["", "set:journal_mode=DELETE"]
+[search.database]
 """
 
 
@@ -33,6 +35,22 @@ def measured(workdir: Path) -> list[tuple[str, int, int, int]]:
         return []
     finally:
         conn.close()
+
+
+def journal_modes(workdir: Path, run_id: str) -> dict[str, set[str]]:
+    """The journal mode each configuration's measured slices ran in, as the client reported it."""
+    conn = sqlite3.connect(workdir / "results.db")
+    try:
+        plan = json.loads(conn.execute("SELECT plan_json FROM runs WHERE id=?", (run_id,)).fetchone()[0])
+        rows = conn.execute("SELECT cell_index, raw_output FROM trials WHERE run_id=? AND phase='measured' AND ok=1",
+                            (run_id,)).fetchall()
+    finally:
+        conn.close()
+    names = [c["name"] for c in plan["configs"]]
+    out: dict[str, set[str]] = {}
+    for cell, raw in rows:
+        out.setdefault(names[cell], set()).add(json.loads(raw)["journal_mode"])
+    return out
 
 
 def nothing_left(workdir: Path) -> None:
@@ -77,7 +95,9 @@ def test_a_tiny_search_interrupted_then_resumed(workdir, tmp_path):
     d = json.loads(out.read_text())
     assert d["search"] == search_id
     assert d["stages"][0]["name"] == "screening" and d["stages"][0]["run_id"] == screening_run
-    assert d["stages"][0]["configurations"] == ["ext4+defaults", "ext4+noatime", "xfs+defaults", "xfs+noatime"]
+    assert d["stages"][0]["configurations"] == ["ext4+defaults", "ext4+noatime", "xfs+defaults", "xfs+journal-delete"]
+    assert journal_modes(workdir, screening_run) == {"ext4+defaults": {"WAL"}, "ext4+noatime": {"WAL"},
+                                                     "xfs+defaults": {"WAL"}, "xfs+journal-delete": {"DELETE"}}
     assert d["configurations_built"] == 4 and d["space"]["size"] == 4
     assert d["answer"] is not None and d["answer"]["setup"]["mkfs"].endswith("/dev/DEVICE")
     assert "The answer: " in r.stdout + r.stderr and "What mattered" in r.stdout + r.stderr

@@ -114,8 +114,19 @@ def test_dry_run_shows_the_space_and_builds_nothing(tmp_path):
                     'barriers = ["", "mount:nobarrier"]\n')
     r = _pickfs("--dry-run", "--plan", str(plan), "--workdir", str(tmp_path / "wd"))
     assert r.returncode == 0, r.stderr
-    assert "search space: 4 configurations over ext4, 2 allowed; the screening races 2 of them" in r.stderr + r.stdout
+    # the workload's own settings are dimensions too (sqlite-tpcb: journal mode, synchronous): x4, and
+    # synchronous=NORMAL trades safety as nobarrier does
+    assert "search space: 16 configurations over ext4, 4 allowed; the screening races 4 of them" in r.stderr + r.stdout
     assert not (tmp_path / "wd").exists()
+
+
+def test_an_empty_database_table_searches_no_database_setting(tmp_path):
+    plan = tmp_path / "p.toml"
+    plan.write_text('[search]\nfilesystems = ["ext4"]\n[search.ext4]\natime = ["", "mount:noatime"]\n'
+                    'barriers = ["", "mount:nobarrier"]\n[search.database]\n')
+    r = _pickfs("--dry-run", "--plan", str(plan), "--workdir", str(tmp_path / "wd"))
+    assert r.returncode == 0, r.stderr
+    assert "search space: 4 configurations over ext4, 2 allowed; the screening races 2 of them" in r.stderr + r.stdout
 
 
 def test_an_unsettled_default_is_not_called_the_winner():
@@ -132,3 +143,16 @@ def test_an_unsettled_default_is_not_called_the_winner():
     assert "not settled: could not tell it from ext4+noatime" in text
     assert "the most preferred of what the race could not tell apart" in text
     assert "nothing searched was faster" not in text
+
+
+def test_a_search_recorded_before_database_settings_resumes_over_the_same_space(tmp_path):
+    request = {"space": {"filesystems": ["ext4"], "ext4": {"atime": ["", "mount:noatime"]}},
+               "workload": {"name": "sqlite-tpcb", "label": "sqlite-tpcb", "settings": [["journal_mode", "WAL"]]},
+               "sample": 0, "seed": 1}
+    save_state(str(tmp_path / "wd"), SearchState("20260101-000000-abcd", request))
+    r = _pickfs("--dry-run", "--resume", "20260101-000000-abcd", "--workdir", str(tmp_path / "wd"))
+    assert r.returncode == 0, r.stderr
+    assert "search space: 2 configurations over ext4, 2 allowed" in r.stderr + r.stdout
+    save_state(str(tmp_path / "wd"), SearchState("20260101-000000-abce", {**request, "database_settings": True}))
+    r = _pickfs("--dry-run", "--resume", "20260101-000000-abce", "--workdir", str(tmp_path / "wd"))
+    assert "search space: 8 configurations over ext4, 4 allowed" in r.stderr + r.stdout

@@ -1,4 +1,4 @@
-"""`pickfs search`: race a space of filesystem, mkfs, mount and scheduler settings; answer with a setup."""
+"""`pickfs search`: race a space of filesystem, mkfs, mount, scheduler and database settings; answer with a setup."""
 
 from __future__ import annotations
 
@@ -81,6 +81,7 @@ def new_request(o: dict[str, Any]) -> dict[str, Any]:
         "size_bytes": parse_size(o["size"]) if o["size"] else None,
         "slice_s": parse_duration(o["slice"]) if o["slice"] else None,
         "presets": not o["no_presets"],
+        "database_settings": True,  # a search recorded before database settings were searched resumes without
     }
 
 
@@ -111,7 +112,7 @@ def show_space(space: Space, sample: int, seed: int) -> None:
 @click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="a workload setting, e.g. synchronous=FULL")
 @click.option("--max-time", help=f"the whole search's time budget, setup included, e.g. 10m [{DEFAULT_MAX_TIME}]")
 @click.option("--sample", type=int, help="random configurations added to the screening's one-at-a-time design [6]")
-@click.option("--unsafe", is_flag=True, help="also search settings that can lose data on a power cut (nobarrier, "
+@click.option("--unsafe", is_flag=True, help="also search settings that can lose data on a power cut (nobarrier, synchronous=NORMAL, "
                                               "data=writeback); left out by default")
 @click.option("--no-presets", is_flag=True, help="leave the safe presets out of the final race")
 @click.option("--margin", help="the smallest difference worth recommending over the default, e.g. 5% [5%]")
@@ -124,7 +125,7 @@ def show_space(space: Space, sample: int, seed: int) -> None:
 @workdir_option
 @results_option
 def command(**o: Any) -> None:
-    """Race a space of filesystem, mkfs, mount and scheduler settings and answer with the fastest safe setup.
+    """Race a space of filesystem, mkfs, mount, scheduler and database settings and answer with the fastest safe setup.
 
     Screening (every value changed alone from each filesystem's defaults, plus a random sample), then the
     values that helped combined around the leaders, then the leaders against the distribution's default
@@ -135,7 +136,8 @@ def command(**o: Any) -> None:
     else:
         state = SearchState(new_run_id(), new_request(o))
     request = state.request
-    space = from_table(request["space"])
+    spec = _spec(request)
+    space = from_table(request["space"], spec if request.get("database_settings") else None, database_of(spec))
     if o["dry_run"]:
         show_space(prune(space, gather(space)), request["sample"], request["seed"])
         return
@@ -150,7 +152,6 @@ def command(**o: Any) -> None:
     for p in problems:
         console.warn(f"could not undo: {p}")
     save_state(o["workdir"], state)
-    spec = _spec(request)
     setting = Setting(o["workdir"], spec, request["margin"], request["seed"], request["size_bytes"], request["slice_s"])
     console.info(f"search {state.id}: {spec.label}, at most {request['max_time_s'] / 60:.0f} min; "
                  f"continue an interrupted one with: pickfs search --resume {state.id}")

@@ -53,6 +53,8 @@ def _path(d: Mapping[str, Any]) -> list[str]:
                  f"could not tell apart {', '.join(s['tied'])}" if s["tied"] else "no answer")
         out.append(f"  {s['name']} (run {s['run_id']}): {len(s['configurations'])} configurations, {s['images']} "
                    f"images, {_minutes(s['elapsed_s'])} of {_minutes(s['budget_s'])}: {state}")
+        if s.get("cut"):
+            out.append(f"    cut: {s['cut']}")
         for x in s["out"]:
             out.append(f"    out: {x['name']}: {x['why']}")
         for x in s["left"]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from pickfs.model import FsConfig
@@ -23,6 +23,10 @@ from pickfs.stats.weather import Fit
 SCREENING_SHARE = 0.4  # of the budget
 REFINEMENT_SHARE = 0.4  # of what is left after the screening; the final race has the rest
 MIN_STAGE_S = 60.0  # a stage with less than this left is not started
+STANDUP_SHARE = 0.5  # of a stage's share, what standing up its images may take; the rounds get the rest
+PRIOR_IMAGE_S = 6.0  # standing up one image (mkfs, mount, the data, a warm-up slice) before a stage measured it:
+# sqlite-tpcb's stages took 2.4-5.6 s an image on a 2-core machine under load
+AUTO_LEAST = 2  # a race whose blocks are automatic stands at least this many (engine/schedule.py AUTO_BLOCKS)
 
 
 @dataclass(frozen=True)
@@ -32,6 +36,7 @@ class StageSpec:
     baseline: str
     budget_s: float
     blocks: int | None  # None: the race decides (screening: 1, to stand every candidate at once)
+    cut: str = ""  # what was left out to stand up within the stage's share, said in the report
 
 
 @dataclass(frozen=True)
@@ -43,6 +48,7 @@ class StageOutcome:
     left: tuple[tuple[str, int, str], ...]  # (name, round it last ran, why it left)
     elapsed_s: float
     images: int  # filesystems built (each a fresh mkfs)
+    image_s: float | None = None  # what standing up one image took in this stage (search/stages.py)
 
 
 class Racer(Protocol):
@@ -93,6 +99,47 @@ def _configs(space: Space, cands: Sequence[Candidate], extra: Sequence[FsConfig]
     return (*out, *(c for c in extra if c.name not in names))
 
 
+def images_of(configs: int, blocks: int) -> int:
+    """The images `blocks` blocks of `configs` configurations stand, the baseline in sqrt(configs - 1) copies."""
+    return blocks * (configs - 1 + max(1, int(round(max(configs - 1, 1) ** 0.5))))
+
+
+def within_share(spec: StageSpec, image_s: float, rank: Sequence[int] = ()) -> StageSpec:
+    """The stage cut to stand up its images within STANDUP_SHARE of its share (pure): first one block instead
+    of the race's automatic ones, then configurations left out, the highest `rank` first (by default the
+    last: the baseline and the leaders come first), never fewer than two; `cut` says what and why."""
+    share = max(spec.budget_s, MIN_STAGE_S)  # what the stage's race is given (search/stages.py)
+    allowed = int(share * STANDUP_SHARE // max(image_s, 1e-3))
+    n = len(spec.configs)
+    blocks = spec.blocks if spec.blocks is not None else AUTO_LEAST
+    if images_of(n, blocks) <= allowed:
+        return spec
+    why = (f"standing up is capped at {STANDUP_SHARE:.0%} of the stage's {share / 60:.1f} min, "
+           f"about {allowed} image(s) at {image_s:.0f} s each")
+    if images_of(n, 1) <= allowed:
+        return replace(spec, blocks=1, cut=f"one block of images, not {blocks}: {why}")
+    k = n
+    while k > 2 and images_of(k, 1) > allowed:
+        k -= 1
+    order = sorted(range(n), key=lambda i: (rank[i] if i < len(rank) else 0, i))
+    kept = sorted(order[:k])
+    left_out = ", ".join(spec.configs[i].name for i in order[k:])
+    return replace(spec, configs=tuple(spec.configs[i] for i in kept), blocks=1,
+                   cut=f"one block of {k} of its {n} configurations ({left_out} left out): {why}")
+
+
+def screening_rank(space: Space, design: Sequence[Candidate]) -> list[int]:
+    """What a screening keeps first when it must cut (pure): every filesystem's defaults, then the values
+    changed alone, then the random sample."""
+    return [0 if all(i == 0 for i in c.choice) else 1 if sum(1 for i in c.choice if i) == 1 else 2 for c in design]
+
+
+def _image_s(stages: Sequence[StageOutcome]) -> float:
+    """What standing up one image took in the latest stage that measured it, else the prior."""
+    seen = [s.image_s for s in stages if s.image_s]
+    return seen[-1] if seen else PRIOR_IMAGE_S
+
+
 def run_search(space: Space, racer: Racer, budget_s: float, seed: int, sample: int = 6,
                presets: Sequence[FsConfig] = ()) -> SearchResult:
     """Screening, refinement and the final race within `budget_s` (see the module's text)."""
@@ -103,7 +150,8 @@ def run_search(space: Space, racer: Racer, budget_s: float, seed: int, sample: i
     spent = 0.0
 
     screen = screening(space, sample, seed)
-    first = racer(StageSpec("screening", _configs(space, screen), base_name, budget_s * SCREENING_SHARE, 1))
+    first = racer(within_share(StageSpec("screening", _configs(space, screen), base_name,
+                                         budget_s * SCREENING_SHARE, 1), PRIOR_IMAGE_S, screening_rank(space, screen)))
     stages.append(first)
     spent += first.elapsed_s
     found = effects(space, first.fit, screen) if first.fit is not None else []
@@ -115,8 +163,8 @@ def run_search(space: Space, racer: Racer, budget_s: float, seed: int, sample: i
     if left * REFINEMENT_SHARE < MIN_STAGE_S:
         skipped.append(f"refinement: {left:.0f} s of the budget left")
     elif refine:
-        second = racer(StageSpec("refinement", _configs(space, [base, *refine]), base_name, left * REFINEMENT_SHARE,
-                                 None))
+        second = racer(within_share(StageSpec("refinement", _configs(space, [base, *refine]), base_name,
+                                              left * REFINEMENT_SHARE, None), _image_s(stages)))
         stages.append(second)
         spent += second.elapsed_s
         last = second
@@ -128,7 +176,8 @@ def run_search(space: Space, racer: Racer, budget_s: float, seed: int, sample: i
         skipped.append(f"final: {left:.0f} s of the budget left")
     else:
         finalists = [base, *(c for c in top if c != base)]
-        last = racer(StageSpec("final", _configs(space, finalists, presets), base_name, left, None))
+        last = racer(within_share(StageSpec("final", _configs(space, finalists, presets), base_name, left, None),
+                                  _image_s(stages)))
         stages.append(last)
     d = last.decision
     answer = d.answer if d else None

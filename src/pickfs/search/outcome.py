@@ -31,7 +31,8 @@ def setup(config: FsConfig, spec: WorkloadSpec, database: str | None) -> dict[st
         "fstab": f"{DEVICE}  {DATA_DIR}  {config.fstype}  {options}  0  {FSCK_PASS.get(config.fstype, 0)}",
         "udev": None,
         "database": database,
-        "database_settings": {k: v for k, v in spec.settings if k not in RUN_LENGTH},
+        "database_settings": {k: v for k, v in sorted({**dict(spec.settings), **dict(config.database)}.items())
+                              if k not in RUN_LENGTH},
     }
     if config.scheduler:
         out["udev"] = (f'ACTION=="add|change", KERNEL=="{DEVICE.rsplit("/", 1)[-1]}", '
@@ -53,7 +54,8 @@ def to_dict(search_id: str, result: SearchResult, spec: WorkloadSpec, database: 
         d = s.decision
         stages.append({
             "name": s.spec.name, "run_id": s.run_id, "configurations": [c.name for c in s.spec.configs],
-            "budget_s": s.spec.budget_s, "elapsed_s": s.elapsed_s, "images": s.images,
+            "budget_s": s.spec.budget_s, "elapsed_s": s.elapsed_s, "images": s.images, "cut": s.spec.cut,
+            "image_s": s.image_s,
             "answer": d.answer if d else None, "settled": bool(d and d.settled), "tied": list(d.tied) if d else [],
             "left": [{"name": n, "round": r + 1, "why": why} for n, r, why in s.left],
             "out": [{"name": n, "why": why} for n, why in (d.out if d else ())],

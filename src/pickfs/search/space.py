@@ -1,11 +1,15 @@
-"""The space a search covers (pure): filesystems, each with dimensions of mkfs, mount and scheduler values.
+"""The space a search covers (pure): filesystems, each with dimensions of mkfs, mount, scheduler and database values.
 
 A dimension lists its values, the first being the default (what mkfs and mount do unasked). A candidate is
 one value of every dimension of one filesystem; its configuration (an FsConfig) is named after the
 filesystem and the values that differ from the defaults: "xfs+noatime+log128m", or "ext4+defaults".
 
-Values that trade safety are found by the risk table (pickfs.risks) on the configuration they make, and
-left out unless asked for. Values this machine cannot build (a filesystem the kernel or its mkfs lacks, a
+A database value sets workload settings (sqlite-tpcb: journal_mode, synchronous): the configuration carries
+them (FsConfig.database) and its cells run the workload with them over the plan's, so it races side by side
+with the others under the same workload label, paired as any mount option is.
+
+Values that trade safety are found by the risk table (pickfs.risks) on the configuration they make and the
+database settings it runs with, and left out unless asked for. Values this machine cannot build (a filesystem the kernel or its mkfs lacks, a
 scheduler the kernel does not offer, a feature newer than the kernel or the tools) are pruned before
 anything runs, each with its reason.
 """
@@ -15,12 +19,12 @@ from __future__ import annotations
 import itertools
 import re
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pickfs.errors import PlanError
-from pickfs.model import SCHEDULERS, FsConfig
-from pickfs.risks import config_risks
+from pickfs.model import SCHEDULERS, FsConfig, WorkloadSpec
+from pickfs.risks import config_risks, risks_of
 
 DEFAULT_LABEL = "defaults"
 _LABEL = re.compile(r"[^A-Za-z0-9_.-]+")
@@ -44,11 +48,14 @@ class Value:
     mount: tuple[str, ...] = ()
     scheduler: str | None = None
     needs: tuple[Needs, ...] = ()
+    database: tuple[tuple[str, str], ...] = ()  # workload settings, e.g. (("journal_mode", "DELETE"),)
 
     @property
     def words(self) -> str:
+        db = " ".join(f"{k}={v}" for k, v in self.database)
         parts = [*(f"mkfs {' '.join(self.mkfs)}",) * bool(self.mkfs), *(f"mount {','.join(self.mount)}",) *
-                 bool(self.mount), *(f"scheduler {self.scheduler}",) * bool(self.scheduler)]
+                 bool(self.mount), *(f"scheduler {self.scheduler}",) * bool(self.scheduler),
+                 *(f"database {db}",) * bool(db)]
         return "; ".join(parts) or "the default"
 
 
@@ -83,6 +90,8 @@ class Space:
     filesystems: tuple[FsSpace, ...]
     pruned: tuple[str, ...] = ()  # what was left out and why, one line each
     unsafe: bool = False  # values that trade safety were asked for
+    workload: WorkloadSpec | None = None  # what the database values are set over (their risks need it)
+    backend: str | None = None  # the database the workload drives (pickfs.risks.database_of)
 
     def of(self, fstype: str) -> FsSpace:
         return next(f for f in self.filesystems if f.fstype == fstype)
@@ -110,18 +119,30 @@ class Space:
         mkfs: list[str] = []
         mount: list[str] = []
         scheduler: str | None = None
+        database: dict[str, str] = {}
         changed = []
         for d, v in self.values(c):
             mkfs += v.mkfs
             mount += v.mount
             scheduler = v.scheduler or scheduler
+            database.update(v.database)
             if v is not d.values[0]:
                 changed.append(f"{d.name}: {v.words}")
         return FsConfig(self.name(c), c.fstype, tuple(mkfs), tuple(mount), scheduler,
-                        description=f"{c.fstype}, " + ("; ".join(changed) if changed else "every default"))
+                        description=f"{c.fstype}, " + ("; ".join(changed) if changed else "every default"),
+                        database=tuple(sorted(database.items())))
+
+    def risks(self, config: FsConfig) -> list[str]:
+        """What a configuration risks on a power cut: its filesystem settings, then its database settings."""
+        out = config_risks(config)
+        if config.database and self.workload is not None:
+            merged = {**dict(self.workload.settings), **dict(config.database)}
+            out += risks_of(WorkloadSpec(self.workload.name, self.workload.label, tuple(sorted(merged.items()))),
+                            self.backend)
+        return out
 
     def safe(self, c: Candidate) -> bool:
-        return not config_risks(self.config(c))
+        return not self.risks(self.config(c))
 
     def allowed(self, c: Candidate) -> bool:
         return self.unsafe or self.safe(c)
@@ -172,26 +193,55 @@ BUILT_IN: dict[str, tuple[Dimension, ...]] = {
 }
 
 
-def built_in(fstypes: Sequence[str] = ("ext4", "xfs", "btrfs"), unsafe: bool = False) -> Space:
+# the database's own settings per workload: (dimension, setting, the values to try); the workload's own value
+# of the setting is the dimension's default, the others its values
+BUILT_IN_DATABASE: dict[str, tuple[tuple[str, str, tuple[str, ...]], ...]] = {
+    "sqlite-tpcb": (("journal mode", "journal_mode", ("WAL", "DELETE")),
+                    ("synchronous", "synchronous", ("FULL", "NORMAL"))),
+}
+
+
+def database_dimensions(spec: WorkloadSpec | None) -> tuple[Dimension, ...]:
+    """The built-in database dimensions of a workload, each value a setting other than the workload's own."""
+    if spec is None:
+        return ()
+    out = []
+    for name, key, options in BUILT_IN_DATABASE.get(spec.name, ()):
+        own = str(spec.get(key, options[0])).upper()
+        others = [Value(f"{key.split('_')[0]}-{o.lower()}", database=((key, o),)) for o in options if o != own]
+        if others:
+            out.append(Dimension(name, (DEFAULT, *others)))
+    return tuple(out)
+
+
+def built_in(fstypes: Sequence[str] = ("ext4", "xfs", "btrfs"), unsafe: bool = False,
+             workload: WorkloadSpec | None = None, backend: str | None = None) -> Space:
+    """The built-in spaces of `fstypes`, each with the workload's built-in database dimensions (if any)."""
     unknown = [f for f in fstypes if f not in BUILT_IN]
     if unknown:
         raise PlanError(f"no built-in search space for {', '.join(unknown)}",
                         f"built-in spaces: {', '.join(BUILT_IN)}; declare others in the plan's [search] section")
-    return Space(tuple(FsSpace(f, BUILT_IN[f]) for f in fstypes), unsafe=unsafe)
+    db = database_dimensions(workload)
+    return Space(tuple(FsSpace(f, (*BUILT_IN[f], *db)) for f in fstypes), unsafe=unsafe, workload=workload,
+                 backend=backend)
 
 
 # --- a declared space: the plan's [search] section -------------------------------------------------------
 def parse_value(text: str, where: str) -> Value:
-    """'' (the default), 'mount:noatime', 'mount:logbufs=8,logbsize=256k', 'mkfs:-J size=256', 'scheduler:none'."""
+    """'' (the default), 'mount:noatime', 'mount:logbufs=8,logbsize=256k', 'mkfs:-J size=256', 'scheduler:none',
+    'set:journal_mode=DELETE' (a database setting: the workload's KEY=VALUE, several comma-separated)."""
     text = text.strip()
     if not text:
         return DEFAULT
     kind, sep, rest = text.partition(":")
     rest = rest.strip()
-    if not sep or kind not in ("mkfs", "mount", "scheduler") or not rest:
+    if not sep or kind not in ("mkfs", "mount", "scheduler", "set") or not rest:
         raise PlanError(f"{where}: value {text!r} is not KIND:OPTIONS",
-                        'write "mount:noatime", "mkfs:-J size=256", "scheduler:mq-deadline", or "" for the default')
+                        'write "mount:noatime", "mkfs:-J size=256", "scheduler:mq-deadline", '
+                        '"set:journal_mode=DELETE", or "" for the default')
     label = _LABEL.sub("-", rest.replace("=", "")).strip("-")
+    if kind == "set":
+        return _setting_value(rest, where)
     if kind == "mkfs":
         return Value(label, tuple(rest.split()))
     if kind == "mount":
@@ -199,6 +249,18 @@ def parse_value(text: str, where: str) -> Value:
     if rest not in SCHEDULERS:
         raise PlanError(f"{where}: unknown I/O scheduler {rest!r}", f"use one of {', '.join(SCHEDULERS)}")
     return Value(rest, scheduler=rest)
+
+
+def _setting_value(rest: str, where: str) -> Value:
+    pairs = [p.strip().partition("=") for p in rest.split(",") if p.strip()]
+    if not pairs or any(not k.strip() or not sep or not v.strip() for k, sep, v in pairs):
+        raise PlanError(f"{where}: database value {rest!r} is not KEY=VALUE", 'e.g. "set:journal_mode=DELETE"')
+    settings = tuple((k.strip(), v.strip().upper() if k.strip() in _UPPER else v.strip()) for k, _, v in pairs)
+    label = "+".join(_LABEL.sub("-", f"{k.split('_')[0]}-{v}".lower()).strip("-") for k, v in settings)
+    return Value(label, database=settings)
+
+
+_UPPER = frozenset({"journal_mode", "synchronous"})  # sqlite's pragma values, as the workload writes them
 
 
 def _dimension(name: str, values: Any, where: str) -> Dimension:
@@ -212,21 +274,41 @@ def _dimension(name: str, values: Any, where: str) -> Dimension:
     return Dimension(name, parsed)
 
 
-def from_table(t: Mapping[str, Any]) -> Space:
+def _database_table(t: Mapping[str, Any], workload: WorkloadSpec | None) -> tuple[Dimension, ...]:
+    """[search.database]: dimensions of database settings for every filesystem (replacing the workload's
+    built-in ones; an empty table searches none)."""
+    declared = t.get("database")
+    if declared is None:
+        return database_dimensions(workload)
+    if not isinstance(declared, dict):
+        raise PlanError("[search] database must be a table of dimensions",
+                        'e.g. [search.database] journal = ["", "set:journal_mode=DELETE"]')
+    dims = tuple(_dimension(name, values, "[search.database]") for name, values in declared.items())
+    for d in dims:
+        if any(not v.database for v in d.values[1:]):
+            raise PlanError(f"[search.database].{d.name} lists a value that is not a database setting",
+                            'write database values as "set:KEY=VALUE", e.g. "set:journal_mode=DELETE"')
+    return dims
+
+
+def from_table(t: Mapping[str, Any], workload: WorkloadSpec | None = None, backend: str | None = None) -> Space:
     """The plan's [search] section: filesystems (their built-in spaces), unsafe, scheduler values (for every
-    filesystem), and [search.<fstype>] tables of dimensions that replace a filesystem's built-in ones."""
-    allowed = {"filesystems", "unsafe", "scheduler", *BUILT_IN, "sample"}
+    filesystem), [search.<fstype>] tables of dimensions that replace a filesystem's built-in ones, and a
+    [search.database] table of database settings for every filesystem (the workload's built-in ones if absent)."""
+    allowed = {"filesystems", "unsafe", "scheduler", *BUILT_IN, "sample", "database"}
     extra = sorted(k for k in t if k not in allowed and not isinstance(t[k], dict))
     if extra:
         raise PlanError(f"[search] has no setting {', '.join(extra)}",
-                        "its settings: filesystems, unsafe, scheduler, sample, and a [search.FSTYPE] table per filesystem")
-    fstypes = t.get("filesystems", [k for k in t if isinstance(t[k], dict)] or list(BUILT_IN))
+                        "its settings: filesystems, unsafe, scheduler, sample, a [search.FSTYPE] table per "
+                        "filesystem and a [search.database] table")
+    fstypes = t.get("filesystems", [k for k in t if isinstance(t[k], dict) and k != "database"] or list(BUILT_IN))
     if not isinstance(fstypes, list) or not fstypes or not all(isinstance(f, str) for f in fstypes):
         raise PlanError("[search] filesystems must be a list of names", 'e.g. filesystems = ["ext4", "xfs"]')
     unsafe = t.get("unsafe", False)
     if not isinstance(unsafe, bool):
         raise PlanError("[search] unsafe must be true or false", "unsafe = false keeps settings that risk data out")
     spaces = []
+    database = _database_table(t, workload)
     for fstype in fstypes:
         declared = t.get(fstype)
         if declared is not None and not isinstance(declared, dict):
@@ -236,11 +318,13 @@ def from_table(t: Mapping[str, Any]) -> Space:
             dims[name] = _dimension(name, values, f"[search.{fstype}]")
         if "scheduler" in t:
             dims["scheduler"] = _dimension("scheduler", [f"scheduler:{s}" for s in t["scheduler"]], "[search]")
+        for d in database:
+            dims.setdefault(d.name, d)
         if not dims:
             raise PlanError(f"[search] {fstype} has no built-in space and no dimensions",
                             f'add a [search.{fstype}] table, e.g. atime = ["", "mount:noatime"]')
         spaces.append(FsSpace(fstype, tuple(dims.values())))
-    return Space(tuple(spaces), unsafe=unsafe)
+    return Space(tuple(spaces), unsafe=unsafe, workload=workload, backend=backend)
 
 
 # --- what this machine lacks -----------------------------------------------------------------------------
@@ -286,7 +370,7 @@ def prune(space: Space, facts: Facts) -> Space:
     if not kept:
         raise PlanError("this machine can build none of the search space's filesystems: " + "; ".join(why),
                         "install what the reasons name, or search other filesystems")
-    return Space(tuple(kept), tuple(why), space.unsafe)
+    return replace(space, filesystems=tuple(kept), pruned=tuple(why))
 
 
 def unsafe_left_out(space: Space) -> list[str]:
@@ -295,7 +379,7 @@ def unsafe_left_out(space: Space) -> list[str]:
     for fs in space.filesystems:
         for d in fs.dimensions:
             for v in d.values[1:]:
-                risks = config_risks(FsConfig("x", fs.fstype, v.mkfs, v.mount, v.scheduler))
+                risks = space.risks(FsConfig("x", fs.fstype, v.mkfs, v.mount, v.scheduler, database=v.database))
                 if risks:
                     out[f"{fs.fstype} {v.label}"] = risks[0]
     return [f"{k}: {r}" for k, r in out.items()]

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import json
 import os
+import statistics
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -21,7 +22,7 @@ from pickfs.errors import NoRoom, PlanError
 from pickfs.model import Method, Plan, Target, Trial, WorkloadSpec, plan_from_dict
 from pickfs.plan import build_plan
 from pickfs.report.views import build_views
-from pickfs.search.driver import StageOutcome, StageSpec
+from pickfs.search.driver import MIN_STAGE_S, StageOutcome, StageSpec
 from pickfs.stack.ledger import Ledger
 from pickfs.stack.provision import HOST_RESERVE_BYTES
 from pickfs.stack.signals import interrupted
@@ -136,9 +137,11 @@ class Stages:
         s = self.setting
         target = Target(kind="image", workdir=s.workdir, size_bytes=s.size_bytes or Target().size_bytes,
                         size_auto=s.size_bytes is None)
-        method = replace(Method(), blocks=spec.blocks, max_seconds=max(spec.budget_s, 60.0), margin=s.margin,
+        method = replace(Method(), blocks=spec.blocks, max_seconds=max(spec.budget_s, MIN_STAGE_S), margin=s.margin,
                          seed=s.seed, slice_seconds=s.slice_s)
         plan = build_plan(target, list(spec.configs), [s.spec], method, spec.baseline)
+        if spec.cut:
+            self.note(f"{spec.name}: {spec.cut}")
         for warning in plan.warnings:
             if warning not in self.warned:
                 self.warned.add(warning)
@@ -196,9 +199,18 @@ class Stages:
         plan = plan_from_dict(record.plan)
         images = len({(t.cell_index, t.block) for t in record.trials if t.ok})
         stored = replace(spec, configs=plan.configs)
+        image_s = standup_per_image(record.trials)
         for view in build_views(record):
             if view.race is not None:
                 return StageOutcome(stored, run_id, view.race.fit, view.race.decision, view.race.left, elapsed_s,
-                                    images)
-        return StageOutcome(stored, run_id, None, None, (), elapsed_s, images)
+                                    images, image_s)
+        return StageOutcome(stored, run_id, None, None, (), elapsed_s, images, image_s)
 
+
+def standup_per_image(trials: Sequence[Trial]) -> float | None:
+    """What standing up one image took (pure): the median time from one image's data being laid out to the
+    next one's, so the image's mkfs, mount, server start and warm-up count, and the rounds between blocks
+    (few gaps) do not."""
+    starts = sorted(t.started for t in trials if t.phase == "prepare" and t.ok)
+    gaps = [b - a for a, b in zip(starts, starts[1:], strict=False)]
+    return statistics.median(gaps) if gaps else None
