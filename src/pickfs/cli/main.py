@@ -53,8 +53,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "fleet": ("pickfs.cli.fleet", "The same plan on many machines through Ansible: run, clean up, list."),
     "merge": ("pickfs.cli.merge", "Merge the runs of other results databases into this one; merging twice adds nothing."),
     # --- end fleet
-    "search": ("pickfs.cli.search", "Race a space of filesystem, mkfs, mount and scheduler settings and answer with the "
-                                     "fastest safe setup."),
+    "search": ("pickfs.cli.search", "Race a space of filesystem, mkfs, mount, scheduler and database settings and answer "
+                                     "with the fastest safe setup."),
     "plan": ("pickfs.cli.plan_check", "Check a plan file without running it: the matrix, what this machine lacks, "
                                       "and the time."),
 }
