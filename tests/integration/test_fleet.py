@@ -182,7 +182,7 @@ def fleet():
         if local.is_dir():  # what the local-connection host's run left, had the test failed (its own directory)
             subprocess.run([sys.executable, "-m", "pickfs", "cleanup", "--workdir", str(local)], capture_output=True,
                            timeout=300)
-        deadline = time.monotonic() + 120  # a loop mount lets go of its device once no namespace holds it (slow)
+        deadline = time.monotonic() + 300  # a loop mount lets go of its device once no namespace holds it (slow: minutes under load)
         while (mounts_under(root) or loops_under(root)) and time.monotonic() < deadline:
             time.sleep(0.5)
         leftovers = mounts_under(root), loops_under(root)
