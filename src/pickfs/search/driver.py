@@ -14,6 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
+from pickfs.engine.race import baseline_copies
+from pickfs.engine.schedule import AUTO_BLOCKS
 from pickfs.model import FsConfig
 from pickfs.search.design import Effect, effects, leaders, refinement, screening
 from pickfs.search.space import Candidate, Space
@@ -26,7 +28,7 @@ MIN_STAGE_S = 60.0  # a stage with less than this left is not started
 STANDUP_SHARE = 0.5  # of a stage's share, what standing up its images may take; the rounds get the rest
 PRIOR_IMAGE_S = 6.0  # standing up one image (mkfs, mount, the data, a warm-up slice) before a stage measured it:
 # sqlite-tpcb's stages took 2.4-5.6 s an image on a 2-core machine under load
-AUTO_LEAST = 2  # a race whose blocks are automatic stands at least this many (engine/schedule.py AUTO_BLOCKS)
+AUTO_LEAST = AUTO_BLOCKS[0]  # a race whose blocks are automatic stands at least this many
 
 
 @dataclass(frozen=True)
@@ -100,8 +102,8 @@ def _configs(space: Space, cands: Sequence[Candidate], extra: Sequence[FsConfig]
 
 
 def images_of(configs: int, blocks: int) -> int:
-    """The images `blocks` blocks of `configs` configurations stand, the baseline in sqrt(configs - 1) copies."""
-    return blocks * (configs - 1 + max(1, int(round(max(configs - 1, 1) ** 0.5))))
+    """The images `blocks` blocks of `configs` configurations stand, the baseline in the race's copies."""
+    return blocks * (configs - 1 + baseline_copies(configs - 1))
 
 
 def within_share(spec: StageSpec, image_s: float, rank: Sequence[int] = ()) -> StageSpec:

@@ -18,20 +18,18 @@ from typing import Any
 
 from pickfs.engine import runlock
 from pickfs.engine.executor import Executor
+from pickfs.engine.race import baseline_copies
 from pickfs.errors import NoRoom, PlanError
 from pickfs.model import Method, Plan, Target, Trial, WorkloadSpec, plan_from_dict
 from pickfs.plan import build_plan
 from pickfs.report.views import build_views
-from pickfs.search.driver import MIN_STAGE_S, StageOutcome, StageSpec
+from pickfs.search.driver import AUTO_LEAST, MIN_STAGE_S, StageOutcome, StageSpec
 from pickfs.stack.ledger import Ledger
 from pickfs.stack.provision import HOST_RESERVE_BYTES
 from pickfs.stack.signals import interrupted
 from pickfs.store import ResultStore
 from pickfs.usecases.run import store_new_run
 from pickfs.workloads import workload_class
-
-AUTO_LEAST = 2  # the race's automatic blocks are at least this many (engine/schedule.py); each further
-# image is checked as it is made, and the race goes on with the images standing when one finds no room
 
 
 # --- the search's own record: what it was asked, and each stage's run ----------------------------------------
@@ -94,7 +92,9 @@ def room_for(plan: Plan, avail_bytes: int, blocks: int | None) -> tuple[int | No
     spec = plan.workloads[0]
     grows = workload_class(spec.name).image_growth(spec, plan.target.size_bytes)
     n = len(plan.configs)
-    copies = max(1, round((max(n - 1, 1)) ** 0.5))
+    copies = baseline_copies(n - 1)
+    # automatic blocks: at least AUTO_LEAST; each further image is checked as it is made, and the race goes
+    # on with the images standing when one finds no room
     wanted = blocks if blocks is not None else AUTO_LEAST
     fit = blocks_that_fit(avail_bytes, grows, n, copies, wanted)
     mib = 1024**2

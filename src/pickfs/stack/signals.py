@@ -42,7 +42,7 @@ def install_interrupt() -> None:
     """Ctrl-C raises KeyboardInterrupt (noted, so that it is not lost) and SIGTERM raises Terminated."""
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGINT, _interrupt)
-        signal.signal(signal.SIGTERM, _interrupt)
+    install_sigterm()
 
 
 def check_interrupt() -> None:
