@@ -65,3 +65,30 @@ def test_the_pooled_spread_from_one_mkfs_to_the_next_is_the_same_in_any_order_of
     parts = {name: _Parts(lv, tuple(1 / 7 for _ in lv), 0.0, 0.0, 1.0, 0.013, 9.0) for name, lv in levels.items()}
     results = {_pooled(parts, order) for order in itertools.permutations(levels)}
     assert len(results) == 1, results
+
+
+def test_a_journal_that_ends_while_the_file_is_being_read_is_looked_at_again(tmp_path, monkeypatch):
+    """Two renders of one results file at once: one saw the other's -journal, which was gone when it copied it,
+    and refused the file as damaged (No such file or directory: results.db-journal)."""
+    import shutil
+
+    from pickfs.store import sqlitefile
+
+    db = tmp_path / "results.db"
+    db.write_bytes(gzip.decompress(DATA.read_bytes()))
+    journal = Path(f"{db}-journal")
+    journal.write_bytes(b"")  # a writer's transaction, under way when the reader looks
+    real = shutil.copyfile
+
+    def copyfile(src, dst, **kw):
+        if str(src).endswith("-journal"):
+            journal.unlink()  # ... and over when it copies
+            raise FileNotFoundError(2, "No such file or directory", str(src))
+        return real(src, dst, **kw)
+
+    monkeypatch.setattr(sqlitefile.shutil, "copyfile", copyfile)
+    conn = sqlitefile.read_only_connection(db)
+    try:
+        assert conn.execute("SELECT count(*) FROM runs").fetchone()[0] > 0
+    finally:
+        conn.close()

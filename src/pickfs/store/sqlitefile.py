@@ -11,6 +11,7 @@ import os
 import shutil
 import sqlite3
 import tempfile
+import time
 from pathlib import Path
 
 from pickfs.errors import ResultsUnusable, ResultsWriteFailed
@@ -114,12 +115,19 @@ def read_only_connection(path: Path) -> sqlite3.Connection:
     are. Any other mix (a -wal left without its -shm, a hot -journal) is read from a private copy, where
     SQLite may replay what it must without touching the user's files."""
     uri = path.resolve().as_uri()
-    sides = side_files(path)
-    if not sides:
-        return sqlite3.connect(f"{uri}?immutable=1", uri=True, timeout=30)
-    if sides == {"-wal", "-shm"}:
-        return sqlite3.connect(f"{uri}?mode=ro", uri=True, timeout=30)
-    return _private_copy(path, sides)
+    for attempt in range(5):
+        sides = side_files(path)
+        if not sides:
+            return sqlite3.connect(f"{uri}?immutable=1", uri=True, timeout=30)
+        if sides == {"-wal", "-shm"}:
+            return sqlite3.connect(f"{uri}?mode=ro", uri=True, timeout=30)
+        try:
+            return _private_copy(path, sides)
+        except FileNotFoundError:  # a side file gone between the look and the copy: a writer's transaction ended
+            if attempt == 4:
+                raise
+            time.sleep(0.05)
+    raise AssertionError("unreachable")
 
 
 def _private_copy(path: Path, sides: set[str]) -> sqlite3.Connection:
