@@ -34,7 +34,9 @@ def describe(d: dict[str, Any], wall: float | None) -> tuple[str, tuple[str, ...
     if adv:
         lines.append(f"  over {adv['over']}: {adv['ratio']:.2f}x [{adv['low']:.2f}x to {adv['high']:.2f}x]")
     best = a["best_preset"]
-    if best:
+    if best and best.get("same"):
+        lines.append(f"  the fastest preset {best['over']} is this same setup")
+    elif best:
         lines.append(f"  against the fastest preset {best['over']}: {best['ratio']:.2f}x [{best['low']:.2f}x to "
                      f"{best['high']:.2f}x]")
     ranked = [e for e in d["effects"] if e["measurable"]]

@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import math
 import random
+from dataclasses import replace
 
 import pytest
 
 from pickfs.errors import PlanError
+from pickfs.model import FsConfig, WorkloadSpec
+from pickfs.report.search_text import render
 from pickfs.search.design import dimension_ranking, effects, no_difference, refinement, screening
-from pickfs.search.driver import StageOutcome, StageSpec, run_search
+from pickfs.search.driver import StageOutcome, StageSpec, run_search, same_setup
+from pickfs.search.outcome import to_dict
 from pickfs.search.space import (
     Candidate,
     Dimension,
@@ -119,12 +123,19 @@ class Surface:
 
     def __call__(self, spec: StageSpec) -> StageOutcome:
         self.stages.append(spec)
-        spreads = {c.name: Spread(truth(self.by_name[c.name]) + self.rng.gauss(0, NOISE), NOISE**2, 30.0, 2, 20, None)
+        spreads = {c.name: Spread(truth(self.candidate(c)) + self.rng.gauss(0, NOISE), NOISE**2, 30.0, 2, 20, None)
                    for c in spec.configs}
         fit = Fit({}, {}, spreads, (), 0.0, 0.0, (), (), {}, True)
         order = standing_order([c.name for c in spec.configs], {c.name: preference(c) for c in spec.configs})
         decision = decide(fit, order, (), spec.baseline, 0.05, 0.1, 0.05)
         return StageOutcome(spec, "run", fit, decision, (), spec.budget_s / 2, len(spec.configs))
+
+    def candidate(self, config: FsConfig) -> Candidate:
+        """The point of the surface a configuration is (a preset by its settings; the surface has no scheduler)."""
+        if config.name in self.by_name:
+            return self.by_name[config.name]
+        plain = replace(config, scheduler=None)
+        return next(c for c in SURFACE.candidates() if same_setup(SURFACE.config(c), plain))
 
 
 @pytest.mark.parametrize("seed", range(12))
@@ -166,3 +177,31 @@ def test_refinement_combines_the_helpers_and_takes_each_out_again():
 
 def test_needs_words():
     assert Needs("kernel", (5, 10)).words() == "kernel 5.10"
+
+
+SURFACE_SPEC = WorkloadSpec("sqlite-tpcb", "sqlite-tpcb", ())
+
+
+def test_a_preset_that_is_a_finalist_setup_is_raced_once_and_named_with_it():
+    presets = (FsConfig("ext4", "ext4"),  # every default, as the search's ext4+defaults
+               FsConfig("ext4-b", "ext4", (), ("opt_b",)),  # mount options in another order are the same setup
+               FsConfig("xfs-c", "xfs", (), ("opt_c",), "mq-deadline"))  # another scheduler: another setup
+    racer = Surface(0)
+    result = run_search(SURFACE, racer, 1800.0, seed=0, sample=2, presets=presets)
+    final = racer.stages[-1]
+    names = [c.name for c in final.configs]
+    assert "ext4" not in names and "xfs-c" in names
+    assert ("ext4", "ext4+defaults") in final.same_as
+    for i, a in enumerate(final.configs):
+        assert not any(same_setup(a, b) for b in final.configs[i + 1:]), a.name
+    assert result.best_preset is not None and result.best_preset.over in {"ext4", "ext4-b", "xfs-c"}
+    text = render(to_dict("s", result, SURFACE_SPEC, None, {}))
+    assert "preset ext4 as ext4+defaults" in text
+
+
+def test_when_the_answer_is_the_fastest_preset_the_report_says_so():
+    presets = (FsConfig("ab", "ext4", (), ("opt_a", "opt_b")),)
+    result = run_search(SURFACE, Surface(1), 1800.0, seed=1, sample=2, presets=presets)
+    assert result.answer == "ext4+a+b"
+    assert result.best_preset is not None and result.best_preset.same and result.best_preset.over == "ab"
+    assert "the fastest preset, ab, is this same setup" in render(to_dict("s", result, SURFACE_SPEC, None, {}))

@@ -55,6 +55,9 @@ def _path(d: Mapping[str, Any]) -> list[str]:
                    f"images, {_minutes(s['elapsed_s'])} of {_minutes(s['budget_s'])}: {state}")
         if s.get("cut"):
             out.append(f"    cut: {s['cut']}")
+        if s.get("same_as"):
+            out.append("    the same setup, raced once: " + ", ".join(f"preset {x['preset']} as {x['raced_as']}"
+                                                                   for x in s["same_as"]))
         for x in s["out"]:
             out.append(f"    out: {x['name']}: {x['why']}")
         for x in s["left"]:
@@ -88,7 +91,9 @@ def _answer(d: Mapping[str, Any]) -> list[str]:
         out.append("  the distribution's default itself: " + ("nothing searched was faster by more than the margin"
                    if a["settled"] else "the most preferred of what the race could not tell apart"))
     best = a["best_preset"]
-    if best is not None:
+    if best is not None and best.get("same"):
+        out.append(f"  the fastest preset, {best['over']}, is this same setup")
+    elif best is not None:
         out.append(f"  against the fastest preset, {best['over']}: {best['ratio']:.2f}x (95%: {best['low']:.2f}x to "
                    f"{best['high']:.2f}x){_behind(best)}")
     s = a["setup"]

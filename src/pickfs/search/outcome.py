@@ -41,7 +41,8 @@ def setup(config: FsConfig, spec: WorkloadSpec, database: str | None) -> dict[st
 
 
 def _adv(a: Advantage | None) -> dict[str, Any] | None:
-    return None if a is None else {"leader": a.leader, "over": a.over, "ratio": a.ratio, "low": a.low, "high": a.high}
+    return None if a is None else {"leader": a.leader, "over": a.over, "ratio": a.ratio, "low": a.low, "high": a.high,
+                                   "same": a.same}
 
 
 def to_dict(search_id: str, result: SearchResult, spec: WorkloadSpec, database: str | None,
@@ -56,6 +57,7 @@ def to_dict(search_id: str, result: SearchResult, spec: WorkloadSpec, database: 
             "name": s.spec.name, "run_id": s.run_id, "configurations": [c.name for c in s.spec.configs],
             "budget_s": s.spec.budget_s, "elapsed_s": s.elapsed_s, "images": s.images, "cut": s.spec.cut,
             "image_s": s.image_s,
+            "same_as": [{"preset": p, "raced_as": c} for p, c in s.spec.same_as],
             "answer": d.answer if d else None, "settled": bool(d and d.settled), "tied": list(d.tied) if d else [],
             "left": [{"name": n, "round": r + 1, "why": why} for n, r, why in s.left],
             "out": [{"name": n, "why": why} for n, why in (d.out if d else ())],
