@@ -156,3 +156,17 @@ def test_a_search_recorded_before_database_settings_resumes_over_the_same_space(
     save_state(str(tmp_path / "wd"), SearchState("20260101-000000-abce", {**request, "database_settings": True}))
     r = _pickfs("--dry-run", "--resume", "20260101-000000-abce", "--workdir", str(tmp_path / "wd"))
     assert "search space: 8 configurations over ext4, 4 allowed" in r.stderr + r.stdout
+
+
+def test_no_measurable_difference_is_called_harmless_only_when_its_interval_lies_within_the_margin():
+    result = run_search(SURFACE, Surface(4), 1800.0, seed=4, sample=2)
+    c = next(e for e in result.effects if e.dimension == "C")
+    assert not c.measurable and c.within(0.5) and not c.within(0.01)
+    wide = render(to_dict("S1", result, SPEC, "sqlite", {"margin": 0.01}))
+    assert "C  " in wide and "not resolved" in wide.split("ext4 C")[1].splitlines()[0]
+    assert "Not resolved: the interval includes no change but reaches past ±1%" in wide
+    narrow = render(to_dict("S1", result, SPEC, "sqlite", {"margin": 0.5}))
+    assert "within ±50%" in narrow.split("ext4 C")[1].splitlines()[0]
+    assert "Not resolved:" not in narrow
+    back = json.loads(render_json(to_dict("S1", result, SPEC, "sqlite", {"margin": 0.5})))
+    assert {e["within_margin"] for e in back["effects"] if e["dimension"] == "C"} == {True}

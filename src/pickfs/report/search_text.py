@@ -26,23 +26,32 @@ def _effect_name(e: Mapping[str, Any]) -> str:
     return "filesystem" if e["dimension"] == "filesystem" else f"{e['filesystem']} {e['dimension']}"
 
 
+def _verdict(e: Mapping[str, Any], margin: float) -> str:
+    return "" if e["measurable"] else f"within ±{margin:.0%}" if e.get("within_margin") else "not resolved"
+
+
 def _what_mattered(d: Mapping[str, Any]) -> list[str]:
     effects = d["effects"]
     if not effects:
         return ["What mattered: the screening measured no effect (no configuration beside its defaults finished)."]
+    margin = float(d.get("request", {}).get("margin", 0.05))
     best: dict[str, Mapping[str, Any]] = {}
     for e in effects:  # largest first already
         best.setdefault(_effect_name(e), e)
-    rows = [(_effect_name(e), e["value"], _pct(e["ratio"]), _interval(e), "" if e["measurable"] else "no measurable difference")
-            for e in best.values()]
+    rows = [(_effect_name(e), e["value"], _pct(e["ratio"]), _interval(e), _verdict(e, margin)) for e in best.values()]
     w = [max(len(r[i]) for r in rows) for i in range(4)]
     out = ["What mattered: the dimensions by their largest effect, each value changed alone against its "
            "filesystem's defaults in the screening race (a filesystem's defaults against the first one's); "
            "simultaneous 95% intervals:"]
     out += [f"  {a:<{w[0]}}  {b:<{w[1]}}  {c:>{w[2]}}  [{i:<{w[3]}}]  {n}".rstrip() for a, b, c, i, n in rows]
-    none = [f"{_effect_name(e)} {e['value']} ({_pct(e['ratio'])}, {_interval(e)})" for e in effects if not e["measurable"]]
+    none = [e for e in effects if not e["measurable"]]
     if none:
-        out.append("No measurable difference: " + "; ".join(none) + ".")
+        out.append("No measurable difference: " + "; ".join(
+            f"{_effect_name(e)} {e['value']} ({_pct(e['ratio'])}, {_interval(e)}, {_verdict(e, margin)})"
+            for e in none) + ".")
+    if any(not e["measurable"] and not e.get("within_margin") for e in effects):
+        out.append(f"Not resolved: the interval includes no change but reaches past ±{margin:.0%}, so the value is "
+                   "not shown to be harmless either; a longer --max-time narrows it.")
     return out
 
 

@@ -41,6 +41,11 @@ class Effect:
     def measurable(self) -> bool:
         return self.low > 1 or self.high < 1
 
+    def within(self, margin: float) -> bool:
+        """No difference beyond the margin: the whole interval lies within ±margin (an equivalence test), which a
+        wide interval that merely includes 1 does not show."""
+        return self.low >= 1 / (1 + margin) and self.high <= 1 + margin
+
 
 def screening(space: Space, sample: int, seed: int) -> list[Candidate]:
     out: list[Candidate] = []

@@ -13,6 +13,7 @@ from pickfs.model import FsConfig, WorkloadSpec
 from pickfs.search.driver import Advantage, SearchResult
 from pickfs.search.space import unsafe_left_out
 from pickfs.stack.filesystems import fs_type
+from pickfs.stats.decision import MARGIN
 
 DEVICE = "/dev/DEVICE"
 DATA_DIR = "/var/lib/DATABASE"
@@ -48,6 +49,7 @@ def _adv(a: Advantage | None) -> dict[str, Any] | None:
 def to_dict(search_id: str, result: SearchResult, spec: WorkloadSpec, database: str | None,
             request: Mapping[str, Any]) -> dict[str, Any]:
     space = result.space
+    margin = float(request.get("margin", MARGIN))
     configs = {c.name: c for s in result.stages for c in s.spec.configs}
     answer = configs.get(result.answer or "")
     stages = []
@@ -76,7 +78,8 @@ def to_dict(search_id: str, result: SearchResult, spec: WorkloadSpec, database: 
         "stages": stages,
         "skipped": list(result.skipped),
         "effects": [{"filesystem": e.fstype, "dimension": e.dimension, "value": e.value, "ratio": e.ratio,
-                     "low": e.low, "high": e.high, "measurable": e.measurable} for e in result.effects],
+                     "low": e.low, "high": e.high, "measurable": e.measurable, "within_margin": e.within(margin)}
+                    for e in result.effects],
         "answer": None if answer is None else {
             "name": answer.name, "settled": result.settled, "tied": list(result.tied),
             "description": answer.description, "advantage": _adv(result.advantage),
