@@ -17,6 +17,7 @@ from pickfs.report.search_json import render_json
 from pickfs.report.search_text import render
 from pickfs.search.driver import run_search
 from pickfs.search.outcome import setup, to_dict
+from pickfs.search.presets import presets_not_raced, safe_presets
 from pickfs.search.stages import SearchState, blocks_that_fit, load_state, save_state, state_path
 from pickfs.stack.provision import HOST_RESERVE_BYTES
 from tests.unit.test_search_design import SURFACE, Surface
@@ -170,3 +171,13 @@ def test_no_measurable_difference_is_called_harmless_only_when_its_interval_lies
     assert "Not resolved:" not in narrow
     back = json.loads(render_json(to_dict("S1", result, SPEC, "sqlite", {"margin": 0.5})))
     assert {e["within_margin"] for e in back["effects"] if e["dimension"] == "C"} == {True}
+
+
+def test_the_presets_a_final_race_leaves_out_are_named_with_why():
+    raced = {p.name for p in safe_presets()}
+    left = dict(presets_not_raced())
+    assert {"ext4-nobarrier", "ext4-writeback", "ext2", "tmpfs"} <= set(left) and not raced & set(left)
+    assert "power cut" in left["ext4-nobarrier"] and "pickfs run --fs ext4-nobarrier" in left["ext4-nobarrier"]
+    result = run_search(SURFACE, Surface(4), 1800.0, seed=4, sample=2)
+    text = render(to_dict("S1", result, SPEC, "sqlite", {}, presets_not_raced()))
+    assert "preset ext4-nobarrier not raced: nobarrier:" in text

@@ -13,30 +13,23 @@ from pickfs.cli.common import clean_orphans, ledger_for, open_store, require_roo
 from pickfs.cli.examples import examples
 from pickfs.cli.run import parse_max_time, parse_share, workload_specs
 from pickfs.errors import EXIT_INTERRUPTED, PlanError
-from pickfs.model import FsConfig, WorkloadSpec
+from pickfs.model import WorkloadSpec
 from pickfs.report.search_json import render_json
 from pickfs.report.search_text import render
-from pickfs.risks import config_risks, database_of
+from pickfs.risks import database_of
 from pickfs.run_console import ProgressObserver
 from pickfs.search.design import screening
 from pickfs.search.driver import MIN_STAGE_S, SearchResult, run_search
 from pickfs.search.facts import gather
 from pickfs.search.outcome import to_dict
+from pickfs.search.presets import presets_not_raced, safe_presets
 from pickfs.search.space import Space, built_in, from_table, prune
 from pickfs.search.stages import SearchState, Setting, Stages, load_state, save_state
-from pickfs.stack.filesystems import unavailable_reason
-from pickfs.stack.presets import PRESETS
 from pickfs.stack.signals import interrupted
 from pickfs.store.results import new_run_id
 from pickfs.units import parse_duration, parse_size
 
 DEFAULT_MAX_TIME = "30m"
-
-
-def safe_presets(space: Space) -> tuple[FsConfig, ...]:
-    """The presets that lose nothing on a power cut, on filesystems this machine builds (the final race's yardsticks)."""
-    return tuple(p for p in PRESETS.values() if p.fstype != "tmpfs" and not config_risks(p)
-                 and unavailable_reason(p.fstype) is None)
 
 
 def _space_table(o: dict[str, Any]) -> dict[str, Any]:
@@ -156,7 +149,8 @@ def command(**o: Any) -> None:
     console.info(f"search {state.id}: {spec.label}, at most {request['max_time_s'] / 60:.0f} min; "
                  f"continue an interrupted one with: pickfs search --resume {state.id}")
     result = _search(space, setting, store, ledger, state, request, o["workdir"])
-    d = to_dict(state.id, result, spec, database_of(spec), request)
+    d = to_dict(state.id, result, spec, database_of(spec), request,
+                presets_not_raced() if request["presets"] else ())
     console.show(render(d))
     if o["json_path"]:
         Path(o["json_path"]).write_text(render_json(d))
@@ -171,7 +165,7 @@ def _search(space: Space, setting: Setting, store: Any, ledger: Any, state: Sear
         stages = Stages(setting, store, ledger, observer, state, observer.note)
         try:
             return run_search(space, stages, request["max_time_s"], request["seed"], request["sample"],
-                              safe_presets(space) if request["presets"] else ())
+                              safe_presets() if request["presets"] else ())
         except BaseException as exc:
             if not interrupted(exc):
                 raise

@@ -105,6 +105,8 @@ def _answer(d: Mapping[str, Any]) -> list[str]:
     elif best is not None:
         out.append(f"  against the fastest preset, {best['over']}: {best['ratio']:.2f}x (95%: {best['low']:.2f}x to "
                    f"{best['high']:.2f}x){_behind(best)}")
+    for x in a.get("presets_not_raced", ()):
+        out.append(f"  preset {x['name']} not raced: {x['why']}")
     s = a["setup"]
     out += ["  The setup (replace DEVICE and the data directory with yours):",
             f"    mkfs:  {s['mkfs']}", f"    fstab: {s['fstab']}"]

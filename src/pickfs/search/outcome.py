@@ -6,7 +6,7 @@ scheduler and the database's settings, for the user's own device (DEVICE) and da
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pickfs.model import FsConfig, WorkloadSpec
@@ -47,7 +47,8 @@ def _adv(a: Advantage | None) -> dict[str, Any] | None:
 
 
 def to_dict(search_id: str, result: SearchResult, spec: WorkloadSpec, database: str | None,
-            request: Mapping[str, Any]) -> dict[str, Any]:
+            request: Mapping[str, Any], not_raced: Sequence[tuple[str, str]] = ()) -> dict[str, Any]:
+    """`not_raced`: the presets the final race left out, and why (pickfs.search.presets)."""
     space = result.space
     margin = float(request.get("margin", MARGIN))
     configs = {c.name: c for s in result.stages for c in s.spec.configs}
@@ -83,5 +84,6 @@ def to_dict(search_id: str, result: SearchResult, spec: WorkloadSpec, database: 
         "answer": None if answer is None else {
             "name": answer.name, "settled": result.settled, "tied": list(result.tied),
             "description": answer.description, "advantage": _adv(result.advantage),
-            "best_preset": _adv(result.best_preset), "setup": setup(answer, spec, database)},
+            "best_preset": _adv(result.best_preset),
+            "presets_not_raced": [{"name": n, "why": why} for n, why in not_raced], "setup": setup(answer, spec, database)},
     }
