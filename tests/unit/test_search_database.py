@@ -193,3 +193,13 @@ def test_what_standing_up_an_image_took_is_the_median_gap_between_images():
               Trial(run_id="r", cell_index=0, repetition=0, phase="measured", started=40.0, elapsed_s=1.0, ok=True)]
     assert math.isclose(standup_per_image(trials) or 0.0, 10.0)
     assert standup_per_image(trials[:1]) is None
+
+
+def test_a_declared_page_size_is_a_database_value_and_a_bad_one_is_refused_before_anything_runs():
+    space = from_table({"filesystems": ["ext4"], "database": {"page size": ["", "set:page_size=16384"]}}, SPEC, "sqlite")
+    cfg = space.config(Candidate("ext4", tuple(1 if d.name == "page size" else 0 for d in space.of("ext4").dimensions)))
+    assert dict(cfg.database) == {"page_size": "16384"} and cfg.name.endswith("+page-16384")
+    with pytest.raises(PlanError, match=r"\[search\] ext4 page size page-1000: sqlite-tpcb page_size = '1000' is not a value"):
+        from_table({"filesystems": ["ext4"], "database": {"page size": ["", "set:page_size=1000"]}}, SPEC, "sqlite")
+    with pytest.raises(PlanError, match="has no setting wal_size"):
+        from_table({"filesystems": ["ext4"], "database": {"wal": ["", "set:wal_size=4"]}}, SPEC, "sqlite")

@@ -6,7 +6,11 @@ import sqlite3
 import subprocess
 import sys
 
+import pytest
+
+from pickfs import databases
 from pickfs.clients.tpcb import ACCOUNTS_PER_BRANCH, TELLERS_PER_BRANCH, rows
+from pickfs.errors import PlanError
 from pickfs.workloads.sqlite_tpcb import SqliteTpcb
 
 
@@ -62,3 +66,25 @@ def test_a_database_that_cannot_commit_fails_the_run_instead_of_scoring_it(tmp_p
         assert "pgbench_history" in str(exc)
     else:
         raise AssertionError("a run whose every transaction failed was scored")
+
+
+def test_a_page_size_is_set_when_the_database_is_made_and_reported_in_force(tmp_path):
+    db = str(tmp_path / "tpcb.db")
+    settings = SqliteTpcb.normalize({"page_size": "16384"})
+    args = databases.get("sqlite").connection_args(tmp_path, None, settings, "tpcb")
+    assert args[args.index("--page-size") + 1] == "16384" and args[args.index("--db") + 1] == db
+    loaded = client("load", "--backend", "sqlite", "--scale", "1", *args)
+    assert loaded["page_size"] == 16384 and loaded["journal_mode"] == "WAL"
+    doc = client("run", "--backend", "sqlite", "--scale", "1", *args, "--transactions", "50")
+    assert doc["page_size"] == 16384
+    conn = sqlite3.connect(db)
+    assert conn.execute("PRAGMA page_size").fetchone()[0] == 16384
+    conn.close()
+    default = databases.get("sqlite").connection_args(tmp_path, None, SqliteTpcb.normalize({}), "tpcb")
+    assert default[default.index("--page-size") + 1] == "4096"
+
+
+@pytest.mark.parametrize("bad", ["1000", "131072", "big"])
+def test_a_page_size_sqlite_would_ignore_is_refused(bad):
+    with pytest.raises(PlanError, match="page_size"):
+        SqliteTpcb.normalize({"page_size": bad})

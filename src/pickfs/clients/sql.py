@@ -49,3 +49,4 @@ def add_connection_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--socket"), p.add_argument("--user", default="postgres"), p.add_argument("--database")
     p.add_argument("--fb-client", help="path of libfbclient (firebird)")
     p.add_argument("--journal-mode", default="WAL"), p.add_argument("--synchronous", default="FULL")
+    p.add_argument("--page-size", type=int, default=0, help="sqlite: the page size of a new database [the library's]")

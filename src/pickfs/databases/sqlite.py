@@ -59,6 +59,7 @@ class Sqlite(Database):
     setting_shapes = {
         "synchronous": ValueShape("FULL", choices=("off", "normal", "full", "extra", "0", "1", "2", "3")),
         "journal_mode": ValueShape("WAL", choices=("delete", "truncate", "persist", "memory", "wal", "off")),
+        "page_size": ValueShape("4096", choices=tuple(str(1 << k) for k in range(9, 17))),
     }
     dialect = Dialect("?", "", " LIMIT 1")
     packages = ("sqlite3",)
@@ -67,6 +68,8 @@ class Sqlite(Database):
         import sqlite3  # deferred: the driver sqlite3, in its client only
 
         conn = sqlite3.connect(args.db, timeout=60, isolation_level=None, check_same_thread=False)
+        if getattr(args, "page_size", 0):  # before anything is written: a database's page size is set when it is made
+            conn.execute(f"PRAGMA page_size={int(args.page_size)}")
         conn.execute(f"PRAGMA journal_mode={args.journal_mode}")
         conn.execute(f"PRAGMA synchronous={args.synchronous}")
         return SqliteConnection(conn), (sqlite3.OperationalError,)
@@ -78,7 +81,9 @@ class Sqlite(Database):
         raw = conn.conn if isinstance(conn, SqliteConnection) else conn
         mode = raw.execute("PRAGMA journal_mode").fetchone()[0]
         sync = raw.execute("PRAGMA synchronous").fetchone()[0]
-        return {"journal_mode": str(mode).upper(), "synchronous": int(sync), "sqlite_version": sqlite3.sqlite_version}
+        page = raw.execute("PRAGMA page_size").fetchone()[0]
+        return {"journal_mode": str(mode).upper(), "synchronous": int(sync), "page_size": int(page),
+                "sqlite_version": sqlite3.sqlite_version}
 
     def compact(self, args: argparse.Namespace) -> None:
         if args.journal_mode.upper() != "WAL":
@@ -121,8 +126,9 @@ class Sqlite(Database):
 
     def connection_args(self, datadir: Path, endpoint: Endpoint | None, settings: dict[str, Any],
                         stem: str) -> list[str]:
+        page = ["--page-size", str(settings["page_size"])] if settings.get("page_size") else []
         return ["--db", str(datadir / f"{stem}.db"), "--journal-mode", str(settings.get("journal_mode", "WAL")),
-                "--synchronous", str(settings.get("synchronous", "FULL"))]
+                "--synchronous", str(settings.get("synchronous", "FULL")), *page]
 
     def risks(self, spec: WorkloadSpec) -> list[str]:
         out = []

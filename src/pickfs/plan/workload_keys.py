@@ -37,6 +37,7 @@ SETTING_TEXT: dict[str, str] = {
     "transactions": "a run of this many transactions instead of a duration (0: by duration)",
     "journal_mode": "SQLite's journal mode",
     "synchronous": "SQLite's synchronous setting",
+    "page_size": "SQLite's page size in bytes, set when the database is made",
     "mode": "pgbench's built-in script",
     "clients": "concurrent clients",
     "threads": "client threads",

@@ -25,6 +25,7 @@ from typing import Any
 from pickfs.errors import PlanError
 from pickfs.model import SCHEDULERS, FsConfig, WorkloadSpec
 from pickfs.risks import config_risks, risks_of
+from pickfs.workloads import workload_class
 
 DEFAULT_LABEL = "defaults"
 _LABEL = re.compile(r"[^A-Za-z0-9_.-]+")
@@ -324,7 +325,22 @@ def from_table(t: Mapping[str, Any], workload: WorkloadSpec | None = None, backe
             raise PlanError(f"[search] {fstype} has no built-in space and no dimensions",
                             f'add a [search.{fstype}] table, e.g. atime = ["", "mount:noatime"]')
         spaces.append(FsSpace(fstype, tuple(dims.values())))
+    if workload is not None:
+        _check_database_values(spaces, workload)
     return Space(tuple(spaces), unsafe=unsafe, workload=workload, backend=backend)
+
+
+def _check_database_values(spaces: Sequence[FsSpace], workload: WorkloadSpec) -> None:
+    """Every database value is a setting the workload takes, with a value it accepts (its own one-line error)."""
+    kind = workload_class(workload.name)
+    for fs in spaces:
+        for d in fs.dimensions:
+            for v in d.values:
+                if v.database:
+                    try:
+                        kind.normalize({**dict(workload.settings), **dict(v.database)})
+                    except PlanError as exc:
+                        raise PlanError(f"[search] {fs.fstype} {d.name} {v.label}: {exc.message}", exc.hint) from None
 
 
 # --- what this machine lacks -----------------------------------------------------------------------------

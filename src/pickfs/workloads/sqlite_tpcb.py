@@ -28,6 +28,7 @@ from pickfs.workloads.latency import (
 
 JOURNAL_MODES = ("DELETE", "TRUNCATE", "PERSIST", "MEMORY", "WAL", "OFF")
 SYNCHRONOUS = ("OFF", "NORMAL", "FULL", "EXTRA")
+PAGE_SIZES = tuple(1 << k for k in range(9, 17))  # what SQLite accepts: 512 to 65536 bytes
 CLIENT = "pickfs.clients.tpcb"  # the one TPC-B client, over databases/sqlite.py
 PROCESS_NAME = "pickfs-sqlite"  # what pickfs's monitors see the client as
 CLIENT_NAMES = ("pickfs-tpcb", "pickfs-sqlite-tpcb")  # its output's name, and its own client's before it
@@ -52,6 +53,7 @@ class SqliteTpcb(FixedRate, Workload):
         "scale": 1,
         "journal_mode": "WAL",
         "synchronous": "FULL",
+        "page_size": 4096,  # SQLite's own default; set when the database is made
         "duration": 4.0,
         "transactions": 0,
     }
@@ -67,6 +69,13 @@ class SqliteTpcb(FixedRate, Workload):
         if out["synchronous"] not in SYNCHRONOUS:
             raise PlanError(f"sqlite-tpcb synchronous {settings['synchronous']!r} is not valid",
                             f"use one of {', '.join(SYNCHRONOUS)}")
+        try:
+            out["page_size"] = int(out["page_size"])
+        except (TypeError, ValueError):
+            out["page_size"] = 0
+        if out["page_size"] not in PAGE_SIZES:
+            raise PlanError(f"sqlite-tpcb page_size {settings['page_size']!r} is not valid",
+                            "use a power of two from 512 to 65536, e.g. page_size = 16384")
         out["duration"] = parse_duration(out["duration"])
         for key in ("scale", "transactions"):
             try:
