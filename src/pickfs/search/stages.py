@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 from pickfs.engine import runlock
-from pickfs.engine.executor import Executor
 from pickfs.engine.race import baseline_copies
 from pickfs.errors import NoRoom, PlanError
 from pickfs.model import Method, Plan, Target, Trial, WorkloadSpec, plan_from_dict
@@ -26,9 +25,8 @@ from pickfs.report.views import build_views
 from pickfs.search.driver import AUTO_LEAST, MIN_STAGE_S, StageOutcome, StageSpec
 from pickfs.stack.ledger import Ledger
 from pickfs.stack.provision import HOST_RESERVE_BYTES
-from pickfs.stack.signals import interrupted
 from pickfs.store import ResultStore
-from pickfs.usecases.run import store_new_run
+from pickfs.usecases.run import execute_run, store_new_run
 from pickfs.workloads import workload_class
 
 
@@ -183,16 +181,10 @@ class Stages:
     def race(self, plan: Plan, run_id: str, previous: tuple[Trial, ...]) -> None:
         """The run machinery on one stage's plan: the run ends complete, failed or interrupted, never running."""
         lock = runlock.hold(Path(plan.target.workdir), run_id)
-        self.store.set_status(run_id, "running")
         try:
-            Executor(plan, run_id, self.store, self.ledger, self.observer).execute(previous)
-        except BaseException as exc:
-            self.store.set_status(run_id, "interrupted" if interrupted(exc) else "failed")
-            raise
+            execute_run(plan, run_id, self.store, self.ledger, self.observer, previous)
         finally:
             runlock.release(lock)
-        ok = any(t.ok and t.phase == "measured" for t in self.store.load(run_id).trials)
-        self.store.set_status(run_id, "complete" if ok else "failed")
 
     def outcome(self, spec: StageSpec, run_id: str, elapsed_s: float) -> StageOutcome:
         record = self.store.load(run_id)

@@ -192,9 +192,8 @@ def _execute(plan: Plan, store: ResultStore, ledger: Ledger, run_id: str, previo
     measuring = False
     try:
         with events.measuring() as observer:
-            executor = Executor(plan, run_id, store, ledger, observer)
             measuring = True
-            executor.execute(previous)
+            status = execute_run(plan, run_id, store, ledger, observer, previous)
     except BaseException as exc:
         if not measuring:
             raise
@@ -208,10 +207,27 @@ def _execute(plan: Plan, store: ResultStore, ledger: Ledger, run_id: str, previo
             events.warn(f"while undoing after the interrupt: {one_line(exc)}")
         _end_run(store, run_id, "interrupted", "interrupted", events)
         return RunOutcome("interrupted", run_id, str(store.path))
+    return RunOutcome(status, run_id, str(store.path), store.load(run_id))
+
+
+def execute_run(plan: Plan, run_id: str, store: ResultStore, ledger: Ledger, observer: Observer,
+                previous: tuple[Trial, ...] = ()) -> Status:
+    """A stored run executed (its run lock held by the caller): 'running' while it runs, then complete, or failed
+    when nothing was measured. An error or Ctrl-C marks it failed or interrupted and propagates, for the caller
+    to say what was kept (a search goes on to stop, `pickfs run` ends there)."""
+    store.set_status(run_id, "running")
+    try:
+        Executor(plan, run_id, store, ledger, observer).execute(previous)
+    except BaseException as exc:
+        try:
+            store.set_status(run_id, "interrupted" if interrupted(exc) else "failed")
+        except (PickfsError, OSError):
+            pass  # the results file may be what failed: the error that ended the run is the one to see
+        raise
     record = store.load(run_id)
     status: Status = "complete" if any(t.ok and t.phase in RESULT_PHASES for t in record.trials) else "failed"
     store.set_status(run_id, status)
-    return RunOutcome(status, run_id, str(store.path), store.load(run_id))
+    return status
 
 
 def _end_run(store: ResultStore, run_id: str, status: str, how: str, events: RunEvents) -> None:
