@@ -165,11 +165,16 @@ def remove_group(path: Path, grace_s: float = GRACE_S, patience_s: float = REMOV
         except FileNotFoundError:
             return
         except OSError as exc:
-            if exc.errno != errno.EBUSY or time.monotonic() > deadline:
+            if exc.errno == errno.EBUSY and time.monotonic() <= deadline:
+                time.sleep(0.1)
+                continue
+            if exc.errno == errno.EBUSY:
                 raise ProcessesLeft(f"could not remove the control group {path}: {exc.strerror or exc} "
                                     f"({still_held(path)})",
                                     "wait for those processes to end, then run pickfs cleanup") from None
-            time.sleep(0.1)
+            raise ProcessesLeft(f"could not remove the control group {path}: {exc.strerror or exc}",
+                                "check that the control-group filesystem is mounted read-write and pickfs runs as "
+                                "root, then run pickfs cleanup") from None
 
 
 def in_group(pid: int, path: Path) -> bool:
