@@ -181,3 +181,19 @@ def test_the_presets_a_final_race_leaves_out_are_named_with_why():
     result = run_search(SURFACE, Surface(4), 1800.0, seed=4, sample=2)
     text = render(to_dict("S1", result, SPEC, "sqlite", {}, presets_not_raced()))
     assert "preset ext4-nobarrier not raced: nobarrier:" in text
+
+
+def test_the_path_groups_what_left_together_for_the_same_reason_and_says_each_once():
+    d = to_dict("S1", run_search(SURFACE, Surface(4), 1800.0, seed=4, sample=2), SPEC, "sqlite", {})
+    first = d["stages"][0]
+    first["left"] = [{"name": "a", "round": 3, "why": "ext4+defaults is faster by more than 5%: +300%, at least +150%"},
+                     {"name": "b", "round": 3, "why": "ext4+defaults is faster by more than 5%: +200%, at least +90%"},
+                     {"name": "c", "round": 6, "why": "not faster than ext4+defaults by more than 5%: +1%, at most +4%"}]
+    first["out"] = [{"name": "a", "why": "ext4+defaults is faster by more than 5%: +310%, at least +160%"},
+                    {"name": "z", "why": "xfs+defaults is faster by more than 5%: +10%, at least +6%"}]
+    path = render(d).split("The path:")[1].split("refinement")[0]
+    assert ("left after round 3, ext4+defaults is faster by more than 5%: a (+300%, at least +150%); "
+            "b (+200%, at least +90%)") in path
+    assert "left after round 6, not faster than ext4+defaults by more than 5%: c (+1%, at most +4%)" in path
+    assert "out, xfs+defaults is faster by more than 5%: z (+10%, at least +6%)" in path
+    assert path.count(" a (") == 1  # said as it left, not again as out
