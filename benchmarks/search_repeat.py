@@ -19,15 +19,26 @@ from pathlib import Path
 from typing import Any
 
 
-def describe(d: dict[str, Any], wall: float | None) -> tuple[str, tuple[str, ...]]:
+def _setup(a: dict[str, Any]) -> tuple[str, ...]:
+    """A settled answer by what it sets up, not its name (a preset and the space's configuration of the same
+    setup are one answer); an unset scheduler is the loop device's own, none."""
+    s = a["setup"]
+    udev = s["udev"] or 'ATTR{queue/scheduler}="none"'
+    return (s["mkfs"], s["fstab"], udev[udev.index("ATTR"):], json.dumps(s["database_settings"], sort_keys=True))
+
+
+Found = tuple[bool, tuple[str, ...]]  # settled, and the setup (settled) or the names it could not tell apart
+
+
+def describe(d: dict[str, Any], wall: float | None) -> tuple[str, Found]:
     a = d["answer"]
     took = f"{wall / 60:.1f} min wall" if wall is not None else f"{sum(s['elapsed_s'] for s in d['stages']) / 60:.1f} min"
     lines = [f"search {d['search']}: {took}; {d['configurations_built']} configurations built ({d['images_built']} "
              f"images) of {d['space']['allowed']} allowed; stages: "
              + ", ".join(f"{s['name']} {len(s['configurations'])}" for s in d["stages"])]
     if a is None:
-        return "\n".join([*lines, "  no answer"]), ()
-    tied = tuple(sorted(a["tied"])) if not a["settled"] else (a["name"],)
+        return "\n".join([*lines, "  no answer"]), (False, ())
+    tied = (True, _setup(a)) if a["settled"] else (False, tuple(sorted(a["tied"])))
     state = "settled" if a["settled"] else f"not settled, could not tell apart {', '.join(a['tied'])}"
     lines.append(f"  leader: {a['name']} ({state})")
     adv = a["advantage"]
@@ -51,7 +62,7 @@ def main() -> int:
     ap.add_argument("--workdir", default="/var/tmp/pickfs-search-bench")
     ap.add_argument("--json", nargs="+", help="re-read these searches' JSON instead of running")
     args, extra = ap.parse_known_args()
-    found = []
+    found: list[Found] = []
     if args.json:
         for path in args.json:
             text, tied = describe(json.loads(Path(path).read_text()), None)
@@ -74,9 +85,9 @@ def main() -> int:
             found.append(tied)
     if len(found) > 1:
         same = len(set(found)) == 1
-        overlap = set.intersection(*(set(t) for t in found))
-        print("same leader (or the same undecided set) every time" if same else
-              f"different leaders or sets: {found}; in common: {sorted(overlap) or 'none'}")
+        overlap = set.intersection(*(set(t) for _, t in found))
+        print(("the same setup settled every time" if found[0][0] else "the same undecided set every time") if same
+              else f"different leaders or sets: {found}; in common: {sorted(overlap) or 'none'}")
     return 0
 
 

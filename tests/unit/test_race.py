@@ -9,6 +9,7 @@ import statistics
 import pytest
 
 from pickfs.engine.race import baseline_copies, image_limited, rotation
+from pickfs.engine.schedule import standing_up_order
 from pickfs.model import FsConfig
 from pickfs.stats.decision import (
     Decision,
@@ -201,3 +202,15 @@ def test_the_rotation_keeps_the_tied_and_the_pending_with_the_baseline(pending):
     keep = rotation(d, _roles())
     assert {"xfs", "ext3"} <= keep and "btrfs" not in keep
     assert ("base" in keep) == bool(pending)
+
+
+def test_a_block_is_stood_up_in_a_shuffled_order_with_the_baseline_copies_spread_through_it():
+    names = ["ext4+defaults", *(f"c{i}" for i in range(30))]
+    order = standing_up_order(names, {"ext4+defaults": 5}, seed=1, block=0)
+    assert sorted(set(order)) == sorted(names) and len(order) == 35 and order.count("ext4+defaults") == 5
+    at = [i for i, n in enumerate(order) if n == "ext4+defaults"]
+    assert at[0] > 0 and at[-1] < 34 and all(5 <= b - a <= 9 for a, b in zip(at, at[1:], strict=False))
+    others = [n for n in order if n != "ext4+defaults"]
+    assert others != names[1:]  # not made in the plan's order, where a filesystem's settings stand together
+    assert order == standing_up_order(names, {"ext4+defaults": 5}, seed=1, block=0)  # reproducible
+    assert order != standing_up_order(names, {"ext4+defaults": 5}, seed=1, block=1)  # a new order each block

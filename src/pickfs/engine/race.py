@@ -23,7 +23,7 @@ from collections import defaultdict
 from contextlib import ExitStack
 from dataclasses import dataclass
 
-from pickfs.engine.schedule import RoundBudget, auto_blocks, round_budget, round_order
+from pickfs.engine.schedule import RoundBudget, auto_blocks, round_budget, round_order, standing_up_order
 from pickfs.engine.sidebyside import Member, SideBySide, SliceFailed, is_reference, why_failed
 from pickfs.errors import PickfsError, ResultsWriteFailed
 from pickfs.model import Cell, Trial
@@ -92,6 +92,7 @@ class Race:
         self.label = cells[0].workload.label
         self.setup_per_image = 0.0
         self.standing: list[Member] = []
+        self.blocks_made = 0  # blocks stood up so far: each is made in its own order (standing_up_order)
 
     # -- the state of the race -----------------------------------------------------------------
     def judge(self, history: list[Trial], failed: set[int]) -> tuple[Fit, Decision, Roles] | None:
@@ -110,19 +111,19 @@ class Race:
         """New images of `names` (`copies` of some); a configuration with an image standing that finds no room
         on the host for another is not failed: the race goes on with the images standing."""
         members = list(standing)
-        for name in names:
+        order = standing_up_order(names, copies, self.sbs.seed, self.blocks_made)
+        self.blocks_made += 1
+        for name in order:
             cell = self.by_name[name]
-            for _ in range(copies.get(name, 1)):
-                if cell.index in failed or self.next_image[cell.index] >= MAX_IMAGES:
-                    break
-                image = self.next_image[cell.index]
-                self.next_image[cell.index] += 1
-                if not self.sbs._stand_up_one(stack, members, cell, image, failed):
-                    standing_now = sum(1 for x in members if x.cell.index == cell.index)
-                    self.sbs.observer.note(f"{cell.key}: no room for block {image + 1} on the host: racing on the "
-                                           f"{standing_now} image(s) standing")
-                    self.next_image[cell.index] = MAX_IMAGES  # no more tries for it
-                    break
+            if cell.index in failed or self.next_image[cell.index] >= MAX_IMAGES:
+                continue
+            image = self.next_image[cell.index]
+            self.next_image[cell.index] += 1
+            if not self.sbs._stand_up_one(stack, members, cell, image, failed):
+                standing_now = sum(1 for x in members if x.cell.index == cell.index)
+                self.sbs.observer.note(f"{cell.key}: no room for block {image + 1} on the host: racing on the "
+                                       f"{standing_now} image(s) standing")
+                self.next_image[cell.index] = MAX_IMAGES  # no more tries for it
         return [x for x in members[len(standing):] if x.cell.index not in failed]
 
     def _block(self, stack: ExitStack, names: list[str], failed: set[int], answer: str | None,
@@ -157,6 +158,7 @@ class Race:
         own = [t for t in previous if t.cell_index in indexes]
         for t in own:
             self.next_image[t.cell_index] = max(self.next_image[t.cell_index], t.block + 1)
+        self.blocks_made = max(self.next_image.values(), default=0)
         history = [t for t in own if t.phase == "measured" and t.ok and t.round is not None]
         if all(c.index in failed for c in self.cells):
             return

@@ -153,6 +153,23 @@ def round_order(items: Sequence[T], seed: int, block: int, round_no: int) -> lis
     return order
 
 
+def standing_up_order(names: Sequence[str], copies: Mapping[str, int], seed: int, block: int) -> list[str]:
+    """The order a block's images are made in (pure): the configurations shuffled, reproducibly from the seed, and
+    each one's copies spread evenly through the block. Whatever the time an image is made at does to it (what
+    the host still writes back of the images before it, how long it stood before the first round) then falls on
+    no configuration, and on no baseline's copies, as a whole."""
+    order = [n for n in names if copies.get(n, 1) <= 1]
+    random.Random(f"{seed}/standing/{block}").shuffle(order)
+    for name in names:
+        k = copies.get(name, 1)
+        if k > 1:
+            n = len(order) + k
+            slots = [min(n - 1, int((i + 0.5) * n / k)) for i in range(k)]
+            for at in slots:
+                order.insert(min(at, len(order)), name)
+    return order
+
+
 def run_seed(run_id: str, given: int | None = None) -> int:
     """The seed of the rounds' order: the one given (--seed), else one derived from the run id, so a
     resumed run keeps its order."""

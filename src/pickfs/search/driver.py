@@ -109,17 +109,30 @@ def same_setup(a: FsConfig, b: FsConfig) -> bool:
 
 def _configs(space: Space, cands: Sequence[Candidate], extra: Sequence[FsConfig] = ()
              ) -> tuple[tuple[FsConfig, ...], tuple[tuple[str, str], ...]]:
-    """The candidates' configurations, then the `extra` ones (presets) that are not the same setup as one of
-    them; and which configuration stands for each preset left out (raced once, not twice against itself)."""
+    """The candidates' configurations, then the `extra` ones (presets), each under the space's name when it is a
+    setup of the space (raced once, never twice against itself); and which configuration stands for each preset
+    raced under another name."""
     out = [space.config(c) for c in cands]
     same_as = []
     for e in extra:
-        twin = next((c for c in out if c.name == e.name or same_setup(c, e)), None)
+        twin = next((c for c in out if c.name == e.name or same_setup(c, e)), None) or _in_space(space, e)
         if twin is None:
             out.append(e)
-        elif twin.name != e.name:
-            same_as.append((e.name, twin.name))
+        else:
+            if twin not in out:
+                out.append(twin)
+            if twin.name != e.name:
+                same_as.append((e.name, twin.name))
     return tuple(out), tuple(same_as)
+
+
+def _in_space(space: Space, preset: FsConfig) -> FsConfig | None:
+    """The space's own configuration of the preset's setup, if the space holds it: the search names what it
+    races by its own dimensions (the xfs preset is xfs+defaults), so two searches name one setup alike."""
+    if all(f.fstype != preset.fstype for f in space.filesystems):
+        return None
+    return next((cfg for c in space.candidates() if c.fstype == preset.fstype and space.allowed(c)
+                 and same_setup(cfg := space.config(c), preset)), None)
 
 
 def images_of(configs: int, blocks: int) -> int:
