@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 
 
 LEVELS = {"0": "OFF", "1": "NORMAL", "2": "FULL", "3": "EXTRA"}  # PRAGMA synchronous's numbers
+PAGE_SIZES = tuple(1 << k for k in range(9, 17))  # what SQLite accepts (512 to 65536 bytes); it ignores any other
 
 
 class SqliteConnection:
@@ -59,7 +60,7 @@ class Sqlite(Database):
     setting_shapes = {
         "synchronous": ValueShape("FULL", choices=("off", "normal", "full", "extra", "0", "1", "2", "3")),
         "journal_mode": ValueShape("WAL", choices=("delete", "truncate", "persist", "memory", "wal", "off")),
-        "page_size": ValueShape("4096", choices=tuple(str(1 << k) for k in range(9, 17))),
+        "page_size": ValueShape("4096", choices=tuple(map(str, PAGE_SIZES))),
     }
     dialect = Dialect("?", "", " LIMIT 1")
     packages = ("sqlite3",)
@@ -68,7 +69,7 @@ class Sqlite(Database):
         import sqlite3  # deferred: the driver sqlite3, in its client only
 
         conn = sqlite3.connect(args.db, timeout=60, isolation_level=None, check_same_thread=False)
-        if getattr(args, "page_size", 0):  # before anything is written: a database's page size is set when it is made
+        if args.page_size:  # before anything is written: a database's page size is set when it is made
             conn.execute(f"PRAGMA page_size={int(args.page_size)}")
         conn.execute(f"PRAGMA journal_mode={args.journal_mode}")
         conn.execute(f"PRAGMA synchronous={args.synchronous}")

@@ -34,7 +34,7 @@ def _what_mattered(d: Mapping[str, Any]) -> list[str]:
     effects = d["effects"]
     if not effects:
         return ["What mattered: the screening measured no effect (no configuration beside its defaults finished)."]
-    margin = float(d.get("request", {}).get("margin", 0.05))
+    margin = float(d["margin"])
     best: dict[str, Mapping[str, Any]] = {}
     for e in effects:  # largest first already
         best.setdefault(_effect_name(e), e)

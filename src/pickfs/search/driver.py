@@ -129,8 +129,6 @@ def _configs(space: Space, cands: Sequence[Candidate], extra: Sequence[FsConfig]
 def _in_space(space: Space, preset: FsConfig) -> FsConfig | None:
     """The space's own configuration of the preset's setup, if the space holds it: the search names what it
     races by its own dimensions (the xfs preset is xfs+defaults), so two searches name one setup alike."""
-    if all(f.fstype != preset.fstype for f in space.filesystems):
-        return None
     return next((cfg for c in space.candidates() if c.fstype == preset.fstype and space.allowed(c)
                  and same_setup(cfg := space.config(c), preset)), None)
 

@@ -69,6 +69,7 @@ def to_dict(search_id: str, result: SearchResult, spec: WorkloadSpec, database: 
         "search": search_id,
         "workload": {"name": spec.name, "label": spec.label, "settings": dict(spec.settings)},
         "request": dict(request),
+        "margin": margin,
         "space": {"filesystems": [f.fstype for f in space.filesystems], "size": space.size(),
                   "allowed": sum(1 for c in space.candidates() if space.allowed(c)),
                   "pruned": list(space.pruned), "unsafe_left_out": [] if space.unsafe else unsafe_left_out(space),

@@ -114,20 +114,22 @@ def read_only_connection(path: Path) -> sqlite3.Connection:
     -wal or -shm made). With a writer's -wal and -shm both there, a read-only connection uses them as they
     are. Any other mix (a -wal left without its -shm, a hot -journal) is read from a private copy, where
     SQLite may replay what it must without touching the user's files."""
-    uri = path.resolve().as_uri()
-    for attempt in range(5):
-        sides = side_files(path)
-        if not sides:
-            return sqlite3.connect(f"{uri}?immutable=1", uri=True, timeout=30)
-        if sides == {"-wal", "-shm"}:
-            return sqlite3.connect(f"{uri}?mode=ro", uri=True, timeout=30)
+    for _ in range(4):
         try:
-            return _private_copy(path, sides)
+            return _connect_read_only(path)
         except FileNotFoundError:  # a side file gone between the look and the copy: a writer's transaction ended
-            if attempt == 4:
-                raise
             time.sleep(0.05)
-    raise AssertionError("unreachable")
+    return _connect_read_only(path)
+
+
+def _connect_read_only(path: Path) -> sqlite3.Connection:
+    uri = path.resolve().as_uri()
+    sides = side_files(path)
+    if not sides:
+        return sqlite3.connect(f"{uri}?immutable=1", uri=True, timeout=30)
+    if sides == {"-wal", "-shm"}:
+        return sqlite3.connect(f"{uri}?mode=ro", uri=True, timeout=30)
+    return _private_copy(path, sides)
 
 
 def _private_copy(path: Path, sides: set[str]) -> sqlite3.Connection:

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from pickfs import databases
+from pickfs.databases.sqlite import PAGE_SIZES
 from pickfs.errors import PlanError
 from pickfs.model import MetricDef, RawOutput, WorkloadSpec
 from pickfs.proc import run as run_program
@@ -28,7 +29,6 @@ from pickfs.workloads.latency import (
 
 JOURNAL_MODES = ("DELETE", "TRUNCATE", "PERSIST", "MEMORY", "WAL", "OFF")
 SYNCHRONOUS = ("OFF", "NORMAL", "FULL", "EXTRA")
-PAGE_SIZES = tuple(1 << k for k in range(9, 17))  # what SQLite accepts: 512 to 65536 bytes
 CLIENT = "pickfs.clients.tpcb"  # the one TPC-B client, over databases/sqlite.py
 PROCESS_NAME = "pickfs-sqlite"  # what pickfs's monitors see the client as
 CLIENT_NAMES = ("pickfs-tpcb", "pickfs-sqlite-tpcb")  # its output's name, and its own client's before it
@@ -69,13 +69,11 @@ class SqliteTpcb(FixedRate, Workload):
         if out["synchronous"] not in SYNCHRONOUS:
             raise PlanError(f"sqlite-tpcb synchronous {settings['synchronous']!r} is not valid",
                             f"use one of {', '.join(SYNCHRONOUS)}")
-        try:
-            out["page_size"] = int(out["page_size"])
-        except (TypeError, ValueError):
-            out["page_size"] = 0
-        if out["page_size"] not in PAGE_SIZES:
+        size = str(out["page_size"]).strip()
+        if not size.isdigit() or int(size) not in PAGE_SIZES:
             raise PlanError(f"sqlite-tpcb page_size {settings['page_size']!r} is not valid",
                             "use a power of two from 512 to 65536, e.g. page_size = 16384")
+        out["page_size"] = int(size)
         out["duration"] = parse_duration(out["duration"])
         for key in ("scale", "transactions"):
             try:
