@@ -1,0 +1,220 @@
+"""Do reruns of one question give one answer? The default job and a plan with an A/A copy of the
+baseline, run back to back, quietly and with a standard CPU load started halfway through each run.
+
+Per run it prints the answer (or the configurations the run could not decide between), every
+comparison against the baseline with its interval, and the A/A copy's verdict; overall:
+- the share of runs that prefer the same configuration (the answer, or, unsettled, the first of the
+  configurations it could not decide between: the race's order of preference);
+- how many A/A copies were called different (an interval that excludes 1);
+- for each comparison measured in two runs, whether the two estimates differ by more than their
+  combined 95% interval allows (on the log scale, each run's standard error read back from its
+  interval), the count and an exact binomial test of that count against 5%.
+The table's intervals are simultaneous (wider than one comparison's own), so the pairwise count is
+conservative: it understates disagreement beyond the intervals, never overstates it.
+
+    sudo .venv/bin/python benchmarks/rerun_agreement.py [--jobs default,aa] [--times 3] [--load halfway] [ARGS...]
+    .venv/bin/python benchmarks/rerun_agreement.py --json A.json B.json ...   # re-read runs' JSON exports
+
+--load quiet|halfway|both: halfway starts one busy loop per CPU at half of --max-time (default 9 min)
+after each run starts, and stops it when the run ends. Extra ARGS go to every `pickfs run`.
+Run it with the machine to itself; `flock /tmp/pickfs-bench.lock` keeps two benchmarks apart.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import math
+import multiprocessing
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from scipy.stats import binomtest
+
+Z95 = 1.959963984540054
+AA_NAME = "ext4-aa"
+AA_PLAN = f"""# ext4, an A/A copy of it, and the company the reruns measured xfs against ext4 in
+baseline = "ext4"
+[[config]]
+preset = "ext4"
+[[config]]
+preset = "ext4"
+name = "{AA_NAME}"
+description = "ext4 again: an A/A copy of the baseline, never truly different"
+[[config]]
+preset = "xfs"
+[[config]]
+preset = "ext4-nobarrier"
+[[config]]
+preset = "ext4-journal"
+[[config]]
+preset = "btrfs"
+[[workload]]
+name = "sqlite-tpcb"
+"""
+
+
+@dataclass(frozen=True)
+class Factor:
+    config: str
+    baseline: str
+    ratio: float
+    low: float
+    high: float
+
+    @property
+    def log_se(self) -> float:
+        return (math.log(self.high) - math.log(self.low)) / (2 * Z95)
+
+    def excludes_one(self) -> bool:
+        return self.low > 1 or self.high < 1
+
+    def words(self) -> str:
+        return f"{self.config} {self.ratio:.3f}x [{self.low:.3f}x-{self.high:.3f}x]"
+
+
+@dataclass(frozen=True)
+class Reading:
+    run: str
+    job: str
+    load: str
+    wall_s: float | None
+    preferred: str | None
+    settled: bool
+    undecided: tuple[str, ...]
+    factors: tuple[Factor, ...]
+
+
+def read_export(path: Path, job: str = "-", load: str = "-", wall_s: float | None = None) -> Reading:
+    """One run's JSON export -> its answer and comparisons against the baseline (the first workload)."""
+    data = json.loads(path.read_text())
+    answer = data["answers"][0] if data.get("answers") else {}
+    undecided = tuple(answer.get("undecided_between") or ())
+    preferred = answer.get("preferred") or answer.get("answer") or (undecided[0] if undecided else None)
+    label = answer.get("workload")
+    factors = []
+    for cell in data["cells"]:
+        comp = cell.get("comparison")
+        if (label is not None and cell["workload"] != label) or not comp or cell["config"] == cell["baseline"]:
+            continue
+        factors.append(Factor(cell["config"], cell["baseline"], comp["ratio"], comp["ci_low"], comp["ci_high"]))
+    return Reading(data["run_id"], job, load, wall_s, preferred, bool(answer.get("decided")), undecided,
+                   tuple(factors))
+
+
+def busy() -> None:
+    while True:
+        pass
+
+
+def run_once(pickfs: str, job: str, load: str, extra: list[str], out: Path, plan: Path) -> Reading:
+    argv = [pickfs, "run", "--json", str(out), *extra]
+    if job == "aa":
+        argv += ["--plan", str(plan)]
+    budget = 9 * 60.0
+    if "--max-time" in extra:
+        text = extra[extra.index("--max-time") + 1]
+        budget = float(text[:-1]) * {"s": 1, "m": 60, "h": 3600}[text[-1]]
+    loops: list[multiprocessing.Process] = []
+    done = threading.Event()
+
+    def start_load() -> None:
+        if not done.wait(budget / 2):
+            for _ in range(os.cpu_count() or 1):
+                p = multiprocessing.Process(target=busy, daemon=True)
+                p.start()
+                loops.append(p)
+
+    timer = threading.Thread(target=start_load, daemon=True)
+    if load == "halfway":
+        timer.start()
+    t0 = time.monotonic()
+    try:
+        proc = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    finally:
+        done.set()
+        for p in loops:
+            p.kill()
+    wall = time.monotonic() - t0
+    if proc.returncode != 0 or not out.exists():
+        sys.exit(f"pickfs run failed (exit {proc.returncode}): {proc.stderr.strip()[-500:]}")
+    return read_export(out, job, load, wall)
+
+
+def summarise(readings: list[Reading]) -> list[str]:
+    lines = []
+    for r in readings:
+        state = f"use {r.preferred}" if r.settled else f"could not decide between {', '.join(r.undecided)}"
+        wall = f"{r.wall_s:.0f} s" if r.wall_s is not None else "-"
+        lines.append(f"{r.run} [{r.job}, {r.load}] {wall}: {state} (preferred: {r.preferred})")
+        for f in r.factors:
+            mark = "  <- A/A called different" if f.config == AA_NAME and f.excludes_one() else ""
+            lines.append(f"    {f.words()} against {f.baseline}{mark}")
+    lines.append("")
+    for job in sorted({r.job for r in readings}):
+        group = [r for r in readings if r.job == job]
+        prefs = [r.preferred for r in group]
+        top = max(set(prefs), key=prefs.count) if prefs else None
+        lines.append(f"{job}: {prefs.count(top)} of {len(group)} runs prefer {top}; "
+                     f"{sum(r.settled for r in group)} settled")
+        quiet = [r for r in group if r.load != "halfway"]
+        loaded = [r for r in group if r.load == "halfway"]
+        if loaded and quiet:
+            qtop = max({r.preferred for r in quiet}, key=[r.preferred for r in quiet].count)
+            lines.append(f"  loaded halfway: {sum(r.preferred == qtop for r in loaded)} of {len(loaded)} prefer what "
+                         f"the quiet runs prefer ({qtop})")
+    aa = [f for r in readings for f in r.factors if f.config == AA_NAME]
+    if aa:
+        lines.append(f"A/A copies called different: {sum(f.excludes_one() for f in aa)} of {len(aa)}")
+    pairs = outside = 0
+    for a, b in itertools.combinations(readings, 2):
+        fb = {(f.config, f.baseline): f for f in b.factors}
+        for f in a.factors:
+            g = fb.get((f.config, f.baseline))
+            if g is None or min(f.low, g.low) <= 0:
+                continue
+            pairs += 1
+            spread = Z95 * math.hypot(f.log_se, g.log_se)
+            outside += abs(math.log(f.ratio) - math.log(g.ratio)) > spread
+    if pairs:
+        test = binomtest(outside, pairs, 0.05, alternative="greater")
+        lines.append(f"pairwise differences outside their combined 95% interval: {outside} of {pairs} "
+                     f"({outside / pairs:.1%}; binomial test against 5%: p={test.pvalue:.3g})")
+    return lines
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--jobs", default="default,aa", help="default (the default job) and/or aa (the A/A plan)")
+    ap.add_argument("--times", type=int, default=3, help="runs of each job under each load")
+    ap.add_argument("--load", choices=("quiet", "halfway", "both"), default="both")
+    ap.add_argument("--json", nargs="+", type=Path, help="re-read these JSON exports instead of running")
+    ap.add_argument("--pickfs", default=str(Path(sys.executable).with_name("pickfs")))
+    args, extra = ap.parse_known_args()
+    if args.json:
+        print("\n".join(summarise([read_export(p) for p in args.json])))
+        return
+    loads = ("quiet", "halfway") if args.load == "both" else (args.load,)
+    keep = Path(tempfile.mkdtemp(prefix="rerun-agreement-"))
+    plan = keep / "aa.toml"
+    plan.write_text(AA_PLAN)
+    readings = []
+    for load in loads:
+        for i in range(args.times):
+            for job in args.jobs.split(","):
+                out = keep / f"{job}-{load}-{i + 1}.json"
+                readings.append(run_once(args.pickfs, job, load, extra, out, plan))
+                print(f"{out.name}: {readings[-1].preferred} ({readings[-1].wall_s:.0f} s)", flush=True)
+    print(f"exports kept in {keep}")
+    print("\n".join(summarise(readings)))
+
+
+if __name__ == "__main__":
+    main()
