@@ -132,3 +132,17 @@ def test_the_dry_run_never_promises_less_than_standing_up_and_the_least_rounds()
                       Method(max_seconds=5.0), None)
     [est] = estimate(plan)
     assert est.seconds >= 2 * SETUP_S + 3 * 2 and "longer than its time budget of 5 s" in est.how
+
+
+def test_env_of_a_path_that_does_not_exist_is_refused_not_taken_for_its_parent(tmp_path, capsys):
+    err = refusal(capsys, "env", str(tmp_path / "nonexistent"))
+    assert f"{tmp_path / 'nonexistent'} does not exist" in err and "name an existing directory" in err
+
+
+def test_env_diff_of_a_missing_file_says_no_such_file_not_no_run(tmp_path, capsys):
+    present = tmp_path / "a.json"
+    present.write_text('{"host.kernel": "6.1"}')
+    for missing in (str(tmp_path / "missing.json"), "missing.json", "sub/dir/fp"):
+        err = refusal(capsys, "env", "diff", str(present), missing, "--workdir", str(tmp_path / "w"))
+        assert f"no such fingerprint file: {missing}" in err, err
+        assert "results" not in err

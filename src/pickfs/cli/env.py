@@ -32,9 +32,16 @@ def fingerprint_of(data: Any, ref: str) -> dict[str, str]:
     return {str(k): str(v) for k, v in fp.items() if v is not None}
 
 
+def names_a_file(ref: str) -> bool:
+    """Does `ref` name a file rather than a run? A run id or prefix has no slash and no .json (pure)."""
+    return os.sep in ref or ref.endswith(".json")
+
+
 def _load(ref: str, workdir: str, results_path: Path | str | None) -> tuple[str, dict[str, str]]:
     """A fingerprint from a JSON file (`pickfs env --json`) or from a stored run."""
     p = Path(ref)
+    if not os.path.lexists(p) and names_a_file(ref):
+        raise PlanError(f"no such fingerprint file: {ref}", "check the path; make one with: pickfs env PATH --json FILE")
     if os.path.lexists(p):
         try:
             data = json.loads(read_small(p, MAX_FINGERPRINT, "fingerprint file").decode("utf-8"))
@@ -105,6 +112,9 @@ def command(path: str | None, json_path: Path | None, workdir: str, results_path
     The fingerprint names the filesystem, its mount and mkfs options, the block devices under it
     and their queues; `pickfs env diff A B` says what differs between two of them.
     """
+    if path is not None and not os.path.exists(path):  # never the stack of a parent it was not asked about
+        raise PlanError(f"{path} does not exist",
+                       "name an existing directory: the one the database lives in, or the mount it will be made on")
     if json_path and str(json_path) != "-":
         check_target(json_path, "--json")  # before the fingerprint is taken: a path that cannot take it, said first
     fp = fingerprint(path or "/")
