@@ -50,20 +50,21 @@ class Shape:
 
     words: str  # what it accepts, in an error's words
     pattern: str
+    example: str  # one value it accepts
 
     def problem(self, value: str) -> str | None:
         return None if re.fullmatch(self.pattern, value) else f"{value!r} is not {self.words}"
 
 
 def one_of(*choices: str) -> Shape:
-    return Shape("one of " + ", ".join(choices), "|".join(re.escape(c) for c in choices))
+    return Shape("one of " + ", ".join(choices), "|".join(re.escape(c) for c in choices), choices[0])
 
 
-NUMBER = Shape("a whole number", r"[0-9]+")
-SIZE = Shape("a size such as 4096, 64k or 128m", r"(?i)[0-9]+(?:[kmgtpebs]|[kmgtpe]i?b)?")
+NUMBER = Shape("a whole number", r"[0-9]+", "8")
+SIZE = Shape("a size such as 4096, 64k or 128m", r"(?i)[0-9]+(?:[kmgtpebs]|[kmgtpe]i?b)?", "128m")
 SWITCH = one_of("0", "1")
-PERCENT = Shape("a number such as 5 or 0.5", r"[0-9]+(?:\.[0-9]+)?")
-LABEL = Shape("a label of at most 12 letters, digits and _ . + -", r"[A-Za-z0-9_.+-]{1,12}")
+PERCENT = Shape("a number such as 5 or 0.5", r"[0-9]+(?:\.[0-9]+)?", "0.5")
+LABEL = Shape("a label of at most 12 letters, digits and _ . + -", r"[A-Za-z0-9_.+-]{1,12}", "pickfs")
 
 
 @dataclass(frozen=True)
@@ -267,7 +268,9 @@ class ConservativeMkfs:
     def problem(self, options: Sequence[str]) -> str | None:
         after_flag = False
         for token in options:
-            problem = plain_problem(token)
+            # the token, and a value attached to a short flag (-cloop3): a tool reads that as the value alone
+            attached = token[2:] if token.startswith("-") and not token.startswith("--") and len(token) > 2 else ""
+            problem = plain_problem(token) or (plain_problem(attached) if attached else None)
             if problem:
                 return problem
             if token.startswith("-") and token not in ("-", "--"):
@@ -320,7 +323,8 @@ EXT_FEATURES = Features(("64bit", "bigalloc", "casefold", "dir_index", "dir_nlin
                          "huge_file", "inline_data", "large_dir", "large_file", "meta_bg", "metadata_csum",
                          "metadata_csum_seed", "mmp", "orphan_file", "project", "quota", "resize_inode",
                          "sparse_super", "sparse_super2", "stable_inodes", "uninit_bg", "verity", "none"))
-QUOTA_TYPES = Shape("quota types such as usrquota:grpquota", r"(?:usrquota|grpquota|prjquota)(?::(?:usrquota|grpquota|prjquota))*")
+QUOTA_TYPES = Shape("quota types such as usrquota:grpquota",
+                    r"(?:usrquota|grpquota|prjquota)(?::(?:usrquota|grpquota|prjquota))*", "usrquota:grpquota")
 MKE2FS = MkfsGrammar("mke2fs", (
     Flag("b", value=SIZE), Flag("C", value=SIZE), Flag("D"), Flag("e", value=one_of("continue", "remount-ro", "panic")),
     Flag("E", value=Keys((
@@ -329,14 +333,14 @@ MKE2FS = MkfsGrammar("mke2fs", (
                value=SWITCH, bare=True),
         *_keys("no_copy_xattrs", "test_fs", "discard", "nodiscard"),
         Key("num_backup_sb", one_of("0", "1", "2")), Key("orphan_file_size", SIZE),
-        Key("root_owner", Shape("uid:gid", r"[0-9]+:[0-9]+"), bare=True), Key("quotatype", QUOTA_TYPES),
-        Key("encoding", Shape("an encoding such as utf8", r"utf8(?:-[0-9.]+)?")),
+        Key("root_owner", Shape("uid:gid", r"[0-9]+:[0-9]+", "0:0"), bare=True), Key("quotatype", QUOTA_TYPES),
+        Key("encoding", Shape("an encoding such as utf8", r"utf8(?:-[0-9.]+)?", "utf8")),
         Key("encoding_flags", one_of("strict"))))),
     Flag("F"), Flag("g", value=NUMBER), Flag("G", value=NUMBER), Flag("i", value=SIZE), Flag("I", value=NUMBER),
     Flag("j"), Flag("J", value=Keys((Key("size", NUMBER), Key("fast_commit_size", NUMBER), Key("location", SIZE)))),
     Flag("L", value=LABEL), Flag("m", value=PERCENT), Flag("N", value=NUMBER), Flag("O", value=EXT_FEATURES),
     Flag("q"), Flag("r", value=SWITCH),
-    Flag("T", value=Shape("usage types such as largefile or small,news", r"[a-z0-9_]+(?:,[a-z0-9_]+)*")),
+    Flag("T", value=Shape("usage types such as largefile or small,news", r"[a-z0-9_]+(?:,[a-z0-9_]+)*", "news")),
 ))
 
 # mkfs.xfs. Left out: -l logdev=/file/name, -r (a realtime device), -d file/name, -p (a prototype file of host paths),
@@ -403,7 +407,7 @@ XFS_MOUNT = MountGrammar("xfs", (*VFS, *_keys(
     "gqnoenforce", "swalloc", "wsync", "barrier", "nobarrier"), *_keys("logbufs", "sunit", "swidth", value=NUMBER),
     Key("allocsize", SIZE), Key("logbsize", SIZE), Key("dax", DAX, bare=True)))
 # btrfs. Left out: device= (a device joined to the filesystem), subvol= (a path), degraded, rescue=, usebackuproot.
-COMPRESSION = Shape("a compression such as lzo, zstd or zstd:3", r"(?:zlib|lzo|zstd|no|none)(?::-?[0-9]+)?")
+COMPRESSION = Shape("a compression such as lzo, zstd or zstd:3", r"(?:zlib|lzo|zstd|no|none)(?::-?[0-9]+)?", "zstd:3")
 BTRFS_MOUNT = MountGrammar("btrfs", (*VFS, *_keys(
     "acl", "noacl", "autodefrag", "noautodefrag", "barrier", "nobarrier", "clear_cache", "datacow", "nodatacow",
     "datasum", "nodatasum", "nodiscard", "enospc_debug", "noenospc_debug", "flushoncommit", "noflushoncommit",
@@ -415,8 +419,8 @@ BTRFS_MOUNT = MountGrammar("btrfs", (*VFS, *_keys(
     Key("max_inline", SIZE), Key("space_cache", one_of("v1", "v2"), bare=True)))
 # tmpfs (in memory, no device at all; pickfs gives its size= itself)
 TMPFS_MOUNT = MountGrammar("tmpfs", (*VFS, *_keys("noswap", "inode32", "inode64", "quota", "usrquota", "grpquota"),
-    Key("size", Shape("a size such as 4g or 50%", r"(?i)[0-9]+[kmgtpe%]?")), Key("nr_blocks", SIZE),
-    Key("nr_inodes", SIZE), Key("mode", Shape("an octal mode such as 1777", r"[0-7]{3,4}")), Key("uid", NUMBER),
+    Key("size", Shape("a size such as 4g or 50%", r"(?i)[0-9]+[kmgtpe%]?", "50%")), Key("nr_blocks", SIZE),
+    Key("nr_inodes", SIZE), Key("mode", Shape("an octal mode such as 1777", r"[0-7]{3,4}", "1777")), Key("uid", NUMBER),
     Key("gid", NUMBER), Key("huge", one_of("never", "always", "within_size", "advise", "deny", "force")),
     Key("mpol", Shape("a memory policy such as interleave:0-1",
-                      r"(?:default|prefer|bind|interleave|local)(?:=(?:static|relative))?(?::[0-9]+(?:-[0-9]+)?)?"))))
+                      r"(?:default|prefer|bind|interleave|local)(?:=(?:static|relative))?(?::[0-9]+(?:-[0-9]+)?)?", "interleave:0-1"))))
