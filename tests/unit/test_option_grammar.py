@@ -10,6 +10,7 @@ moment before mount).
 from __future__ import annotations
 
 import random
+import re
 from contextlib import ExitStack
 from dataclasses import replace
 from pathlib import Path
@@ -306,3 +307,25 @@ def test_mount_checks_its_options_at_the_last_moment(tmp_path):
 def test_the_grammar_module_is_pure():
     text = Path(__file__).parent.parent.parent.joinpath("src/pickfs/stack/option_grammar.py").read_text()
     assert "import os" not in text and "subprocess" not in text and "open(" not in text
+
+
+def test_the_safety_page_names_every_option_accepted():
+    text = Path(__file__).parent.parent.parent.joinpath("docs/safety.md").read_text()
+    section = text.split("## mkfs and mount options", 1)[1].split("\n## ", 1)[0]
+    words = set(re.findall(r"[A-Za-z0-9_^-]+", section))
+    missing = []
+    for name in ("ext4", "xfs", "btrfs", "tmpfs"):
+        ft = fs_type(name)
+        grammars = [g for g in (ft.mkfs_grammar, ft.mount_grammar) if isinstance(g, (MkfsGrammar, MountGrammar))]
+        for grammar in grammars:
+            keys = list(grammar.keys) if isinstance(grammar, MountGrammar) else []
+            if isinstance(grammar, MkfsGrammar):
+                for flag in grammar.flags:
+                    missing += [s for s in (f"-{flag.short}" * bool(flag.short), f"--{flag.long}" * bool(flag.long))
+                                if s and s not in words]
+                    if isinstance(flag.value, Keys):
+                        keys += flag.value.keys
+                    if isinstance(flag.value, Features):
+                        missing += [f for f in flag.value.names if f not in words]
+            missing += [f"{name}: {k.name}" for k in keys if k.name not in words]
+    assert missing == []
