@@ -21,7 +21,7 @@ from pickfs.errors import PlanError
 from pickfs.model import FsConfig, Method, Target, WorkloadSpec
 from pickfs.plan import build_plan, check_stored_plan
 from pickfs.search.space import BUILT_IN, built_in, from_table
-from pickfs.stack.filesystems import KNOWN, check_options, fs_type
+from pickfs.stack.filesystems import KNOWN, check_options, fs_type, mounted_type
 from pickfs.stack.ledger import Ledger
 from pickfs.stack.option_grammar import (
     CONSERVATIVE_MKFS,
@@ -73,6 +73,7 @@ def mount_ok(fstype: str, options: tuple[str, ...]) -> bool:
     ("btrfs", ("--shrink",)), ("btrfs", ("--label", "LABEL=x")), ("btrfs", ("-O", "list-all")),
     ("jfs", ("/dev/loop7",)), ("jfs", ("-q", "loop7")), ("f2fs", ("-c", "/dev/loop7")), ("f2fs", ("-c", "sdb")),
     ("f2fs", ("-f", "a", "extra")), ("f2fs", ("-l", "LABEL=x")), ("f2fs", ("--device=loop7",)), ("f2fs", ("-q", "..")),
+    ("f2fs", ("-l", "-")), ("f2fs", ("-q", "--", "data")),
 ])
 def test_mkfs_options_naming_a_device_or_a_file_are_refused(fstype, options):
     with pytest.raises(PlanError) as exc:
@@ -101,7 +102,7 @@ def test_mount_options_naming_a_device_or_a_file_are_refused(fstype, options):
      ("noatime", "data=writeback", "commit=30", "barrier=0", "nobarrier", "errors=remount-ro", "dax")),
     ("ext4", ("-Fq", "-b4096", "-i", "16384", "-m", "0.5", "-L", "db-disk", "-T", "largefile", "-I", "256"),
      ("nodelalloc", "journal_checksum", "lazytime")),
-    ("ext2", ("-O", "^has_journal",), ("noatime",)), ("ext3", ("-j", "-J", "size=64"), ("data=journal",)),
+    ("ext2", ("-O", "^has_journal",), ("noatime",)), ("ext4", ("-L", "my label"), ()), ("ext3", ("-j", "-J", "size=64"), ("data=journal",)),
     ("xfs", ("-l", "lazy-count=1,size=128m", "-d", "agcount=16", "-m", "reflink=0,crc=1", "-i", "size=512"),
      ("logbufs=8", "logbsize=256k", "noatime", "inode64", "allocsize=64m")),
     ("xfs", ("-lsize=64m", "-n", "ftype=1", "-s", "size=4096", "-K", "-l", "internal"), ("nouuid",)),
@@ -302,6 +303,11 @@ def test_mount_checks_its_options_at_the_last_moment(tmp_path):
     with ExitStack() as stack, pytest.raises(PlanError, match="device is not a mount option"):
         mount(ledger, stack, "/dev/null", tmp_path, "btrfs", ("compress=lzo", "device=/dev/loop7"))
     assert ledger.entries() == []  # refused before anything was recorded, let alone mounted
+
+
+def test_mount_knows_a_type_by_its_driver_name():
+    assert mounted_type("ext3") is KNOWN["ext3"] and mounted_type("xfs") is KNOWN["xfs"]
+    assert mounted_type("f2fs").mount_grammar is CONSERVATIVE_MOUNT
 
 
 def test_the_grammar_module_is_pure():

@@ -209,6 +209,11 @@ def fs_type(name: str) -> FsType:
     return KNOWN.get(name) or FsType(name, (f"mkfs.{name}",), f"the package providing mkfs.{name}", name)
 
 
+def mounted_type(kernel_name: str) -> FsType:
+    """The type `mount -t` knows by this name: a known type's driver name, or the type of that name."""
+    return next((ft for ft in _KNOWN if ft.kernel_name == kernel_name), None) or fs_type(kernel_name)
+
+
 def check_options(config: FsConfig) -> None:
     """PlanError, in one line naming the fix, unless every mkfs and mount option of the configuration is one its
     type accepts (stack/option_grammar.py): none may name a device or a file (pure)."""

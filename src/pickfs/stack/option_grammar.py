@@ -64,7 +64,7 @@ NUMBER = Shape("a whole number", r"[0-9]+", "8")
 SIZE = Shape("a size such as 4096, 64k or 128m", r"(?i)[0-9]+(?:[kmgtpebs]|[kmgtpe]i?b)?", "128m")
 SWITCH = one_of("0", "1")
 PERCENT = Shape("a number such as 5 or 0.5", r"[0-9]+(?:\.[0-9]+)?", "0.5")
-LABEL = Shape("a label of at most 12 letters, digits and _ . + -", r"[A-Za-z0-9_.+-]{1,12}", "pickfs")
+LABEL = Shape("a label of at most 16 letters, digits, spaces and _ . + -", r"[A-Za-z0-9_.+ -]{1,16}", "pickfs")
 
 
 @dataclass(frozen=True)
@@ -273,7 +273,9 @@ class ConservativeMkfs:
             problem = plain_problem(token) or (plain_problem(attached) if attached else None)
             if problem:
                 return problem
-            if token.startswith("-") and token not in ("-", "--"):
+            if token in ("-", "--"):
+                return f"{token!r} ends the options or stands for standard input: pickfs names the one device"
+            if token.startswith("-"):
                 after_flag = "=" not in token and (token.startswith("--") or len(token) == 2)
                 continue
             if not after_flag:

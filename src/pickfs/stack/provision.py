@@ -17,7 +17,7 @@ from pickfs.safepaths import resolve
 from pickfs.stack import blockdev
 from pickfs.stack.aging import AgingResult, age
 from pickfs.stack.cleanup import DIR, IMAGE, LOOP, MOUNT, SCHEDULER
-from pickfs.stack.filesystems import check_options, fs_type, legacy_default_notes
+from pickfs.stack.filesystems import check_options, fs_type, legacy_default_notes, mounted_type
 from pickfs.stack.ledger import Ledger
 from pickfs.stack.mountinfo import (
     compare_options,
@@ -135,7 +135,7 @@ def mount(ledger: Ledger, stack: ExitStack, source: str, mountpoint: Path, fstyp
     """Mount `source` on the empty `mountpoint` pickfs just made (ledger-tracked). The options are checked against
     the type's grammar again right here (none may name a device or a file), and mount runs from inside the empty
     mount point, so a bare relative name in an option reaches nothing."""
-    grammar = fs_type(fstype).mount_grammar
+    grammar = mounted_type(fstype).mount_grammar
     problem = grammar.problem(options)
     if problem:
         raise PlanError(f"mount option {problem[:300]}", grammar.hint)
