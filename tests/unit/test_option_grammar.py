@@ -305,6 +305,15 @@ def test_mount_checks_its_options_at_the_last_moment(tmp_path):
     assert ledger.entries() == []  # refused before anything was recorded, let alone mounted
 
 
+@pytest.mark.parametrize("fstype,mkfs,mount_options", [
+    ("ext4", ("-e", "panic"), ()), ("ext4", (), ("errors=panic",)), ("btrfs", (), ("fatal_errors=panic",)),
+    ("btrfs", (), ("fatal_errors=bug",)), ("ext4", (), ("abort",)),
+])
+def test_options_that_would_stop_the_machine_are_refused(fstype, mkfs, mount_options):
+    with pytest.raises(PlanError):
+        check_options(FsConfig("c", fstype, mkfs, mount_options))
+
+
 def test_mount_knows_a_type_by_its_driver_name():
     assert mounted_type("ext3") is KNOWN["ext3"] and mounted_type("xfs") is KNOWN["xfs"]
     assert mounted_type("f2fs").mount_grammar is CONSERVATIVE_MOUNT

@@ -318,8 +318,11 @@ def _keys(*names: str, value: ValueRule | None = None, bare: bool = False) -> tu
     return tuple(Key(n, value, bare) for n in names)
 
 
+# what a filesystem does on an error it finds: never panic the machine pickfs runs on
+ERRORS = one_of("continue", "remount-ro")
 # mke2fs (ext2, ext3, ext4). Left out: -d (a host directory copied in), -l (a bad-blocks file), -z (an undo file
-# written on the host), -J device= and -O journal_dev (external journals), -U (a chosen UUID), -M, -S, -n, -c, -t.
+# written on the host), -J device= and -O journal_dev (external journals), -U (a chosen UUID), -e panic, -M, -S, -n,
+# -c, -t.
 EXT_FEATURES = Features(("64bit", "bigalloc", "casefold", "dir_index", "dir_nlink", "ea_inode", "encrypt", "ext_attr",
                          "extent", "extents", "extra_isize", "fast_commit", "filetype", "flex_bg", "has_journal",
                          "huge_file", "inline_data", "large_dir", "large_file", "meta_bg", "metadata_csum",
@@ -328,7 +331,7 @@ EXT_FEATURES = Features(("64bit", "bigalloc", "casefold", "dir_index", "dir_nlin
 QUOTA_TYPES = Shape("quota types such as usrquota:grpquota",
                     r"(?:usrquota|grpquota|prjquota)(?::(?:usrquota|grpquota|prjquota))*", "usrquota:grpquota")
 MKE2FS = MkfsGrammar("mke2fs", (
-    Flag("b", value=SIZE), Flag("C", value=SIZE), Flag("D"), Flag("e", value=one_of("continue", "remount-ro", "panic")),
+    Flag("b", value=SIZE), Flag("C", value=SIZE), Flag("D"), Flag("e", value=ERRORS),
     Flag("E", value=Keys((
         *_keys("mmp_update_interval", "stride", "stripe_width", "stripe-width", "offset", "resize", value=NUMBER),
         *_keys("lazy_itable_init", "lazy_journal_init", "assume_storage_prezeroed", "packed_meta_blocks",
@@ -385,10 +388,9 @@ VFS: tuple[Key, ...] = _keys("defaults", "rw", "ro", "sync", "async", "dirsync",
                              "nodiratime", "relatime", "norelatime", "strictatime", "nostrictatime", "lazytime",
                              "nolazytime", "suid", "nosuid", "dev", "nodev", "exec", "noexec", "iversion",
                              "noiversion")
-ERRORS = one_of("continue", "remount-ro", "panic")
 DAX = one_of("always", "never", "inode")
 # ext2/ext3/ext4 (the ext4 driver). Left out: journal_dev=, journal_path= (external journals), usrjquota=,
-# grpjquota= (quota files), abort, debug, test_dummy_encryption.
+# grpjquota= (quota files), errors=panic, abort, debug, test_dummy_encryption.
 EXT_MOUNT = MountGrammar("ext2/ext3/ext4", (*VFS, *_keys(
     "journal_checksum", "nojournal_checksum", "journal_async_commit", "norecovery", "noload", "nobarrier",
     "delalloc", "nodelalloc", "noauto_da_alloc", "noinit_itable", "discard", "nodiscard", "nouid32", "block_validity",
@@ -408,7 +410,8 @@ XFS_MOUNT = MountGrammar("xfs", (*VFS, *_keys(
     "usrquota", "uqnoenforce", "quota", "qnoenforce", "pquota", "prjquota", "pqnoenforce", "gquota", "grpquota",
     "gqnoenforce", "swalloc", "wsync", "barrier", "nobarrier"), *_keys("logbufs", "sunit", "swidth", value=NUMBER),
     Key("allocsize", SIZE), Key("logbsize", SIZE), Key("dax", DAX, bare=True)))
-# btrfs. Left out: device= (a device joined to the filesystem), subvol= (a path), degraded, rescue=, usebackuproot.
+# btrfs. Left out: device= (a device joined to the filesystem), subvol= (a path), degraded, rescue=, usebackuproot,
+# fatal_errors= (bug and panic stop the machine).
 COMPRESSION = Shape("a compression such as lzo, zstd or zstd:3", r"(?:zlib|lzo|zstd|no|none)(?::-?[0-9]+)?", "zstd:3")
 BTRFS_MOUNT = MountGrammar("btrfs", (*VFS, *_keys(
     "acl", "noacl", "autodefrag", "noautodefrag", "barrier", "nobarrier", "clear_cache", "datacow", "nodatacow",
@@ -417,7 +420,7 @@ BTRFS_MOUNT = MountGrammar("btrfs", (*VFS, *_keys(
     "notreelog", "user_subvol_rm_allowed"), *_keys("commit", "metadata_ratio", "thread_pool", "subvolid",
                                                     value=NUMBER),
     Key("compress", COMPRESSION, bare=True), Key("compress-force", COMPRESSION, bare=True),
-    Key("discard", one_of("sync", "async"), bare=True), Key("fatal_errors", one_of("bug", "panic")),
+    Key("discard", one_of("sync", "async"), bare=True),
     Key("max_inline", SIZE), Key("space_cache", one_of("v1", "v2"), bare=True)))
 # tmpfs (in memory, no device at all; pickfs gives its size= itself)
 TMPFS_MOUNT = MountGrammar("tmpfs", (*VFS, *_keys("noswap", "inode32", "inode64", "quota", "usrquota", "grpquota"),
