@@ -267,7 +267,7 @@ def test_fuzz_the_conservative_rules_refuse_a_path_or_device_anywhere(fstype):
     ('fs = "btrfs"\nmount = "device=/dev/loop7"', "device is not a mount option pickfs accepts for btrfs"),
     ('preset = "xfs-tuned"\nmkfs = ["-l", "size=128m,logdev=/dev/loop7"]', "'logdev' is not one pickfs accepts"),
     ('fs = "ext4"\nmkfs = "-J device=UUID=2f1e"', "'device' is not one pickfs accepts"),
-    ('fs = "jfs"\nmkfs = "-q loop7"', "names 'loop7', a directory or a device"),
+    ('fs = "jfs"\nmkfs = "-q loop7"', "'loop7' is a device's name"),
 ])
 def test_plan_check_and_a_dry_run_refuse_them_with_exit_2(tmp_path, capsys, table, fragment):
     err = check_plan(tmp_path, capsys, f"[[config]]\n{table}\n", fragment)

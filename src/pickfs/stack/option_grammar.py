@@ -249,8 +249,10 @@ def plain_problem(text: str) -> str | None:
     if TAG.search(text):
         return f"{text!r} names a device by UUID=, LABEL=, PARTUUID= or PARTLABEL="
     for piece in re.split(r"[,=:]", text):
-        if piece in (".", "..") or DEVICE_NAME.fullmatch(piece):
-            return f"{text!r} names {piece!r}, a directory or a device"
+        if piece in (".", ".."):
+            return f"{text!r} names a directory ({piece})"
+        if DEVICE_NAME.fullmatch(piece):
+            return f"{text!r} is a device's name" if piece == text else f"{text!r} names the device {piece}"
     return None
 
 
