@@ -294,7 +294,7 @@ class ConservativeMount:
     @property
     def hint(self) -> str:
         return ("drop or change it: for this type pickfs takes mount options name or name=value of letters, digits "
-                "and _ . : + % - only (no '/', UUID=/LABEL= form or device name), none naming a device or a path "
+                "and _ . : + ^ % @ - only (no '/', UUID=/LABEL= form or device name), none naming a device or a path "
                 "(device=, logdev=, journal_path=, loop=, x-...)")
 
     def problem(self, options: Sequence[str]) -> str | None:
