@@ -22,10 +22,11 @@ def resolve(tool: str, package: str = "") -> str:
 
 def run(argv: Sequence[str], *, package: str = "", timeout: float | None = 600, hint: str = "",
         input_text: str | None = None, env: dict[str, str] | None = None,
-        preexec: Callable[[], None] | None = None) -> RawOutput:
+        preexec: Callable[[], None] | None = None, cwd: str | None = None) -> RawOutput:
     """Run a program; return its stdout and wall time, or raise CommandFailed with its stderr.
 
-    preexec: run in the child before the program (a control group to enter: stack/tracking.py)."""
+    preexec: run in the child before the program (a control group to enter: stack/tracking.py).
+    cwd: the directory it runs in (mkfs and mount: an empty one, so a bare relative name reaches nothing)."""
     args = [resolve(argv[0], package), *argv[1:]]
     full_env = None
     if env is not None:
@@ -33,7 +34,7 @@ def run(argv: Sequence[str], *, package: str = "", timeout: float | None = 600, 
     t0 = time.perf_counter()
     try:
         proc = subprocess.run(args, capture_output=True, text=True, timeout=timeout, input=input_text,
-                              env=full_env, preexec_fn=preexec)
+                              env=full_env, preexec_fn=preexec, cwd=cwd)
     except subprocess.TimeoutExpired as exc:
         raise CommandFailed(list(argv), -1, f"timed out after {timeout:.0f}s {_text(exc.stderr)}", hint) from None
     elapsed = time.perf_counter() - t0

@@ -11,7 +11,7 @@ from pickfs.plan.target import check_target
 from pickfs.plan.values import NAME
 from pickfs.plan.variables import one_variable_warnings
 from pickfs.safepaths import resolve
-from pickfs.stack.filesystems import RAW
+from pickfs.stack.filesystems import RAW, check_options
 from pickfs.stack.targets import target_kind
 from pickfs.workloads import DEFAULT_WORKLOAD, workload_class
 
@@ -88,6 +88,7 @@ def _check_config(c: FsConfig, target: Target) -> None:
     if c.fstype == RAW and (c.mkfs_options or c.mount_options):
         raise PlanError(f"{c.name}: the raw device has no filesystem to give mkfs or mount options",
                         "drop mkfs and mount from this configuration")
+    check_options(c)  # none may name a device or a file: pickfs formats only what it builds or was confirmed
     if c.fstype == RAW and not target_kind(target).builds:
         raise PlanError(f"{c.name}: a raw device needs an image or device target",
                         "use --target image (the default) or --target device for the raw baseline")

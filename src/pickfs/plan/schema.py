@@ -259,9 +259,11 @@ CONFIG = Section("Configurations", "config", (
     Key("fs", "string", "the filesystem type (needs its mkfs.TYPE tool)", default_text="the preset's",
         example='fs = "ext4"'),
     Key("mkfs", "string or list of strings", "mkfs options: one line split as a shell would, or a list of "
-        "arguments", default_text="the preset's, or none", example='mkfs = "-b 4096"'),
-    Key("mount", "string or list of strings", "mount options, comma-separated or a list",
-        default_text="the preset's, or none", example='mount = "noatime"'),
+        "arguments; only those the filesystem type accepts, none naming a device or a file (the list per type is "
+        "in the safety page)", default_text="the preset's, or none", example='mkfs = "-b 4096"'),
+    Key("mount", "string or list of strings", "mount options, comma-separated or a list; only those the "
+        "filesystem type accepts, none naming a device or a file", default_text="the preset's, or none",
+        example='mount = "noatime"'),
     Key("scheduler", "string", "the I/O scheduler of the device under the filesystem", choices=SCHEDULERS,
         default_text="as the device has it", example='scheduler = "mq-deadline"'),
     Key("base", "string", "the configuration (or preset) this one varies: a warning when they differ in more "

@@ -25,6 +25,7 @@ from typing import Any
 from pickfs.errors import PlanError
 from pickfs.model import SCHEDULERS, FsConfig, WorkloadSpec
 from pickfs.risks import config_risks, risks_of
+from pickfs.stack.filesystems import check_options
 from pickfs.workloads import workload_class
 
 DEFAULT_LABEL = "defaults"
@@ -223,7 +224,7 @@ def built_in(fstypes: Sequence[str] = ("ext4", "xfs", "btrfs"), unsafe: bool = F
         raise PlanError(f"no built-in search space for {', '.join(unknown)}",
                         f"built-in spaces: {', '.join(BUILT_IN)}; declare others in the plan's [search] section")
     db = database_dimensions(workload)
-    return Space(tuple(FsSpace(f, (*BUILT_IN[f], *db)) for f in fstypes), unsafe=unsafe, workload=workload,
+    return Space(tuple(checked_options(FsSpace(f, (*BUILT_IN[f], *db))) for f in fstypes), unsafe=unsafe, workload=workload,
                  backend=backend)
 
 
@@ -324,7 +325,7 @@ def from_table(t: Mapping[str, Any], workload: WorkloadSpec | None = None, backe
         if not dims:
             raise PlanError(f"[search] {fstype} has no built-in space and no dimensions",
                             f'add a [search.{fstype}] table, e.g. atime = ["", "mount:noatime"]')
-        spaces.append(FsSpace(fstype, tuple(dims.values())))
+        spaces.append(checked_options(FsSpace(fstype, tuple(dims.values()))))
     if workload is not None:
         _check_database_values(spaces, workload)
     return Space(tuple(spaces), unsafe=unsafe, workload=workload, backend=backend)
@@ -341,6 +342,15 @@ def _check_database_values(spaces: Sequence[FsSpace], workload: WorkloadSpec) ->
                         kind.normalize({**dict(workload.settings), **dict(v.database)})
                     except PlanError as exc:
                         raise PlanError(f"[search] {fs.fstype} {d.name} {v.label}: {exc.message}", exc.hint) from None
+
+
+def checked_options(fs: FsSpace) -> FsSpace:
+    """The filesystem's space, once every mkfs and mount value is one its type accepts (none may name a device or
+    a file: stack/option_grammar.py); PlanError naming the dimension otherwise."""
+    for d in fs.dimensions:
+        for v in d.values:
+            check_options(FsConfig(f"[search.{fs.fstype}] {d.name} {v.label!r}", fs.fstype, v.mkfs, v.mount))
+    return fs
 
 
 # --- what this machine lacks -----------------------------------------------------------------------------

@@ -4,7 +4,7 @@ One `FsType` per type in `KNOWN` carries every fact the rest of pickfs asks abou
 (a filesystem made on a block device, one in memory, or the block device itself), its mkfs, how its
 kernel driver names it, its read-only check (fsck) and how to read what that said, the tool that
 counts its free space's fragments, its journal (thread and counters), the kernel threads that serve
-it without naming the device, and whether it is a reference rather than a candidate. Code elsewhere
+it without naming the device, the grammar of its mkfs and mount options, and whether it is a reference rather than a candidate. Code elsewhere
 asks the type (`fs_type(name)`), never compares the name with a string.
 """
 
@@ -18,8 +18,22 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from pickfs.errors import PlanError
 from pickfs.fsfacts import JBD2, XFS_LOG, Journal, has_filesystem, in_memory, is_reference
 from pickfs.fsfacts import RAW as RAW  # the raw configuration's name, for those who build it
+from pickfs.model import FsConfig
+from pickfs.stack.option_grammar import (
+    BTRFS_MOUNT,
+    CONSERVATIVE_MKFS,
+    CONSERVATIVE_MOUNT,
+    EXT_MOUNT,
+    MKE2FS,
+    MKFS_BTRFS,
+    MKFS_XFS,
+    TMPFS_MOUNT,
+    XFS_MOUNT,
+    OptionGrammar,
+)
 
 SBIN_PATH = os.pathsep.join([os.environ.get("PATH", ""), "/usr/local/sbin", "/usr/sbin", "/sbin"])
 
@@ -86,6 +100,9 @@ class FsType:
     # kernel threads and workqueues that serve it without naming its device (btrfs-transaction,
     # kworker/u8:3-btrfs-endio-write): they count as every cell's of this type
     deviceless_threads: str = ""
+    # the mkfs and mount options it accepts (stack/option_grammar.py): none that names a device or a file
+    mkfs_grammar: OptionGrammar = CONSERVATIVE_MKFS
+    mount_grammar: OptionGrammar = CONSERVATIVE_MOUNT
 
     @property
     def kernel_name(self) -> str:
@@ -141,7 +158,8 @@ XFS_FREESP = FreeSpaceTool(("xfs_spaceman", "-c", "freesp -s"), "xfsprogs", pars
 
 def _ext(name: str, journal: Journal | None = None, shown_as: tuple[str, ...] = ()) -> FsType:
     return FsType(name, (f"mkfs.{name}", "-F", "-q"), "e2fsprogs", "ext4", _EXT_STEADY, _EXT_IMPLICIT, fsck=E2FSCK,
-                  free_space=E2FREEFRAG, journal=journal, shown_as=shown_as, options_file=EXT4_OPTIONS)
+                  free_space=E2FREEFRAG, journal=journal, shown_as=shown_as, options_file=EXT4_OPTIONS,
+                  mkfs_grammar=MKE2FS, mount_grammar=EXT_MOUNT)
 
 
 _KNOWN: tuple[FsType, ...] = (
@@ -152,17 +170,17 @@ _KNOWN: tuple[FsType, ...] = (
     # and commits every 30 s unless commit= says otherwise: neither lists that in mountinfo
     FsType("xfs", ("mkfs.xfs", "-f", "-q"), "xfsprogs", "xfs", implicit=("barrier", "logbufs=8"),
            fsck=Fsck(("xfs_repair", "-n"), banner=("Phase 1",)), free_space=XFS_FREESP, journal=XFS_LOG,
-           unlisted=(("barrier", "barrier"),)),
+           unlisted=(("barrier", "barrier"),), mkfs_grammar=MKFS_XFS, mount_grammar=XFS_MOUNT),
     FsType("btrfs", ("mkfs.btrfs", "-f", "-q"), "btrfs-progs", "btrfs", implicit=("barrier", "compress=no"),
            fsck=Fsck(("btrfs", "check", "--readonly")), unlisted=(("barrier", "barrier"), ("commit", "commit=30")),
-           deviceless_threads="btrfs-"),
+           deviceless_threads="btrfs-", mkfs_grammar=MKFS_BTRFS, mount_grammar=BTRFS_MOUNT),
     FsType("jfs", ("mkfs.jfs", "-q"), "jfsutils", "jfs"),
     FsType("f2fs", ("mkfs.f2fs", "-f", "-q"), "f2fs-tools", "f2fs"),
     FsType("reiserfs", ("mkfs.reiserfs", "-f", "-f", "-q"), "reiserfsprogs", "reiserfs"),
     FsType("nilfs2", ("mkfs.nilfs2", "-f", "-q"), "nilfs-tools", "nilfs2"),
     FsType("bcachefs", ("mkfs.bcachefs", "-f", "-q"), "bcachefs-tools", "bcachefs"),
     # The references (pickfs.fsfacts): in memory, and the block device itself (the baseline fio scores against).
-    FsType("tmpfs", (), "", "tmpfs"),
+    FsType("tmpfs", (), "", "tmpfs", mount_grammar=TMPFS_MOUNT),
     FsType(RAW, (), "", ""),
 )
 KNOWN: dict[str, FsType] = {ft.name: ft for ft in _KNOWN}
@@ -189,6 +207,22 @@ def legacy_default_notes(fstype: str, effective: tuple[str, ...]) -> list[str]:
 def fs_type(name: str) -> FsType:
     """A known type, or a generic one for any other name the user gives (mkfs.<name>)."""
     return KNOWN.get(name) or FsType(name, (f"mkfs.{name}",), f"the package providing mkfs.{name}", name)
+
+
+def mounted_type(kernel_name: str) -> FsType:
+    """The type `mount -t` knows by this name: a known type's driver name, or the type of that name."""
+    return next((ft for ft in _KNOWN if ft.kernel_name == kernel_name), None) or fs_type(kernel_name)
+
+
+def check_options(config: FsConfig) -> None:
+    """PlanError, in one line naming the fix, unless every mkfs and mount option of the configuration is one its
+    type accepts (stack/option_grammar.py): none may name a device or a file (pure)."""
+    ft = fs_type(config.fstype)
+    for what, grammar, options in (("mkfs", ft.mkfs_grammar, config.mkfs_options),
+                                   ("mount", ft.mount_grammar, config.mount_options)):
+        problem = grammar.problem(options)
+        if problem:
+            raise PlanError(f"{config.name}: {what} option {problem[:300]}", grammar.hint)
 
 
 def which(tool: str) -> str | None:

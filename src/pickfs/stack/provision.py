@@ -10,14 +10,14 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from pickfs.errors import CommandFailed, ConfigUnavailable, NoRoom
+from pickfs.errors import CommandFailed, ConfigUnavailable, NoRoom, PlanError
 from pickfs.model import FsConfig, MountInfo, Target
 from pickfs.proc import run
 from pickfs.safepaths import resolve
 from pickfs.stack import blockdev
 from pickfs.stack.aging import AgingResult, age
 from pickfs.stack.cleanup import DIR, IMAGE, LOOP, MOUNT, SCHEDULER
-from pickfs.stack.filesystems import fs_type, legacy_default_notes
+from pickfs.stack.filesystems import check_options, fs_type, legacy_default_notes, mounted_type
 from pickfs.stack.ledger import Ledger
 from pickfs.stack.mountinfo import (
     compare_options,
@@ -132,12 +132,19 @@ def _kernel_log_tail(lines: int = 3) -> str:
 
 def mount(ledger: Ledger, stack: ExitStack, source: str, mountpoint: Path, fstype: str,
            options: tuple[str, ...]) -> None:
+    """Mount `source` on the empty `mountpoint` pickfs just made (ledger-tracked). The options are checked against
+    the type's grammar again right here (none may name a device or a file), and mount runs from inside the empty
+    mount point, so a bare relative name in an option reaches nothing."""
+    grammar = mounted_type(fstype).mount_grammar
+    problem = grammar.problem(options)
+    if problem:
+        raise PlanError(f"mount option {problem[:300]}", grammar.hint)
     argv = ["mount", "-t", fstype]
     if options:
         argv += ["-o", ",".join(options)]
     stack.enter_context(held(ledger, MOUNT, mountpoint=str(mountpoint)))
     try:
-        run([*argv, source, str(mountpoint)], package="util-linux")
+        run([*argv, source, str(mountpoint)], package="util-linux", cwd=str(mountpoint))
     except CommandFailed as exc:
         raise ConfigUnavailable(
             f"mount -t {fstype} -o {','.join(options) or 'defaults'} refused: {_kernel_log_tail(2) or exc.one_line()}",
@@ -241,7 +248,9 @@ def provision(config: FsConfig, target: Target, ledger: Ledger, quiet_s: float =
             yield Provisioned(info, Path(device), disk)
             return
         assert mountpoint is not None
-        run(mkfs_command(config, device), package=ft.package, timeout=1800,
+        check_options(config)  # again at the last moment: a stored plan, a search's configuration
+        # from inside the empty mount point just made: a bare relative name in an option reaches nothing
+        run(mkfs_command(config, device), package=ft.package, timeout=1800, cwd=str(mountpoint),
             hint=f"check the mkfs options of configuration {config.name}")
         mount(ledger, stack, device, mountpoint, ft.kernel_name, config.mount_options)
         info = _read_back(config, mountpoint, device, scheduler)

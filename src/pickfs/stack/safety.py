@@ -55,6 +55,31 @@ def signatures(device: str) -> list[str]:
     return [f"{kind} signature" + (f" (label {fields['LABEL']})" if fields.get("LABEL") else "")]
 
 
+# where the system itself lives: a disk mounted on one of these is not "unmounted first", it is not a spare disk
+SYSTEM_MOUNTS = ("/", "/boot", "/boot/efi", "/efi", "/usr", "/var", "/home", "/etc", "/opt", "/srv", "/root", "/nix")
+SPARE_HINT = "name a spare disk that holds nothing you need, or build on image files (--target image, the default)"
+
+
+def root_refusal(device: str) -> UnsafeTarget:
+    """The refusal of the disk the system runs from (pure)."""
+    return UnsafeTarget(f"{device} holds the root filesystem: pickfs never formats the disk the system runs from",
+                        SPARE_HINT)
+
+
+def mounted_refusal(device: str, mountpoints: list[str]) -> UnsafeTarget:
+    """The refusal of a mounted device, with a fix that makes sense for where it is mounted (pure): the root
+    filesystem or another of the system's own is never to be unmounted for pickfs; a spare disk someone mounted is."""
+    if "/" in mountpoints:
+        return root_refusal(device)
+    system = [m for m in mountpoints if m in SYSTEM_MOUNTS]
+    if system:
+        return UnsafeTarget(f"{device} is mounted on {system[0]}, which the system uses: pickfs never formats it",
+                            SPARE_HINT)
+    return UnsafeTarget(f"{device} is mounted on {mountpoints[0]}",
+                        f"unmount it first (umount {mountpoints[0]}) if it holds nothing you need, or name another "
+                        "device")
+
+
 def check_device(device: str, confirm: str | None) -> None:
     """Raise UnsafeTarget unless pickfs may format this device."""
     if not os.path.exists(device):
@@ -64,12 +89,12 @@ def check_device(device: str, confirm: str | None) -> None:
     name = Path(os.path.realpath(device)).name
     family = _family(name)
     ids = {m for m in (_majmin_of_name(n) for n in family) if m}
+    if ids & _root_devices():
+        raise root_refusal(device)
     mounted = [e.mountpoint for e in parse_mountinfo(Path("/proc/self/mountinfo").read_text())
                if e.major_minor in ids]
     if mounted:
-        raise UnsafeTarget(f"{device} is mounted on {mounted[0]}", f"unmount it first (umount {mounted[0]})")
-    if ids & _root_devices():
-        raise UnsafeTarget(f"{device} holds the root filesystem", "pick a spare device")
+        raise mounted_refusal(device, mounted)
     swaps = Path("/proc/swaps").read_text().splitlines()[1:] if Path("/proc/swaps").exists() else []
     for line in swaps:
         swap_dev = line.split()[0]
