@@ -35,7 +35,7 @@ import click  # noqa: E402
 
 from pickfs import __version__  # noqa: E402
 from pickfs.errors import EXIT_FAILED, PickfsError  # noqa: E402
-from pickfs.stack.signals import install_interrupt, install_sigterm  # noqa: E402
+from pickfs.stack.signals import ignore_interrupts, install_interrupt, install_sigterm  # noqa: E402
 
 # name -> (module that defines `command`, one-line summary shown by --help without importing it)
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -116,6 +116,20 @@ def _error(text: str) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     install_sigterm()
+    try:
+        _command(argv)
+        code: int | str | None = 0
+    except SystemExit as exc:
+        code = exc.code
+    except KeyboardInterrupt:  # one more Ctrl-C while an error was being said: interrupted, without a traceback
+        code = EXIT_INTERRUPTED
+    if _started_as_pickfs(sys.argv[0] if sys.argv else ""):  # not in a test that calls main()
+        ignore_interrupts()  # the result is said: a Ctrl-C while Python shuts down changes nothing
+    sys.exit(code)
+
+
+def _command(argv: list[str] | None) -> None:
+    """Run the command; every way it ends is a SystemExit with the exit code, or a return (0)."""
     try:
         cli.main(args=argv, prog_name="pickfs", standalone_mode=False)
     except click.exceptions.Abort:
