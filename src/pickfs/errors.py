@@ -6,6 +6,14 @@ EXIT_USAGE = 2
 EXIT_FAILED = 1
 EXIT_INTERRUPTED = 130
 
+LONGEST_WORD = 200  # characters of one word of an error shown whole; a longer one (a pasted file, a runaway key) is cut
+
+
+def cut_long_words(text: str) -> str:
+    """Each word longer than LONGEST_WORD cut to its start, an ellipsis and its length (pure): an error echoes what
+    it was given, and 100,000 characters of it hide the error."""
+    return " ".join(w if len(w) <= LONGEST_WORD else f"{w[:60]}… ({len(w):,} characters)" for w in text.split(" "))
+
 
 class PickfsError(Exception):
     """Base error. `hint` names the fix; the CLI prints `error: message (hint)`."""
@@ -19,7 +27,7 @@ class PickfsError(Exception):
 
     def one_line(self) -> str:
         text = self.message.strip().replace("\n", " ")
-        return f"{text} ({self.hint})" if self.hint else text
+        return cut_long_words(f"{text} ({self.hint})" if self.hint else text)
 
 
 class PlanError(PickfsError):

@@ -34,7 +34,7 @@ import traceback  # noqa: E402 - after the SIGINT handler on purpose
 import click  # noqa: E402
 
 from pickfs import __version__  # noqa: E402
-from pickfs.errors import EXIT_FAILED, PickfsError  # noqa: E402
+from pickfs.errors import EXIT_FAILED, PickfsError, cut_long_words  # noqa: E402
 from pickfs.stack.signals import ignore_interrupts, install_interrupt, install_sigterm  # noqa: E402
 
 # name -> (module that defines `command`, one-line summary shown by --help without importing it)
@@ -137,7 +137,7 @@ def _command(argv: list[str] | None) -> None:
         sys.exit(EXIT_INTERRUPTED)
     except click.ClickException as exc:
         ctx = getattr(exc, "ctx", None)
-        _error(exc.format_message() + f" (see {ctx.command_path if ctx else 'pickfs'} --help)")
+        _error(cut_long_words(exc.format_message()) + f" (see {ctx.command_path if ctx else 'pickfs'} --help)")
         sys.exit(exc.exit_code)
     except PickfsError as exc:
         _error(exc.one_line())
@@ -148,5 +148,5 @@ def _command(argv: list[str] | None) -> None:
     except Exception as exc:
         if os.environ.get("PICKFS_DEBUG"):
             traceback.print_exc()
-        _error(f"internal error: {type(exc).__name__}: {exc} (rerun with PICKFS_DEBUG=1 for the traceback)")
+        _error(cut_long_words(f"internal error: {type(exc).__name__}: {exc}") + " (rerun with PICKFS_DEBUG=1 for the traceback)")
         sys.exit(EXIT_FAILED)

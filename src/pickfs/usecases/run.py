@@ -20,7 +20,7 @@ from pickfs.engine import runlock
 from pickfs.engine.executor import Executor, Observer
 from pickfs.engine.schedule import Slot
 from pickfs.errors import PickfsError, PlanError
-from pickfs.model import Method, Plan, Target, Trial, plan_from_dict, plan_to_dict
+from pickfs.model import RESULT_PHASES, Method, Plan, Target, Trial, plan_from_dict, plan_to_dict
 from pickfs.plan import check_stored_plan
 from pickfs.risks import config_risks, risks_of
 from pickfs.stack.ledger import Ledger
@@ -35,7 +35,6 @@ from pickfs.workloads import REGISTRY
 from pickfs.workloads.command import Command
 
 Status = Literal["complete", "failed", "interrupted", "dry run"]
-RESULT_PHASES = ("measured", "crash", "capacity")  # trials that are a result (a capacity search's steps too)
 
 
 @dataclass(frozen=True)
