@@ -3,6 +3,7 @@ the run answers from its decision, and nothing is left mounted, attached or runn
 Ctrl-C in the middle of the race and --resume."""
 
 import json
+import re
 import signal
 import sqlite3
 from pathlib import Path
@@ -87,7 +88,7 @@ def test_ctrl_c_mid_race_then_resume(workdir):
     r = pickfs(workdir, "run", "--resume", run_id)
     assert r.returncode == 0, r.stderr
     # the progress counts the rounds as the notes do, over the whole run: on from the rounds kept
-    shown = [int(line.split(" round ")[1].split(":")[0]) for line in r.stderr.splitlines() if " round " in line]
+    shown = [int(m.group(1)) for m in re.finditer(r"^  \S+ round (\d+): widest interval", r.stderr, re.M)]
     assert shown and shown[0] == max(t[2] for t in kept) + 2, (shown, kept)
     after = measured(workdir)
     assert all(t in after for t in kept) and len(after) > len(kept)

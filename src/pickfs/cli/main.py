@@ -125,7 +125,8 @@ def main(argv: list[str] | None = None) -> None:
         code = EXIT_INTERRUPTED
     if _started_as_pickfs(sys.argv[0] if sys.argv else ""):  # not in a test that calls main()
         ignore_interrupts()  # the result is said: a Ctrl-C while Python shuts down changes nothing
-    sys.exit(code)
+    if code:
+        sys.exit(code)
 
 
 def _command(argv: list[str] | None) -> None:

@@ -29,7 +29,7 @@ from pickfs.stack.signals import interrupted
 from pickfs.stack.targets import target_kind
 from pickfs.store import ResultStore, RunRecord
 from pickfs.store.results import new_run_id
-from pickfs.usecases.preview import Preview, preview_plan
+from pickfs.usecases.preview import Preview, nothing_can_run, preview_plan, unavailable_cells
 from pickfs.usecases.workspace import clean_orphans, ledger_for, open_store, require_root
 from pickfs.workloads import REGISTRY
 from pickfs.workloads.command import Command
@@ -150,6 +150,9 @@ def run_plan(request: RunRequest, events: RunEvents) -> RunOutcome:
         plan, run_id = request.plan, None
     if request.dry_run:
         return RunOutcome("dry run", preview=preview_plan(plan))
+    refused = nothing_can_run(plan, unavailable_cells(plan))  # before anything is built, as `plan check` lists it
+    if refused is not None:
+        raise refused
     if target_kind(plan.target).builds:
         require_root(f"building filesystems on {plan.target.kind} targets (losetup, mkfs, mount)",
                      "run as root (sudo), or compare existing directories with --dir PATH")
