@@ -70,7 +70,7 @@ def nothing_can_run(plan: Plan, unavailable: dict[int, str]) -> NothingCanRun | 
         return None
     what = "; ".join(lack.line() for lack in lacks(plan, unavailable))
     return NothingCanRun(f"nothing in this plan can run on this machine, which lacks: {what}",
-                         "install what is missing, or leave out what needs it; nothing was built")
+                         "install what is missing, or leave out what cannot run here; nothing was built")
 
 
 def preview_plan(plan: Plan) -> Preview:
