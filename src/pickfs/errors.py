@@ -2,9 +2,19 @@
 
 from __future__ import annotations
 
-EXIT_USAGE = 2
-EXIT_FAILED = 1
-EXIT_INTERRUPTED = 130
+# Every command's exit codes, documented in docs/usage.md ("Exit codes"): one table every command follows.
+EXIT_FAILED = 1  # the work started and gave no result (a run where nothing measured, a tool that failed, internal)
+EXIT_USAGE = 2  # refused before anything was done: bad input, an untrusted or unconfirmed target, no root
+EXIT_CANNOT_RUN = 3  # the plan is valid, but this machine lacks what every cell of it needs: nothing was built
+EXIT_INTERRUPTED = 130  # Ctrl-C or SIGTERM: what was measured is kept, to resume
+
+LONGEST_WORD = 200  # characters of one word of an error shown whole; a longer one (a pasted file, a runaway key) is cut
+
+
+def cut_long_words(text: str) -> str:
+    """Each word longer than LONGEST_WORD cut to its start, an ellipsis and its length (pure): an error echoes what
+    it was given, and 100,000 characters of it hide the error."""
+    return " ".join(w if len(w) <= LONGEST_WORD else f"{w[:60]}… ({len(w):,} characters)" for w in text.split(" "))
 
 
 class PickfsError(Exception):
@@ -19,7 +29,7 @@ class PickfsError(Exception):
 
     def one_line(self) -> str:
         text = self.message.strip().replace("\n", " ")
-        return f"{text} ({self.hint})" if self.hint else text
+        return cut_long_words(f"{text} ({self.hint})" if self.hint else text)
 
 
 class PlanError(PickfsError):
@@ -57,8 +67,16 @@ class ConfigUnavailable(PickfsError):
     """A configuration cannot be built on this machine (kernel or tool missing)."""
 
 
+class NothingCanRun(PickfsError):
+    """Every cell of a valid plan needs something this machine lacks (a server, a tool, a kernel module)."""
+
+    exit_code = EXIT_CANNOT_RUN
+
+
 class NotFound(PickfsError):
-    """A run or resource named by the user does not exist."""
+    """A run or resource named by the user does not exist: bad input, refused."""
+
+    exit_code = EXIT_USAGE
 
 
 class ResultsUnusable(PickfsError):

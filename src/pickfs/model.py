@@ -10,6 +10,7 @@ TargetKind = Literal["image", "device", "directory"]
 CHILDREN = "the run's own processes (client, tools)"
 # "capacity": a slice of the capacity search (engine/capacity.py), at a rate the search chose
 Phase = Literal["prepare", "warmup", "measured", "crash", "capacity"]
+RESULT_PHASES: tuple[Phase, ...] = ("measured", "crash", "capacity")  # a result: a capacity search's steps and a crash test's states too
 SCHEDULERS = ("none", "mq-deadline", "kyber", "bfq")
 
 

@@ -99,3 +99,27 @@ def test_a_new_run_undoes_what_a_killed_one_left(workdir):
     assert r.returncode == 0, r.stderr
     assert "left by an earlier pickfs" in r.stderr
     assert_clean(workdir)
+
+
+@pytest.mark.parametrize("delay", [0.0, 0.02, 0.04, 0.06, 0.08, 0.1, 0.12, 0.15, 0.2])
+def test_ctrl_c_as_a_run_finishes(workdir, delay):
+    """SIGINT at a delay after a short real run said it was saved (while Python renders and shuts down): either the
+    completed result (0) or interrupted (130), never a traceback nor death by the signal (-2)."""
+    proc = start_pickfs(workdir, "run", "--fs", "ext4", "--workload", "command", "--set", "command='true'",
+                        "--one-at-a-time", "--runs", "1", "--warmup", "0", "--size", "256M")
+    try:
+        said = []
+        for line in proc.stderr:
+            said.append(line)
+            if line.startswith("saved as run"):
+                break
+        assert said and said[-1].startswith("saved as run"), "".join(said)
+        time.sleep(delay)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode in (0, 130), err
+    assert "Traceback" not in err and "Exception ignored" not in err, err
+    assert_clean(workdir)

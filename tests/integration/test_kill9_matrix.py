@@ -103,7 +103,8 @@ def processes_of(workdir: Path) -> list[str]:
 
 
 def run_rows(workdir: Path) -> list[tuple[str, str]]:
-    conn = sqlite3.connect(workdir / "results.db", timeout=30)
+    """The runs recorded in the work directory's results file, read only (a test never makes the file itself)."""
+    conn = sqlite3.connect(f"file:{workdir / 'results.db'}?mode=ro", uri=True, timeout=30)
     try:
         return conn.execute("SELECT id, status FROM runs").fetchall()
     finally:
@@ -171,14 +172,35 @@ def test_kill_9_in_teardown(workdir):
     assert len(measured_trials(workdir)) == 8
 
 
+def sleeps_in(workdir: Path) -> list[int]:
+    """The `sleep 900` processes working in the work directory (its mount): the command's, by their own argv.
+
+    Not a match on the text of a command line: pickfs's own names "sleep 900" in its --set and PICKFS_WORKDIR in
+    its environment, and so does each child it forks (mkfs, losetup, ldconfig) until that child executes its
+    program; counting those killed pickfs before it had made its results file."""
+    out = []
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            argv = Path(entry.path, "cmdline").read_bytes().split(b"\0")[:-1]
+            cwd = os.readlink(Path(entry.path, "cwd"))
+        except OSError:
+            continue
+        if argv == [b"sleep", b"900"] and cwd.startswith(f"{workdir}/"):
+            out.append(int(entry.name))
+    return out
+
+
 def test_kill_9_while_a_command_runs_a_daemon(workdir):
     seen = Seen()
     proc = start_pickfs(workdir, "run", "--fs", "ext4", "--workload", "command", "--set",
                         "command=setsid sleep 900 & sleep 900", "--one-at-a-time", "--runs", "1", "--warmup", "0",
                         "--size", "256M")
-    assert wait_for(lambda: any("sleep 900" in p for p in processes_of(workdir)) and
-                    sum("sleep 900" in p for p in processes_of(workdir)) >= 2, seen, workdir)
+    assert wait_for(lambda: len(sleeps_in(workdir)) >= 2, seen, workdir)  # the command and the daemon it started
+    assert [status for _, status in run_rows(workdir)] == ["running"]  # recorded before its command ran
     kill_then_clean(proc, workdir, seen)
+    assert [status for _, status in run_rows(workdir)] == ["interrupted"]
 
 
 @pytest.mark.parametrize("when", ["recording", "checking a state"])

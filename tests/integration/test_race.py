@@ -3,9 +3,12 @@ the run answers from its decision, and nothing is left mounted, attached or runn
 Ctrl-C in the middle of the race and --resume."""
 
 import json
+import re
 import signal
 import sqlite3
 from pathlib import Path
+
+import pytest
 
 from tests.conftest import ledger_entries, loops_under, mounts_under, needs_root, pickfs, start_pickfs
 from tests.integration.test_side_by_side import processes_under, wait_for_slices
@@ -84,6 +87,9 @@ def test_ctrl_c_mid_race_then_resume(workdir):
     run_id = err.split("pickfs run --resume ")[1].split()[0]
     r = pickfs(workdir, "run", "--resume", run_id)
     assert r.returncode == 0, r.stderr
+    # the progress counts the rounds as the notes do, over the whole run: on from the rounds kept
+    shown = [int(m.group(1)) for m in re.finditer(r"^  \S+ round (\d+): widest interval", r.stderr, re.M)]
+    assert shown and shown[0] == max(t[2] for t in kept) + 2, (shown, kept)
     after = measured(workdir)
     assert all(t in after for t in kept) and len(after) > len(kept)
     new = [t for t in after if t not in kept]
@@ -91,4 +97,31 @@ def test_ctrl_c_mid_race_then_resume(workdir):
     for cell in {c for c, _, _ in new}:
         assert min(b for c, b, _ in new if c == cell) > max((b for c, b, _ in kept if c == cell), default=-1)
     assert "measured side by side in a race" in r.stdout
+    nothing_left(workdir)
+
+
+@pytest.mark.parametrize("race", ["true", "false"])
+def test_a_run_where_nothing_stands_up_times_no_first_block(workdir, race):
+    """Every configuration refused by mount: each one's failure is said, and no note times a block that never stood."""
+    plan = workdir / "plan.toml"
+    plan.write_text(f"""
+[method]
+warmup = 0
+max_seconds = 30
+race = {race}
+[[config]]
+name = "a"
+fs = "ext4"
+mount = "no_such_option_a"
+[[config]]
+name = "b"
+fs = "ext4"
+mount = "no_such_option_b"
+[[workload]]
+name = "sqlite-tpcb"
+""")
+    r = pickfs(workdir, "run", "--plan", str(plan))
+    assert r.returncode == 1, r.stderr
+    assert "no_such_option_a" in r.stderr and "no_such_option_b" in r.stderr
+    assert "standing up" not in r.stdout + r.stderr and "the first took" not in r.stdout + r.stderr, r.stderr
     nothing_left(workdir)

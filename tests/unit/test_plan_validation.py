@@ -334,7 +334,7 @@ def test_dry_run_names_what_this_machine_lacks(tmp_path, capsys):
             "unknown preset or filesystem 'notarealfs9'")
     code, out, _ = pickfs(["run", "--dry-run", "--workdir", str(tmp_path / "wd"), "--fs", "ext4,raw"], capsys)
     assert code == 0
-    assert "raw/sqlite-tpcb: sqlite-tpcb needs a filesystem" in out
+    assert "sqlite-tpcb needs a filesystem" in out and "— needed by raw/sqlite-tpcb" in out
 
 
 def test_plan_check_through_click_runner():

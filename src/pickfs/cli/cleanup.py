@@ -37,11 +37,21 @@ def end_stale_runs(workdir: str, results_path: str | None = None) -> list[str]:
                 continue
             store.set_status(row.id, "interrupted")
             out.append(f"run {row.id} marked interrupted ({row.trials_ok} trials kept); "
-                       f"continue with: pickfs run --resume {row.id}")
+                       f"continue with: {resume_command(workdir, row.id)}")
         return out
     except (PickfsError, OSError, AttributeError, TypeError) as exc:
         msg = exc.one_line() if isinstance(exc, PickfsError) else str(exc)
         return [f"the runs in {path} were not checked: {msg}"]
+
+
+def resume_command(workdir: str, run_id: str) -> str:
+    """What continues a run: its search's, when it is a stage of one."""
+    from pickfs.search.stages import search_of_run  # deferred: the search loads the engine, needed only here
+
+    search = search_of_run(workdir, run_id)
+    if search is not None:
+        return f"pickfs search --resume {search}" + ("" if workdir == DEFAULT_WORKDIR else f" --workdir {workdir}")
+    return f"pickfs run --resume {run_id}"
 
 
 @click.command("cleanup", epilog=examples('pickfs cleanup',

@@ -34,8 +34,8 @@ import traceback  # noqa: E402 - after the SIGINT handler on purpose
 import click  # noqa: E402
 
 from pickfs import __version__  # noqa: E402
-from pickfs.errors import EXIT_FAILED, PickfsError  # noqa: E402
-from pickfs.stack.signals import install_interrupt, install_sigterm  # noqa: E402
+from pickfs.errors import EXIT_FAILED, PickfsError, cut_long_words  # noqa: E402
+from pickfs.stack.signals import ignore_interrupts, install_interrupt, install_sigterm  # noqa: E402
 
 # name -> (module that defines `command`, one-line summary shown by --help without importing it)
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -117,13 +117,28 @@ def _error(text: str) -> None:
 def main(argv: list[str] | None = None) -> None:
     install_sigterm()
     try:
+        _command(argv)
+        code: int | str | None = 0
+    except SystemExit as exc:
+        code = exc.code
+    except KeyboardInterrupt:  # one more Ctrl-C while an error was being said: interrupted, without a traceback
+        code = EXIT_INTERRUPTED
+    if _started_as_pickfs(sys.argv[0] if sys.argv else ""):  # not in a test that calls main()
+        ignore_interrupts()  # the result is said: a Ctrl-C while Python shuts down changes nothing
+    if code:
+        sys.exit(code)
+
+
+def _command(argv: list[str] | None) -> None:
+    """Run the command; every way it ends is a SystemExit with the exit code, or a return (0)."""
+    try:
         cli.main(args=argv, prog_name="pickfs", standalone_mode=False)
     except click.exceptions.Abort:
         _error("interrupted")
         sys.exit(EXIT_INTERRUPTED)
     except click.ClickException as exc:
         ctx = getattr(exc, "ctx", None)
-        _error(exc.format_message() + f" (see {ctx.command_path if ctx else 'pickfs'} --help)")
+        _error(cut_long_words(exc.format_message()) + f" (see {ctx.command_path if ctx else 'pickfs'} --help)")
         sys.exit(exc.exit_code)
     except PickfsError as exc:
         _error(exc.one_line())
@@ -134,5 +149,5 @@ def main(argv: list[str] | None = None) -> None:
     except Exception as exc:
         if os.environ.get("PICKFS_DEBUG"):
             traceback.print_exc()
-        _error(f"internal error: {type(exc).__name__}: {exc} (rerun with PICKFS_DEBUG=1 for the traceback)")
+        _error(cut_long_words(f"internal error: {type(exc).__name__}: {exc}") + " (rerun with PICKFS_DEBUG=1 for the traceback)")
         sys.exit(EXIT_FAILED)

@@ -108,11 +108,11 @@ def describe(preview: Preview) -> list[str]:
     lines += [f"  {x}" for x in method_lines(plan)]
     for warning in plan.warnings:
         lines.append(f"warning: {warning}")
-    missing, problems = preview.unavailable, preview.problems
+    missing, problems = preview.lacks(), preview.problems
     if missing or problems:
         lines.append("this machine lacks:")
         lines += [f"  {p}" for p in problems]
-        lines += [f"  {cells[i].key}: {why}" for i, why in sorted(missing.items())]
+        lines += [f"  {lack.line()}" for lack in missing]  # one line per missing thing, with the cells needing it
     else:
         lines.append("this machine lacks: nothing; every cell can run here")
     estimates = preview.estimates
@@ -126,10 +126,13 @@ def describe(preview: Preview) -> list[str]:
 
 
 def show_plan(preview: Preview) -> None:
-    """Print the dry run's report to standard output."""
+    """Print the dry run's report to standard output; NothingCanRun (exit 3) after it when no cell can run here."""
     for line in describe(preview):
         console.show(Text(line))
     console.info("dry run: nothing was created")
+    error = preview.error()
+    if error is not None:
+        raise error
 
 
 @click.group("plan", epilog=examples('pickfs plan check examples/r2-postgresql.toml'))
@@ -141,7 +144,9 @@ def command() -> None:
          'pickfs plan check my-plan.toml && pickfs run --plan my-plan.toml'))
 @click.argument("plan_file", type=click.Path(path_type=Path))
 def check(plan_file: Path) -> None:
-    """Validate PLAN_FILE completely and show what `pickfs run --plan PLAN_FILE` would do; creates nothing."""
+    """Validate PLAN_FILE completely and show what `pickfs run --plan PLAN_FILE` would do; creates nothing.
+
+    Exits 3 when this machine can run no cell of the plan, 2 when the plan is invalid."""
     show_plan(dry_run(load_plan_file(plan_file)))
 
 

@@ -111,7 +111,7 @@ def check_flags(o: dict[str, Any]) -> None:
         if any(not str(v).strip() for v in o.get(key) or ()):
             raise PlanError(f"--{flag} is empty", f"give it a value, or leave --{flag} out")
     results = o.get("results_path")
-    if results is not None and (not str(results).strip() or Path(results).is_dir()):
+    if results is not None and (not str(results).strip() or os.path.isdir(results)):
         raise PlanError(f"--results {str(results)!r} is not a file", "name the results database, e.g. --results runs.db")
 
 

@@ -141,7 +141,7 @@ class Race:
         took = time.monotonic() - t0
         self.setup_per_image = took / max(len(members), 1)
         blocks = m.blocks if m.blocks is not None else auto_blocks(took, budget_s)
-        if m.blocks is None:
+        if m.blocks is None and members:  # none stood up: each one's failure is said, there is no block to time
             self.sbs.observer.note(f"{self.label}: standing up {blocks} block(s) of {len(names)} configurations "
                                    f"(the first took {took:.0f} s)")
         for _ in range(blocks - 1):
@@ -208,7 +208,7 @@ class Race:
                 members, done, widest, grew = self._after_round(stack, members, history, failed, round_no,
                                                                 since_block, deadline, round_s)
                 since_block = 0 if grew else since_block
-            self.sbs.observer.round_finished(self.label, 0, rounds_done, widest)
+            self.sbs.observer.round_finished(self.label, 0, round_no, widest)  # counted as the notes count them
             if not budget.another_round(rounds_done, done, time.monotonic(), deadline, round_s,
                                         m.max_runs if m.target_ci is not None else 10_000):
                 break

@@ -212,13 +212,13 @@ class SideBySide:
                     self.observer.note(f"{cell.key}: no room for block {block + 1} on the host: measuring on the "
                                        f"{block - first} block(s) standing")
                     return [x for x in members if x.cell.index not in failed]
+            if all(c.index in failed for c in cells):  # none stood up: each one's failure is said
+                break
             if todo is None:
                 todo = max(1, auto_blocks(time.monotonic() - started, budget_s) - done)
                 self.observer.note(f"{cells[0].workload.label}: standing up {todo} block(s) of {len(cells)} "
                                    f"configurations (the first took {time.monotonic() - started:.0f} s)")
             block += 1
-            if all(c.index in failed for c in cells):
-                break
         return [x for x in members if x.cell.index not in failed]
 
     def _stand_up_one(self, stack: ExitStack, members: list[Member], cell: Cell, block: int, failed: set[int]) -> bool:
@@ -269,7 +269,7 @@ class SideBySide:
             rounds_done = round_no - first_round
             standing = list({x.cell.index: x.cell for x in members}.values())
             done, widest = self.settled(cells, history, standing, budget.target)
-            self.observer.round_finished(label, first, rounds_done, widest)
+            self.observer.round_finished(label, first, round_no, widest)  # counted as the notes count them
             if not budget.another_round(rounds_done, done, time.monotonic(), started + budget.budget_s,
                                         time.monotonic() - t0, m.max_runs if m.target_ci is not None else 10_000):
                 break

@@ -75,6 +75,19 @@ def load_state(workdir: str, search_id: str) -> SearchState:
         raise PlanError(f"search record {path} is not readable: {exc}", "start a new search") from None
 
 
+def search_of_run(workdir: str, run_id: str) -> str | None:
+    """The search whose stage `run_id` is, by the search records of the work directory (None: a run of its own, or
+    a record pickfs cannot trust); `pickfs search --resume` continues it, not `pickfs run --resume`."""
+    for path in sorted((Path(workdir) / "searches").glob("*.json")):
+        try:
+            state = load_state(workdir, path.stem)
+        except (PlanError, OSError):
+            continue
+        if any(isinstance(stage, dict) and stage.get("run_id") == run_id for stage in state.stages.values()):
+            return state.id
+    return None
+
+
 # --- the room for every image standing at once -----------------------------------------------------------
 def blocks_that_fit(avail_bytes: int, image_bytes: int, configs: int, copies: int, wanted: int) -> int:
     """How many blocks of `configs` images (the baseline in `copies`) the host can hold at once, each image

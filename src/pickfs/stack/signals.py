@@ -51,6 +51,25 @@ def check_interrupt() -> None:
         raise _as_exception(_received[-1])
 
 
+def ignore_interrupts() -> None:
+    """The work is over and its result said: from here SIGINT and SIGTERM are ignored while the process exits.
+
+    Python runs its handlers while it shuts down (joining threads, exit hooks), where a KeyboardInterrupt
+    only prints "Exception ignored in: <module 'threading'>" and a traceback, and later resets them to
+    the default action, which kills the process (-2) after its result was shown. Ignored signals stay
+    ignored through both. A signal already pending raises here once (handled by `signal.signal` before it
+    changes the handler); it is then ignored too: the result stands."""
+    try:
+        _ignore()
+    except KeyboardInterrupt:
+        _ignore()
+
+
+def _ignore() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+
+
 @contextmanager
 def shielded() -> Iterator[None]:
     """Defer SIGINT/SIGTERM while undoing resources; re-raise after if one came in."""

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from pickfs.errors import NotFound, ResultsUnusable, ResultsWriteFailed
-from pickfs.model import RunRecord, Trial
+from pickfs.model import RESULT_PHASES, RunRecord, Trial
 from pickfs.store import stored
 from pickfs.store.fleets import FLEET_SCHEMA, FleetMixin
 from pickfs.store.sqlitefile import (
@@ -342,9 +342,10 @@ class ResultStore(FleetMixin):
         out = []
         for row in self._conn.execute(
             "SELECT r.id, r.created, r.status, r.plan_json,"
-            " (SELECT COUNT(*) FROM trials t WHERE t.run_id=r.id AND t.ok=1 AND t.phase='measured'),"
+            " (SELECT COUNT(*) FROM trials t WHERE t.run_id=r.id AND t.ok=1 AND t.phase IN"
+            f" ({', '.join('?' for _ in RESULT_PHASES)})),"
             " (SELECT COUNT(*) FROM trials t WHERE t.run_id=r.id AND t.ok=0)"
-            " FROM runs r ORDER BY r.created"
+            " FROM runs r ORDER BY r.created", RESULT_PHASES
         ):
             try:
                 plan = stored.check_plan(stored.loads(row[3], dict, "plan"))

@@ -11,12 +11,30 @@ from typing import Any
 from pickfs.crash.runner import crash_unavailable
 from pickfs.engine.estimate import WorkloadEstimate, estimate
 from pickfs.engine.executor import cell_unavailable, recent_estimates
-from pickfs.errors import PickfsError
+from pickfs.errors import NothingCanRun, PickfsError
 from pickfs.model import Plan
 from pickfs.stack.safety import check_device
 from pickfs.stack.targets import target_kind
 from pickfs.store import ResultStore
 from pickfs.store.results import default_results_path
+
+
+@dataclass(frozen=True)
+class Lack:
+    """One thing this machine lacks (a package to install, a module, a directory) and the cells that need it."""
+
+    reason: str
+    cells: tuple[str, ...]  # the cells' keys, in the plan's order
+    every: bool  # every cell of the plan needs it
+
+    def line(self) -> str:
+        """`reason — needed by where` (pure)."""
+        if self.every:
+            where = "every cell" if len(self.cells) > 1 else self.cells[0]
+        else:
+            shown = ", ".join(self.cells[:3]) + (f" and {len(self.cells) - 3} more" if len(self.cells) > 3 else "")
+            where = f"{len(self.cells)} cell(s): {shown}" if len(self.cells) > 1 else shown
+        return f"{self.reason} — needed by {where}"
 
 
 @dataclass(frozen=True)
@@ -28,6 +46,31 @@ class Preview:
     unavailable: dict[int, str]
     problems: list[str]
     estimates: list[WorkloadEstimate]
+
+    def lacks(self) -> list[Lack]:
+        return lacks(self.plan, self.unavailable)
+
+    def error(self) -> NothingCanRun | None:
+        """Nothing in the plan can run here: the error a run gives before it builds anything."""
+        return nothing_can_run(self.plan, self.unavailable)
+
+
+def lacks(plan: Plan, unavailable: dict[int, str]) -> list[Lack]:
+    """What this machine lacks, one entry per reason (one package missing is one line, not one per cell; pure)."""
+    cells = plan.cells()
+    by_reason: dict[str, list[str]] = {}
+    for index, why in sorted(unavailable.items()):
+        by_reason.setdefault(why, []).append(cells[index].key)
+    return [Lack(why, tuple(keys), len(keys) == len(cells)) for why, keys in by_reason.items()]
+
+
+def nothing_can_run(plan: Plan, unavailable: dict[int, str]) -> NothingCanRun | None:
+    """The refusal of a plan no cell of which this machine can run (pure); None when one can."""
+    if not plan.cells() or len(unavailable) < len(plan.cells()):
+        return None
+    what = "; ".join(lack.line() for lack in lacks(plan, unavailable))
+    return NothingCanRun(f"nothing in this plan can run on this machine, which lacks: {what}",
+                         "install what is missing, or leave out what cannot run here; nothing was built")
 
 
 def preview_plan(plan: Plan) -> Preview:

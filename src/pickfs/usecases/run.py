@@ -20,7 +20,7 @@ from pickfs.engine import runlock
 from pickfs.engine.executor import Executor, Observer
 from pickfs.engine.schedule import Slot
 from pickfs.errors import PickfsError, PlanError
-from pickfs.model import Method, Plan, Target, Trial, plan_from_dict, plan_to_dict
+from pickfs.model import RESULT_PHASES, Method, Plan, Target, Trial, plan_from_dict, plan_to_dict
 from pickfs.plan import check_stored_plan
 from pickfs.risks import config_risks, risks_of
 from pickfs.stack.ledger import Ledger
@@ -29,13 +29,12 @@ from pickfs.stack.signals import interrupted
 from pickfs.stack.targets import target_kind
 from pickfs.store import ResultStore, RunRecord
 from pickfs.store.results import new_run_id
-from pickfs.usecases.preview import Preview, preview_plan
+from pickfs.usecases.preview import Preview, nothing_can_run, preview_plan, unavailable_cells
 from pickfs.usecases.workspace import clean_orphans, ledger_for, open_store, require_root
 from pickfs.workloads import REGISTRY
 from pickfs.workloads.command import Command
 
 Status = Literal["complete", "failed", "interrupted", "dry run"]
-RESULT_PHASES = ("measured", "crash", "capacity")  # trials that are a result (a capacity search's steps too)
 
 
 @dataclass(frozen=True)
@@ -151,6 +150,9 @@ def run_plan(request: RunRequest, events: RunEvents) -> RunOutcome:
         plan, run_id = request.plan, None
     if request.dry_run:
         return RunOutcome("dry run", preview=preview_plan(plan))
+    refused = nothing_can_run(plan, unavailable_cells(plan))  # before anything is built, as `plan check` lists it
+    if refused is not None:
+        raise refused
     if target_kind(plan.target).builds:
         require_root(f"building filesystems on {plan.target.kind} targets (losetup, mkfs, mount)",
                      "run as root (sudo), or compare existing directories with --dir PATH")
