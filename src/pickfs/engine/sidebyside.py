@@ -129,7 +129,8 @@ class SideBySide:
         # the monitors attribute I/O to this cell's own processes and device threads only
         scope = cell_scope(member.prov.disk, member.prov.info.fstype,
                            member.endpoint.pidfile if member.endpoint else "",
-                           tuple(o.endpoint.pidfile for o in others if o is not member and o.endpoint))
+                           tuple(o.endpoint.pidfile for o in others if o is not member and o.endpoint),
+                           tuple((o.prov.disk, o.prov.info.fstype) for o in others if o is not member))
         monitor = RunMonitor(member.prov.disk, m.monitor_interval, scope=scope,
                              mountpoint=member.prov.info.mountpoint or None) if m.monitors and measured else None
         if member.freezer is not None:

@@ -10,7 +10,13 @@ it; and the kernel threads that serve the cell's own device (the ext4 journal th
 are not named after their device (`btrfs-transaction`, `btrfs-cleaner`,
 `kworker/...-btrfs-endio-write`): on a btrfs cell they count as its own, which overstates it when
 another btrfs is busy at the same time. Everything else is "other
-activity on this machine"."""
+activity on this machine".
+
+For the CPU others take (is the machine busy?), pickfs as a whole is one side: every process below
+pickfs or below any cell's server, and the kernel threads that serve the cell's device or a
+device standing beside it (`Scope.beside`). User-space processes outside it are "others"; kernel
+threads that serve none of them (`kworker/u8:1-events_unbound`, `ksoftirqd/0`, `rcu_sched`) may
+be doing pickfs's work or anyone's, and are counted apart, as the kernel's."""
 
 from __future__ import annotations
 
@@ -33,6 +39,7 @@ class Scope:
     fstype: str | None = None
     roots: tuple[int, ...] = ()  # pickfs itself and the cell's own server
     foreign: tuple[int, ...] = ()  # other cells' servers
+    beside: tuple[Scope, ...] = ()  # the devices and filesystems of the cells standing beside it
 
 
 def _children(ppids: Mapping[int, int]) -> dict[int, list[int]]:
@@ -79,3 +86,52 @@ def belongs(pid: int, ppid: int, comm: str, own: set[int], scope: Scope) -> bool
     if is_kernel_thread(pid, ppid):
         return serves_device(comm, scope)
     return pid in own
+
+
+def pickfs_processes(ppids: Mapping[int, int], scope: Scope) -> set[int]:
+    """Every user-space process of pickfs's: below pickfs and the cell's server, and below the servers
+    of the cells beside it."""
+    return _below((*scope.roots, *scope.foreign), _children(ppids), ppids)
+
+
+def serves_pickfs(comm: str, scope: Scope) -> bool:
+    """Is this kernel thread one of the device or filesystem of the cell or of a cell beside it?"""
+    return serves_device(comm, scope) or any(serves_device(comm, s) for s in scope.beside)
+
+
+@dataclass(frozen=True)
+class CpuSides:
+    """CPU time in clock ticks of one interval, by whose it was."""
+
+    pickfs: int = 0
+    others: int = 0
+    kernel: int = 0  # kernel threads that serve none of pickfs's devices: anyone's work
+
+
+def split_cpu(before: Mapping[int, int], after: Mapping[int, tuple[str, int, int]],
+              ours: set[int], kernel_is_ours: Mapping[str, bool]) -> tuple[CpuSides, dict[str, int]]:
+    """The CPU ticks each task took between two scans of /proc, by side, and the others' by name.
+
+    before: pid -> ticks at the first scan; after: pid -> (name, ticks, parent) at the second (a
+    kworker's name changes with the work it does, a process's when it runs another program: names
+    are not compared); kernel_is_ours: a kernel thread's name -> does it serve pickfs's devices
+    (names not in it: no). A task not in the first scan (or with fewer ticks: the pid was reused)
+    was born between them: all its ticks count. A task that ended between them loses its last ticks."""
+    pickfs = others = kernel = 0
+    by_name: dict[str, int] = {}
+    for pid, (comm, ticks, ppid) in after.items():
+        prev = before.get(pid)
+        took = ticks - prev if prev is not None and ticks >= prev else ticks
+        if not took:
+            continue
+        if is_kernel_thread(pid, ppid):
+            if kernel_is_ours.get(comm, False):
+                pickfs += took
+            else:
+                kernel += took
+        elif pid in ours:
+            pickfs += took
+        else:
+            others += took
+            by_name[comm] = by_name.get(comm, 0) + took
+    return CpuSides(pickfs, others, kernel), by_name

@@ -20,6 +20,7 @@ class CpuTimes:
     irq: int
     softirq: int
     steal: int
+    cpus: int = 1  # the CPUs online (the cpuN lines)
 
     @property
     def total(self) -> int:
@@ -27,17 +28,23 @@ class CpuTimes:
 
 
 def parse_cpu(text: str) -> CpuTimes:
-    """The aggregate 'cpu' line of /proc/stat, in clock ticks."""
+    """The aggregate 'cpu' line of /proc/stat, in clock ticks, and the number of CPUs online."""
+    vals: list[int] | None = None
+    cpus = 0
     for line in text.splitlines():
         f = line.split()
         if f and f[0] == "cpu":
             vals = [int(x) for x in f[1:9]] + [0] * (8 - len(f[1:9]))
-            return CpuTimes(*vals)
-    raise ValueError("no cpu line in /proc/stat")
+        elif f and f[0].startswith("cpu") and f[0][3:].isdigit():
+            cpus += 1
+    if vals is None:
+        raise ValueError("no cpu line in /proc/stat")
+    return CpuTimes(*vals, cpus=max(1, cpus))
 
 
 def parse_psi(text: str) -> tuple[int, int]:
-    """/proc/pressure/io -> (some total, full total) in microseconds."""
+    """/proc/pressure/io or /proc/pressure/cpu -> (some total, full total) in microseconds (a kernel
+    whose cpu file has no 'full' line gives 0 for it)."""
     totals = {"some": 0, "full": 0}
     for line in text.splitlines():
         f = line.split()
@@ -94,6 +101,23 @@ def parse_disk(text: str, name: str) -> DiskCounters | None:
             return DiskCounters(reads=v[0], sectors_read=v[2], writes=v[4], sectors_written=v[6], in_flight=v[8],
                                 io_ticks_ms=v[9], queue_ms=v[10], discards=v[11], flushes=v[15])
     return None
+
+
+@dataclass(frozen=True)
+class TaskStat:
+    """One process or kernel thread as /proc/<pid>/stat shows it."""
+
+    comm: str
+    state: str  # R running, S sleeping, D waiting on I/O, ...
+    ppid: int
+    cpu_ticks: int  # user + system time so far, in clock ticks (its reaped children's not included)
+
+
+def parse_task_stat(text: str) -> TaskStat:
+    """/proc/<pid>/stat -> its name, state, parent and CPU time (fields 3, 4, 14 and 15 of proc(5))."""
+    open_paren, close_paren = text.index("("), text.rindex(")")
+    rest = text[close_paren + 2:].split()
+    return TaskStat(text[open_paren + 1:close_paren], rest[0], int(rest[1]), int(rest[11]) + int(rest[12]))
 
 
 def parse_stat_fields(text: str) -> tuple[str, str, int]:

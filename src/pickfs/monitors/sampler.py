@@ -9,19 +9,30 @@ from pathlib import Path
 from typing import Any
 
 from pickfs.model import CHILDREN
-from pickfs.monitors.attribution import Scope, belongs, own_processes
+from pickfs.monitors.attribution import (
+    CpuSides,
+    Scope,
+    belongs,
+    is_kernel_thread,
+    own_processes,
+    pickfs_processes,
+    serves_pickfs,
+    split_cpu,
+)
 from pickfs.monitors.procfs import (
     CpuTimes,
     DiskCounters,
+    TaskStat,
     parse_cpu,
     parse_disk,
     parse_pid_io,
     parse_psi,
-    parse_stat_fields,
+    parse_task_stat,
 )
 from pickfs.stack.filesystems import fs_type
 
 TOP_PROCESSES = 8
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 
 def _read(path: str) -> str:
@@ -39,28 +50,30 @@ def read_cpu() -> CpuTimes:
     return parse_cpu(_read("/proc/stat"))
 
 
-def read_psi() -> tuple[int, int] | None:
-    text = _read("/proc/pressure/io")
+def read_psi(resource: str = "io") -> tuple[int, int] | None:
+    """/proc/pressure/io or /proc/pressure/cpu as (some, full) microseconds; None where the kernel has none."""
+    text = _read(f"/proc/pressure/{resource}")
     return parse_psi(text) if text else None
 
 
-def read_tasks() -> dict[int, tuple[str, str, int]]:
-    """pid -> (comm, state letter, parent pid) for every process and kernel thread (one pass over /proc)."""
+def read_tasks() -> dict[int, TaskStat]:
+    """pid -> its name, state, parent and CPU time, for every process and kernel thread (one pass over /proc)."""
     out = {}
     for entry in os.scandir("/proc"):
         if not entry.name.isdigit():
             continue
         try:
-            out[int(entry.name)] = parse_stat_fields(Path(entry.path, "stat").read_text())
+            out[int(entry.name)] = parse_task_stat(Path(entry.path, "stat").read_text())
         except (OSError, ValueError, IndexError):
             continue
     return out
 
 
-def read_processes(exclude: set[int]) -> dict[int, tuple[str, int, int, int]]:
-    """pid -> (comm, read_bytes, write_bytes, parent pid), kernel threads included."""
+def read_processes(exclude: set[int], tasks: dict[int, TaskStat] | None = None) -> dict[int, tuple[str, int, int, int]]:
+    """pid -> (comm, read_bytes, write_bytes, parent pid), kernel threads included (of `tasks`, or a new scan)."""
     out = {}
-    for pid, (comm, _state, ppid) in read_tasks().items():
+    for pid, task in (read_tasks() if tasks is None else tasks).items():
+        comm, ppid = task.comm, task.ppid
         if pid in exclude:
             continue
         try:
@@ -80,16 +93,16 @@ def _own_io() -> tuple[int, int]:
     return io.get("read_bytes", 0), io.get("write_bytes", 0)
 
 
-def tasks_waiting_on_io(scope: Scope) -> tuple[list[str], list[str]]:
-    """Names of the tasks in uninterruptible sleep (state D: waiting on I/O) right now: the cell's
-    own, and the others on this machine."""
-    tasks = read_tasks()
-    own = own_processes({pid: ppid for pid, (_c, _s, ppid) in tasks.items()}, scope)
+def tasks_waiting_on_io(scope: Scope, tasks: dict[int, TaskStat] | None = None) -> tuple[list[str], list[str]]:
+    """Names of the tasks in uninterruptible sleep (state D: waiting on I/O) right now (or in a scan
+    made just now): the cell's own, and the others on this machine."""
+    tasks = read_tasks() if tasks is None else tasks
+    own = own_processes({pid: t.ppid for pid, t in tasks.items()}, scope)
     mine: list[str] = []
     others: list[str] = []
-    for pid, (comm, state, ppid) in tasks.items():
-        if state == "D":
-            (mine if belongs(pid, ppid, comm, own, scope) else others).append(comm)
+    for pid, t in tasks.items():
+        if t.state == "D":
+            (mine if belongs(pid, t.ppid, t.comm, own, scope) else others).append(t.comm)
     return mine, others
 
 
@@ -126,13 +139,15 @@ def _pid_in(pidfile: str) -> int | None:
 
 
 def cell_scope(disk: str | None, fstype: str | None, pidfile: str = "",
-               foreign_pidfiles: tuple[str, ...] = ()) -> Scope:
-    """The scope of one cell: its device and filesystem, its server (by pid file), and the servers
-    of the cells standing beside it."""
+               foreign_pidfiles: tuple[str, ...] = (),
+               beside: tuple[tuple[str | None, str | None], ...] = ()) -> Scope:
+    """The scope of one cell: its device and filesystem, its server (by pid file), the servers of the
+    cells standing beside it, and their (device, filesystem type)."""
     own = _pid_in(pidfile) if pidfile else None
     foreign = tuple(p for p in (_pid_in(f) for f in foreign_pidfiles if f and f != pidfile) if p and p != own)
     return Scope(disk=disk, major_minor=device_number(disk), fstype=fstype, roots=(own,) if own else (),
-                 foreign=foreign)
+                 foreign=foreign, beside=tuple(Scope(disk=d, major_minor=device_number(d), fstype=f)
+                                               for d, f in beside if (d, f) != (disk, fstype)))
 
 
 class RunMonitor:
@@ -146,6 +161,10 @@ class RunMonitor:
     Only the cell's own processes and kernel threads (see monitors.attribution) are listed as its
     writers and waiters; every other process on the machine that did I/O is kept apart, as other
     activity. The journal's writes come from the filesystem's own counters.
+
+    Is the machine busy? The CPU time of every task is taken from the same scans of /proc (no scan of
+    its own) and split into pickfs's, the others' and the kernel's (monitors.attribution.split_cpu);
+    with the CPU pressure and the steal time, the disturbance of each slice (stats.disturbance).
     """
 
     def __init__(self, disk: str | None, interval_s: float = 1.0, state_interval_s: float = 0.1,
@@ -154,7 +173,7 @@ class RunMonitor:
         base = scope or Scope()
         self.scope = Scope(disk=base.disk or disk, major_minor=base.major_minor or device_number(disk),
                            fstype=base.fstype, roots=tuple(dict.fromkeys((os.getpid(), *base.roots))),
-                           foreign=base.foreign)
+                           foreign=base.foreign, beside=base.beside)
         self.mountpoint = mountpoint
         self.waiting_other: dict[str, int] = {}
         self.interval_s = interval_s
@@ -166,12 +185,33 @@ class RunMonitor:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._cost_s = 0.0
+        self._ticks: dict[int, int] = {}  # pid -> CPU ticks at the last scan
+        self._kernel_ours: dict[str, bool] = {}  # a kernel thread's name -> does it serve pickfs's devices
+        self.cpu_sides = CpuSides()
+        self.other_cpu: dict[str, int] = {}  # other processes' CPU ticks by name
+
+    def _account(self, tasks: dict[int, TaskStat]) -> None:
+        """Add the CPU each task took since the last scan to its side (pickfs's, others', the kernel's)."""
+        ppids = {pid: t.ppid for pid, t in tasks.items()}
+        for pid, t in tasks.items():
+            if t.comm not in self._kernel_ours and is_kernel_thread(pid, t.ppid):
+                self._kernel_ours[t.comm] = serves_pickfs(t.comm, self.scope)
+        sides, by_name = split_cpu(self._ticks, {pid: (t.comm, t.cpu_ticks, t.ppid) for pid, t in tasks.items()},
+                                   pickfs_processes(ppids, self.scope), self._kernel_ours)
+        c = self.cpu_sides
+        self.cpu_sides = CpuSides(c.pickfs + sides.pickfs, c.others + sides.others, c.kernel + sides.kernel)
+        for comm, ticks in by_name.items():
+            self.other_cpu[comm] = self.other_cpu.get(comm, 0) + ticks
+        self._ticks = {pid: t.cpu_ticks for pid, t in tasks.items()}
 
     def __enter__(self) -> RunMonitor:
         self._exclude = {os.getpid()}
         self.t0 = time.monotonic()
         self.disk0, self.cpu0, self.psi0 = read_disk(self.disk), read_cpu(), read_psi()
-        self.procs0 = read_processes(self._exclude)
+        self.psi_cpu0 = read_psi("cpu")
+        tasks = read_tasks()
+        self._ticks = {pid: t.cpu_ticks for pid, t in tasks.items()}
+        self.procs0 = read_processes(self._exclude, tasks)
         self.own0 = _own_io()
         self.journal0 = read_journal(self.disk, self.scope.fstype, self.mountpoint)
         self._thread = threading.Thread(target=self._loop, name="pickfs-monitor", daemon=True)
@@ -184,7 +224,10 @@ class RunMonitor:
             self._thread.join()
         self.elapsed = time.monotonic() - self.t0
         self.disk1, self.cpu1, self.psi1 = read_disk(self.disk), read_cpu(), read_psi()
-        self.procs1 = read_processes(self._exclude)
+        self.psi_cpu1 = read_psi("cpu")
+        tasks = read_tasks()
+        self._account(tasks)
+        self.procs1 = read_processes(self._exclude, tasks)
         self.own1 = _own_io()
         self.journal1 = read_journal(self.disk, self.scope.fstype, self.mountpoint)
 
@@ -194,7 +237,9 @@ class RunMonitor:
         while not self._stop.wait(self.state_interval_s):
             c0 = time.thread_time()
             self.state_samples += 1
-            mine, others = tasks_waiting_on_io(self.scope)
+            tasks = read_tasks()
+            mine, others = tasks_waiting_on_io(self.scope, tasks)
+            self._account(tasks)
             for comm in set(mine):  # a name counts once per sample
                 self.waiting[comm] = self.waiting.get(comm, 0) + 1
             for comm in set(others):
@@ -226,6 +271,13 @@ class RunMonitor:
         if self.psi0 and self.psi1 and self.elapsed:
             totals["psi_some_share"] = (self.psi1[0] - self.psi0[0]) / 1e6 / self.elapsed
             totals["psi_full_share"] = (self.psi1[1] - self.psi0[1]) / 1e6 / self.elapsed
+        if self.psi_cpu0 and self.psi_cpu1 and self.elapsed:
+            totals["psi_cpu_some_share"] = (self.psi_cpu1[0] - self.psi_cpu0[0]) / 1e6 / self.elapsed
+        # is the machine busy: the CPU time others took (in CPU-seconds; over elapsed_s, the cores they took)
+        totals["cpus"] = self.cpu1.cpus
+        totals["other_cpu_s"] = self.cpu_sides.others / CLOCK_TICKS
+        totals["pickfs_cpu_s"] = self.cpu_sides.pickfs / CLOCK_TICKS
+        totals["kernel_cpu_s"] = self.cpu_sides.kernel / CLOCK_TICKS
         if self.disk0 and self.disk1:
             d0, d1 = self.disk0, self.disk1
             totals.update({
@@ -272,5 +324,7 @@ class RunMonitor:
         return {"interval_s": self.interval_s, "totals": totals, "processes": procs[:TOP_PROCESSES],
                 "io_waiting": shares(self.waiting), "state_samples": self.state_samples, "series": self.series,
                 "other_processes": other[:TOP_PROCESSES], "io_waiting_other": shares(self.waiting_other),
+                "other_cpu": [{"comm": c, "cpu_s": n / CLOCK_TICKS} for c, n in
+                              sorted(self.other_cpu.items(), key=lambda item: -item[1])[:TOP_PROCESSES]],
                 "scope": {"disk": self.scope.disk, "fstype": self.scope.fstype, "roots": list(self.scope.roots),
                           "foreign": list(self.scope.foreign)}}
