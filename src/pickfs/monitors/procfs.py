@@ -39,7 +39,8 @@ def parse_cpu(text: str) -> CpuTimes:
             cpus += 1
     if vals is None:
         raise ValueError("no cpu line in /proc/stat")
-    return CpuTimes(*vals, cpus=max(1, cpus))
+    user, nice, system, idle, iowait, irq, softirq, steal = vals
+    return CpuTimes(user, nice, system, idle, iowait, irq, softirq, steal, cpus=max(1, cpus))
 
 
 def parse_psi(text: str) -> tuple[int, int]:
