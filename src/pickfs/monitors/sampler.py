@@ -185,13 +185,17 @@ class RunMonitor:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._cost_s = 0.0
-        self._ticks: dict[int, int] = {}  # pid -> CPU ticks at the last scan
+        self._ticks: dict[int, int] | None = None  # pid -> CPU ticks at the last scan (None: none yet)
         self._kernel_ours: dict[str, bool] = {}  # a kernel thread's name -> does it serve pickfs's devices
         self.cpu_sides = CpuSides()
         self.other_cpu: dict[str, int] = {}  # other processes' CPU ticks by name
 
-    def _account(self, tasks: dict[int, TaskStat]) -> None:
-        """Add the CPU each task took since the last scan to its side (pickfs's, others', the kernel's)."""
+    def account_cpu(self, tasks: dict[int, TaskStat]) -> None:
+        """Add the CPU each task took since the last scan to its side (pickfs's, others', the kernel's);
+        the first scan is where counting starts."""
+        if self._ticks is None:
+            self._ticks = {pid: t.cpu_ticks for pid, t in tasks.items()}
+            return
         ppids = {pid: t.ppid for pid, t in tasks.items()}
         for pid, t in tasks.items():
             if t.comm not in self._kernel_ours and is_kernel_thread(pid, t.ppid):
@@ -210,7 +214,7 @@ class RunMonitor:
         self.disk0, self.cpu0, self.psi0 = read_disk(self.disk), read_cpu(), read_psi()
         self.psi_cpu0 = read_psi("cpu")
         tasks = read_tasks()
-        self._ticks = {pid: t.cpu_ticks for pid, t in tasks.items()}
+        self.account_cpu(tasks)
         self.procs0 = read_processes(self._exclude, tasks)
         self.own0 = _own_io()
         self.journal0 = read_journal(self.disk, self.scope.fstype, self.mountpoint)
@@ -226,7 +230,7 @@ class RunMonitor:
         self.disk1, self.cpu1, self.psi1 = read_disk(self.disk), read_cpu(), read_psi()
         self.psi_cpu1 = read_psi("cpu")
         tasks = read_tasks()
-        self._account(tasks)
+        self.account_cpu(tasks)
         self.procs1 = read_processes(self._exclude, tasks)
         self.own1 = _own_io()
         self.journal1 = read_journal(self.disk, self.scope.fstype, self.mountpoint)
@@ -239,7 +243,7 @@ class RunMonitor:
             self.state_samples += 1
             tasks = read_tasks()
             mine, others = tasks_waiting_on_io(self.scope, tasks)
-            self._account(tasks)
+            self.account_cpu(tasks)
             for comm in set(mine):  # a name counts once per sample
                 self.waiting[comm] = self.waiting.get(comm, 0) + 1
             for comm in set(others):
