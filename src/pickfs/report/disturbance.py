@@ -1,0 +1,50 @@
+"""A disturbed run said first, before the answer, in every format (pure): the line, and the JSON object.
+
+A run whose slices did not record the machine's load (stored before, or monitors off) has no
+disturbance: nothing is said, and the JSON has no `disturbance` key. A recorded run that was not
+disturbed says nothing either; its JSON carries the figures with `disturbed: false`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pickfs.stats.disturbance import DISTURBED_SHARE, OTHERS_SHARE, STEAL_SHARE, Disturbance
+
+
+def disturbance_line(d: Disturbance | None) -> str | None:
+    """'the machine was busy for 40% of this run ...', or None when there is nothing to say."""
+    if d is None or not d.disturbed:
+        return None
+    what = []
+    if d.by_others:
+        names = f" ({', '.join(d.others)})" if d.others else ""
+        what.append(f"other processes took {d.other_cores:.1f} of {d.cpus} cores{names}")
+    if d.by_steal:
+        what.append(f"the hypervisor stole {d.steal_share:.0%} of the CPU time")
+    if d.cpu_pressure is not None:
+        what.append(f"some task waited for a CPU {min(d.cpu_pressure, 1):.0%} of the time")
+    return (f"disturbed: the machine was busy for {d.busy_share:.0%} of this run ({d.busy_slices} of {d.slices} "
+            f"slices): {'; '.join(what)}. The answer below may be the busy machine's as much as the "
+            "configurations'.")
+
+
+def disturbance_dict(d: Disturbance) -> dict[str, Any]:
+    """The JSON export's `disturbance` object: the figures, the thresholds they were judged by, the verdict."""
+    return {
+        "disturbed": d.disturbed,
+        "busy_share": d.busy_share,
+        "slices": d.slices,
+        "busy_slices": d.busy_slices,
+        "seconds": d.seconds,
+        "busy_seconds": d.busy_seconds,
+        "cpus": d.cpus,
+        "other_cores": d.other_cores,
+        "steal_share": d.steal_share,
+        "cpu_pressure": d.cpu_pressure,
+        "io_pressure": d.io_pressure,
+        "busy_by_others": d.by_others,
+        "busy_by_steal": d.by_steal,
+        "others": list(d.others),
+        "thresholds": {"others_share_of_cpus": OTHERS_SHARE, "steal_share": STEAL_SHARE,
+                       "disturbed_share_of_time": DISTURBED_SHARE},
+    }
