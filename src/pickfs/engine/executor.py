@@ -250,7 +250,7 @@ class Executor:
     def _rate_limits(self) -> None:
         """Fixed-rate workloads: the client's own ceiling, measured in memory, said and kept with the run."""
         for wl in self.plan.workloads:
-            for text in limit_notes(wl):
+            for text in limit_notes(wl, self.ledger):
                 self.observer.note(text)
                 self.store.add_note(self.run_id, text)
 
