@@ -9,7 +9,8 @@ TargetKind = Literal["image", "device", "directory"]
 # The name under which a run's started-and-reaped processes (its client, cp, tar, fio) are listed in its monitors.
 CHILDREN = "the run's own processes (client, tools)"
 # "capacity": a slice of the capacity search (engine/capacity.py), at a rate the search chose
-Phase = Literal["prepare", "warmup", "measured", "crash", "capacity"]
+# "crash-state": one power-cut state of a crash test, saved as it is checked (kept when the test is interrupted)
+Phase = Literal["prepare", "warmup", "measured", "crash", "crash-state", "capacity"]
 SCHEDULERS = ("none", "mq-deadline", "kyber", "bfq")
 
 

@@ -31,7 +31,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, ExitStack, contextmanager, nullcontext
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -537,7 +537,12 @@ def _recover_twice(config: FsConfig, bench: Workbench, st: CrashState, base: Pat
 def crash_test(config: FsConfig, spec: WorkloadSpec, workdir: Path, ledger: Ledger, n_states: int = 12,
                size: int = 512 * 1024**2, duration: float = 3.0, seed: int = 1,
                progress: Callable[[str], None] = lambda s: None, unit: int = DEFAULT_UNIT,
-               recovery_share: float = 0.25, keep: Path | None = None, strategies: str = "") -> CrashResult:
+               recovery_share: float = 0.25, keep: Path | None = None, strategies: str = "",
+               kept: tuple[StateResult, ...] = (),
+               checked: Callable[[StateResult], None] = lambda r: None) -> CrashResult:
+    """Record the workload once, then check `n_states` power-cut states of it, handing each result to `checked`
+    as soon as it is known (to be saved). `kept`: states an interrupted attempt checked already (on its own
+    recording): only the rest are checked here, numbered after them, and the result holds both."""
     backend = backend_of(spec)
     reason = crash_unavailable(config, spec)
     if reason or backend is None:
@@ -575,9 +580,13 @@ def crash_test(config: FsConfig, spec: WorkloadSpec, workdir: Path, ledger: Ledg
                         key=lambda e: e.t_ns)
         first, last = window(records, t_start, t_end)
         flushes = sum(1 for r in records[first:last] if r.kind == wlog.FLUSH)
-        states = generate(records, t_start, t_end, n_states, seed, unit, events, recovery_share, chosen)
+        after = len(kept)  # the states checked before an interruption come first
+        states = [replace(st, index=st.index + after)
+                  for st in generate(records, t_start, t_end, max(0, n_states - after), seed, unit, events,
+                                     recovery_share, chosen)]
         progress(f"recorded {len(acks):,} acknowledgements, {last - first:,} writes and flushes, {len(events):,} "
-                 f"events; checking {len(states)} states")
+                 f"events; checking {len(states)} states"
+                 + (f" ({after} kept from an interrupted attempt)" if after else ""))
         start_image = base / "start.img"
         sparse_image(start_image, size)
         wlog.apply(rec.log, records[:first], start_image)
@@ -585,7 +594,7 @@ def crash_test(config: FsConfig, spec: WorkloadSpec, workdir: Path, ledger: Ledg
         working = base / "working.img"
         copy_image(start_image, working)  # the only whole copy: states are built on it and undone
         rng = random.Random(seed * 7919 + 1)
-        results = []
+        results = list(kept)
         t_check = time.monotonic()
         with recording(base / "checks", size, ledger, image=working) as served:
             bench = Workbench(rec.log, records, start_image, first, served)
@@ -608,18 +617,36 @@ def crash_test(config: FsConfig, spec: WorkloadSpec, workdir: Path, ledger: Ledg
                         r = replace(r, problem="; ".join(x for x in (r.problem, f"image not kept: {why}") if x))
                 bench.reset()
                 results.append(r)
+                checked(r)
                 problem = f"; {r.problem[:120]}{'...' if len(r.problem) > 120 else ''}" if r.problem else ""
-                progress(f"state {st.index + 1}/{len(states)} ({st.mode}{', recovery crashed' if st.recovery else ''}): "
+                progress(f"state {st.index + 1}/{after + len(states)} ({st.mode}{', recovery crashed' if st.recovery else ''}): "
                          + (f"lost {r.lost:,} of {r.acked_before:,} acknowledged commits" if r.lost else
                             f"all {r.acked_before:,} acknowledged commits present" if backend != PROGRAM else
                             ("check failed" if r.consistent is False else "check passed")) + problem)
-        check_s = time.monotonic() - t_check
+        check_s = time.monotonic() - t_check + sum(r.seconds for r in kept)
         shutil.rmtree(base, ignore_errors=True)
     gaps = crash_model_gaps(spec, unit, sum(1 for r in results if r.torn))
+    resumed = (f"{after} of the {len(results)} states were checked before an interruption, on an earlier recording "
+               "of the same workload; the commits, writes and flushes counted are this recording's",) if after else ()
     return CrashResult(backend, len(acks), last - first, flushes, tuple(results), record_s,
                        model_text(unit, recovery_share, chosen), UNSEEN, unit, recovery_share, check_s, bench.seconds,
                        tuple(f"{(e.t_ns - t_start) / 1e9:.2f} s: {e.what}" for e in events[:50]), tuple(gaps),
-                       driver.notes() if isinstance(driver, Program) else ())
+                       (*(driver.notes() if isinstance(driver, Program) else ()), *resumed))
+
+
+def state_json(result: StateResult) -> str:
+    """One checked state as it is saved the moment it is known (pure)."""
+    return json.dumps(asdict(result))
+
+
+def state_from_json(text: str) -> StateResult | None:
+    """A saved state read back (pure); None when the text is not one (what is unknown in it is left out)."""
+    try:
+        doc = json.loads(text)
+        known = {f.name for f in fields(StateResult)}
+        return StateResult(**{k: v for k, v in doc.items() if k in known})
+    except (ValueError, TypeError, AttributeError):
+        return None
 
 
 def owed_lines(stamped: str, t_cut: int) -> list[str]:
