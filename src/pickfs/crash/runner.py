@@ -153,6 +153,7 @@ class StateResult:
     why: str = ""  # how the moment was chosen
     recovery: str = ""  # a second power cut during recovery: where, and how the first recovery went
     kept_as: str = ""  # where the state's image was kept for inspection
+    drawn: bool = False  # cut at a random moment: one of the sample the bound counts (else targeted: coverage)
 
     @property
     def failed(self) -> bool:
@@ -197,6 +198,8 @@ class CrashResult:
             "crash_check_s": self.check_seconds,
             "crash_torn_states": float(sum(1 for x in s if x.torn)),
             "crash_recovery_states": float(sum(1 for x in s if x.recovery)),
+            "crash_drawn_states": float(sum(1 for x in s if x.drawn)),  # the sample a bound counts
+            "crash_drawn_failed": float(sum(1 for x in s if x.drawn and x.failed)),
         }
 
     def as_json(self) -> str:
@@ -371,7 +374,8 @@ def check_state(config: FsConfig, image: Path, work: Path, ledger: Ledger, drive
     t0 = time.monotonic()
     acked = sum(1 for t in acks.values() if t < state.t_ns)
     common: dict[str, Any] = {"index": state.index, "mode": state.mode, "cut": state.cut, "dropped": state.dropped,
-              "acked_before": acked, "units": state.units, "torn": state.torn, "why": state.why}
+              "acked_before": acked, "units": state.units, "torn": state.torn, "why": state.why,
+                              "drawn": state.drawn}
     mnt = work / f"mnt-{state.index}"
     clean: bool | None = None
     with attached(image, ledger) as device:

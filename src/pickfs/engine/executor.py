@@ -193,7 +193,8 @@ class Executor:
                                 progress=lambda text: self.observer.note(f"{cell.key}: {text}"),
                                 unit=m.crash_unit, recovery_share=m.crash_recovery,
                                 keep=Path(m.crash_keep) if m.crash_keep else None, strategies=m.crash_strategies,
-                                kept=kept, checked=checked)
+                                kept=kept, checked=checked,
+                                seed=run_seed(self.run_id, m.seed) + cell.index)  # its random moments: this run's
         except PickfsError as exc:
             if interrupted(exc):  # a teardown that failed on the way out of a Ctrl-C: still a Ctrl-C
                 raise

@@ -1,11 +1,13 @@
-"""The words under a crash table (pure): the model in force, what no simulation can show, the settings
-this model could not exercise, when each losing state was cut, and how fast states were explored."""
+"""The words under a crash table (pure): what the sample of power cuts rules out, the model in force, what no
+simulation can show, the settings this model could not exercise, when each losing state was cut, and how fast
+states were explored."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from pickfs.report.views import WorkloadView
+from pickfs.report.views import CrashView, WorkloadView
+from pickfs.stats.crashbound import bound
 
 MAX_LOSING = 8  # losing states listed per configuration
 
@@ -42,6 +44,23 @@ def _failed(s: dict[str, Any]) -> bool:
         or s.get("consistent") is False
 
 
+def bound_words(c: CrashView) -> str | None:
+    """What the states cut at random moments rule out, or the loss rate they show (95%, exact binomial); the
+    targeted states are coverage and count in no bound. None for a test stored before states were drawn."""
+    n = int(c.metrics.get("crash_drawn_states", 0))
+    if not n:
+        return None
+    b = bound(int(c.metrics.get("crash_drawn_failed", 0)), n)
+    targeted = c.tried - n
+    coverage = (f"; the other {targeted:,} states, chosen where damage is likeliest, are coverage, not counted in it"
+                if targeted > 0 else "")
+    if b.failed:
+        return (f"{b.failed:,} of {n:,} states cut at random moments lost or damaged something: a loss rate per "
+                f"power cut between {b.low:.2%} and {b.high:.2%} (95%, exact binomial){coverage}")
+    return (f"none lost in {n:,} states cut at random moments: a loss in 1 state of {b.rules_out_one_in:,} or more "
+            f"would have shown with 95% confidence (exact binomial){coverage}")
+
+
 def crash_details(view: WorkloadView) -> list[str]:
     """Per crash-tested configuration: settings not exercised, speed, and when each losing state was cut."""
     out = []
@@ -50,6 +69,9 @@ def crash_details(view: WorkloadView) -> list[str]:
         if c is None or c.error:
             continue
         name = r.cell.config.name
+        said = bound_words(c)
+        if said:
+            out.append(f"{name}: {said}")
         for gap in c.gaps:
             out.append(f"{name}: ⚠ {gap}")
         out.extend(f"{name}: {note}" for note in c.notes)

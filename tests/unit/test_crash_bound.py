@@ -1,0 +1,97 @@
+"""What a crash test's sample rules out: the exact binomial bound over the states cut at random moments only,
+the targeted ones reported as coverage; and the random moments themselves."""
+
+import math
+import random
+from dataclasses import replace
+
+import pytest
+
+from pickfs.crash.log import FLUSH, WRITE, Record
+from pickfs.crash.runner import CrashResult, StateResult
+from pickfs.crash.states import AT_RANDOM, crash_moments, generate
+from pickfs.report.crash_text import bound_words
+from pickfs.report.views import CrashView
+from pickfs.stats.crashbound import bound, lower, one_in, upper
+
+
+def test_the_bound_is_the_exact_clopper_pearson_one():
+    assert upper(0, 12) == pytest.approx(0.2209, abs=1e-4)  # the issue's figure: 22% for 0 of 12
+    assert upper(0, 1240) == pytest.approx(1 - 0.05 ** (1 / 1240))
+    assert one_in(upper(0, 1240)) == 414 and one_in(upper(0, 12)) == 4
+    # the defining property: at the upper bound, seeing at most k of n has probability 5% exactly
+    for k, n in ((1, 20), (3, 100), (10, 40)):
+        p = upper(k, n)
+        assert sum(math.comb(n, i) * p**i * (1 - p) ** (n - i) for i in range(k + 1)) == pytest.approx(0.05, rel=1e-6)
+        q = lower(k, n)
+        assert sum(math.comb(n, i) * q**i * (1 - q) ** (n - i) for i in range(k, n + 1)) == pytest.approx(0.05, rel=1e-6)
+    assert upper(0, 0) == 1.0 and upper(5, 5) == 1.0 and lower(0, 9) == 0.0
+    b = bound(3, 100)
+    assert 0 < b.low < 0.03 < b.high < 1 and b.rules_out_one_in == 0 and 5 < b.known_within < 20
+    assert bound(0, 500).rules_out_one_in == 167 and bound(0, 500).known_within == math.inf
+
+
+def test_one_in_never_overstates_what_is_ruled_out():
+    for n in (1, 7, 12, 150, 449, 500, 1240, 5000):
+        k = one_in(upper(0, n))
+        assert 1 / k >= upper(0, n) > 1 / (k + 1)
+
+
+def _view(states, drawn, failed) -> CrashView:
+    return CrashView({"crash_states": float(states), "crash_drawn_states": float(drawn),
+                      "crash_drawn_failed": float(failed)})
+
+
+def test_the_words_count_only_the_random_states_and_name_the_targeted_as_coverage():
+    said = bound_words(_view(1500, 500, 0)) or ""
+    assert said.startswith("none lost in 500 states cut at random moments: a loss in 1 state of 167 or more would "
+                           "have shown with 95% confidence")
+    assert "the other 1,000 states, chosen where damage is likeliest, are coverage, not counted in it" in said
+    assert "safe" not in said
+    lost = bound_words(_view(12, 4, 2)) or ""
+    assert lost.startswith("2 of 4 states cut at random moments lost or damaged something: a loss rate per power cut "
+                           "between 6.76% and 93.24%")
+    assert bound_words(CrashView({"crash_states": 12.0})) is None  # stored before states were drawn at random
+
+
+def _records(n: int = 400) -> list[Record]:
+    out = []
+    for i in range(n):
+        out.append(Record(WRITE, 1000 + 10 * i, (i % 50) * 4096, 4096, 0) if i % 4 else Record(FLUSH, 1000 + 10 * i, 0, 0, 0))
+    return out
+
+
+def test_a_third_of_the_moments_are_drawn_at_random_one_per_stretch_and_marked():
+    records = _records()
+    t_start, t_end = 1000, 5000
+    for seed in (1, 2, 3):
+        states = generate(records, t_start, t_end, 30, seed=seed)
+        drawn = [s for s in states if s.drawn]
+        assert len(drawn) == 10 and all(s.why == AT_RANDOM for s in drawn)
+        assert not any(s.drawn for s in states if s.why != AT_RANDOM)
+    a = [c for c, _, why in crash_moments(records, t_start, t_end, 30, seed=1) if why == AT_RANDOM]
+    b = [c for c, _, why in crash_moments(records, t_start, t_end, 30, seed=2) if why == AT_RANDOM]
+    assert a != b  # drawn, not placed
+    # one per tenth of the run: over many seeds each moment falls anywhere in its own stretch
+    stretch = (t_end - t_start) // 10
+    seen = set()
+    for seed in range(200):
+        cuts = sorted(c for c, _, why in crash_moments(records, t_start, t_end, 30, seed=seed) if why == AT_RANDOM)
+        times = [records[c].t_ns if c < len(records) else t_end for c in cuts]
+        assert all(t_start + j * stretch <= t <= t_start + (j + 1) * stretch + 10 for j, t in enumerate(times))
+        seen.update((t - t_start) % stretch // 40 for t in times)
+    assert len(seen) == 10  # every part of a stretch is drawn
+
+
+def test_a_random_moment_stays_in_the_sample_even_where_a_targeted_one_is_the_same():
+    records = [Record(WRITE, 10, 0, 4096, 0), Record(FLUSH, 20, 0, 0, 0)]  # one moment possible: all the same
+    states = generate(records, 5, 30, 6, seed=random.Random(4).randrange(100))
+    assert sum(s.drawn for s in states) == 2
+
+
+def test_the_result_counts_the_sample_and_its_failures():
+    s = StateResult(0, "random subset", 1, 0, True, True, True, True, 0, 0.0, 10)
+    states = (replace(s, drawn=True), replace(s, index=1, drawn=True, lost=2), replace(s, index=2, lost=1),
+              replace(s, index=3))
+    m = CrashResult("sqlite", 10, 4, 2, states, 1.0).metrics()
+    assert (m["crash_states"], m["crash_drawn_states"], m["crash_drawn_failed"]) == (4.0, 2.0, 1.0)
