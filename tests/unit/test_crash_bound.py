@@ -44,12 +44,12 @@ def _view(states, drawn, failed) -> CrashView:
 
 def test_the_words_count_only_the_random_states_and_name_the_targeted_as_coverage():
     said = bound_words(_view(1500, 500, 0)) or ""
-    assert said.startswith("none lost in 500 states cut at random moments: a loss in 1 state of 167 or more would "
-                           "have shown with 95% confidence")
-    assert "the other 1,000 states, chosen where damage is likeliest, are coverage, not counted in it" in said
+    assert said.startswith("none lost in 500 distinct states cut at random moments: a loss in 1 state of 167 or more "
+                           "would have shown with 95% confidence")
+    assert "the other 1,000 states (chosen where damage is likeliest, or duplicates) are coverage, not counted" in said
     assert "safe" not in said
     lost = bound_words(_view(12, 4, 2)) or ""
-    assert lost.startswith("2 of 4 states cut at random moments lost or damaged something: a loss rate per power cut "
+    assert lost.startswith("2 of 4 distinct states cut at random moments lost or damaged something: a loss rate per power cut "
                            "between 6.76% and 93.24%")
     assert bound_words(CrashView({"crash_states": 12.0})) is None  # stored before states were drawn at random
 
@@ -92,6 +92,7 @@ def test_a_random_moment_stays_in_the_sample_even_where_a_targeted_one_is_the_sa
 def test_the_result_counts_the_sample_and_its_failures():
     s = StateResult(0, "random subset", 1, 0, True, True, True, True, 0, 0.0, 10)
     states = (replace(s, drawn=True), replace(s, index=1, drawn=True, lost=2), replace(s, index=2, lost=1),
-              replace(s, index=3))
-    m = CrashResult("sqlite", 10, 4, 2, states, 1.0).metrics()
-    assert (m["crash_states"], m["crash_drawn_states"], m["crash_drawn_failed"]) == (4.0, 2.0, 1.0)
+              replace(s, index=3), replace(s, index=4, drawn=True, lost=2, same_as=1))
+    m = CrashResult("sqlite", 10, 4, 2, states, 1.0, check_seconds=2.0).metrics()
+    assert (m["crash_states"], m["crash_distinct_states"], m["crash_distinct_per_s"]) == (5.0, 4.0, 2.0)
+    assert (m["crash_drawn_states"], m["crash_drawn_failed"]) == (2.0, 1.0)  # the duplicate is not counted

@@ -38,6 +38,7 @@ from typing import Any
 from pickfs import databases
 from pickfs.crash import log as wlog
 from pickfs.crash.files import FileWatch
+from pickfs.crash.identity import Identities
 from pickfs.crash.session import Recording, fuse_unavailable, recording, sparse_image
 from pickfs.crash.states import (
     DEFAULT_UNIT,
@@ -92,7 +93,7 @@ def model_text(unit: int, recovery_share: float, strategies: tuple[str, ...] = (
             f"keeps every write before the last completed flush (a FUA write "
             f"counts once it completes) and, of the writes after it, a subset of {unit_text} units, in any "
             f"order, so one write can be torn; the subsets tried: {'; '.join(STRATEGY_REGISTRY[s].text for s in strategies)}; "
-            f"crash moments spread evenly over the whole run, and just before the flushes that end the bursts "
+            f"crash moments at random over the whole run (a third of the states: the sample a bound counts), and just before the flushes that end the bursts "
             f"overwriting the most of what was written earlier, and those after checkpoints, WAL switches and files "
             f"created or renamed (where the "
             f"tearing and reordering subsets are tried first); {recovery}; the "
@@ -154,6 +155,11 @@ class StateResult:
     recovery: str = ""  # a second power cut during recovery: where, and how the first recovery went
     kept_as: str = ""  # where the state's image was kept for inspection
     drawn: bool = False  # cut at a random moment: one of the sample the bound counts (else targeted: coverage)
+    same_as: int = -1  # the earlier state whose image was identical, checked once for both (-1: checked itself)
+
+    @property
+    def distinct(self) -> bool:
+        return self.same_as < 0
 
     @property
     def failed(self) -> bool:
@@ -198,8 +204,12 @@ class CrashResult:
             "crash_check_s": self.check_seconds,
             "crash_torn_states": float(sum(1 for x in s if x.torn)),
             "crash_recovery_states": float(sum(1 for x in s if x.recovery)),
-            "crash_drawn_states": float(sum(1 for x in s if x.drawn)),  # the sample a bound counts
-            "crash_drawn_failed": float(sum(1 for x in s if x.drawn and x.failed)),
+            "crash_distinct_states": float(sum(1 for x in s if x.distinct)),  # each checked once
+            "crash_distinct_per_s": sum(1 for x in s if x.distinct) / self.check_seconds if self.check_seconds > 0
+            else 0.0,
+            # the sample a bound counts: distinct states cut at random moments
+            "crash_drawn_states": float(sum(1 for x in s if x.drawn and x.distinct)),
+            "crash_drawn_failed": float(sum(1 for x in s if x.drawn and x.distinct and x.failed)),
         }
 
     def as_json(self) -> str:
@@ -368,14 +378,21 @@ def driver_for(spec: WorkloadSpec, workdir: Path) -> Commits | Program:
     return Commits(str(backend), dict(spec.settings))
 
 
-def check_state(config: FsConfig, image: Path, work: Path, ledger: Ledger, driver: Commits | Program,
-                acks: dict[int, int], state: CrashState, run_fsck: bool = True) -> StateResult:
-    """Mount the crash image (journal replay), recover the database, count what is missing, fsck."""
-    t0 = time.monotonic()
-    acked = sum(1 for t in acks.values() if t < state.t_ns)
-    common: dict[str, Any] = {"index": state.index, "mode": state.mode, "cut": state.cut, "dropped": state.dropped,
-              "acked_before": acked, "units": state.units, "torn": state.torn, "why": state.why,
-                              "drawn": state.drawn}
+@dataclass(frozen=True)
+class Outcome:
+    """What checking one image found, before it is set against the commits acknowledged before its cut."""
+
+    mounted: bool
+    fsck_ok: bool | None
+    db_opened: bool
+    consistent: bool | None
+    present: frozenset[int] | None  # the commits found; None: the user's program, whose check judges
+    problem: str
+
+
+def check_image(config: FsConfig, image: Path, work: Path, ledger: Ledger, driver: Commits | Program,
+                acks: dict[int, int], state: CrashState, run_fsck: bool = True) -> Outcome:
+    """Mount the crash image (journal replay), recover the database, list the commits present, fsck."""
     mnt = work / f"mnt-{state.index}"
     clean: bool | None = None
     with attached(image, ledger) as device:
@@ -400,13 +417,29 @@ def check_state(config: FsConfig, image: Path, work: Path, ledger: Ledger, drive
             clean, said = fsck(config.fstype, device)
             if clean is False:
                 problem = "; ".join(x for x in (problem, f"fsck: {said}") if x)
-    if present is None:  # the user's program: its check says whether anything is missing
+    return Outcome(mounted, clean, opened, consistent, None if present is None else frozenset(present), problem)
+
+
+def judged(state: CrashState, acks: dict[int, int], out: Outcome, seconds: float) -> StateResult:
+    """A state's result: what its image's check found, against the commits acknowledged before its cut (pure)."""
+    acked = sum(1 for t in acks.values() if t < state.t_ns)
+    if out.present is None:  # the user's program: its check says whether anything is missing
         lost, lost_s = 0, 0.0
     else:
-        loss = losses(acks, present, state.t_ns) if opened else losses(acks, set(), state.t_ns)
+        loss = losses(acks, set(out.present) if out.db_opened else set(), state.t_ns)
         lost, lost_s = len(loss.lost), loss.seconds
-    return StateResult(**common, mounted=mounted, fsck_ok=clean, db_opened=opened, consistent=consistent,
-                       lost=lost, lost_seconds=lost_s, problem=problem, seconds=time.monotonic() - t0)
+    return StateResult(index=state.index, mode=state.mode, cut=state.cut, dropped=state.dropped, mounted=out.mounted,
+                       fsck_ok=out.fsck_ok, db_opened=out.db_opened, consistent=out.consistent, lost=lost,
+                       lost_seconds=lost_s, acked_before=acked, problem=out.problem, seconds=seconds,
+                       units=state.units, torn=state.torn, why=state.why, drawn=state.drawn)
+
+
+def check_state(config: FsConfig, image: Path, work: Path, ledger: Ledger, driver: Commits | Program,
+                acks: dict[int, int], state: CrashState, run_fsck: bool = True) -> StateResult:
+    """Mount the crash image (journal replay), recover the database, count what is missing, fsck."""
+    t0 = time.monotonic()
+    out = check_image(config, image, work, ledger, driver, acks, state, run_fsck)
+    return judged(state, acks, out, time.monotonic() - t0)
 
 
 def copy_image(src: Path, dst: Path) -> None:
@@ -461,8 +494,8 @@ class Workbench:
         """The working image as the loop device sees it (through the recorder)."""
         return self.served.image
 
-    def prepare(self, state: CrashState) -> None:
-        """The working image as the state's disk: the base advanced to its durable writes, then its pieces."""
+    def advance(self, state: CrashState) -> None:
+        """The base and the working image advanced to the state's durable writes (not its own pieces)."""
         t0 = time.monotonic()
         if state.durable < self.at:
             raise ValueError("crash states must come in the order of their cuts")
@@ -470,6 +503,12 @@ class Workbench:
         for image in (self.base, self.served.backing):
             wlog.apply_pieces(self.log, self.records, durable, image)
         self.at = state.durable
+        self.seconds += time.monotonic() - t0
+
+    def prepare(self, state: CrashState) -> None:
+        """The working image as the state's disk: the base advanced to its durable writes, then its pieces."""
+        self.advance(state)
+        t0 = time.monotonic()
         self.add(self.log, self.records, state.kept)
         self.seconds += time.monotonic() - t0
 
@@ -600,15 +639,32 @@ def crash_test(config: FsConfig, spec: WorkloadSpec, workdir: Path, ledger: Ledg
         rng = random.Random(seed * 7919 + 1)
         results = list(kept)
         t_check = time.monotonic()
+        # a state whose image an earlier one already had is not checked again: the earlier check counts for both
+        # (not a recovery crash, whose second cut is drawn anew; not the user's program, whose check reads the cut)
+        identities = None if backend == PROGRAM else Identities(rec.log, records, first)
+        outcomes: dict[int, tuple[int, Outcome, str]] = {}  # identity -> (state checked, what it found, kept as)
         with recording(base / "checks", size, ledger, image=working) as served:
             bench = Workbench(rec.log, records, start_image, first, served)
             for st in states:
                 t_state = time.monotonic()
+                identity = None if identities is None or st.recovery else identities.of(st.durable, st.kept)
+                if identity is not None and identity in outcomes:
+                    bench.advance(st)
+                    same, found, kept_as = outcomes[identity]
+                    r = replace(judged(st, acks, found, 0.0), same_as=same, kept_as=kept_as,
+                                seconds=time.monotonic() - t_state, at_s=(st.t_ns - t_start) / 1e9,
+                                when=when(st.t_ns, t_start, events))
+                    results.append(r)
+                    checked(r)
+                    progress(f"state {st.index + 1}/{after + len(states)} ({st.mode}): the same image as state "
+                             f"{same + 1}, checked once for both")
+                    continue
                 bench.prepare(st)
                 if st.recovery:
                     r = _recover_twice(config, bench, st, base, ledger, driver, acks, rng, unit)
                 else:
-                    r = check_state(config, bench.image, base, ledger, driver, acks, st)
+                    found = check_image(config, bench.image, base, ledger, driver, acks, st)
+                    r = judged(st, acks, found, 0.0)
                 bench.checked()
                 r = replace(r, seconds=time.monotonic() - t_state,  # building the image included
                             at_s=(st.t_ns - t_start) / 1e9, when=when(st.t_ns, t_start, events))
@@ -620,6 +676,8 @@ def crash_test(config: FsConfig, spec: WorkloadSpec, workdir: Path, ledger: Ledg
                         why = exc.one_line() if isinstance(exc, PickfsError) else str(exc)
                         r = replace(r, problem="; ".join(x for x in (r.problem, f"image not kept: {why}") if x))
                 bench.reset()
+                if identity is not None:
+                    outcomes[identity] = (st.index, found, r.kept_as)
                 results.append(r)
                 checked(r)
                 problem = f"; {r.problem[:120]}{'...' if len(r.problem) > 120 else ''}" if r.problem else ""

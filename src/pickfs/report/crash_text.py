@@ -44,6 +44,18 @@ def _failed(s: dict[str, Any]) -> bool:
         or s.get("consistent") is False
 
 
+def _explored(c: CrashView, rate: float) -> str:
+    """How many states were tried, how many distinct ones checked, and how fast."""
+    if "crash_distinct_states" not in c.metrics:  # stored before duplicate states were recognised
+        return f"{c.tried} states checked at {rate:.2f} states/s ({1 / rate:.1f} s each)"
+    distinct = int(c.metrics["crash_distinct_states"])
+    per_s = c.metrics.get("crash_distinct_per_s", 0.0)
+    share = 1 - distinct / c.tried if c.tried else 0.0
+    speed = f" at {per_s:.2f} distinct states/s ({1 / per_s:.1f} s each)" if per_s > 0 else ""
+    return (f"{c.tried:,} states tried, {distinct:,} distinct checked{speed}, {share:.0%} duplicates "
+            "(an image an earlier state had: checked once, counted for both)")
+
+
 def bound_words(c: CrashView) -> str | None:
     """What the states cut at random moments rule out, or the loss rate they show (95%, exact binomial); the
     targeted states are coverage and count in no bound. None for a test stored before states were drawn."""
@@ -52,12 +64,12 @@ def bound_words(c: CrashView) -> str | None:
         return None
     b = bound(int(c.metrics.get("crash_drawn_failed", 0)), n)
     targeted = c.tried - n
-    coverage = (f"; the other {targeted:,} states, chosen where damage is likeliest, are coverage, not counted in it"
-                if targeted > 0 else "")
+    coverage = (f"; the other {targeted:,} states (chosen where damage is likeliest, or duplicates) are coverage, "
+                "not counted in it" if targeted > 0 else "")
     if b.failed:
-        return (f"{b.failed:,} of {n:,} states cut at random moments lost or damaged something: a loss rate per "
+        return (f"{b.failed:,} of {n:,} distinct states cut at random moments lost or damaged something: a loss rate per "
                 f"power cut between {b.low:.2%} and {b.high:.2%} (95%, exact binomial){coverage}")
-    return (f"none lost in {n:,} states cut at random moments: a loss in 1 state of {b.rules_out_one_in:,} or more "
+    return (f"none lost in {n:,} distinct states cut at random moments: a loss in 1 state of {b.rules_out_one_in:,} or more "
             f"would have shown with 95% confidence (exact binomial){coverage}")
 
 
@@ -79,8 +91,7 @@ def crash_details(view: WorkloadView) -> list[str]:
         if rate:
             torn = int(c.metrics.get("crash_torn_states", 0))
             again = int(c.metrics.get("crash_recovery_states", 0))
-            out.append(f"{name}: {c.tried} states checked at {rate:.2f} states/s ({1 / rate:.1f} s each); "
-                       f"{torn} tore a write, {again} lost power again during recovery")
+            out.append(f"{name}: {_explored(c, rate)}; {torn} tore a write, {again} lost power again during recovery")
         losing = [s for s in c.states if _failed(s)]
         for s in losing[:MAX_LOSING]:
             out.append(f"{name}: {_state_line(s)}")
