@@ -99,6 +99,8 @@ class Method:
     speed: bool = True  # measure speed (pickfs crashtest turns it off)
     crash_states: int = 0  # > 0: also crash-test each cell, over this many power-cut states
     crash_duration: float = 3.0  # seconds of commits recorded for a crash test
+    # > 0: after crash_states states, more in batches until this many seconds of checking per cell (its budget)
+    crash_time: float = 0.0
     crash_size: int = 512 * 1024**2  # the crash test's image (small: every write is logged)
     crash_size_auto: bool = True  # no crash_size given: at least crash_size, larger when the job needs it
     crash_unit: int = 4096  # the disk's atomic unit in a crash test: unflushed writes land in pieces of this size

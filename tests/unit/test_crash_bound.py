@@ -96,3 +96,48 @@ def test_the_result_counts_the_sample_and_its_failures():
     m = CrashResult("sqlite", 10, 4, 2, states, 1.0, check_seconds=2.0).metrics()
     assert (m["crash_states"], m["crash_distinct_states"], m["crash_distinct_per_s"]) == (5.0, 4.0, 2.0)
     assert (m["crash_drawn_states"], m["crash_drawn_failed"]) == (2.0, 1.0)  # the duplicate is not counted
+
+
+def _plan(tmp_path, *args: str):
+    from pickfs.cli.crashtest import command, crash_plan
+
+    return crash_plan(command.make_context("crashtest", [*args, "--fs", "ext4", "--workdir", str(tmp_path)]).params)
+
+
+def test_crashtest_spends_a_budget_by_default_and_states_alone_stay_a_count(tmp_path):
+    from pickfs.errors import PlanError
+
+    m = _plan(tmp_path).method
+    assert (m.crash_states, m.crash_time) == (12, 120.0)  # a budget, not a count, by default
+    m = _plan(tmp_path, "--states", "24").method
+    assert (m.crash_states, m.crash_time) == (24, 0.0)  # exactly 24
+    m = _plan(tmp_path, "--crash-time", "10m").method
+    assert (m.crash_states, m.crash_time) == (12, 600.0)
+    m = _plan(tmp_path, "--states", "5", "--crash-time", "30s").method
+    assert (m.crash_states, m.crash_time) == (5, 30.0)
+    with pytest.raises(PlanError, match="no time to check states in"):
+        _plan(tmp_path, "--crash-time", "0s")
+
+
+def test_the_states_that_fit_follow_the_pace_so_far():
+    from pickfs.crash.runner import _states_that_fit
+
+    assert _states_that_fit(100.0, 10.0, 40) == 360  # 4 states/s, 90% of what fits
+    assert _states_that_fit(0.5, 10.0, 40) == 0  # fewer than 3 fit
+    assert _states_that_fit(100.0, 0.0, 0) == 0
+    assert _states_that_fit(10_000.0, 1.0, 100) == 2000  # one batch at most
+
+
+def test_a_test_stops_early_only_when_the_random_sample_pins_the_loss_rate_within_two():
+    from pickfs.crash.runner import _clear_answer
+    from pickfs.stats.crashbound import settled
+
+    s = StateResult(0, "random subset", 1, 0, True, True, True, True, 0, 0.0, 10, drawn=True)
+    few = [replace(s, index=i, lost=1 if i % 2 else 0) for i in range(20)]  # 10 of 20 lost: not yet within 2
+    assert _clear_answer(few, settled) == ""
+    many = [replace(s, index=i, lost=1 if i % 2 else 0) for i in range(60)]  # 30 of 60
+    said = _clear_answer(many, settled)
+    assert said.startswith("stopped early with a clear answer: 30 of 60 distinct states cut at random moments")
+    targeted = [replace(x, drawn=False) for x in many]  # targeted states are coverage: they settle nothing
+    assert _clear_answer(targeted, settled) == ""
+    assert not settled(0, 10_000)  # none lost never stops early: the budget narrows the bound

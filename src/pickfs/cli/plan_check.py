@@ -61,8 +61,10 @@ def method_lines(plan: Plan) -> list[str]:
             lines.append(f"  then until each interval is within ±{m.target_ci:.0%}, at most {m.max_runs} runs"
                          + (f" or {m.max_seconds / 60:g} min" if m.max_seconds is not None else ""))
     if m.crash_states:
-        lines.append(f"crash test: {m.crash_states} power-cut states per cell, {m.crash_duration:g} s of commits "
-                     f"recorded on a {_size(m.crash_size)} image")
+        states = (f"{m.crash_states} power-cut states per cell, then more for {m.crash_time:g} s of checking"
+                  if m.crash_time else f"{m.crash_states} power-cut states per cell")
+        lines.append(f"crash test: {states}, {m.crash_duration:g} s of commits recorded on a {_size(m.crash_size)} "
+                     "image")
     extras = [x for x, on in (("drop caches", m.drop_caches), ("monitors", m.monitors)) if on]
     lines.append(f"each run: {', '.join(extras) or 'no cache drop, no monitors'}; the device idle "
                  f"{m.quiesce_seconds:g} s first")

@@ -29,7 +29,7 @@ import sys
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, ExitStack, contextmanager, nullcontext
 from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
@@ -184,6 +184,8 @@ class CrashResult:
     events: tuple[str, ...] = ()  # what the workload did when (the first ones)
     not_exercised: tuple[str, ...] = ()  # settings whose risk this model could not exercise, and why
     notes: tuple[str, ...] = ()  # what else happened: processes a command left running, ended
+    budget_s: float = 0.0  # the checking time it had (0: a number of states, no budget)
+    stopped: str = ""  # why it stopped before its budget ended (a clear answer)
 
     def metrics(self) -> dict[str, float]:
         s = self.states
@@ -210,6 +212,8 @@ class CrashResult:
             # the sample a bound counts: distinct states cut at random moments
             "crash_drawn_states": float(sum(1 for x in s if x.drawn and x.distinct)),
             "crash_drawn_failed": float(sum(1 for x in s if x.drawn and x.distinct and x.failed)),
+            "crash_budget_s": self.budget_s,
+            "crash_stopped_early": float(bool(self.stopped)),
         }
 
     def as_json(self) -> str:
@@ -476,6 +480,30 @@ def keep_image(src: Path, keep: Path, name: str) -> Path:
     return real / name
 
 
+def copy_ranges(src: Path, dst: Path, spans: Sequence[tuple[int, int]]) -> None:
+    """The (offset, length) ranges of `dst` made what they are in `src` (zeros beyond its data), each once."""
+    merged: list[list[int]] = []
+    for off, n in sorted(spans):
+        if merged and off <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], off + n)
+        else:
+            merged.append([off, off + n])
+    fd_src = os.open(src, os.O_RDONLY)
+    fd = os.open(dst, os.O_RDWR)
+    try:
+        for start, end in merged:
+            pos = start
+            while pos < end:
+                chunk = os.pread(fd_src, min(end - pos, 1 << 20), pos)
+                if not chunk:  # beyond the source's data: zeros
+                    chunk = b"\0" * min(end - pos, 1 << 20)
+                os.pwrite(fd, chunk, pos)
+                pos += len(chunk)
+    finally:
+        os.close(fd)
+        os.close(fd_src)
+
+
 class Workbench:
     """One working image, served by the recorder, so that every write a check makes is known and undone.
 
@@ -486,7 +514,9 @@ class Workbench:
 
     def __init__(self, log: Path, records: list[wlog.Record], base: Path, first: int, served: Recording) -> None:
         self.log, self.records, self.base, self.at, self.served = log, records, base, first, served
+        self.at_first = first
         self.dirty: list[tuple[int, int]] = []
+        self.advanced: list[tuple[int, int]] = []  # what the durable writes changed since the start image
         self.seconds = 0.0
 
     @property
@@ -502,7 +532,20 @@ class Workbench:
         durable = [wlog.Piece(i) for i in range(self.at, state.durable)]
         for image in (self.base, self.served.backing):
             wlog.apply_pieces(self.log, self.records, durable, image)
+        self.advanced += wlog.ranges(self.records, durable)
         self.at = state.durable
+        self.seconds += time.monotonic() - t0
+
+    def rewind(self, pristine: Path) -> None:
+        """The base and the working image back to the start image (`pristine`, a copy of it), for another batch of
+        states from the start of the run: the ranges the durable writes changed copied back."""
+        t0 = time.monotonic()
+        first = self.at_first
+        for image in (self.base, self.served.backing):
+            copy_ranges(pristine, image, self.advanced)
+            if os.path.getsize(image) != os.path.getsize(pristine):  # a truncation in the log
+                os.truncate(image, os.path.getsize(pristine))
+        self.advanced, self.at = [], first
         self.seconds += time.monotonic() - t0
 
     def prepare(self, state: CrashState) -> None:
@@ -531,27 +574,7 @@ class Workbench:
     def reset(self, forget_log: bool = True) -> None:
         """The working image back to the base: the changed ranges copied back; the recorder's log emptied."""
         t0 = time.monotonic()
-        spans = sorted(self.dirty)
-        merged: list[list[int]] = []
-        for off, n in spans:
-            if merged and off <= merged[-1][1]:
-                merged[-1][1] = max(merged[-1][1], off + n)
-            else:
-                merged.append([off, off + n])
-        fd_base = os.open(self.base, os.O_RDONLY)
-        fd = os.open(self.served.backing, os.O_RDWR)
-        try:
-            for start, end in merged:
-                pos = start
-                while pos < end:
-                    chunk = os.pread(fd_base, min(end - pos, 1 << 20), pos)
-                    if not chunk:  # beyond the base's data: zeros
-                        chunk = b"\0" * min(end - pos, 1 << 20)
-                    os.pwrite(fd, chunk, pos)
-                    pos += len(chunk)
-        finally:
-            os.close(fd)
-            os.close(fd_base)
+        copy_ranges(self.base, self.served.backing, self.dirty)
         self.dirty = []
         if forget_log:
             os.truncate(self.served.log, 0)  # the recorder appends; it is idle between checks
@@ -582,10 +605,15 @@ def crash_test(config: FsConfig, spec: WorkloadSpec, workdir: Path, ledger: Ledg
                progress: Callable[[str], None] = lambda s: None, unit: int = DEFAULT_UNIT,
                recovery_share: float = 0.25, keep: Path | None = None, strategies: str = "",
                kept: tuple[StateResult, ...] = (),
-               checked: Callable[[StateResult], None] = lambda r: None) -> CrashResult:
+               checked: Callable[[StateResult], None] = lambda r: None, budget_s: float = 0.0,
+               clear: Callable[[int, int], bool] = lambda failed, n: False) -> CrashResult:
     """Record the workload once, then check `n_states` power-cut states of it, handing each result to `checked`
     as soon as it is known (to be saved). `kept`: states an interrupted attempt checked already (on its own
-    recording): only the rest are checked here, numbered after them, and the result holds both."""
+    recording): only the rest are checked here, numbered after them, and the result holds both.
+
+    `budget_s` > 0: after those, more states in batches (each from the start of the run, sized to what is left
+    at the pace so far) until the budget of checking time ends, or `clear(failed, n)` says the distinct states
+    cut at random moments, n of them, `failed` lost or damaged something, answer clearly (`_clear_answer`)."""
     backend = backend_of(spec)
     reason = crash_unavailable(config, spec)
     if reason or backend is None:
@@ -624,67 +652,59 @@ def crash_test(config: FsConfig, spec: WorkloadSpec, workdir: Path, ledger: Ledg
         first, last = window(records, t_start, t_end)
         flushes = sum(1 for r in records[first:last] if r.kind == wlog.FLUSH)
         after = len(kept)  # the states checked before an interruption come first
-        states = [replace(st, index=st.index + after)
-                  for st in generate(records, t_start, t_end, max(0, n_states - after), seed, unit, events,
-                                     recovery_share, chosen)]
-        progress(f"recorded {len(acks):,} acknowledgements, {last - first:,} writes and flushes, {len(events):,} "
-                 f"events; checking {len(states)} states"
-                 + (f" ({after} kept from an interrupted attempt)" if after else ""))
         start_image = base / "start.img"
         sparse_image(start_image, size)
         wlog.apply(rec.log, records[:first], start_image)
         os.unlink(rec.backing)  # the final state is not needed; keep the disk use down
         working = base / "working.img"
         copy_image(start_image, working)  # the only whole copy: states are built on it and undone
+        pristine = base / "pristine.img"
+        if budget_s > 0:  # each further batch of states starts again from the start image
+            copy_image(start_image, pristine)
         rng = random.Random(seed * 7919 + 1)
         results = list(kept)
         t_check = time.monotonic()
-        # a state whose image an earlier one already had is not checked again: the earlier check counts for both
-        # (not a recovery crash, whose second cut is drawn anew; not the user's program, whose check reads the cut)
-        identities = None if backend == PROGRAM else Identities(rec.log, records, first)
-        outcomes: dict[int, tuple[int, Outcome, str]] = {}  # identity -> (state checked, what it found, kept as)
+        deadline = t_check + budget_s - sum(r.seconds for r in kept)
+        stopped = ""
         with recording(base / "checks", size, ledger, image=working) as served:
             bench = Workbench(rec.log, records, start_image, first, served)
-            for st in states:
-                t_state = time.monotonic()
-                identity = None if identities is None or st.recovery else identities.of(st.durable, st.kept)
-                if identity is not None and identity in outcomes:
-                    bench.advance(st)
-                    same, found, kept_as = outcomes[identity]
-                    r = replace(judged(st, acks, found, 0.0), same_as=same, kept_as=kept_as,
-                                seconds=time.monotonic() - t_state, at_s=(st.t_ns - t_start) / 1e9,
-                                when=when(st.t_ns, t_start, events))
+            checker = StateChecker(config, bench, base, ledger, driver, acks, rng, unit, keep,
+                                   f"{config.name}-{spec.label}", t_start, events)
+            batch, n_batch = 0, max(0, n_states - after)
+            while n_batch > 0:
+                states = [replace(st, index=st.index + len(results))
+                          for st in generate(records, t_start, t_end, n_batch, seed + batch, unit, events,
+                                             recovery_share, chosen)]
+                total = "" if budget_s > 0 else f"/{after + len(states)}"
+                if batch == 0:
+                    progress(f"recorded {len(acks):,} acknowledgements, {last - first:,} writes and flushes, "
+                             f"{len(events):,} events; checking {len(states)} states"
+                             + (f" ({after} kept from an interrupted attempt)" if after else "")
+                             + (f", then more within {budget_s:.0f} s" if budget_s > 0 else ""))
+                else:
+                    progress(f"{len(states)} more states within the {max(0.0, deadline - time.monotonic()):.0f} s "
+                             "left")
+                # a state whose image an earlier one had is not checked again: that check counts for both (not a
+                # recovery crash, whose second cut is drawn anew; not the user's program, whose check reads the cut)
+                identities = None if backend == PROGRAM else Identities(rec.log, records, first)
+                for st in states:
+                    r = checker.check(st, None if identities is None or st.recovery
+                                      else identities.of(st.durable, st.kept))
                     results.append(r)
                     checked(r)
-                    progress(f"state {st.index + 1}/{after + len(states)} ({st.mode}): the same image as state "
-                             f"{same + 1}, checked once for both")
-                    continue
-                bench.prepare(st)
-                if st.recovery:
-                    r = _recover_twice(config, bench, st, base, ledger, driver, acks, rng, unit)
-                else:
-                    found = check_image(config, bench.image, base, ledger, driver, acks, st)
-                    r = judged(st, acks, found, 0.0)
-                bench.checked()
-                r = replace(r, seconds=time.monotonic() - t_state,  # building the image included
-                            at_s=(st.t_ns - t_start) / 1e9, when=when(st.t_ns, t_start, events))
-                if keep is not None and r.failed:
-                    name = f"{config.name}-{spec.label}-state-{st.index}.img".replace("/", "_")
-                    try:  # as the check left it (recovered, if it could)
-                        r = replace(r, kept_as=str(keep_image(served.backing, keep, name)))
-                    except (OSError, subprocess.CalledProcessError, PickfsError) as exc:
-                        why = exc.one_line() if isinstance(exc, PickfsError) else str(exc)
-                        r = replace(r, problem="; ".join(x for x in (r.problem, f"image not kept: {why}") if x))
-                bench.reset()
-                if identity is not None:
-                    outcomes[identity] = (st.index, found, r.kept_as)
-                results.append(r)
-                checked(r)
-                problem = f"; {r.problem[:120]}{'...' if len(r.problem) > 120 else ''}" if r.problem else ""
-                progress(f"state {st.index + 1}/{after + len(states)} ({st.mode}{', recovery crashed' if st.recovery else ''}): "
-                         + (f"lost {r.lost:,} of {r.acked_before:,} acknowledged commits" if r.lost else
-                            f"all {r.acked_before:,} acknowledged commits present" if backend != PROGRAM else
-                            ("check failed" if r.consistent is False else "check passed")) + problem)
+                    progress(f"state {st.index + 1}{total} ({st.mode}{', recovery crashed' if st.recovery else ''}): "
+                             + _said(r, backend))
+                    if budget_s > 0:
+                        stopped = _clear_answer(results, clear)
+                        if stopped or (batch and time.monotonic() > deadline + OVERRUN * budget_s):
+                            break
+                if budget_s <= 0 or stopped:
+                    break
+                n_batch = _states_that_fit(deadline - time.monotonic(), time.monotonic() - t_check,
+                                           len(results) - after)
+                if n_batch:
+                    bench.rewind(pristine)
+                    batch += 1
         check_s = time.monotonic() - t_check + sum(r.seconds for r in kept)
         shutil.rmtree(base, ignore_errors=True)
     gaps = crash_model_gaps(spec, unit, sum(1 for r in results if r.torn))
@@ -693,7 +713,90 @@ def crash_test(config: FsConfig, spec: WorkloadSpec, workdir: Path, ledger: Ledg
     return CrashResult(backend, len(acks), last - first, flushes, tuple(results), record_s,
                        model_text(unit, recovery_share, chosen), UNSEEN, unit, recovery_share, check_s, bench.seconds,
                        tuple(f"{(e.t_ns - t_start) / 1e9:.2f} s: {e.what}" for e in events[:50]), tuple(gaps),
-                       (*(driver.notes() if isinstance(driver, Program) else ()), *resumed))
+                       (*(driver.notes() if isinstance(driver, Program) else ()), *resumed), budget_s, stopped)
+
+
+class StateChecker:
+    """Checks states one by one on the workbench; a state whose image an earlier one had (the same identity) takes
+    that check's findings, its losses counted against its own cut."""
+
+    def __init__(self, config: FsConfig, bench: Workbench, base: Path, ledger: Ledger, driver: Commits | Program,
+                 acks: dict[int, int], rng: random.Random, unit: int, keep: Path | None, name: str, t_start: int,
+                 events: Sequence[Any]) -> None:
+        self.config, self.bench, self.base, self.ledger, self.driver = config, bench, base, ledger, driver
+        self.acks, self.rng, self.unit, self.keep, self.name = acks, rng, unit, keep, name
+        self.t_start, self.events = t_start, events
+        self.outcomes: dict[int, tuple[int, Outcome, str]] = {}  # identity -> (state checked, found, kept as)
+
+    def _placed(self, r: StateResult, st: CrashState, t_state: float) -> StateResult:
+        return replace(r, seconds=time.monotonic() - t_state,  # building the image included
+                       at_s=(st.t_ns - self.t_start) / 1e9, when=when(st.t_ns, self.t_start, self.events))
+
+    def check(self, st: CrashState, identity: int | None) -> StateResult:
+        t_state = time.monotonic()
+        bench = self.bench
+        if identity is not None and identity in self.outcomes:
+            bench.advance(st)
+            same, earlier, kept_as = self.outcomes[identity]
+            return self._placed(replace(judged(st, self.acks, earlier, 0.0), same_as=same, kept_as=kept_as), st,
+                                t_state)
+        bench.prepare(st)
+        found: Outcome | None = None
+        if st.recovery:
+            r = _recover_twice(self.config, bench, st, self.base, self.ledger, self.driver, self.acks, self.rng,
+                               self.unit)
+        else:
+            found = check_image(self.config, bench.image, self.base, self.ledger, self.driver, self.acks, st)
+            r = judged(st, self.acks, found, 0.0)
+        bench.checked()
+        r = self._placed(r, st, t_state)
+        if self.keep is not None and r.failed:
+            name = f"{self.name}-state-{st.index}.img".replace("/", "_")
+            try:  # as the check left it (recovered, if it could)
+                r = replace(r, kept_as=str(keep_image(bench.served.backing, self.keep, name)))
+            except (OSError, subprocess.CalledProcessError, PickfsError) as exc:
+                why = exc.one_line() if isinstance(exc, PickfsError) else str(exc)
+                r = replace(r, problem="; ".join(x for x in (r.problem, f"image not kept: {why}") if x))
+        bench.reset()
+        if identity is not None and found is not None:
+            self.outcomes[identity] = (st.index, found, r.kept_as)
+        return r
+
+
+def _said(r: StateResult, backend: str) -> str:
+    """A checked state in a progress line (pure)."""
+    if r.same_as >= 0:
+        what = f"the same image as state {r.same_as + 1}, checked once for both"
+        return what + (f": lost {r.lost:,} of {r.acked_before:,} acknowledged commits" if r.lost else "")
+    problem = f"; {r.problem[:120]}{'...' if len(r.problem) > 120 else ''}" if r.problem else ""
+    return (f"lost {r.lost:,} of {r.acked_before:,} acknowledged commits" if r.lost else
+            f"all {r.acked_before:,} acknowledged commits present" if backend != PROGRAM else
+            ("check failed" if r.consistent is False else "check passed")) + problem
+
+
+OVERRUN = 0.25  # a batch past its budget by this share of it stops where it is
+BATCH_MOST = 2000  # states in one batch at most (the states of a batch are generated together)
+BATCH_LEAST = 3  # fewer states than this fit in what is left of the budget: stop
+
+
+def _states_that_fit(left_s: float, spent_s: float, done: int) -> int:
+    """How many more states fit in `left_s` seconds, at the pace so far (90% of them: a batch should end within
+    the budget); 0 when fewer than BATCH_LEAST do (pure)."""
+    if done <= 0 or left_s <= 0 or spent_s <= 0:
+        return 0
+    n = min(BATCH_MOST, int(0.9 * left_s * done / spent_s))
+    return n if n >= BATCH_LEAST else 0
+
+
+def _clear_answer(results: Sequence[StateResult], clear: Callable[[int, int], bool]) -> str:
+    """Why the states checked so far answer clearly enough to stop (`clear`: the loss rate of the distinct states
+    cut at random moments known within a factor of two); "" while they do not (pure)."""
+    sample = [r for r in results if r.drawn and r.distinct]
+    failed = sum(1 for r in sample if r.failed)
+    if not failed or not clear(failed, len(sample)):
+        return ""
+    return (f"stopped early with a clear answer: {failed} of {len(sample)} distinct states cut at random moments "
+            "lost or damaged something, a loss rate known within a factor of two")
 
 
 def state_json(result: StateResult) -> str:

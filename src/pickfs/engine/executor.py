@@ -42,6 +42,7 @@ from pickfs.stack.provision import Provisioned, space_used
 from pickfs.stack.quiesce import wait_idle
 from pickfs.stack.signals import check_interrupt, interrupted
 from pickfs.stack.targets import target_kind
+from pickfs.stats.crashbound import settled
 from pickfs.store import ResultStore
 from pickfs.workloads import REGISTRY, workload_class
 
@@ -81,6 +82,7 @@ class Executor:
         self.run_id = run_id
         self.store = store
         self.ledger = ledger
+        self._crash_spare = 0.0  # seconds a crash test that stopped early left to the next one
         self.observer = observer
         # estimates from measurements: what whole-run slots took, per workload and filesystem,
         # from recent stored runs and then from this run's own slots as they finish
@@ -178,7 +180,9 @@ class Executor:
         saved as it is checked, and the states an interrupted attempt saved are kept, not checked again."""
         m = self.plan.method
         kept = kept_states(previous, cell.index)
+        budget = m.crash_time + self._crash_spare if m.crash_time else 0.0
         self.observer.note(f"{cell.key}: crash test, {m.crash_states} power-cut states"
+                           + (f", then more within {budget:.0f} s" if budget else "")
                            + (f" ({len(kept)} kept from the interrupted run)" if kept else ""))
         started = time.time()
 
@@ -194,7 +198,8 @@ class Executor:
                                 unit=m.crash_unit, recovery_share=m.crash_recovery,
                                 keep=Path(m.crash_keep) if m.crash_keep else None, strategies=m.crash_strategies,
                                 kept=kept, checked=checked,
-                                seed=run_seed(self.run_id, m.seed) + cell.index)  # its random moments: this run's
+                                seed=run_seed(self.run_id, m.seed) + cell.index,  # its random moments: this run's
+                                budget_s=budget, clear=settled)
         except PickfsError as exc:
             if interrupted(exc):  # a teardown that failed on the way out of a Ctrl-C: still a Ctrl-C
                 raise
@@ -203,9 +208,12 @@ class Executor:
                                         error=f"crash test: {exc.one_line()}"))
             self.observer.note(f"{cell.key}: crash test: {exc.one_line()}")
             return
+        # a configuration that stopped early with a clear answer leaves its time to those after it
+        self._crash_spare = max(0.0, budget - result.check_seconds) if result.stopped else 0.0
+        notes = (*result.notes, *([result.stopped] if result.stopped else []))
         self.store.save_trial(Trial(run_id=self.run_id, cell_index=cell.index, repetition=0, phase="crash",
                                     started=started, elapsed_s=time.time() - started, ok=True,
-                                    metrics=result.metrics(), raw_output=result.as_json(), notes=result.notes))
+                                    metrics=result.metrics(), raw_output=result.as_json(), notes=notes))
 
     def execute(self, previous: tuple[Trial, ...] = ()) -> set[int]:
         """Run every slot not already measured in `previous`; return the indexes of failed cells."""

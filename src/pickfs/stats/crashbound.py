@@ -70,3 +70,9 @@ def bound(failed: int, n: int) -> Bound:
         return Bound(n, 0, 0.0, upper(0, n))
     two_sided = (1.0 + CONFIDENCE) / 2
     return Bound(n, failed, lower(failed, n, two_sided), upper(failed, n, two_sided))
+
+
+def settled(failed: int, n: int, factor: float = 2.0) -> bool:
+    """Whether `failed` of `n` states cut at random moments pin the loss rate down within `factor` (the exact
+    two-sided 95% interval's upper end at most `factor` times its lower end)."""
+    return failed > 0 and bound(failed, n).known_within <= factor

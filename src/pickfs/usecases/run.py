@@ -271,7 +271,8 @@ def method_words(m: Method) -> str:
     else:
         what = f"{m.runs} runs each after {m.warmup} warm-up, one at a time"
     if m.crash_states:
-        what += f"; a crash test of {m.crash_states} power-cut states each"
+        what += (f"; a crash test of {m.crash_states} power-cut states each, then more within {m.crash_time:g} s"
+                 if m.crash_time else f"; a crash test of {m.crash_states} power-cut states each")
     return what
 
 
