@@ -120,11 +120,22 @@ def describe(preview: Preview) -> list[str]:
     estimates = preview.estimates
     if estimates:
         total = sum(e.seconds for e in estimates)
-        lines.append(f"time: about {_minutes(total)}" + (" plus the crash tests" if plan.method.crash_states else ""))
+        lines.append(f"time: about {_minutes(total)}" + (" plus the crash tests" if plan.method.crash_states else "")
+                     + _crash_budget(plan))
         lines += [f"  {e.label}: {_minutes(e.seconds)}, {e.how}" for e in estimates]
     elif plan.method.crash_states:
-        lines.append("time: the crash tests' (not estimated: it depends on the writes recorded)")
+        lines.append("time: the crash tests' (not estimated: it depends on the writes recorded)" + _crash_budget(plan))
     return lines
+
+
+def _crash_budget(plan: Plan) -> str:
+    """What a budget of checking time says of the crash tests' time (pure)."""
+    m = plan.method
+    if not m.crash_states or not m.crash_time:
+        return ""
+    cells = len(plan.cells())
+    return (f"; their checking about {_minutes(m.crash_time * cells)} ({_minutes(m.crash_time)} per cell, "
+            "less where one stops early), each after its recording")
 
 
 def show_plan(preview: Preview) -> None:
