@@ -49,3 +49,15 @@ def test_a_setting_that_loses_stops_early_with_a_clear_answer(workdir):
     assert m["crash_check_s"] < 150  # stopped well before its five minutes
     assert "stopped early with a clear answer" in r.stdout
     assert "a loss rate per power cut between" in r.stdout
+
+
+def test_full_page_writes_off_is_caught_by_the_default_budget(workdir):
+    out = workdir / "out.json"
+    r = pickfs(workdir, "crashtest", "--fs", "ext4", "--workload", "pgbench", "--set", "full_page_writes=off",
+               "--json", str(out), timeout=1200)
+    assert r.returncode == 0, r.stderr
+    crash, _ = crash_of(out)
+    m = crash["metrics"]
+    assert m["crash_budget_s"] == 120.0 and m["crash_states"] > 12  # the default: a budget, not a count
+    assert crash["lost_any"], crash["verdict"]
+    assert mounts_under(workdir) == [] and loops_under(workdir) == [] and ledger_entries(workdir) == []
