@@ -64,3 +64,24 @@ def test_ctrl_c_mid_configuration_keeps_each_checked_state_and_resume_checks_onl
     crash = json.loads((workdir / "out.json").read_text())["cells"][0]["crash"]
     assert crash["metrics"]["crash_states"] == STATES, crash
     assert crash["verdict"].endswith(f"in {STATES} states") or crash["lost_any"], crash
+
+
+def test_a_budget_resumed_after_its_first_states_goes_on_with_more(workdir):
+    proc = start_pickfs(workdir, "crashtest", "--fs", "ext4", "--crash-time", "30s", "--duration", "2s",
+                        "--size", "512M")
+    deadline = time.monotonic() + 240
+    while len(rows(workdir, "crash-state")) < 14 and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.05)
+    assert proc.poll() is None, "the test ended before it could be interrupted"
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    saved = rows(workdir, "crash-state")
+    assert len(saved) >= 14  # past the first 12: in the budget's batches
+    r = pickfs(workdir, "run", "--resume", saved[0][0])
+    assert r.returncode == 0, r.stderr
+    states = rows(workdir, "crash-state")
+    assert states[:len(saved)] == saved and len(states) > len(saved)  # kept, and more checked within the budget
+    assert sorted(rep for _, rep, _, _ in states) == list(range(len(states)))
+    (final,) = rows(workdir, "crash")
+    assert len(json.loads(final[3])["states"]) == len(states)

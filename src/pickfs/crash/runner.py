@@ -671,6 +671,8 @@ def crash_test(config: FsConfig, spec: WorkloadSpec, workdir: Path, ledger: Ledg
             checker = StateChecker(config, bench, base, ledger, driver, acks, rng, unit, keep,
                                    f"{config.name}-{spec.label}", t_start, events)
             batch, n_batch = 0, max(0, n_states - after)
+            if not n_batch and budget_s > 0:  # resumed with the first states kept: on to the budget's batches
+                n_batch = _states_that_fit(deadline - t_check, sum(r.seconds for r in kept), after)
             while n_batch > 0:
                 states = [replace(st, index=st.index + len(results))
                           for st in generate(records, t_start, t_end, n_batch, seed + batch, unit, events,
