@@ -141,3 +141,31 @@ def test_a_test_stops_early_only_when_the_random_sample_pins_the_loss_rate_withi
     targeted = [replace(x, drawn=False) for x in many]  # targeted states are coverage: they settle nothing
     assert _clear_answer(targeted, settled) == ""
     assert not settled(0, 10_000)  # none lost never stops early: the budget narrows the bound
+
+
+def test_coverage_counts_epochs_cut_in_and_overwriting_multi_unit_writes_torn():
+    from pickfs.crash.log import Piece
+    from pickfs.crash.states import CrashState, coverage
+
+    def rec(kind, t, offset=0, length=0):
+        return Record(kind, t, offset, length, 0)
+
+    records = [rec(WRITE, 1, 0, 8192), rec(FLUSH, 2),  # before the window: units 0 and 1 written
+               rec(WRITE, 3, 0, 8192), rec(WRITE, 4, 65536, 4096), rec(FLUSH, 5),  # epoch at 2: an overwrite (2)
+               rec(FLUSH, 6),  # an epoch with no writes: not counted
+               rec(WRITE, 7, 65536, 8192), rec(FLUSH, 8),  # epoch at 6: 2 units, one written before: overwrite (6)
+               rec(WRITE, 9, 1 << 20, 8192), rec(FLUSH, 10)]  # epoch at 8: new units only, no overwrite
+    first, last = 2, len(records)
+    torn = CrashState(0, cut=3, durable=2, kept=(Piece(2, 0, 4096),), dropped=1, t_ns=3, mode="torn writes",
+                      units=2, torn=1)
+    whole = CrashState(1, cut=9, durable=8, kept=(), dropped=2, t_ns=9, mode="unflushed lost", units=2)
+    flushed = CrashState(2, cut=8, durable=8, kept=(), dropped=0, t_ns=8, mode="unflushed lost")  # no unflushed
+    c = coverage(records, first, last, [torn, whole, flushed], 4096)
+    assert (c.epochs, c.epochs_covered, c.overwrites, c.overwrites_torn) == (3, 2, 2, 1)
+    from pickfs.report.crash_text import coverage_words
+
+    view = CrashView({"crash_states": 3.0, "crash_epochs": 3.0, "crash_epochs_covered": 2.0, "crash_overwrites": 2.0,
+                      "crash_overwrites_torn": 1.0})
+    assert coverage_words(view) == ("the states were cut in 2 of the recording's 3 flush epochs with unflushed writes "
+                                    "(67%) and tore 1 of its 2 multi-unit writes that overwrite earlier data (50%)")
+    assert coverage_words(CrashView({"crash_states": 3.0})) is None

@@ -42,7 +42,9 @@ from pickfs.crash.identity import Identities
 from pickfs.crash.session import Recording, fuse_unavailable, recording, sparse_image
 from pickfs.crash.states import (
     DEFAULT_UNIT,
+    Coverage,
     CrashState,
+    coverage,
     generate,
     losses,
     parse_acks,
@@ -186,6 +188,7 @@ class CrashResult:
     notes: tuple[str, ...] = ()  # what else happened: processes a command left running, ended
     budget_s: float = 0.0  # the checking time it had (0: a number of states, no budget)
     stopped: str = ""  # why it stopped before its budget ended (a clear answer)
+    coverage: Coverage | None = None  # what of the recording this attempt's states covered
 
     def metrics(self) -> dict[str, float]:
         s = self.states
@@ -213,6 +216,9 @@ class CrashResult:
             "crash_drawn_states": float(sum(1 for x in s if x.drawn and x.distinct)),
             "crash_drawn_failed": float(sum(1 for x in s if x.drawn and x.distinct and x.failed)),
             "crash_budget_s": self.budget_s,
+            **({"crash_epochs": float(self.coverage.epochs), "crash_epochs_covered": float(self.coverage.epochs_covered),
+                "crash_overwrites": float(self.coverage.overwrites),
+                "crash_overwrites_torn": float(self.coverage.overwrites_torn)} if self.coverage else {}),
             "crash_stopped_early": float(bool(self.stopped)),
         }
 
@@ -666,6 +672,7 @@ def crash_test(config: FsConfig, spec: WorkloadSpec, workdir: Path, ledger: Ledg
         t_check = time.monotonic()
         deadline = t_check + budget_s - sum(r.seconds for r in kept)
         stopped = ""
+        tried: list[CrashState] = []  # this attempt's states, for what of the recording they covered
         with recording(base / "checks", size, ledger, image=working) as served:
             bench = Workbench(rec.log, records, start_image, first, served)
             checker = StateChecker(config, bench, base, ledger, driver, acks, rng, unit, keep,
@@ -677,6 +684,7 @@ def crash_test(config: FsConfig, spec: WorkloadSpec, workdir: Path, ledger: Ledg
                 states = [replace(st, index=st.index + len(results))
                           for st in generate(records, t_start, t_end, n_batch, seed + batch, unit, events,
                                              recovery_share, chosen)]
+                tried += states
                 total = "" if budget_s > 0 else f"/{after + len(states)}"
                 if batch == 0:
                     progress(f"recorded {len(acks):,} acknowledgements, {last - first:,} writes and flushes, "
@@ -715,7 +723,8 @@ def crash_test(config: FsConfig, spec: WorkloadSpec, workdir: Path, ledger: Ledg
     return CrashResult(backend, len(acks), last - first, flushes, tuple(results), record_s,
                        model_text(unit, recovery_share, chosen), UNSEEN, unit, recovery_share, check_s, bench.seconds,
                        tuple(f"{(e.t_ns - t_start) / 1e9:.2f} s: {e.what}" for e in events[:50]), tuple(gaps),
-                       (*(driver.notes() if isinstance(driver, Program) else ()), *resumed), budget_s, stopped)
+                       (*(driver.notes() if isinstance(driver, Program) else ()), *resumed), budget_s, stopped,
+                       coverage(records, first, last, tried, unit))
 
 
 class StateChecker:

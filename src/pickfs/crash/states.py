@@ -398,3 +398,44 @@ def parse_strategies(text: str) -> tuple[str, ...]:
     if bad:
         raise ValueError(f"unknown crash strategy {bad[0]!r}")
     return names
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """What of a recording the states covered: its flush epochs with unflushed writes (a state cut inside one
+    covers it), and its multi-unit writes that overwrite units written before (those a torn write can break:
+    checkpoint write-back, full-page images, doublewrite), torn by some state."""
+
+    epochs: int
+    epochs_covered: int
+    overwrites: int
+    overwrites_torn: int
+
+
+def coverage(records: Sequence[Record], first: int, last: int, states: Sequence[CrashState], unit: int) -> Coverage:
+    """The coverage of `states` over the window [first, last) of a recording (pure)."""
+    epochs: set[int] = set()
+    overwrites: set[int] = set()
+    start, written = first, set[int]()
+    for r in records[:first]:
+        if r.kind in (WRITE, ZERO) and r.length:
+            written.update(range(r.offset // unit, (r.offset + r.length - 1) // unit + 1))
+    for i in range(first, last):
+        r = records[i]
+        if r.kind == FLUSH:
+            start = i + 1
+        elif r.changes:
+            epochs.add(start)
+            if r.kind in (WRITE, ZERO) and r.length:
+                span = set(range(r.offset // unit, (r.offset + r.length - 1) // unit + 1))
+                if len(span) > 1 and span & written:
+                    overwrites.add(i)
+                written |= span
+    covered = {s.durable for s in states if s.units and s.durable in epochs}
+    torn: set[int] = set()
+    for s in states:
+        landed: dict[int, int] = {}
+        for p in s.kept:
+            landed[p.record] = landed.get(p.record, 0) + 1
+        torn.update(i for i, n in landed.items() if i in overwrites and n < len(units_of(records, i, unit)))
+    return Coverage(len(epochs), len(covered), len(overwrites), len(torn))

@@ -56,6 +56,25 @@ def _explored(c: CrashView, rate: float) -> str:
             "(an image an earlier state had: checked once, counted for both)")
 
 
+def coverage_words(c: CrashView) -> str | None:
+    """What share of the recording's flush epochs and of its overwriting multi-unit writes the states covered;
+    None for a test stored before coverage was counted."""
+    m = c.metrics
+    if "crash_epochs" not in m:
+        return None
+    epochs, covered = int(m["crash_epochs"]), int(m.get("crash_epochs_covered", 0))
+    writes, torn = int(m.get("crash_overwrites", 0)), int(m.get("crash_overwrites_torn", 0))
+
+    def share(part: int, whole: int) -> str:
+        if not whole:
+            return ""
+        return f" ({part / whole:.1%})" if part / whole < 0.1 else f" ({part / whole:.0%})"
+
+    return (f"the states were cut in {covered:,} of the recording's {epochs:,} flush epochs with unflushed writes"
+            f"{share(covered, epochs)} and tore {torn:,} of its {writes:,} multi-unit writes that overwrite earlier "
+            f"data{share(torn, writes)}")
+
+
 def bound_words(c: CrashView) -> str | None:
     """What the states cut at random moments rule out, or the loss rate they show (95%, exact binomial); the
     targeted states are coverage and count in no bound. None for a test stored before states were drawn."""
@@ -81,9 +100,9 @@ def crash_details(view: WorkloadView) -> list[str]:
         if c is None or c.error:
             continue
         name = r.cell.config.name
-        said = bound_words(c)
-        if said:
-            out.append(f"{name}: {said}")
+        for said in (bound_words(c), coverage_words(c)):
+            if said:
+                out.append(f"{name}: {said}")
         for gap in c.gaps:
             out.append(f"{name}: ⚠ {gap}")
         out.extend(f"{name}: {note}" for note in c.notes)
