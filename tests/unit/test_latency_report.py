@@ -121,3 +121,13 @@ def test_markdown_carries_both_tables(store):
                                               rates=(100.0, 200.0))))
     assert "the highest rate held with p99 &lt;= 10 ms" in md and "| ext4 | 200/s |" in md
     assert "at a fixed rate" not in md
+
+
+def test_the_fixed_rate_recommendation_decides_with_the_plans_margin(store):
+    """--margin reaches the recommendation by latency as it reaches the race's (it once used the default 5%)."""
+    from pickfs.report.views import build_views
+
+    record = store.load(store_run(store, rate_plan(margin=0.25), "measured"))
+    [view] = build_views(record)
+    assert view.latency is not None and view.latency.decision is not None
+    assert view.latency.decision.margin == 0.25

@@ -13,7 +13,7 @@ from rich.table import Table
 from pickfs.model import RunRecord, plan_from_dict
 from pickfs.report.text import fmt_seconds
 from pickfs.stats.capacity import Capacity, LatencyTarget, Verdict, capacity, judge, parse_target
-from pickfs.stats.decision import MARGIN, Decision, decide
+from pickfs.stats.decision import Decision, decide
 from pickfs.stats.latency import (
     PERCENTILES,
     PercentileRatio,
@@ -284,21 +284,22 @@ def _named(names: Sequence[str]) -> str:
 
 
 def latency_choice(record: RunRecord, label: str, candidates: Sequence[str], others: Sequence[str],
-                   what_is_lost: str) -> LatencyChoice | None:
+                   what_is_lost: str, margin: float) -> LatencyChoice | None:
     """The recommendation of a fixed-rate workload (`candidates`: the safe configurations, most preferred
-    first; `others`: those with a setting that can lose data, or references): by capacity within the target
-    for a capacity search, else by the lowest p99 from the scheduled start. None: nothing at a fixed rate."""
+    first; `others`: those with a setting that can lose data, or references; `margin`: the plan's): by capacity
+    within the target for a capacity search, else by the lowest p99 from the scheduled start. None: nothing at a
+    fixed rate."""
     for found_label, target, rows in capacity_rows(record):
         if found_label == label:
             return _by_capacity(label, target, rows, candidates, what_is_lost)
     view = next((v for v in rate_views(record) if v.label == label), None)
     if view is None:
         return None
-    return _by_percentile(view, rate_slices(record)[label], candidates, others, what_is_lost)
+    return _by_percentile(view, rate_slices(record)[label], candidates, others, what_is_lost, margin)
 
 
 def _by_percentile(view: RateView, slices: dict[str, list[Slice]], candidates: Sequence[str],
-                   others: Sequence[str], what_is_lost: str) -> LatencyChoice:
+                   others: Sequence[str], what_is_lost: str, margin: float) -> LatencyChoice:
     rate = view.rows[0].summary.offered if view.rows else 0.0
     head = f"{view.label} at {rate:g}/s"
     safe = [c for c in candidates if c in slices]
@@ -307,7 +308,7 @@ def _by_percentile(view: RateView, slices: dict[str, list[Slice]], candidates: S
                               "power cut; add one with safe settings (such as plain ext4 or xfs) to compare.",),
                              None, False)
     fit = latency_fit({n: slices[n] for n in [*safe, *others] if n in slices}, RATIO_Q)
-    d = decide(fit, safe, [o for o in others if o in slices], view.baseline, MARGIN)
+    d = decide(fit, safe, [o for o in others if o in slices], view.baseline, margin)
     p99 = {r.config: r.summary.percentiles_s.get(RATIO_Q) for r in view.rows}
 
     def fig(name: str) -> str:

@@ -417,7 +417,7 @@ def build_views(record: RunRecord) -> list[WorkloadView]:
         comps = {r.cell.config.name: r.comparison for r in rows if r.comparison is not None}
         kind = workload_kind(record, wl)
         latency = latency_choice(record, wl.label, *_latency_roles(rows), "acknowledged commits" if kind == DATABASE
-                                 else "data written") if wl.fixed_rate or plan.method.latency_target else None
+                                 else "data written", plan.method.margin) if wl.fixed_rate or plan.method.latency_target else None
         views.append(WorkloadView(wl.label, wl.name, dict(wl.settings), base_name if base else None, tuple(rows),
                                   breakdown, resolution(comps), kind, race, latency))
     return views
