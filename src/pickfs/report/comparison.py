@@ -10,10 +10,10 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
+from pickfs.analysis.views import Row, build_views
 from pickfs.model import RunRecord
 from pickfs.report.envdiff import diff as env_diff
 from pickfs.report.text import fmt_p, fmt_with_unit
-from pickfs.report.views import Row, build_views
 from pickfs.stats.compare import Comparison, compare
 
 MACHINE_DIFFERENCES = 6  # storage differences between the two machines named under the table

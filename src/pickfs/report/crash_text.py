@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pickfs.report.views import WorkloadView
+from pickfs.analysis.views import WorkloadView
 
 MAX_LOSING = 8  # losing states listed per configuration
 

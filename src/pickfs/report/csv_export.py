@@ -6,9 +6,9 @@ from __future__ import annotations
 import csv
 import io
 
+from pickfs.analysis.views import build_views
 from pickfs.model import RunRecord, plan_from_dict
 from pickfs.report.table import build_table
-from pickfs.report.views import build_views
 
 FIGURES = ("median", "speed_vs_baseline", "speed_ci_low", "speed_ci_high", "p", "p_adjusted", "significant",
            "geometric_mean", "sanitized_mean", "p99_s", "count")

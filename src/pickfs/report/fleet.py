@@ -23,10 +23,10 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
+from pickfs.analysis.views import build_views
 from pickfs.model import MetricDef, RunRecord
 from pickfs.report.envdiff import Difference, diff
 from pickfs.report.text import fmt_p, fmt_value
-from pickfs.report.views import build_views
 from pickfs.stats.compare import ALPHA, Comparison, compare, holm
 
 SHOWN_DIFFS = 8  # storage differences listed per pair of hosts

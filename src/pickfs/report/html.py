@@ -9,6 +9,7 @@ from typing import Any
 import plotly.graph_objects as go
 from plotly.offline import get_plotlyjs
 
+from pickfs.analysis.views import ONE_AT_A_TIME, WorkloadView, build_views, risk_legend
 from pickfs.model import RunRecord
 from pickfs.report.charts import (
     crash_chart,
@@ -33,7 +34,6 @@ from pickfs.report.text import (
     scored,
     values_text,
 )
-from pickfs.report.views import ONE_AT_A_TIME, WorkloadView, build_views, risk_legend
 
 PLOTLY_CONFIG = {"displaylogo": False, "responsive": True}
 INLINE = "inline"

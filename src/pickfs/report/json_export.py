@@ -6,12 +6,12 @@ import json
 from dataclasses import asdict
 from typing import Any
 
+from pickfs.analysis.views import WorkloadView, build_views, summary_dict
 from pickfs.model import RunRecord
 from pickfs.report.latency import latency_dict
 from pickfs.report.recommend import recommend, recommended
 from pickfs.report.table import build_table
 from pickfs.report.text import verdict
-from pickfs.report.views import WorkloadView, build_views, summary_dict
 from pickfs.stats.summary import log_interval
 
 SCHEMA = "pickfs.run/1"

@@ -6,6 +6,7 @@ import html
 import re
 import time
 
+from pickfs.analysis.views import build_views, risk_legend
 from pickfs.model import RunRecord
 from pickfs.report.crash_text import crash_details, crash_statements
 from pickfs.report.latency import latency_cells
@@ -19,7 +20,6 @@ from pickfs.report.text import (
     scored,
     values_text,
 )
-from pickfs.report.views import build_views, risk_legend
 
 # Characters that Markdown (CommonMark, GitHub's tables) would read as markup, escaped with a backslash.
 _MARKUP = re.compile(r"([\\`*_\[\]#|~!{}])")

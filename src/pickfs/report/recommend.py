@@ -15,10 +15,11 @@ filesystem over a legacy format (ext2, ext3), then the fewest settings changed, 
 
 from __future__ import annotations
 
+from pickfs.analysis.views import Row, WorkloadView, pair
 from pickfs.fsfacts import has_filesystem, is_reference
+from pickfs.report.latency import latency_sentences
 from pickfs.report.race_text import race_sentences
 from pickfs.report.text import fmt_with_unit, speed_interval, speed_words
-from pickfs.report.views import Row, WorkloadView, pair
 from pickfs.stats.compare import ALPHA, Comparison, holm
 from pickfs.stats.decision import LEGACY, is_distribution_default, settings_changed
 
@@ -143,7 +144,7 @@ def choice(view: WorkloadView) -> tuple[list[Row], Row, str] | None:
 def recommended(view: WorkloadView) -> str | None:
     """The name of the configuration the recommendation names, if any (none from a race that could not
     decide)."""
-    if view.latency is not None:  # at a fixed rate: by latency (report/latency.py)
+    if view.latency is not None:  # at a fixed rate: by latency (analysis/latency.py)
         return view.latency.answer if view.latency.settled else None
     if view.race is not None:
         d = view.race.decision
@@ -155,7 +156,7 @@ def recommended(view: WorkloadView) -> str | None:
 def recommend(view: WorkloadView) -> list[str]:
     """Two or three plain sentences."""
     if view.latency is not None:  # at a fixed rate: the lowest p99 from the schedule, or the highest capacity
-        return list(view.latency.sentences)
+        return list(latency_sentences(view.latency))
     rows = candidates(view)
     if not rows:
         return [f"{view.label}: nothing was measured, so there is nothing to recommend."]

@@ -15,6 +15,7 @@ from typing import Any
 import plotly.graph_objects as go
 from plotly.offline import get_plotlyjs
 
+from pickfs.analysis.views import build_views
 from pickfs.model import RunRecord
 from pickfs.report.charts import PALETTE, ROW_PX, log_axis, speeds
 from pickfs.report.comparison import pair_runs
@@ -22,7 +23,6 @@ from pickfs.report.html import PLOTLY_FILE, chart_div, page, render_html
 from pickfs.report.recommend import recommend
 from pickfs.report.table import build_table, terse
 from pickfs.report.text import fmt_p, fmt_value, pct
-from pickfs.report.views import build_views
 
 
 def _e(text: Any) -> str:

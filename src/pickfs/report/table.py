@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from pickfs.analysis.views import Row, WorkloadView
 from pickfs.model import MetricDef
+from pickfs.report.latency import latency_sentences
 from pickfs.report.recommend import choice, recommend, recommended
 from pickfs.report.text import (
     INTERVAL_HEAD,
@@ -25,7 +27,6 @@ from pickfs.report.text import (
     speed_interval,
     status_detail,
 )
-from pickfs.report.views import Row, WorkloadView
 from pickfs.stats.compare import Comparison
 from pickfs.stats.summary import log_interval
 
@@ -196,8 +197,8 @@ def _numbered(view: WorkloadView) -> tuple[list[Note], dict[str, tuple[int, ...]
 def answer_for(view: WorkloadView) -> Answer:
     """The recommendation: from the race's decision when the run was raced, else as choice() gives it; `decided`
     false when the run could not decide (it then names no configuration)."""
-    if view.latency is not None:  # at a fixed rate: by latency from the schedule (report/latency.py)
-        said = view.latency.sentences
+    if view.latency is not None:  # at a fixed rate: by latency from the schedule (analysis/latency.py)
+        said = latency_sentences(view.latency)
         return Answer(said, view.latency.answer, said[0], view.latency.settled)
     if view.race is not None:
         d = view.race.decision

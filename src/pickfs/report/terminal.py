@@ -9,6 +9,7 @@ from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderR
 from rich.table import Table
 from rich.text import Text
 
+from pickfs.analysis.views import WorkloadView, build_views, risk_legend
 from pickfs.model import RunRecord
 from pickfs.report.crash_text import crash_details, crash_statements
 from pickfs.report.latency import latency_tables
@@ -34,7 +35,6 @@ from pickfs.report.text import (
     scored,
     values_text,
 )
-from pickfs.report.views import WorkloadView, build_views, risk_legend
 
 TONES = {"neutral": "dim", "good": "green", "bad": "red"}
 GAP = 2  # columns between two columns of a table
