@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
+from pickfs.analysis.answer import recommended
 from pickfs.analysis.views import build_views
 from pickfs.model import Trial
 from pickfs.report.html import render_html
-from pickfs.report.recommend import recommended
 from pickfs.report.site import build_site
 from pickfs.store import ResultStore
 from tests.records import fill, make_plan

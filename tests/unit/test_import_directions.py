@@ -179,3 +179,23 @@ def test_a_run_records_what_its_reports_need_and_they_read_it(store):
                                started=1.0, elapsed_s=1.0, ok=True, metrics={"tps": 100.0}))
     [view] = build_views(store.load("20260101-000000-abcd"))
     assert view.rows[0].risks[0] == "recorded: as the run said" and view.rows[0].risks[1].startswith("synchronous")
+
+
+def module_name(path: Path) -> str:
+    return "pickfs." + ".".join(path.relative_to(SRC).with_suffix("").parts).removesuffix(".__init__")
+
+
+@pytest.mark.parametrize("package", ["analysis", "report"])
+def test_no_import_circle_inside(package):
+    """The analysis and the report import one another's modules in one direction only (deferred imports too):
+    a circle is a module that belongs elsewhere."""
+    graph = {module_name(p): {m for m in imports(p) if m.startswith(f"pickfs.{package}.")}
+             for p in sorted((SRC / package).glob("*.py"))}
+
+    def reaches(start: str, goal: str, seen: set[str]) -> bool:
+        for nxt in graph.get(start, ()):
+            if nxt == goal or (nxt not in seen and (seen.add(nxt) or reaches(nxt, goal, seen))):
+                return True
+        return False
+
+    assert sorted(m for m in graph if reaches(m, m, set())) == []

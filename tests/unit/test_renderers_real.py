@@ -23,11 +23,11 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
+from pickfs.analysis.answer import recommended
 from pickfs.analysis.views import DATABASE, FILE_TREE, OTHER, build_views
 from pickfs.report.charts import crash_chart, forest_chart, is_reference, latency_chart, safety_chart
 from pickfs.report.html import charts_for, render_html
 from pickfs.report.markdown import render_markdown
-from pickfs.report.recommend import recommended
 from pickfs.report.site import PLOTLY_FILE, build_site, plan_key
 from pickfs.report.terminal import matters, render_run
 from pickfs.report.text import fmt_bytes, fmt_value, sanitized, values_text, verdict

@@ -453,9 +453,10 @@ def race_rows_series(rows: list[Row], upto: int | None = None) -> dict[str, list
 
 
 def _judge(rows: list[Row], base: str, method: Method, upto: int | None = None,
-           alpha: float = ALPHA) -> tuple[Fit, Decision] | None:
-    """The race's fit and decision on the speed scale, with the roles of the final answer."""
-    roles = race_roles([entrant(r) for r in rows if r.observations], base)
+           alpha: float = ALPHA, final: bool = True) -> tuple[Fit, Decision] | None:
+    """The race's fit and decision on the speed scale: with the roles of the final answer, or (`final` false)
+    with those the race had while it ran."""
+    roles = race_roles([entrant(r, final) for r in rows if r.observations], base)
     return judge(race_rows_series(rows, upto), roles, method, alpha)
 
 
@@ -489,7 +490,7 @@ def race_of(rows: list[Row], base: str, method: Method) -> tuple[dict[str, Compa
     left = []
     for name, rnd in sorted(last.items(), key=lambda kv: kv[1]):
         if rnd < final:
-            then = _judge(rows, base, method, upto=rnd, alpha=RACE_ALPHA)
+            then = _judge(rows, base, method, upto=rnd, alpha=RACE_ALPHA, final=False)  # as the race decided
             why = dict((*then[1].out, *then[1].decided)).get(name, "") if then else ""
             left.append((name, rnd, why))
     levels = f.images_of(base)

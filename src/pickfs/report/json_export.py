@@ -6,10 +6,11 @@ import json
 from dataclasses import asdict
 from typing import Any
 
+from pickfs.analysis.answer import recommended
 from pickfs.analysis.views import WorkloadView, build_views, summary_dict
 from pickfs.model import RunRecord
 from pickfs.report.latency import latency_dict
-from pickfs.report.recommend import recommend, recommended
+from pickfs.report.recommend import recommend
 from pickfs.report.table import build_table
 from pickfs.report.text import verdict
 from pickfs.stats.summary import log_interval

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from pickfs.analysis.answer import recommended
 from pickfs.analysis.views import Row, WorkloadView
+from pickfs.analysis.whole import choice
 from pickfs.model import MetricDef
 from pickfs.report.latency import latency_sentences
-from pickfs.report.recommend import choice, recommend, recommended
+from pickfs.report.recommend import recommend
 from pickfs.report.text import (
     INTERVAL_HEAD,
     as_factors,

@@ -9,11 +9,11 @@ from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderR
 from rich.table import Table
 from rich.text import Text
 
+from pickfs.analysis.answer import recommended
 from pickfs.analysis.views import WorkloadView, build_views, risk_legend
 from pickfs.model import RunRecord
 from pickfs.report.crash_text import crash_details, crash_statements
 from pickfs.report.latency import latency_tables
-from pickfs.report.recommend import recommended
 from pickfs.report.scaling import scaling_text
 from pickfs.report.table import (
     CONFIGURATION,
