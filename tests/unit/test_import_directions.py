@@ -199,3 +199,19 @@ def test_no_import_circle_inside(package):
         return False
 
     assert sorted(m for m in graph if reaches(m, m, set())) == []
+
+
+def test_the_search_reads_its_stages_without_the_report(tmp_path):
+    """`pickfs search` reads each stage's race through the analysis: neither plotly nor rich is loaded, not even
+    when a stored run is analysed."""
+    import gzip
+
+    db = tmp_path / "results.db"
+    db.write_bytes(gzip.decompress((SRC.parents[1] / "tests" / "data" / "real-runs.db.gz").read_bytes()))
+    code = ("import sys; import pickfs.search.stages as stages, pickfs.search.driver; from pickfs.store import "
+            f"ResultStore; store = ResultStore({str(db)!r}); "
+            "[stages.build_views(store.load(r.id)) for r in store.list_runs()]; "
+            "print(sorted(m for m in ('plotly', 'rich') if m in sys.modules), "
+            "sorted(m for m in sys.modules if m.startswith('pickfs.report')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[] []", out
