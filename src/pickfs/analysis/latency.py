@@ -6,9 +6,9 @@ latency target. The report puts the judgement into words (report/latency.py)."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from pickfs.model import RunRecord, plan_from_dict
+from pickfs.model import Plan, RunRecord, plan_from_dict
 from pickfs.stats.capacity import Capacity, LatencyTarget, Verdict, capacity, judge, parse_target
 from pickfs.stats.decision import Decision, decide
 from pickfs.stats.latency import (
@@ -40,9 +40,9 @@ class RateView:
     rows: tuple[RateRow, ...]
 
 
-def rate_slices(record: RunRecord) -> dict[str, dict[str, list[Slice]]]:
-    """Every measured fixed-rate slice, by workload label and configuration."""
-    plan = plan_from_dict(record.plan)
+def rate_slices(record: RunRecord, plan: Plan | None = None) -> dict[str, dict[str, list[Slice]]]:
+    """Every measured fixed-rate slice, by workload label and configuration (`plan`: the record's, parsed)."""
+    plan = plan or plan_from_dict(record.plan)
     cells = {c.index: c for c in plan.cells()}
     out: dict[str, dict[str, list[Slice]]] = {}
     for t in record.trials:
@@ -58,12 +58,13 @@ def rate_slices(record: RunRecord) -> dict[str, dict[str, list[Slice]]]:
     return out
 
 
-def rate_views(record: RunRecord) -> list[RateView]:
-    plan = plan_from_dict(record.plan)
+def rate_views(record: RunRecord, plan: Plan | None = None,
+               slices: Mapping[str, Mapping[str, Sequence[Slice]]] | None = None) -> list[RateView]:
+    plan = plan or plan_from_dict(record.plan)
     views = []
-    for label, by_config in rate_slices(record).items():
+    for label, by_config in (slices if slices is not None else rate_slices(record, plan)).items():
         names = [c.name for c in plan.configs if c.name in by_config]
-        base = plan.baseline if plan.baseline in by_config else names[0]
+        base = plan.baseline if plan.baseline is not None and plan.baseline in by_config else names[0]
         rows = []
         for name in names:
             summary = summarize_rate(by_config[name])
@@ -83,9 +84,9 @@ class CapacityRow:
     capacity: Capacity
 
 
-def capacity_rows(record: RunRecord) -> list[tuple[str, LatencyTarget, list[CapacityRow]]]:
+def capacity_rows(record: RunRecord, plan: Plan | None = None) -> list[tuple[str, LatencyTarget, list[CapacityRow]]]:
     """Per workload: the target and, per configuration, its verdict at every rate tried and its capacity."""
-    plan = plan_from_dict(record.plan)
+    plan = plan or plan_from_dict(record.plan)
     if not plan.method.latency_target:
         return []
     target = parse_target(plan.method.latency_target)
@@ -109,6 +110,21 @@ def capacity_rows(record: RunRecord) -> list[tuple[str, LatencyTarget, list[Capa
             rows.append(CapacityRow(c.name, verdicts, capacity(verdicts)))
         out.append((label, target, rows))
     return out
+
+
+@dataclass(frozen=True)
+class FixedRate:
+    """A run's fixed-rate figures, derived once: its slices, its tables and its capacity searches."""
+
+    slices: Mapping[str, Mapping[str, Sequence[Slice]]] = field(default_factory=dict)
+    views: tuple[RateView, ...] = ()
+    capacity: tuple[tuple[str, LatencyTarget, list[CapacityRow]], ...] = ()
+
+
+def fixed_rate(record: RunRecord, plan: Plan | None = None) -> FixedRate:
+    plan = plan or plan_from_dict(record.plan)
+    slices = rate_slices(record, plan)
+    return FixedRate(slices, tuple(rate_views(record, plan, slices)), tuple(capacity_rows(record, plan)))
 
 
 # -- the judge at a fixed rate ---------------------------------------------------------------------------------
@@ -148,19 +164,19 @@ class LatencyChoice:
         return self.by_percentile.decision if self.by_percentile is not None else None
 
 
-def latency_choice(record: RunRecord, label: str, candidates: Sequence[str], others: Sequence[str],
+def latency_choice(fixed: FixedRate, label: str, candidates: Sequence[str], others: Sequence[str],
                    what_is_lost: str, margin: float) -> LatencyChoice | None:
     """The recommendation of a fixed-rate workload (`candidates`: the safe configurations, most preferred
     first; `others`: those with a setting that can lose data, or references; `margin`: the plan's): by capacity
     within the target for a capacity search, else by the lowest p99 from the scheduled start. None: nothing at a
     fixed rate."""
-    for found_label, target, rows in capacity_rows(record):
+    for found_label, target, rows in fixed.capacity:
         if found_label == label:
             return by_capacity(label, target, rows, candidates, what_is_lost)
-    view = next((v for v in rate_views(record) if v.label == label), None)
+    view = next((v for v in fixed.views if v.label == label), None)
     if view is None:
         return None
-    return by_percentile(view, rate_slices(record)[label], candidates, others, what_is_lost, margin)
+    return by_percentile(view, fixed.slices[label], candidates, others, what_is_lost, margin)
 
 
 def by_percentile(view: RateView, slices: Mapping[str, Sequence[Slice]], candidates: Sequence[str],

@@ -9,13 +9,14 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from pickfs.analysis.explain import explain, monitor_summary
-from pickfs.analysis.latency import LatencyChoice, latency_choice
+from pickfs.analysis.latency import FixedRate, LatencyChoice, fixed_rate, latency_choice
 from pickfs.analysis.race import Entrant, judge, race_roles
 from pickfs.fsfacts import has_filesystem, in_memory, is_reference
 from pickfs.model import (
     Cell,
     Method,
     MetricDef,
+    Plan,
     RunRecord,
     Summary,
     Trial,
@@ -391,8 +392,10 @@ def method_text(measured: list[Trial]) -> str:
     return f"{how}: {len(measured)} runs" if how else ""
 
 
-def build_views(record: RunRecord) -> list[WorkloadView]:
-    plan = plan_from_dict(record.plan)
+def build_views(record: RunRecord, plan: Plan | None = None, fixed: FixedRate | None = None) -> list[WorkloadView]:
+    """Every workload of a stored run analysed (`plan` and `fixed`: the record's, when already derived)."""
+    plan = plan or plan_from_dict(record.plan)
+    fixed = fixed or fixed_rate(record, plan)
     cells = plan.cells()
     views = []
     for wl in plan.workloads:
@@ -416,7 +419,7 @@ def build_views(record: RunRecord) -> list[WorkloadView]:
                           and any((mv := r.metric(d.name)) is not None and mv.summary for r in rows))
         comps = {r.cell.config.name: r.comparison for r in rows if r.comparison is not None}
         kind = workload_kind(record, wl)
-        latency = latency_choice(record, wl.label, *_latency_roles(rows), "acknowledged commits" if kind == DATABASE
+        latency = latency_choice(fixed, wl.label, *_latency_roles(rows), "acknowledged commits" if kind == DATABASE
                                  else "data written", plan.method.margin) if wl.fixed_rate or plan.method.latency_target else None
         views.append(WorkloadView(wl.label, wl.name, dict(wl.settings), base_name if base else None, tuple(rows),
                                   breakdown, resolution(comps), kind, race, latency))

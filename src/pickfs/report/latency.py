@@ -14,13 +14,10 @@ from pickfs.analysis.latency import (
     RATIO_Q,
     ByCapacity,
     ByPercentile,
+    FixedRate,
     LatencyChoice,
     RateView,
-    capacity_rows,
-    rate_slices,
-    rate_views,
 )
-from pickfs.model import RunRecord
 from pickfs.report.text import fmt_seconds
 from pickfs.stats.capacity import Capacity
 from pickfs.stats.latency import PERCENTILES, PercentileRatio, merge, percentile_ratio, percentile_us
@@ -59,12 +56,11 @@ def capacity_text(c: Capacity) -> tuple[str, str]:
     return f"{c.rate:,.0f}/s", f"[{c.low:,.0f}-{high}]"
 
 
-def latency_dict(record: RunRecord) -> dict[str, Any]:
+def latency_dict(fixed: FixedRate) -> dict[str, Any]:
     """The fixed-rate figures and the capacity search for the JSON export ({} when the run has neither):
     per configuration its percentiles from the schedule, shares, p99 ratio and merged histogram."""
     out: dict[str, Any] = {}
-    slices = rate_slices(record)
-    views = rate_views(record)
+    slices, views = fixed.slices, fixed.views
     if views:
         out["fixed_rate"] = [{
             "workload": v.label, "baseline": v.baseline,
@@ -77,7 +73,7 @@ def latency_dict(record: RunRecord) -> dict[str, Any]:
                           "rounds": r.p99_ratio.units},
                          "latency_us": {str(k): n for k, n in sorted(merge([s.hist for s in slices[v.label][r.config]]).items())}}
                         for r in v.rows]} for v in views]
-    searches = capacity_rows(record)
+    searches = fixed.capacity
     if searches:
         out["capacity"] = [{
             "workload": label, "target": target.words(),
@@ -111,12 +107,12 @@ def _fragment(fig: go.Figure, kind: str) -> str:
     return f'<div class="chart" data-chart="{html.escape(kind)}">{body}</div>'
 
 
-def latency_html(record: RunRecord) -> str:
+def latency_html(fixed: FixedRate) -> str:
     """An HTML fragment: per fixed-rate workload its percentile curves from the scheduled start, per capacity
     search its percentile against the rates tried; '' when the run has neither."""
     parts = []
-    slices = rate_slices(record)
-    for view in rate_views(record):
+    slices = fixed.slices
+    for view in fixed.views:
         fig = go.Figure()
         for row in view.rows:
             pts = percentile_curve(merge([s.hist for s in slices[view.label][row.config]]))
@@ -131,7 +127,7 @@ def latency_html(record: RunRecord) -> str:
         table = "".join(f"<tr>{''.join(f'<td>{html.escape(c)}</td>' for c in r)}</tr>" for r in cells)
         parts.append(f"<h2>{html.escape(view.label)} at a fixed rate</h2>" + _fragment(fig, "percentiles")
                      + "<table><tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in header) + f"</tr>{table}</table>")
-    for label, target, searched in capacity_rows(record):
+    for label, target, searched in fixed.capacity:
         fig = go.Figure()
         for found in searched:
             steps = sorted((v for v in found.verdicts if v.point_s is not None), key=lambda v: v.rate)
@@ -146,14 +142,14 @@ def latency_html(record: RunRecord) -> str:
     return "\n".join(parts)
 
 
-def latency_cells(record: RunRecord) -> list[tuple[str, list[str], list[list[str]]]]:
+def latency_cells(fixed: FixedRate) -> list[tuple[str, list[str], list[list[str]]]]:
     """Every fixed-rate and capacity table as (title, header, rows) of text, for text renderers (pure)."""
     out = []
-    for view in rate_views(record):
+    for view in fixed.views:
         header, rows = rate_cells(view)
         out.append((f"{view.label} at a fixed rate: latency from each transaction's scheduled start "
                     f"{FIXED_RATE_NOTE}", header, rows))
-    for label, target, searched in capacity_rows(record):
+    for label, target, searched in fixed.capacity:
         rows = []
         for found in searched:
             words, interval = capacity_text(found.capacity)
@@ -165,10 +161,10 @@ def latency_cells(record: RunRecord) -> list[tuple[str, list[str], list[list[str
     return out
 
 
-def latency_tables(record: RunRecord) -> list[Table]:
+def latency_tables(fixed: FixedRate) -> list[Table]:
     """The terminal's fixed-rate and capacity tables ([] for a closed-loop run)."""
     tables = []
-    for title, header, rows in latency_cells(record):
+    for title, header, rows in latency_cells(fixed):
         table = Table(title=title, title_justify="left")
         for i, h in enumerate(header):
             table.add_column(h, justify="left" if i == 0 or h.startswith("rates tried") else "right")
