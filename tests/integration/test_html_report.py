@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from pickfs.analysis.answer import recommended
-from pickfs.analysis.views import build_views
+from pickfs.analysis.run import build_views
 from pickfs.model import Trial
 from pickfs.report.html import render_html
 from pickfs.report.site import build_site

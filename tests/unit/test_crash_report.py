@@ -4,7 +4,7 @@ not exercise (issue 19 point 10), and when each losing state was cut."""
 import json
 from dataclasses import asdict, replace
 
-from pickfs.analysis.views import build_views
+from pickfs.analysis.run import build_views
 from pickfs.crash.runner import UNSEEN, CrashResult, StateResult, model_text
 from pickfs.model import Method, Plan, Target, Trial, WorkloadSpec, plan_to_dict
 from pickfs.report.crash_text import crash_details

@@ -161,7 +161,7 @@ def test_rendering_a_stored_run_loads_no_workload_service_or_risk_table():
 
 
 def test_a_run_records_what_its_reports_need_and_they_read_it(store):
-    from pickfs.analysis.views import build_views
+    from pickfs.analysis.run import build_views
     from pickfs.model import Method, Plan, Target, Trial, WorkloadSpec
     from pickfs.stack.presets import PRESETS
     from pickfs.usecases.run import plan_record

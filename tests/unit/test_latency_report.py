@@ -125,7 +125,7 @@ def test_markdown_carries_both_tables(store):
 
 def test_the_fixed_rate_recommendation_decides_with_the_plans_margin(store):
     """--margin reaches the recommendation by latency as it reaches the race's (it once used the default 5%)."""
-    from pickfs.analysis.views import build_views
+    from pickfs.analysis.run import build_views
 
     record = store.load(store_run(store, rate_plan(margin=0.25), "measured"))
     [view] = build_views(record)

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from pickfs.analysis.views import SIDE_BY_SIDE, build_views, race_trail
+from pickfs.analysis.run import build_views
+from pickfs.analysis.views import SIDE_BY_SIDE, race_trail
 from pickfs.engine.race import Race
 from pickfs.engine.sidebyside import SideBySide
 from pickfs.model import RunRecord, plan_from_dict

@@ -3,7 +3,7 @@ import io
 
 import pytest
 
-from pickfs.analysis.views import build_views
+from pickfs.analysis.run import build_views
 from pickfs.report.comparison import pair_runs
 from pickfs.report.csv_export import render_csv
 from pickfs.report.envdiff import diff

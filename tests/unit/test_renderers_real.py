@@ -24,7 +24,8 @@ import pytest
 from rich.console import Console
 
 from pickfs.analysis.answer import recommended
-from pickfs.analysis.views import DATABASE, FILE_TREE, OTHER, build_views
+from pickfs.analysis.run import build_views
+from pickfs.analysis.views import DATABASE, FILE_TREE, OTHER
 from pickfs.report.charts import crash_chart, forest_chart, is_reference, latency_chart, safety_chart
 from pickfs.report.html import charts_for, render_html
 from pickfs.report.markdown import render_markdown

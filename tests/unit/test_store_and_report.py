@@ -4,7 +4,7 @@ import sqlite3
 
 import pytest
 
-from pickfs.analysis.views import build_views
+from pickfs.analysis.run import build_views
 from pickfs.errors import NotFound, PickfsError
 from pickfs.report.json_export import SCHEMA, run_to_dict
 from pickfs.report.terminal import render_run

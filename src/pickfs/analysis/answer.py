@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pickfs.analysis.views import WorkloadView
-from pickfs.analysis.whole import choice
 
 
 def recommended(view: WorkloadView) -> str | None:
@@ -14,5 +13,4 @@ def recommended(view: WorkloadView) -> str | None:
     if view.race is not None:
         d = view.race.decision
         return d.answer if d.settled else None
-    c = choice(view)
-    return c[1].cell.config.name if c else None
+    return view.choice.chosen.cell.config.name if view.choice else None

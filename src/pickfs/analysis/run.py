@@ -3,10 +3,11 @@ fixed-rate figures. Every renderer reads this; a renderer given a stored run ana
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from pickfs.analysis.latency import FixedRate, fixed_rate
-from pickfs.analysis.views import WorkloadView, build_views
+from pickfs.analysis.views import WorkloadView, workload_views
+from pickfs.analysis.whole import choice
 from pickfs.model import Plan, RunRecord, plan_from_dict
 
 
@@ -16,6 +17,14 @@ class AnalysedRun:
     plan: Plan  # parsed once
     views: tuple[WorkloadView, ...]
     fixed: FixedRate
+
+
+def build_views(record: RunRecord, plan: Plan | None = None, fixed: FixedRate | None = None) -> list[WorkloadView]:
+    """Every workload of a stored run analysed, each with its judge's answer: the race's decision, the judgement
+    by latency at a fixed rate, or (for runs measured before the race) the leaders and the one chosen."""
+    plan = plan or plan_from_dict(record.plan)
+    views = workload_views(record, plan, fixed)
+    return [replace(v, choice=choice(v)) if v.race is None and v.latency is None else v for v in views]
 
 
 def analyse(record: RunRecord) -> AnalysedRun:

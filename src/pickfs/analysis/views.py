@@ -203,6 +203,16 @@ class RaceView:
 
 
 @dataclass(frozen=True)
+class Choice:
+    """The judgement of a run measured before the race (analysis/whole.py): the leaders (safe, none
+    significantly faster), the one recommended, and why ('' when it leads alone)."""
+
+    leaders: tuple[Row, ...]
+    chosen: Row
+    why: str
+
+
+@dataclass(frozen=True)
 class WorkloadView:
     label: str
     name: str
@@ -215,6 +225,7 @@ class WorkloadView:
     kind: str = OTHER  # DATABASE, FILE_TREE or OTHER
     race: RaceView | None = None  # the race's decision, for runs measured by it
     latency: LatencyChoice | None = None  # at a fixed rate: the recommendation by latency (analysis/latency.py)
+    choice: Choice | None = None  # neither raced nor at a fixed rate: the judgement of analysis/whole.py
 
     @property
     def adjustment(self) -> str:
@@ -392,8 +403,9 @@ def method_text(measured: list[Trial]) -> str:
     return f"{how}: {len(measured)} runs" if how else ""
 
 
-def build_views(record: RunRecord, plan: Plan | None = None, fixed: FixedRate | None = None) -> list[WorkloadView]:
-    """Every workload of a stored run analysed (`plan` and `fixed`: the record's, when already derived)."""
+def workload_views(record: RunRecord, plan: Plan | None = None, fixed: FixedRate | None = None) -> list[WorkloadView]:
+    """Every workload of a stored run analysed, but for the judgement of runs measured before the race, which
+    analysis/run.py `build_views` adds (`plan` and `fixed`: the record's, when already derived)."""
     plan = plan or plan_from_dict(record.plan)
     fixed = fixed or fixed_rate(record, plan)
     cells = plan.cells()

@@ -11,7 +11,7 @@ filesystem over a legacy format (ext2, ext3), then the fewest settings changed, 
 
 from __future__ import annotations
 
-from pickfs.analysis.views import Row, WorkloadView, pair
+from pickfs.analysis.views import Choice, Row, WorkloadView, pair
 from pickfs.fsfacts import has_filesystem
 from pickfs.stats.compare import ALPHA, Comparison, holm
 from pickfs.stats.decision import LEGACY, is_distribution_default, settings_changed
@@ -104,8 +104,9 @@ def candidates(view: WorkloadView) -> list[Row]:
     return [r for r in view.rows if r.primary.summary and has_filesystem(r.cell.config.fstype)]
 
 
-def choice(view: WorkloadView) -> tuple[list[Row], Row, str] | None:
-    """The leaders (safe, none significantly faster), the one recommended, and why ('' if it leads alone)."""
+def choice(view: WorkloadView) -> Choice | None:
+    """The leaders (safe, none significantly faster), the one recommended, and why ('' if it leads alone); None
+    without a safe configuration measured."""
     safe = [r for r in candidates(view) if not r.unsafe]
     if not safe:
         return None
@@ -113,8 +114,8 @@ def choice(view: WorkloadView) -> tuple[list[Row], Row, str] | None:
     beaten = _beaten(view, safe, higher)
     tied = sorted([r for r in safe if r.cell.config.name not in beaten] or safe, key=lambda r: -score(r, view))
     if len(tied) == 1:
-        return tied, tied[0], ""
+        return Choice(tuple(tied), tied[0], "")
     best, why = tie_break(tied, view)
-    return tied, best, why
+    return Choice(tuple(tied), best, why)
 
 

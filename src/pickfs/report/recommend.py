@@ -6,7 +6,7 @@ analysis/whole.py; this module only puts the judgement into words.
 from __future__ import annotations
 
 from pickfs.analysis.views import Row, WorkloadView, pair
-from pickfs.analysis.whole import candidates, choice, score
+from pickfs.analysis.whole import candidates, score
 from pickfs.fsfacts import is_reference
 from pickfs.report.latency import latency_sentences
 from pickfs.report.race_text import race_sentences
@@ -39,13 +39,13 @@ def recommend(view: WorkloadView) -> list[str]:
         return [f"{view.label}: nothing was measured, so there is nothing to recommend."]
     if view.race is not None:
         return race_sentences(view)
-    picked = choice(view)
+    picked = view.choice
     if picked is None:
         return [(f"{view.label}: every configuration measured has a setting that can lose {_lost(view)} "
                  "on a power cut; add one with safe settings (such as plain ext4 or xfs) to compare.")]
     safe = [r for r in rows if not r.unsafe]
     higher = rows[0].primary.metric.higher_is_better
-    tied, chosen, why = picked
+    tied, chosen, why = list(picked.leaders), picked.chosen, picked.why
     leader = tied[0]
     out = []
     tested = f", {leader.crash.verdict()} of a crash test" if leader.crash and not leader.crash.error else ""

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from pickfs.analysis.views import build_views
+from pickfs.analysis.run import build_views
 from pickfs.engine import runlock
 from pickfs.engine.race import baseline_copies
 from pickfs.errors import NoRoom, PlanError
