@@ -3,7 +3,9 @@
 A configuration is named faster only when it is significantly faster. Among the configurations
 with no setting that can lose acknowledged commits, the leaders are those no other is
 significantly faster than (every pair compared both ways; each configuration's k - 1 comparisons
-Holm-corrected, so that the leaders hold the truly fastest with 95% confidence).
+Holm-corrected, so that the leaders hold the truly fastest with 95% confidence), and that the
+table's verdict against the baseline does not already call slower (the baseline itself is not a
+leader when the table calls another significantly faster than it).
 Among tied ones pickfs recommends by safety (a crash test that lost nothing), then by being the
 distribution's default (plain ext4, as Debian and most distributions install), then a current
 filesystem over a legacy format (ext2, ext3), then the fewest settings changed, and says why.
@@ -99,6 +101,21 @@ def tie_break(tied: list[Row], view: WorkloadView) -> tuple[Row, str]:
     return best, why
 
 
+def beaten_in_the_table(view: WorkloadView, rows: list[Row], higher: bool) -> set[str]:
+    """What the table's verdicts against the baseline (Holm over every comparison shown) already decide: the
+    baseline when one of `rows` is significantly faster than it, a configuration significantly slower than it.
+    The answer never calls tied what its own table calls different."""
+    names = {r.cell.config.name for r in rows}
+    if view.baseline not in names:
+        return set()
+    out = set()
+    for r in rows:
+        c = r.comparison
+        if c is not None and c.significant and r.cell.config.name != view.baseline:
+            out.add(view.baseline if _faster(c, higher) else r.cell.config.name)
+    return out
+
+
 def candidates(view: WorkloadView) -> list[Row]:
     """Configurations with figures where a database can live (not the raw device)."""
     return [r for r in view.rows if r.primary.summary and has_filesystem(r.cell.config.fstype)]
@@ -111,7 +128,7 @@ def choice(view: WorkloadView) -> Choice | None:
     if not safe:
         return None
     higher = safe[0].primary.metric.higher_is_better
-    beaten = _beaten(view, safe, higher)
+    beaten = _beaten(view, safe, higher) | beaten_in_the_table(view, safe, higher)
     tied = sorted([r for r in safe if r.cell.config.name not in beaten] or safe, key=lambda r: -score(r, view))
     if len(tied) == 1:
         return Choice(tuple(tied), tied[0], "")
