@@ -9,11 +9,11 @@ import click
 from rich.text import Text
 
 from pickfs import console
+from pickfs.analysis.views import short_flag
 from pickfs.cli.examples import examples
 from pickfs.engine.schedule import round_budget
 from pickfs.model import Plan
 from pickfs.plan import load_plan_file
-from pickfs.report.views import short_flag
 from pickfs.risks import config_risks
 from pickfs.stack.targets import target_kind
 from pickfs.usecases.preview import Preview

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pickfs.report.views import CrashView, WorkloadView
+from pickfs.analysis.views import CrashView, WorkloadView
 from pickfs.stats.crashbound import bound
 
 MAX_LOSING = 8  # losing states listed per configuration
