@@ -7,11 +7,11 @@ from dataclasses import replace
 
 import pytest
 
+from pickfs.analysis.views import CrashView
 from pickfs.crash.log import FLUSH, WRITE, Record
 from pickfs.crash.runner import CrashResult, StateResult
 from pickfs.crash.states import AT_RANDOM, crash_moments, generate
 from pickfs.report.crash_text import bound_words
-from pickfs.analysis.views import CrashView
 from pickfs.stats.crashbound import bound, lower, one_in, upper
 
 
