@@ -25,7 +25,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from pickfs.report.views import build_views
+from pickfs.analysis.run import build_views
 from pickfs.stats.compare import ALPHA
 from pickfs.stats.decision import contrast
 from pickfs.stats.paired import paired_compare

@@ -2,12 +2,16 @@
 of one configuration with many states.
 
 Runs `pickfs crashtest` (real recorder, real filesystems, real servers) for each workload given and
-prints, per cell: the states checked, states per second while checking, seconds building images
-(base that follows the durable writes, copied per state) against checking them, and the wall time
-of the whole command. Needs root; wrap it in the disk lock:
+prints, per cell: the states tried, the distinct ones checked (a duplicate takes an earlier check's
+findings) and the share of duplicates, distinct states per second while checking, seconds building
+images (base that follows the durable writes, copied per state) against checking them, what the
+states cut at random moments rule out, and the wall time of the whole command, with the machine's
+load average before and after (figures from a machine that was not quiet say so there). Needs root;
+wrap it in the disk lock:
 
     flock /tmp/pickfs-disk.lock .venv/bin/python benchmarks/crash_states_speed.py --fs ext4 \\
         --workload sqlite-tpcb --states 200
+    flock /tmp/pickfs-disk.lock .venv/bin/python benchmarks/crash_states_speed.py --fs ext4 --crash-time 2m
 """
 
 from __future__ import annotations
@@ -27,19 +31,24 @@ def main(argv: list[str]) -> int:
     p.add_argument("--fs", default="ext4")
     p.add_argument("--workload", action="append", default=[], help="repeatable; default sqlite-tpcb")
     p.add_argument("--set", action="append", default=[], dest="sets")
-    p.add_argument("--states", type=int, default=200)
+    p.add_argument("--states", type=int, default=None, help="exactly this many [200 without --crash-time]")
+    p.add_argument("--crash-time", default=None, help="a budget of checking time per configuration, e.g. 2m")
     p.add_argument("--duration", default="3s")
     p.add_argument("--workdir", default="/var/tmp/pickfs-crash-bench")
     a = p.parse_args(argv)
     Path(a.workdir).mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=a.workdir) as tmp:
         out = Path(tmp) / "crash.json"
-        argv_ = [sys.executable, "-m", "pickfs", "crashtest", "--fs", a.fs, "--states", str(a.states),
-                 "--duration", a.duration, "--json", str(out)]
+        argv_ = [sys.executable, "-m", "pickfs", "crashtest", "--fs", a.fs, "--duration", a.duration, "--json", str(out)]
+        if a.states is not None or a.crash_time is None:
+            argv_ += ["--states", str(a.states or 200)]
+        if a.crash_time is not None:
+            argv_ += ["--crash-time", a.crash_time]
         for w in a.workload or ["sqlite-tpcb"]:
             argv_ += ["--workload", w]
         for s in a.sets:
             argv_ += ["--set", s]
+        load_before = os.getloadavg()
         t0 = time.monotonic()
         proc = subprocess.run(argv_, capture_output=True, text=True, env={**os.environ, "PICKFS_WORKDIR": a.workdir})
         wall = time.monotonic() - t0
@@ -49,11 +58,17 @@ def main(argv: list[str]) -> int:
         for c in json.loads(out.read_text())["cells"]:
             crash = c["crash"]
             m = crash["metrics"]
-            print(f"{c['config']}/{c['workload']}: {int(m['crash_states'])} states, "
-                  f"{m.get('crash_states_per_s', 0):.2f} states/s while checking "
-                  f"({m.get('crash_s_per_state', 0):.2f} s each); building images {m.get('crash_build_s', 0):.1f} s "
-                  f"of {m.get('crash_check_s', 0):.1f} s; {crash['verdict']}")
-        print(f"wall time of the whole crashtest: {wall:.0f} s")
+            tried = int(m["crash_states"])
+            distinct = int(m.get("crash_distinct_states", tried))
+            print(f"{c['config']}/{c['workload']}: {tried} states tried, {distinct} distinct checked "
+                  f"({1 - distinct / tried if tried else 0:.0%} duplicates), "
+                  f"{m.get('crash_distinct_per_s', m.get('crash_states_per_s', 0)):.2f} distinct states/s while "
+                  f"checking; building images {m.get('crash_build_s', 0):.1f} s of {m.get('crash_check_s', 0):.1f} s; "
+                  f"{int(m.get('crash_drawn_states', 0))} distinct states cut at random moments, "
+                  f"{int(m.get('crash_drawn_failed', 0))} of them failing; {crash['verdict']}")
+        print(f"wall time of the whole crashtest: {wall:.0f} s; load average before "
+              f"{' '.join(f'{x:.2f}' for x in load_before)}, after {' '.join(f'{x:.2f}' for x in os.getloadavg())} "
+              f"on {os.cpu_count()} CPUs")
     return 0
 
 

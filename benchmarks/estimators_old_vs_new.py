@@ -20,7 +20,8 @@ from dataclasses import replace
 from pathlib import Path
 
 from pickfs.model import plan_from_dict
-from pickfs.report.views import build_views, comparisons_for, race_of
+from pickfs.analysis.run import build_views
+from pickfs.analysis.views import comparisons_for, race_of
 from pickfs.stats.decision import contrast
 from pickfs.store import ResultStore
 

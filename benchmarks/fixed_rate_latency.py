@@ -32,7 +32,8 @@ from pathlib import Path
 
 from pickfs.engine.ceiling import measure
 from pickfs.model import WorkloadSpec
-from pickfs.report.latency import capacity_rows, capacity_text, rate_views
+from pickfs.analysis.latency import capacity_rows, rate_views
+from pickfs.report.latency import capacity_text
 from pickfs.stats.latency import hist_of, percentile_us
 from pickfs.store import ResultStore
 from pickfs.workloads.sqlite_tpcb import SqliteTpcb

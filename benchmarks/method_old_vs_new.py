@@ -15,7 +15,7 @@ import sys
 import time
 from pathlib import Path
 
-from pickfs.report.views import build_views
+from pickfs.analysis.run import build_views
 from pickfs.store import ResultStore
 
 

@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 from pickfs.report.recommend import recommend
-from pickfs.report.views import build_views
+from pickfs.analysis.run import build_views
 from pickfs.stats.decision import contrast
 from pickfs.store import ResultStore
 

@@ -9,7 +9,8 @@ TargetKind = Literal["image", "device", "directory"]
 # The name under which a run's started-and-reaped processes (its client, cp, tar, fio) are listed in its monitors.
 CHILDREN = "the run's own processes (client, tools)"
 # "capacity": a slice of the capacity search (engine/capacity.py), at a rate the search chose
-Phase = Literal["prepare", "warmup", "measured", "crash", "capacity"]
+# "crash-state": one power-cut state of a crash test, saved as it is checked (kept when the test is interrupted)
+Phase = Literal["prepare", "warmup", "measured", "crash", "crash-state", "capacity"]
 RESULT_PHASES: tuple[Phase, ...] = ("measured", "crash", "capacity")  # a result: a capacity search's steps and a crash test's states too
 SCHEDULERS = ("none", "mq-deadline", "kyber", "bfq")
 
@@ -99,6 +100,8 @@ class Method:
     speed: bool = True  # measure speed (pickfs crashtest turns it off)
     crash_states: int = 0  # > 0: also crash-test each cell, over this many power-cut states
     crash_duration: float = 3.0  # seconds of commits recorded for a crash test
+    # > 0: after crash_states states, more in batches until this many seconds of checking per cell (its budget)
+    crash_time: float = 0.0
     crash_size: int = 512 * 1024**2  # the crash test's image (small: every write is logged)
     crash_size_auto: bool = True  # no crash_size given: at least crash_size, larger when the job needs it
     crash_unit: int = 4096  # the disk's atomic unit in a crash test: unflushed writes land in pieces of this size

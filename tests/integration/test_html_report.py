@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
+from pickfs.analysis.answer import recommended
+from pickfs.analysis.run import build_views
 from pickfs.model import Trial
 from pickfs.report.html import render_html
-from pickfs.report.recommend import recommended
 from pickfs.report.site import build_site
-from pickfs.report.views import build_views
 from pickfs.store import ResultStore
 from tests.records import fill, make_plan
 

@@ -4,12 +4,12 @@ not exercise (issue 19 point 10), and when each losing state was cut."""
 import json
 from dataclasses import asdict, replace
 
+from pickfs.analysis.run import build_views
 from pickfs.crash.runner import UNSEEN, CrashResult, StateResult, model_text
 from pickfs.model import Method, Plan, Target, Trial, WorkloadSpec, plan_to_dict
 from pickfs.report.crash_text import crash_details
 from pickfs.report.html import render_html
 from pickfs.report.markdown import render_markdown
-from pickfs.report.views import build_views
 from pickfs.risks import crash_model_gaps
 from pickfs.stack.presets import PRESETS
 from pickfs.workloads import workload_class

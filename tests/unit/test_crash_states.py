@@ -141,7 +141,8 @@ def test_a_share_of_states_crash_again_during_recovery_and_the_recovery_cut_keep
 
 def test_the_cut_moment_runs_until_the_next_record():
     records = [rec(W, 10), rec(F, 20), rec(W, 50)]
-    moments = [(c, m) for c, m, _ in crash_moments(records, t_start=5, t_end=100, n=3)]
+    moments = [(c, m) for seed in range(1, 20) for c, m, _ in crash_moments(records, t_start=5, t_end=100, n=3,
+                                                                              seed=seed)]
     assert (3, 100) in moments  # after the last record: the power may fail any time until the end
     for cut, moment in moments:
         if cut < len(records):

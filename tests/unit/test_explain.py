@@ -1,5 +1,5 @@
+from pickfs.analysis.explain import explain, process_group, wait_shares, write_shares
 from pickfs.model import Trial
-from pickfs.report.explain import explain, process_group, wait_shares, write_shares
 from pickfs.stats.anomalies import outliers
 
 

@@ -202,7 +202,7 @@ assert made and all(s.mode == "dummy first half" for s in made)
 from pickfs.usecases.run import plan_record
 from pickfs.model import Trial
 from pickfs.report.html import charts_for
-from pickfs.report.views import build_views
+from pickfs.analysis.run import build_views
 from pickfs.store import ResultStore
 
 record = plan_record(plan)

@@ -210,29 +210,30 @@ def test_a_rate_beyond_the_clients_ceiling_is_flagged_and_one_within_is_not():
 
 def test_server_workloads_say_how_to_see_their_ceiling():
     from pickfs.engine.ceiling import in_memory_possible, limit_notes
+    from pickfs.stack.ledger import Ledger
 
     assert "tmpfs preset" in (in_memory_possible(_spec("tpcc", backend="postgresql", rate=100)) or "")
-    assert limit_notes(_spec("sqlite-tpcb")) == []  # closed loop: nothing measured
+    assert limit_notes(_spec("sqlite-tpcb"), Ledger(Path("/nonexistent/ledger"))) == []  # closed loop: nothing measured
 
 
-def test_the_ceiling_is_measured_in_memory_and_leaves_nothing_behind(monkeypatch):
-    import tempfile
-
+def test_the_ceiling_is_measured_in_memory_in_a_directory_the_ledger_holds_first(tmp_path: Path):
     from pickfs.engine import ceiling
+    from pickfs.stack.ledger import Ledger
 
-    made: list[Path] = []
-    real = tempfile.mkdtemp
+    ledger = Ledger(tmp_path / "work" / "ledger")
+    recorded: list[tuple[Path, bool]] = []
+    real = ledger.record
 
-    def mkdtemp(**kw: str) -> str:  # other runs use /dev/shm too: only the directory this one made counts
-        path = real(**kw)
-        made.append(Path(path))
-        return path
+    def record(kind: str, **fields: object):  # what was recorded, and whether it existed already
+        recorded.append((Path(str(fields["path"])), Path(str(fields["path"])).exists()))
+        return real(kind, **fields)
 
-    monkeypatch.setattr(ceiling.tempfile, "mkdtemp", mkdtemp)
-    c = ceiling.measure(_spec("sqlite-tpcb", rate=100, synchronous="OFF"), seconds=0.5)
+    ledger.record = record  # type: ignore[method-assign]
+    c = ceiling.measure(_spec("sqlite-tpcb", rate=100, synchronous="OFF"), ledger, seconds=0.5)
     assert c.max_rate > 100 and c.probe_rate == 100
     assert 0 <= c.lag_p50_s <= c.lag_p99_s < 1.0
-    assert len(made) == 1 and made[0].parent == ceiling.SHM and not made[0].exists()
+    assert [(p.parent, existed) for p, existed in recorded] == [(ceiling.SHM, False)]
+    assert not recorded[0][0].exists() and ledger.entries() == []
 
 
 def test_a_plan_file_takes_a_rate_and_a_latency_target(tmp_path: Path):

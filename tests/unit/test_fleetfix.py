@@ -7,6 +7,7 @@ import sqlite3
 
 import pytest
 
+from pickfs.analysis.run import analyse
 from pickfs.fleet.playbooks import APT_PACKAGES, run_playbook, stop_playbook
 from pickfs.model import RunRecord
 from pickfs.report.site import comparison_page, index_page
@@ -129,7 +130,7 @@ def test_site_links_are_escaped(tmp_path):
     store = ResultStore(tmp_path / "r.db")
     fill(store, make_plan(), run_id="20260101-000000-abcd")
     rec = store.load("20260101-000000-abcd")
-    odd = RunRecord(**{**rec.__dict__, "id": "x'><script>alert(1)</script>"})
+    odd = analyse(RunRecord(**{**rec.__dict__, "id": "x'><script>alert(1)</script>"}))
     page = index_page([odd], {})
     assert "<script>alert" not in page and "href='run-x&#x27;&gt;&lt;script&gt;" in page
     assert "<script>alert" not in comparison_page([odd, odd])

@@ -21,10 +21,10 @@ ALLOWED: dict[str, set[str]] = {
     "__main__": {"cli"},
     "cli": {"*"},  # the top: anything
     "usecases": BASE | {"pickfs", "plan", "engine", "crash", "workloads", "risks", "stack", "store", "host", "safepaths"},
-    "search": BASE | {"engine", "plan", "risks", "stack", "stats", "store", "usecases", "workloads", "report"},
+    "search": BASE | {"engine", "plan", "risks", "stack", "stats", "store", "usecases", "workloads", "analysis"},
     "run_console": BASE | {"console", "engine", "report", "workloads"},  # the progress the CLI and a fleet host show
     "fleet": BASE | {"pickfs", "console", "run_console", "usecases", "report", "engine", "plan", "store", "stack", "safepaths", "host"},
-    "engine": BASE | {"plan", "crash", "workloads", "services", "stack", "databases", "monitors", "store", "stats",
+    "engine": BASE | {"analysis", "plan", "crash", "workloads", "services", "stack", "databases", "monitors", "store", "stats",
                       "risks", "fingerprint", "host", "proc", "safepaths", "sysinfo"},
     "plan": BASE | {"crash", "workloads", "services", "databases", "stack", "stats", "safepaths"},
     "crash": BASE | {"workloads", "services", "stack", "databases", "risks", "proc", "safepaths", "sysinfo", "monitors"},
@@ -39,7 +39,8 @@ ALLOWED: dict[str, set[str]] = {
     "databases": BASE | {"proc", "safepaths", "sysinfo"},
     "monitors": BASE | {"proc", "sysinfo", "stack"},  # a filesystem type's journal and threads (stack/filesystems.py)
     "store": BASE | {"safepaths"},
-    "report": {"model", "fsfacts", "stats"},
+    "analysis": {"model", "fsfacts", "stats"},
+    "report": {"model", "fsfacts", "stats", "analysis"},
     "stats": {"model"},
     "proc": BASE | {"safepaths"},
     "safepaths": {"errors", "units"},
@@ -66,8 +67,8 @@ KNOWN: set[tuple[str, str]] = {
     ("databases/postgresql.py", "pickfs.services.base"),
     ("databases/postgresql.py", "pickfs.services.postgresql"),  # SETTINGS
     ("databases/sqlite.py", "pickfs.services.base"),
-    ("report/views.py", "pickfs.risks"),  # runs stored before risks were recorded
-    ("report/views.py", "pickfs.workloads"),  # runs stored before workload kinds were recorded
+    ("analysis/views.py", "pickfs.risks"),  # runs stored before risks were recorded
+    ("analysis/views.py", "pickfs.workloads"),  # runs stored before workload kinds were recorded
 }
 
 
@@ -132,7 +133,7 @@ def test_the_known_exceptions_are_still_there():
     assert sorted(KNOWN - against_the_direction()) == []
 
 
-@pytest.mark.parametrize("package", ["report", "stats"])
+@pytest.mark.parametrize("package", ["analysis", "report", "stats"])
 def test_report_and_stats_load_only_the_model_and_stats(package):
     wrong = [f"{path.name}: {mod}" for path in sorted((SRC / package).glob("*.py"))
              for mod in module_level_imports(path) if unit(mod) not in ALLOWED[package] | {package}]
@@ -160,8 +161,8 @@ def test_rendering_a_stored_run_loads_no_workload_service_or_risk_table():
 
 
 def test_a_run_records_what_its_reports_need_and_they_read_it(store):
+    from pickfs.analysis.run import build_views
     from pickfs.model import Method, Plan, Target, Trial, WorkloadSpec
-    from pickfs.report.views import build_views
     from pickfs.stack.presets import PRESETS
     from pickfs.usecases.run import plan_record
 
@@ -178,3 +179,39 @@ def test_a_run_records_what_its_reports_need_and_they_read_it(store):
                                started=1.0, elapsed_s=1.0, ok=True, metrics={"tps": 100.0}))
     [view] = build_views(store.load("20260101-000000-abcd"))
     assert view.rows[0].risks[0] == "recorded: as the run said" and view.rows[0].risks[1].startswith("synchronous")
+
+
+def module_name(path: Path) -> str:
+    return "pickfs." + ".".join(path.relative_to(SRC).with_suffix("").parts).removesuffix(".__init__")
+
+
+@pytest.mark.parametrize("package", ["analysis", "report"])
+def test_no_import_circle_inside(package):
+    """The analysis and the report import one another's modules in one direction only (deferred imports too):
+    a circle is a module that belongs elsewhere."""
+    graph = {module_name(p): {m for m in imports(p) if m.startswith(f"pickfs.{package}.")}
+             for p in sorted((SRC / package).glob("*.py"))}
+
+    def reaches(start: str, goal: str, seen: set[str]) -> bool:
+        for nxt in graph.get(start, ()):
+            if nxt == goal or (nxt not in seen and (seen.add(nxt) or reaches(nxt, goal, seen))):
+                return True
+        return False
+
+    assert sorted(m for m in graph if reaches(m, m, set())) == []
+
+
+def test_the_search_reads_its_stages_without_the_report(tmp_path):
+    """`pickfs search` reads each stage's race through the analysis: neither plotly nor rich is loaded, not even
+    when a stored run is analysed."""
+    import gzip
+
+    db = tmp_path / "results.db"
+    db.write_bytes(gzip.decompress((SRC.parents[1] / "tests" / "data" / "real-runs.db.gz").read_bytes()))
+    code = ("import sys; import pickfs.search.stages as stages, pickfs.search.driver; from pickfs.store import "
+            f"ResultStore; store = ResultStore({str(db)!r}); "
+            "[stages.build_views(store.load(r.id)) for r in store.list_runs()]; "
+            "print(sorted(m for m in ('plotly', 'rich') if m in sys.modules), "
+            "sorted(m for m in sys.modules if m.startswith('pickfs.report')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[] []", out

@@ -9,10 +9,10 @@ from dataclasses import replace
 
 from rich.console import Console
 
+from pickfs.analysis.latency import capacity_rows, rate_views
 from pickfs.clients.pacing import Book, arrival_times, paced, summary
 from pickfs.model import Trial, WorkloadSpec
 from pickfs.report.json_export import run_to_dict
-from pickfs.report.latency import capacity_rows, rate_views
 from pickfs.report.terminal import render_run
 from pickfs.workloads.sqlite_tpcb import SqliteTpcb
 from tests.records import fill, make_plan, record_dict
@@ -121,3 +121,13 @@ def test_markdown_carries_both_tables(store):
                                               rates=(100.0, 200.0))))
     assert "the highest rate held with p99 &lt;= 10 ms" in md and "| ext4 | 200/s |" in md
     assert "at a fixed rate" not in md
+
+
+def test_the_fixed_rate_recommendation_decides_with_the_plans_margin(store):
+    """--margin reaches the recommendation by latency as it reaches the race's (it once used the default 5%)."""
+    from pickfs.analysis.run import build_views
+
+    record = store.load(store_run(store, rate_plan(margin=0.25), "measured"))
+    [view] = build_views(record)
+    assert view.latency is not None and view.latency.decision is not None
+    assert view.latency.decision.margin == 0.25

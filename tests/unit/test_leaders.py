@@ -4,7 +4,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from pickfs.report import recommend
+from pickfs.analysis import whole
 from pickfs.stats.compare import Comparison
 
 
@@ -26,21 +26,21 @@ def six(monkeypatch):
     # slow against the leader: p = 0.006; significant among its own 5 comparisons (0.006 x 5 = 0.03),
     # not over all 15 pairs (0.006 x 15 = 0.09); everything else indistinct
     p = {frozenset(("lead", "slow")): 0.006}
-    monkeypatch.setattr(recommend, "pair", pairs_from(speed, p))
+    monkeypatch.setattr(whole, "pair", pairs_from(speed, p))
     return list(speed)
 
 
 def test_a_configuration_beaten_only_through_its_own_comparisons_is_left_out(six):
-    assert recommend._beaten(None, rows(*six), True) == {"slow"}
+    assert whole._beaten(None, rows(*six), True) == {"slow"}
 
 
 def test_the_faster_side_of_a_pair_is_never_left_out_by_it(six, monkeypatch):
-    beaten = recommend._beaten(None, rows(*six), False)  # a time metric: lower is better, so "slow" is fastest
+    beaten = whole._beaten(None, rows(*six), False)  # a time metric: lower is better, so "slow" is fastest
     assert "slow" not in beaten and beaten == {"lead"}
 
 
 def test_a_pair_whose_two_directions_disagree_counts_as_indistinct(monkeypatch):
     def pair(view, a, b):  # a against b says a is faster both ways: the directions disagree
         return Comparison(1.5, 1.4, 1.6, 0.0001)
-    monkeypatch.setattr(recommend, "pair", pair)
-    assert recommend._beaten(None, rows("x", "y"), True) == set()
+    monkeypatch.setattr(whole, "pair", pair)
+    assert whole._beaten(None, rows("x", "y"), True) == set()

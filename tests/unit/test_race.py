@@ -214,3 +214,22 @@ def test_a_block_is_stood_up_in_a_shuffled_order_with_the_baseline_copies_spread
     assert others != names[1:]  # not made in the plan's order, where a filesystem's settings stand together
     assert order == standing_up_order(names, {"ext4+defaults": 5}, seed=1, block=0)  # reproducible
     assert order != standing_up_order(names, {"ext4+defaults": 5}, seed=1, block=1)  # a new order each block
+
+
+def test_the_race_and_the_final_answer_order_candidates_by_one_rule():
+    """One candidate order (analysis/race.py): the distribution's default, a current format, fewest settings, the
+    plan's order; the final answer puts a clean crash test first, which the race, running before any crash test,
+    never knows; an unsafe setting or a reference is never a candidate."""
+    from pickfs.analysis.race import Entrant, race_roles
+
+    ext3, xfs, ext4 = FsConfig("ext3", "ext3"), FsConfig("xfs", "xfs"), FsConfig("ext4", "ext4")
+    nobarrier, tmpfs = FsConfig("nb", "ext4", mount_options=("nobarrier",)), FsConfig("tmpfs", "tmpfs")
+    entrants = [Entrant(ext3, 0, False, False, False), Entrant(xfs, 1, False, False, False, crash_clean=True),
+                Entrant(ext4, 2, False, False, False), Entrant(nobarrier, 3, True, False, False),
+                Entrant(tmpfs, 4, False, True, True)]
+    r = race_roles(entrants, "ext4")
+    assert r.candidates == ("xfs", "ext4", "ext3") and r.others == ("nb", "tmpfs")
+    assert r.baseline == "ext4" and r.references == {"tmpfs"} and r.in_memory == {"tmpfs"}
+    while_racing = race_roles([Entrant(e.config, e.index, e.unsafe, e.reference, e.in_memory) for e in entrants],
+                              "missing")
+    assert while_racing.candidates == ("ext4", "xfs", "ext3") and while_racing.baseline == "ext3"

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from pickfs.analysis.explain import journal_line, process_group
 from pickfs.crash.runner import crash_unavailable, fsck
 from pickfs.engine.executor import cell_unavailable
 from pickfs.engine.race import roles
@@ -20,7 +21,6 @@ from pickfs.fsfacts import is_reference as is_reference_type
 from pickfs.model import Cell, Method, Plan, Target, TargetKind, WorkloadSpec
 from pickfs.monitors.attribution import Scope, serves_device
 from pickfs.plan import build_plan, configs_from_names
-from pickfs.report.explain import journal_line, process_group
 from pickfs.risks import config_risks
 from pickfs.stack import cleanup, targets
 from pickfs.stack.filesystems import KNOWN, fs_type, unavailable_reason

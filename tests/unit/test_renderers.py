@@ -3,12 +3,12 @@ import io
 
 import pytest
 
+from pickfs.analysis.run import build_views
 from pickfs.report.comparison import pair_runs
 from pickfs.report.csv_export import render_csv
 from pickfs.report.envdiff import diff
 from pickfs.report.markdown import render_markdown
 from pickfs.report.recommend import recommend
-from pickfs.report.views import build_views
 from tests.records import fill, make_plan
 
 

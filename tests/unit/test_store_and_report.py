@@ -4,10 +4,10 @@ import sqlite3
 
 import pytest
 
+from pickfs.analysis.run import build_views
 from pickfs.errors import NotFound, PickfsError
 from pickfs.report.json_export import SCHEMA, run_to_dict
 from pickfs.report.terminal import render_run
-from pickfs.report.views import build_views
 from pickfs.store import ResultStore
 from tests.records import fill, make_plan
 

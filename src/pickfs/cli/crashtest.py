@@ -21,10 +21,13 @@ from pickfs.plan import build_plan, configs_from_names, load_plan_file
 from pickfs.units import parse_duration, parse_size
 
 DEFAULT_FS = "ext4,ext4-nobarrier,xfs,btrfs"
+FIRST_STATES = 12  # states checked first; with a budget, more follow
+DEFAULT_CRASH_TIME = "2m"  # checking time per configuration when neither --states nor --crash-time is given
 
 
 @click.command("crashtest", epilog=examples('pickfs crashtest                                # sqlite-tpcb on ext4, ext4-nobarrier, xfs, btrfs',
-         'pickfs crashtest --fs ext4,xfs --set synchronous=OFF --states 24',
+         'pickfs crashtest --fs ext4,xfs --set synchronous=OFF --states 24    # exactly 24 states each',
+         'pickfs crashtest --fs ext4 --crash-time 10m                     # as many states as fit in 10 minutes',
          'pickfs crashtest --workload pgbench --set full_page_writes=off --states 40 --duration 10s',
          'pickfs crashtest --plan examples/crash-safety.toml --html crash.html'))
 @click.option("--plan", "plan_file", type=click.Path(path_type=Path), help="a TOML plan file: crash-test its cells")
@@ -34,7 +37,12 @@ DEFAULT_FS = "ext4,ext4-nobarrier,xfs,btrfs"
                    "firebird-tpcb, or command with a server; repeatable")
 @click.option("--set", "sets", multiple=True, metavar="KEY=VALUE",
               help="a durability setting, e.g. synchronous=OFF or fsync=off")
-@click.option("--states", type=int, default=12, show_default=True, help="power-cut states to build and check")
+@click.option("--states", type=int, default=None,
+              help=f"power-cut states to build and check: exactly this many unless --crash-time is given too "
+                   f"[{FIRST_STATES}, then more within --crash-time]")
+@click.option("--crash-time", default=None,
+              help=f"checking time per configuration: after --states states, more until it ends or the answer is "
+                   f"clear [{DEFAULT_CRASH_TIME}; with --states alone: none]")
 @click.option("--duration", default="3s", show_default=True, help="how long commits are recorded")
 @click.option("--size", default=None,
               help="the recorded image's size, at least 64M (xfs needs 300M) [sized to the job: 512M, or more as "
@@ -67,10 +75,11 @@ def command(**o: Any) -> None:
 
 def crash_plan(o: dict[str, Any]) -> Plan:
     """The crash test's plan from the command's options, checked completely (nothing is created)."""
-    if o["states"] < 1:
+    if o["states"] is not None and o["states"] < 1:
         raise PlanError("--states must be at least 1", "e.g. --states 12")
     duration = parse_duration(o["duration"])
-    crash: dict[str, Any] = {"crash_states": o["states"], "crash_duration": duration}
+    crash: dict[str, Any] = {"crash_states": o["states"] or FIRST_STATES, "crash_duration": duration,
+                             "crash_time": _budget(o["crash_time"], o["states"])}
     if o["size"] is not None:
         size = parse_size(o["size"])
         if size < 64 * 1024**2:
@@ -97,6 +106,16 @@ def crash_plan(o: dict[str, Any]) -> Plan:
             raise PlanError(f"workload {w.label}: a crash test of your own command needs your check of each state",
                             "add --check 'CMD' (or check = \"CMD\" in the plan): exit status 0 = consistent")
     return plan
+
+
+def _budget(given: str | None, states: int | None) -> float:
+    """The checking time per configuration: as given; none when only --states is; else the default (seconds)."""
+    if given is None:
+        return 0.0 if states is not None else parse_duration(DEFAULT_CRASH_TIME)
+    seconds = parse_duration(given)
+    if seconds <= 0:
+        raise PlanError(f"--crash-time {given} is no time to check states in", "e.g. --crash-time 2m")
+    return seconds
 
 
 def _fidelity(o: dict[str, Any]) -> dict[str, Any]:

@@ -9,11 +9,11 @@ import click
 from rich.text import Text
 
 from pickfs import console
+from pickfs.analysis.views import short_flag
 from pickfs.cli.examples import examples
 from pickfs.engine.schedule import round_budget
 from pickfs.model import Plan
 from pickfs.plan import load_plan_file
-from pickfs.report.views import short_flag
 from pickfs.risks import config_risks
 from pickfs.stack.targets import target_kind
 from pickfs.usecases.preview import Preview
@@ -61,8 +61,10 @@ def method_lines(plan: Plan) -> list[str]:
             lines.append(f"  then until each interval is within ±{m.target_ci:.0%}, at most {m.max_runs} runs"
                          + (f" or {m.max_seconds / 60:g} min" if m.max_seconds is not None else ""))
     if m.crash_states:
-        lines.append(f"crash test: {m.crash_states} power-cut states per cell, {m.crash_duration:g} s of commits "
-                     f"recorded on a {_size(m.crash_size)} image")
+        states = (f"{m.crash_states} power-cut states per cell, then more for {m.crash_time:g} s of checking"
+                  if m.crash_time else f"{m.crash_states} power-cut states per cell")
+        lines.append(f"crash test: {states}, {m.crash_duration:g} s of commits recorded on a {_size(m.crash_size)} "
+                     "image")
     extras = [x for x, on in (("drop caches", m.drop_caches), ("monitors", m.monitors)) if on]
     lines.append(f"each run: {', '.join(extras) or 'no cache drop, no monitors'}; the device idle "
                  f"{m.quiesce_seconds:g} s first")
@@ -118,11 +120,22 @@ def describe(preview: Preview) -> list[str]:
     estimates = preview.estimates
     if estimates:
         total = sum(e.seconds for e in estimates)
-        lines.append(f"time: about {_minutes(total)}" + (" plus the crash tests" if plan.method.crash_states else ""))
+        lines.append(f"time: about {_minutes(total)}" + (" plus the crash tests" if plan.method.crash_states else "")
+                     + _crash_budget(plan))
         lines += [f"  {e.label}: {_minutes(e.seconds)}, {e.how}" for e in estimates]
     elif plan.method.crash_states:
-        lines.append("time: the crash tests' (not estimated: it depends on the writes recorded)")
+        lines.append("time: the crash tests' (not estimated: it depends on the writes recorded)" + _crash_budget(plan))
     return lines
+
+
+def _crash_budget(plan: Plan) -> str:
+    """What a budget of checking time says of the crash tests' time (pure)."""
+    m = plan.method
+    if not m.crash_states or not m.crash_time:
+        return ""
+    cells = len(plan.cells())
+    return (f"; their checking about {_minutes(m.crash_time * cells)} ({_minutes(m.crash_time)} per cell, "
+            "less where one stops early), each after its recording")
 
 
 def show_plan(preview: Preview) -> None:

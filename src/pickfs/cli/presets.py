@@ -6,8 +6,8 @@ import click
 from rich.table import Table
 
 from pickfs import console
+from pickfs.analysis.views import short_flag
 from pickfs.cli.examples import examples
-from pickfs.report.views import short_flag
 from pickfs.risks import config_risks
 from pickfs.stack.filesystems import unavailable_reason
 from pickfs.stack.presets import PRESETS, RAW_CONFIG

@@ -11,6 +11,7 @@ from typing import Any, TypeVar
 import click
 
 from pickfs import console
+from pickfs.analysis.run import AnalysedRun, analyse, analysed
 from pickfs.cli.common import read_store, results_option, workdir_option
 from pickfs.cli.examples import examples
 from pickfs.cli.fleet import report_fleet
@@ -24,7 +25,7 @@ from pickfs.safepaths import check_own_dir, check_target, own_dir, resolve, writ
 from pickfs.store import ResultStore
 from pickfs.units import has_control
 
-FORMATS: dict[str, Callable[[RunRecord], str]] = {
+FORMATS: dict[str, Callable[[RunRecord | AnalysedRun], str]] = {
     "json": render_json,
     "markdown": render_markdown,
     "csv": render_csv,
@@ -32,14 +33,14 @@ FORMATS: dict[str, Callable[[RunRecord], str]] = {
 }
 
 
-def html(record: RunRecord) -> str:
+def html(run: RunRecord | AnalysedRun) -> str:
     """The page, plotly.js inline (for standard output, where nothing can sit beside it)."""
     from pickfs.report.html import render_html  # deferred: plotly (and its narwhals), for --html only
 
-    return render_html(record)
+    return render_html(run)
 
 
-def html_page(record: RunRecord, path: Path) -> None:
+def html_page(run: RunRecord | AnalysedRun, path: Path) -> None:
     """The page at `path` and plotly.js once beside it (a page a few hundred kB, plotly loaded from the file)."""
     from plotly.offline import get_plotlyjs  # deferred: plotly, for --html only
 
@@ -49,7 +50,7 @@ def html_page(record: RunRecord, path: Path) -> None:
     js = get_plotlyjs()
     if beside.is_symlink() or not beside.is_file() or beside.stat().st_size != len(js) or beside.read_text() != js:
         write_file(beside, js.encode(), "--html (plotly.js beside the page)")
-    write_file(path, render_html(record, plotly=PLOTLY_FILE).encode(), "--html")
+    write_file(path, render_html(run, plotly=PLOTLY_FILE).encode(), "--html")
 
 
 FORMATS["html"] = html
@@ -84,16 +85,17 @@ def check_export_targets(targets: dict[str, Path | None]) -> None:
         seen[key] = fmt
 
 
-def write_exports(record: RunRecord, targets: dict[str, Path | None]) -> None:
-    """Write each requested format to its path ('-' for standard output)."""
+def write_exports(record: RunRecord | AnalysedRun, targets: dict[str, Path | None]) -> None:
+    """Write each requested format to its path ('-' for standard output); the run analysed once for all."""
+    run = analysed(record) if any(targets.values()) else record
     for fmt, path in targets.items():
         if path is None:
             continue
         if fmt == "html" and str(path) != "-":
-            html_page(record, Path(path))
+            html_page(run, Path(path))
             console.info(f"html written to {path} (with {Path(path).parent / 'plotly.min.js'} beside it)")
             continue
-        text = FORMATS[fmt](record)
+        text = FORMATS[fmt](run)
         if str(path) == "-":
             click.echo(text, nl=False)
         else:
@@ -201,10 +203,10 @@ def command(run: str, explain: bool, quiet: bool, site: Path | None, workdir: st
         report_fleet(store, run, targets)
         return
     # --- end fleet
-    record = store.load(run)
+    analysis = analyse(store.load(run))  # once, for every format shown or written
     if quiet:
-        for line in terse_lines(record):
+        for line in terse_lines(analysis):
             console.plain(line)
     elif not any(targets.values()):  # a file asked for is the output: the tables are not printed as well
-        console.show(render_run(record, explain=explain))
-    write_exports(record, targets)
+        console.show(render_run(analysis, explain=explain))
+    write_exports(analysis, targets)

@@ -217,6 +217,10 @@ def method_overrides(o: dict[str, Any]) -> dict[str, Any]:
         out["monitors"] = False
     if o.get("crash_states") is not None:
         out["crash_states"] = o["crash_states"]
+    if o.get("crash_time") is not None:
+        if not o.get("crash_states"):
+            raise PlanError("--crash-time needs --crash-states", "e.g. --crash-states 12 --crash-time 2m")
+        out["crash_time"] = parse_duration(str(o["crash_time"]))
     return out
 
 
@@ -321,6 +325,8 @@ def parse_max_time(text: str) -> float:
 @click.option("--baseline-copies", type=int, help="side by side: images of the baseline per block [about the square "
                                                   "root of the number of other configurations]")
 @click.option("--crash-states", type=int, help="also crash-test each cell over this many power-cut states")
+@click.option("--crash-time", help="with --crash-states: then more states until this much checking time per cell "
+              "(e.g. 2m)")
 @click.option("--resume", help="continue an interrupted run (its id), keeping every finished trial")
 @click.option("--quiet", "-q", is_flag=True, help="for scripts: print only one line per workload at the end, the "
               "configuration the run names ('LABEL: NAME'), instead of the tables")

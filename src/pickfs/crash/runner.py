@@ -29,19 +29,22 @@ import sys
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, ExitStack, contextmanager, nullcontext
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
 from pickfs import databases
 from pickfs.crash import log as wlog
 from pickfs.crash.files import FileWatch
+from pickfs.crash.identity import Identities
 from pickfs.crash.session import Recording, fuse_unavailable, recording, sparse_image
 from pickfs.crash.states import (
     DEFAULT_UNIT,
+    Coverage,
     CrashState,
+    coverage,
     generate,
     losses,
     parse_acks,
@@ -92,7 +95,7 @@ def model_text(unit: int, recovery_share: float, strategies: tuple[str, ...] = (
             f"keeps every write before the last completed flush (a FUA write "
             f"counts once it completes) and, of the writes after it, a subset of {unit_text} units, in any "
             f"order, so one write can be torn; the subsets tried: {'; '.join(STRATEGY_REGISTRY[s].text for s in strategies)}; "
-            f"crash moments spread evenly over the whole run, and just before the flushes that end the bursts "
+            f"crash moments at random over the whole run (a third of the states: the sample a bound counts), and just before the flushes that end the bursts "
             f"overwriting the most of what was written earlier, and those after checkpoints, WAL switches and files "
             f"created or renamed (where the "
             f"tearing and reordering subsets are tried first); {recovery}; the "
@@ -153,6 +156,12 @@ class StateResult:
     why: str = ""  # how the moment was chosen
     recovery: str = ""  # a second power cut during recovery: where, and how the first recovery went
     kept_as: str = ""  # where the state's image was kept for inspection
+    drawn: bool = False  # cut at a random moment: one of the sample the bound counts (else targeted: coverage)
+    same_as: int = -1  # the earlier state whose image was identical, checked once for both (-1: checked itself)
+
+    @property
+    def distinct(self) -> bool:
+        return self.same_as < 0
 
     @property
     def failed(self) -> bool:
@@ -177,6 +186,9 @@ class CrashResult:
     events: tuple[str, ...] = ()  # what the workload did when (the first ones)
     not_exercised: tuple[str, ...] = ()  # settings whose risk this model could not exercise, and why
     notes: tuple[str, ...] = ()  # what else happened: processes a command left running, ended
+    budget_s: float = 0.0  # the checking time it had (0: a number of states, no budget)
+    stopped: str = ""  # why it stopped before its budget ended (a clear answer)
+    coverage: Coverage | None = None  # what of the recording this attempt's states covered
 
     def metrics(self) -> dict[str, float]:
         s = self.states
@@ -197,6 +209,17 @@ class CrashResult:
             "crash_check_s": self.check_seconds,
             "crash_torn_states": float(sum(1 for x in s if x.torn)),
             "crash_recovery_states": float(sum(1 for x in s if x.recovery)),
+            "crash_distinct_states": float(sum(1 for x in s if x.distinct)),  # each checked once
+            "crash_distinct_per_s": sum(1 for x in s if x.distinct) / self.check_seconds if self.check_seconds > 0
+            else 0.0,
+            # the sample a bound counts: distinct states cut at random moments
+            "crash_drawn_states": float(sum(1 for x in s if x.drawn and x.distinct)),
+            "crash_drawn_failed": float(sum(1 for x in s if x.drawn and x.distinct and x.failed)),
+            "crash_budget_s": self.budget_s,
+            **({"crash_epochs": float(self.coverage.epochs), "crash_epochs_covered": float(self.coverage.epochs_covered),
+                "crash_overwrites": float(self.coverage.overwrites),
+                "crash_overwrites_torn": float(self.coverage.overwrites_torn)} if self.coverage else {}),
+            "crash_stopped_early": float(bool(self.stopped)),
         }
 
     def as_json(self) -> str:
@@ -365,13 +388,21 @@ def driver_for(spec: WorkloadSpec, workdir: Path) -> Commits | Program:
     return Commits(str(backend), dict(spec.settings))
 
 
-def check_state(config: FsConfig, image: Path, work: Path, ledger: Ledger, driver: Commits | Program,
-                acks: dict[int, int], state: CrashState, run_fsck: bool = True) -> StateResult:
-    """Mount the crash image (journal replay), recover the database, count what is missing, fsck."""
-    t0 = time.monotonic()
-    acked = sum(1 for t in acks.values() if t < state.t_ns)
-    common: dict[str, Any] = {"index": state.index, "mode": state.mode, "cut": state.cut, "dropped": state.dropped,
-              "acked_before": acked, "units": state.units, "torn": state.torn, "why": state.why}
+@dataclass(frozen=True)
+class Outcome:
+    """What checking one image found, before it is set against the commits acknowledged before its cut."""
+
+    mounted: bool
+    fsck_ok: bool | None
+    db_opened: bool
+    consistent: bool | None
+    present: frozenset[int] | None  # the commits found; None: the user's program, whose check judges
+    problem: str
+
+
+def check_image(config: FsConfig, image: Path, work: Path, ledger: Ledger, driver: Commits | Program,
+                acks: dict[int, int], state: CrashState, run_fsck: bool = True) -> Outcome:
+    """Mount the crash image (journal replay), recover the database, list the commits present, fsck."""
     mnt = work / f"mnt-{state.index}"
     clean: bool | None = None
     with attached(image, ledger) as device:
@@ -396,13 +427,29 @@ def check_state(config: FsConfig, image: Path, work: Path, ledger: Ledger, drive
             clean, said = fsck(config.fstype, device)
             if clean is False:
                 problem = "; ".join(x for x in (problem, f"fsck: {said}") if x)
-    if present is None:  # the user's program: its check says whether anything is missing
+    return Outcome(mounted, clean, opened, consistent, None if present is None else frozenset(present), problem)
+
+
+def judged(state: CrashState, acks: dict[int, int], out: Outcome, seconds: float) -> StateResult:
+    """A state's result: what its image's check found, against the commits acknowledged before its cut (pure)."""
+    acked = sum(1 for t in acks.values() if t < state.t_ns)
+    if out.present is None:  # the user's program: its check says whether anything is missing
         lost, lost_s = 0, 0.0
     else:
-        loss = losses(acks, present, state.t_ns) if opened else losses(acks, set(), state.t_ns)
+        loss = losses(acks, set(out.present) if out.db_opened else set(), state.t_ns)
         lost, lost_s = len(loss.lost), loss.seconds
-    return StateResult(**common, mounted=mounted, fsck_ok=clean, db_opened=opened, consistent=consistent,
-                       lost=lost, lost_seconds=lost_s, problem=problem, seconds=time.monotonic() - t0)
+    return StateResult(index=state.index, mode=state.mode, cut=state.cut, dropped=state.dropped, mounted=out.mounted,
+                       fsck_ok=out.fsck_ok, db_opened=out.db_opened, consistent=out.consistent, lost=lost,
+                       lost_seconds=lost_s, acked_before=acked, problem=out.problem, seconds=seconds,
+                       units=state.units, torn=state.torn, why=state.why, drawn=state.drawn)
+
+
+def check_state(config: FsConfig, image: Path, work: Path, ledger: Ledger, driver: Commits | Program,
+                acks: dict[int, int], state: CrashState, run_fsck: bool = True) -> StateResult:
+    """Mount the crash image (journal replay), recover the database, count what is missing, fsck."""
+    t0 = time.monotonic()
+    out = check_image(config, image, work, ledger, driver, acks, state, run_fsck)
+    return judged(state, acks, out, time.monotonic() - t0)
 
 
 def copy_image(src: Path, dst: Path) -> None:
@@ -439,6 +486,30 @@ def keep_image(src: Path, keep: Path, name: str) -> Path:
     return real / name
 
 
+def copy_ranges(src: Path, dst: Path, spans: Sequence[tuple[int, int]]) -> None:
+    """The (offset, length) ranges of `dst` made what they are in `src` (zeros beyond its data), each once."""
+    merged: list[list[int]] = []
+    for off, n in sorted(spans):
+        if merged and off <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], off + n)
+        else:
+            merged.append([off, off + n])
+    fd_src = os.open(src, os.O_RDONLY)
+    fd = os.open(dst, os.O_RDWR)
+    try:
+        for start, end in merged:
+            pos = start
+            while pos < end:
+                chunk = os.pread(fd_src, min(end - pos, 1 << 20), pos)
+                if not chunk:  # beyond the source's data: zeros
+                    chunk = b"\0" * min(end - pos, 1 << 20)
+                os.pwrite(fd, chunk, pos)
+                pos += len(chunk)
+    finally:
+        os.close(fd)
+        os.close(fd_src)
+
+
 class Workbench:
     """One working image, served by the recorder, so that every write a check makes is known and undone.
 
@@ -449,7 +520,9 @@ class Workbench:
 
     def __init__(self, log: Path, records: list[wlog.Record], base: Path, first: int, served: Recording) -> None:
         self.log, self.records, self.base, self.at, self.served = log, records, base, first, served
+        self.at_first = first
         self.dirty: list[tuple[int, int]] = []
+        self.advanced: list[tuple[int, int]] = []  # what the durable writes changed since the start image
         self.seconds = 0.0
 
     @property
@@ -457,15 +530,34 @@ class Workbench:
         """The working image as the loop device sees it (through the recorder)."""
         return self.served.image
 
-    def prepare(self, state: CrashState) -> None:
-        """The working image as the state's disk: the base advanced to its durable writes, then its pieces."""
+    def advance(self, state: CrashState) -> None:
+        """The base and the working image advanced to the state's durable writes (not its own pieces)."""
         t0 = time.monotonic()
         if state.durable < self.at:
             raise ValueError("crash states must come in the order of their cuts")
         durable = [wlog.Piece(i) for i in range(self.at, state.durable)]
         for image in (self.base, self.served.backing):
             wlog.apply_pieces(self.log, self.records, durable, image)
+        self.advanced += wlog.ranges(self.records, durable)
         self.at = state.durable
+        self.seconds += time.monotonic() - t0
+
+    def rewind(self, pristine: Path) -> None:
+        """The base and the working image back to the start image (`pristine`, a copy of it), for another batch of
+        states from the start of the run: the ranges the durable writes changed copied back."""
+        t0 = time.monotonic()
+        first = self.at_first
+        for image in (self.base, self.served.backing):
+            copy_ranges(pristine, image, self.advanced)
+            if os.path.getsize(image) != os.path.getsize(pristine):  # a truncation in the log
+                os.truncate(image, os.path.getsize(pristine))
+        self.advanced, self.at = [], first
+        self.seconds += time.monotonic() - t0
+
+    def prepare(self, state: CrashState) -> None:
+        """The working image as the state's disk: the base advanced to its durable writes, then its pieces."""
+        self.advance(state)
+        t0 = time.monotonic()
         self.add(self.log, self.records, state.kept)
         self.seconds += time.monotonic() - t0
 
@@ -488,27 +580,7 @@ class Workbench:
     def reset(self, forget_log: bool = True) -> None:
         """The working image back to the base: the changed ranges copied back; the recorder's log emptied."""
         t0 = time.monotonic()
-        spans = sorted(self.dirty)
-        merged: list[list[int]] = []
-        for off, n in spans:
-            if merged and off <= merged[-1][1]:
-                merged[-1][1] = max(merged[-1][1], off + n)
-            else:
-                merged.append([off, off + n])
-        fd_base = os.open(self.base, os.O_RDONLY)
-        fd = os.open(self.served.backing, os.O_RDWR)
-        try:
-            for start, end in merged:
-                pos = start
-                while pos < end:
-                    chunk = os.pread(fd_base, min(end - pos, 1 << 20), pos)
-                    if not chunk:  # beyond the base's data: zeros
-                        chunk = b"\0" * min(end - pos, 1 << 20)
-                    os.pwrite(fd, chunk, pos)
-                    pos += len(chunk)
-        finally:
-            os.close(fd)
-            os.close(fd_base)
+        copy_ranges(self.base, self.served.backing, self.dirty)
         self.dirty = []
         if forget_log:
             os.truncate(self.served.log, 0)  # the recorder appends; it is idle between checks
@@ -537,7 +609,17 @@ def _recover_twice(config: FsConfig, bench: Workbench, st: CrashState, base: Pat
 def crash_test(config: FsConfig, spec: WorkloadSpec, workdir: Path, ledger: Ledger, n_states: int = 12,
                size: int = 512 * 1024**2, duration: float = 3.0, seed: int = 1,
                progress: Callable[[str], None] = lambda s: None, unit: int = DEFAULT_UNIT,
-               recovery_share: float = 0.25, keep: Path | None = None, strategies: str = "") -> CrashResult:
+               recovery_share: float = 0.25, keep: Path | None = None, strategies: str = "",
+               kept: tuple[StateResult, ...] = (),
+               checked: Callable[[StateResult], None] = lambda r: None, budget_s: float = 0.0,
+               clear: Callable[[int, int], bool] = lambda failed, n: False) -> CrashResult:
+    """Record the workload once, then check `n_states` power-cut states of it, handing each result to `checked`
+    as soon as it is known (to be saved). `kept`: states an interrupted attempt checked already (on its own
+    recording): only the rest are checked here, numbered after them, and the result holds both.
+
+    `budget_s` > 0: after those, more states in batches (each from the start of the run, sized to what is left
+    at the pace so far) until the budget of checking time ends, or `clear(failed, n)` says the distinct states
+    cut at random moments, n of them, `failed` lost or damaged something, answer clearly (`_clear_answer`)."""
     backend = backend_of(spec)
     reason = crash_unavailable(config, spec)
     if reason or backend is None:
@@ -575,51 +657,172 @@ def crash_test(config: FsConfig, spec: WorkloadSpec, workdir: Path, ledger: Ledg
                         key=lambda e: e.t_ns)
         first, last = window(records, t_start, t_end)
         flushes = sum(1 for r in records[first:last] if r.kind == wlog.FLUSH)
-        states = generate(records, t_start, t_end, n_states, seed, unit, events, recovery_share, chosen)
-        progress(f"recorded {len(acks):,} acknowledgements, {last - first:,} writes and flushes, {len(events):,} "
-                 f"events; checking {len(states)} states")
+        after = len(kept)  # the states checked before an interruption come first
         start_image = base / "start.img"
         sparse_image(start_image, size)
         wlog.apply(rec.log, records[:first], start_image)
         os.unlink(rec.backing)  # the final state is not needed; keep the disk use down
         working = base / "working.img"
         copy_image(start_image, working)  # the only whole copy: states are built on it and undone
+        pristine = base / "pristine.img"
+        if budget_s > 0:  # each further batch of states starts again from the start image
+            copy_image(start_image, pristine)
         rng = random.Random(seed * 7919 + 1)
-        results = []
+        results = list(kept)
         t_check = time.monotonic()
+        deadline = t_check + budget_s - sum(r.seconds for r in kept)
+        stopped = ""
+        tried: list[CrashState] = []  # this attempt's states, for what of the recording they covered
         with recording(base / "checks", size, ledger, image=working) as served:
             bench = Workbench(rec.log, records, start_image, first, served)
-            for st in states:
-                t_state = time.monotonic()
-                bench.prepare(st)
-                if st.recovery:
-                    r = _recover_twice(config, bench, st, base, ledger, driver, acks, rng, unit)
+            checker = StateChecker(config, bench, base, ledger, driver, acks, rng, unit, keep,
+                                   f"{config.name}-{spec.label}", t_start, events)
+            batch, n_batch = 0, max(0, n_states - after)
+            if not n_batch and budget_s > 0:  # resumed with the first states kept: on to the budget's batches
+                n_batch = _states_that_fit(deadline - t_check, sum(r.seconds for r in kept), after)
+            while n_batch > 0:
+                states = [replace(st, index=st.index + len(results))
+                          for st in generate(records, t_start, t_end, n_batch, seed + batch, unit, events,
+                                             recovery_share, chosen)]
+                tried += states
+                total = "" if budget_s > 0 else f"/{after + len(states)}"
+                if batch == 0:
+                    progress(f"recorded {len(acks):,} acknowledgements, {last - first:,} writes and flushes, "
+                             f"{len(events):,} events; checking {len(states)} states"
+                             + (f" ({after} kept from an interrupted attempt)" if after else "")
+                             + (f", then more within {budget_s:.0f} s" if budget_s > 0 else ""))
                 else:
-                    r = check_state(config, bench.image, base, ledger, driver, acks, st)
-                bench.checked()
-                r = replace(r, seconds=time.monotonic() - t_state,  # building the image included
-                            at_s=(st.t_ns - t_start) / 1e9, when=when(st.t_ns, t_start, events))
-                if keep is not None and r.failed:
-                    name = f"{config.name}-{spec.label}-state-{st.index}.img".replace("/", "_")
-                    try:  # as the check left it (recovered, if it could)
-                        r = replace(r, kept_as=str(keep_image(served.backing, keep, name)))
-                    except (OSError, subprocess.CalledProcessError, PickfsError) as exc:
-                        why = exc.one_line() if isinstance(exc, PickfsError) else str(exc)
-                        r = replace(r, problem="; ".join(x for x in (r.problem, f"image not kept: {why}") if x))
-                bench.reset()
-                results.append(r)
-                problem = f"; {r.problem[:120]}{'...' if len(r.problem) > 120 else ''}" if r.problem else ""
-                progress(f"state {st.index + 1}/{len(states)} ({st.mode}{', recovery crashed' if st.recovery else ''}): "
-                         + (f"lost {r.lost:,} of {r.acked_before:,} acknowledged commits" if r.lost else
-                            f"all {r.acked_before:,} acknowledged commits present" if backend != PROGRAM else
-                            ("check failed" if r.consistent is False else "check passed")) + problem)
-        check_s = time.monotonic() - t_check
+                    progress(f"{len(states)} more states within the {max(0.0, deadline - time.monotonic()):.0f} s "
+                             "left")
+                # a state whose image an earlier one had is not checked again: that check counts for both (not a
+                # recovery crash, whose second cut is drawn anew; not the user's program, whose check reads the cut)
+                identities = None if backend == PROGRAM else Identities(rec.log, records, first)
+                for st in states:
+                    r = checker.check(st, None if identities is None or st.recovery
+                                      else identities.of(st.durable, st.kept))
+                    results.append(r)
+                    checked(r)
+                    progress(f"state {st.index + 1}{total} ({st.mode}{', recovery crashed' if st.recovery else ''}): "
+                             + _said(r, backend))
+                    if budget_s > 0:
+                        stopped = _clear_answer(results, clear)
+                        if stopped or (batch and time.monotonic() > deadline + OVERRUN * budget_s):
+                            break
+                if budget_s <= 0 or stopped:
+                    break
+                n_batch = _states_that_fit(deadline - time.monotonic(), time.monotonic() - t_check,
+                                           len(results) - after)
+                if n_batch:
+                    bench.rewind(pristine)
+                    batch += 1
+        check_s = time.monotonic() - t_check + sum(r.seconds for r in kept)
         shutil.rmtree(base, ignore_errors=True)
     gaps = crash_model_gaps(spec, unit, sum(1 for r in results if r.torn))
+    resumed = (f"{after} of the {len(results)} states were checked before an interruption, on an earlier recording "
+               "of the same workload; the commits, writes and flushes counted are this recording's",) if after else ()
     return CrashResult(backend, len(acks), last - first, flushes, tuple(results), record_s,
                        model_text(unit, recovery_share, chosen), UNSEEN, unit, recovery_share, check_s, bench.seconds,
                        tuple(f"{(e.t_ns - t_start) / 1e9:.2f} s: {e.what}" for e in events[:50]), tuple(gaps),
-                       driver.notes() if isinstance(driver, Program) else ())
+                       (*(driver.notes() if isinstance(driver, Program) else ()), *resumed), budget_s, stopped,
+                       coverage(records, first, last, tried, unit))
+
+
+class StateChecker:
+    """Checks states one by one on the workbench; a state whose image an earlier one had (the same identity) takes
+    that check's findings, its losses counted against its own cut."""
+
+    def __init__(self, config: FsConfig, bench: Workbench, base: Path, ledger: Ledger, driver: Commits | Program,
+                 acks: dict[int, int], rng: random.Random, unit: int, keep: Path | None, name: str, t_start: int,
+                 events: Sequence[Any]) -> None:
+        self.config, self.bench, self.base, self.ledger, self.driver = config, bench, base, ledger, driver
+        self.acks, self.rng, self.unit, self.keep, self.name = acks, rng, unit, keep, name
+        self.t_start, self.events = t_start, events
+        self.outcomes: dict[int, tuple[int, Outcome, str]] = {}  # identity -> (state checked, found, kept as)
+
+    def _placed(self, r: StateResult, st: CrashState, t_state: float) -> StateResult:
+        return replace(r, seconds=time.monotonic() - t_state,  # building the image included
+                       at_s=(st.t_ns - self.t_start) / 1e9, when=when(st.t_ns, self.t_start, self.events))
+
+    def check(self, st: CrashState, identity: int | None) -> StateResult:
+        t_state = time.monotonic()
+        bench = self.bench
+        if identity is not None and identity in self.outcomes:
+            bench.advance(st)
+            same, earlier, kept_as = self.outcomes[identity]
+            return self._placed(replace(judged(st, self.acks, earlier, 0.0), same_as=same, kept_as=kept_as), st,
+                                t_state)
+        bench.prepare(st)
+        found: Outcome | None = None
+        if st.recovery:
+            r = _recover_twice(self.config, bench, st, self.base, self.ledger, self.driver, self.acks, self.rng,
+                               self.unit)
+        else:
+            found = check_image(self.config, bench.image, self.base, self.ledger, self.driver, self.acks, st)
+            r = judged(st, self.acks, found, 0.0)
+        bench.checked()
+        r = self._placed(r, st, t_state)
+        if self.keep is not None and r.failed:
+            name = f"{self.name}-state-{st.index}.img".replace("/", "_")
+            try:  # as the check left it (recovered, if it could)
+                r = replace(r, kept_as=str(keep_image(bench.served.backing, self.keep, name)))
+            except (OSError, subprocess.CalledProcessError, PickfsError) as exc:
+                why = exc.one_line() if isinstance(exc, PickfsError) else str(exc)
+                r = replace(r, problem="; ".join(x for x in (r.problem, f"image not kept: {why}") if x))
+        bench.reset()
+        if identity is not None and found is not None:
+            self.outcomes[identity] = (st.index, found, r.kept_as)
+        return r
+
+
+def _said(r: StateResult, backend: str) -> str:
+    """A checked state in a progress line (pure)."""
+    if r.same_as >= 0:
+        what = f"the same image as state {r.same_as + 1}, checked once for both"
+        return what + (f": lost {r.lost:,} of {r.acked_before:,} acknowledged commits" if r.lost else "")
+    problem = f"; {r.problem[:120]}{'...' if len(r.problem) > 120 else ''}" if r.problem else ""
+    return (f"lost {r.lost:,} of {r.acked_before:,} acknowledged commits" if r.lost else
+            f"all {r.acked_before:,} acknowledged commits present" if backend != PROGRAM else
+            ("check failed" if r.consistent is False else "check passed")) + problem
+
+
+OVERRUN = 0.25  # a batch past its budget by this share of it stops where it is
+BATCH_MOST = 2000  # states in one batch at most (the states of a batch are generated together)
+BATCH_LEAST = 3  # fewer states than this fit in what is left of the budget: stop
+
+
+def _states_that_fit(left_s: float, spent_s: float, done: int) -> int:
+    """How many more states fit in `left_s` seconds, at the pace so far (90% of them: a batch should end within
+    the budget); 0 when fewer than BATCH_LEAST do (pure)."""
+    if done <= 0 or left_s <= 0 or spent_s <= 0:
+        return 0
+    n = min(BATCH_MOST, int(0.9 * left_s * done / spent_s))
+    return n if n >= BATCH_LEAST else 0
+
+
+def _clear_answer(results: Sequence[StateResult], clear: Callable[[int, int], bool]) -> str:
+    """Why the states checked so far answer clearly enough to stop (`clear`: the loss rate of the distinct states
+    cut at random moments known within a factor of two); "" while they do not (pure)."""
+    sample = [r for r in results if r.drawn and r.distinct]
+    failed = sum(1 for r in sample if r.failed)
+    if not failed or not clear(failed, len(sample)):
+        return ""
+    return (f"stopped early with a clear answer: {failed} of {len(sample)} distinct states cut at random moments "
+            "lost or damaged something, a loss rate known within a factor of two")
+
+
+def state_json(result: StateResult) -> str:
+    """One checked state as it is saved the moment it is known (pure)."""
+    return json.dumps(asdict(result))
+
+
+def state_from_json(text: str) -> StateResult | None:
+    """A saved state read back (pure); None when the text is not one (what is unknown in it is left out)."""
+    try:
+        doc = json.loads(text)
+        known = {f.name for f in fields(StateResult)}
+        return StateResult(**{k: v for k, v in doc.items() if k in known})
+    except (ValueError, TypeError, AttributeError):
+        return None
 
 
 def owed_lines(stamped: str, t_cut: int) -> list[str]:

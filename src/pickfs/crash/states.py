@@ -9,7 +9,8 @@ workload started is taken as safely on disk.
 
 Which subsets are tried is a stated strategy (REGISTRY, one Strategy object each): the tearing and reordering ones in turn at
 the moments before a burst's flush, the others first at the moments spread evenly;
-the moments are spread over the whole run: evenly over its time, just before the flushes that end
+the moments are spread over the whole run: at random (one drawn uniformly in each of equal stretches
+of its time: these states are the sample a crash test's bound counts), just before the flushes that end
 the largest bursts of writes, and around events the workload reported (checkpoints, WAL switches, files
 created, renamed or removed).
 """
@@ -138,7 +139,8 @@ class CrashState:
     units: int = 0  # unflushed units in all
     torn: int = 0  # unflushed writes of which some units landed and some did not
     recovery: bool = False  # power fails again while this state recovers, and recovery is run again
-    why: str = ""  # how the moment was chosen: evenly, before a large flush, near an event
+    why: str = ""  # how the moment was chosen: at random, before a large flush, near an event
+    drawn: bool = False  # the moment was drawn at random (the sample); else chosen where damage is likeliest
 
     def applied(self, start: int) -> list[Piece]:
         """Pieces to apply on top of the state at `start`, in order."""
@@ -233,11 +235,15 @@ def exposed_flushes(records: Sequence[Record], first: int, last: int, unit: int 
     return [i for _, _, i in sorted(out, key=lambda x: (-x[0], -x[1], x[2]))]
 
 
+AT_RANDOM = "at a random moment of the run"
+
+
 def crash_moments(records: Sequence[Record], t_start: int, t_end: int, n: int,
-                  events: Sequence[Event] = (), unit: int = DEFAULT_UNIT) -> list[tuple[int, int, str]]:
+                  events: Sequence[Event] = (), unit: int = DEFAULT_UNIT, seed: int = 1) -> list[tuple[int, int, str]]:
     """n (cut, latest moment, why) triples over the whole run.
 
-    In turn: evenly over the run's time, just before the flush ending the next most exposed
+    In turn: at random over the run's time (one moment drawn uniformly in each of equal stretches, kept
+    even where another moment is the same: they are the sample), just before the flush ending the next most exposed
     burst of writes, and just before the most exposed flush after each event the workload reported; when one
     kind runs out the others fill in, then moments evenly over the window's records. A window with few
     records is then filled over its time (a database that never wrote while acknowledging commits gets n
@@ -249,9 +255,11 @@ def crash_moments(records: Sequence[Record], t_start: int, t_end: int, n: int,
     # evenly over the run's time, not its records: writes crowd into write-back bursts, while commits that a lazy
     # log flush leaves in memory are lost between them
     even = []
+    draw = random.Random(seed * 104729 + 17)
     for j in range(share):
-        c = min(last, max(first, bisect.bisect_right(times, t_start + (t_end - t_start) * (2 * j + 1) // (2 * share))))
-        even.append((c, _moment(records, c, t_end), "evenly over the run"))
+        t = t_start + (t_end - t_start) * j // share + draw.randrange(max(1, (t_end - t_start) // share))
+        c = min(last, max(first, bisect.bisect_right(times, t)))
+        even.append((c, _moment(records, c, t_end), AT_RANDOM))
     more = [(c, _moment(records, c, t_end), "evenly over the run") for c in cut_points(first, last, n)]
     bursts = [(c, _moment(records, c, t_end), "before the flush ending a burst that overwrites the most")
               for c in exposed_flushes(records, first, last, unit)]
@@ -280,7 +288,7 @@ def crash_moments(records: Sequence[Record], t_start: int, t_end: int, n: int,
             for q in queues:
                 while q and len(out) < n:
                     c, m, why = q.pop(0)
-                    if (c, m) not in seen:
+                    if (c, m) not in seen or q is even:  # a moment drawn at random stays in the sample
                         seen.add((c, m))
                         out.append((c, m, why))
                         break
@@ -311,14 +319,16 @@ def generate(records: Sequence[Record], t_start: int, t_end: int, n: int, seed: 
     at_bursts = turns(strategies, at_bursts=True) or strategies
     spread = turns(strategies, at_bursts=False) or strategies
     turn = dict.fromkeys((at_bursts, spread), 0)
-    for k, (cut, t_ns, why) in enumerate(crash_moments(records, t_start, t_end, n, events, unit)):
+    for k, (cut, t_ns, why) in enumerate(crash_moments(records, t_start, t_end, n, events, unit, seed)):
         durable = last_flush(records, first, cut)
-        cycle = spread if why.startswith("evenly") else at_bursts
+        drawn = why == AT_RANDOM
+        cycle = spread if drawn or why.startswith("evenly") else at_bursts
         mode = cycle[turn[cycle] % len(cycle)]
         turn[cycle] += 1
         kept, dropped, units, torn = choose(records, durable, cut, mode, unit, rng)
         recovery = bool(every) and k % every == every - 1
-        states.append(CrashState(len(states), cut, durable, kept, dropped, t_ns, mode, units, torn, recovery, why))
+        states.append(CrashState(len(states), cut, durable, kept, dropped, t_ns, mode, units, torn, recovery, why,
+                                 drawn))
     return states
 
 
@@ -388,3 +398,44 @@ def parse_strategies(text: str) -> tuple[str, ...]:
     if bad:
         raise ValueError(f"unknown crash strategy {bad[0]!r}")
     return names
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """What of a recording the states covered: its flush epochs with unflushed writes (a state cut inside one
+    covers it), and its multi-unit writes that overwrite units written before (those a torn write can break:
+    checkpoint write-back, full-page images, doublewrite), torn by some state."""
+
+    epochs: int
+    epochs_covered: int
+    overwrites: int
+    overwrites_torn: int
+
+
+def coverage(records: Sequence[Record], first: int, last: int, states: Sequence[CrashState], unit: int) -> Coverage:
+    """The coverage of `states` over the window [first, last) of a recording (pure)."""
+    epochs: set[int] = set()
+    overwrites: set[int] = set()
+    start, written = first, set[int]()
+    for r in records[:first]:
+        if r.kind in (WRITE, ZERO) and r.length:
+            written.update(range(r.offset // unit, (r.offset + r.length - 1) // unit + 1))
+    for i in range(first, last):
+        r = records[i]
+        if r.kind == FLUSH:
+            start = i + 1
+        elif r.changes:
+            epochs.add(start)
+            if r.kind in (WRITE, ZERO) and r.length:
+                span = set(range(r.offset // unit, (r.offset + r.length - 1) // unit + 1))
+                if len(span) > 1 and span & written:
+                    overwrites.add(i)
+                written |= span
+    covered = {s.durable for s in states if s.units and s.durable in epochs}
+    torn: set[int] = set()
+    for s in states:
+        landed: dict[int, int] = {}
+        for p in s.kept:
+            landed[p.record] = landed.get(p.record, 0) + 1
+        torn.update(i for i, n in landed.items() if i in overwrites and n < len(units_of(records, i, unit)))
+    return Coverage(len(epochs), len(covered), len(overwrites), len(torn))

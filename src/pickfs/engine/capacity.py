@@ -85,7 +85,7 @@ class CapacitySearch(SideBySide):
         if in_memory_possible(spec) is not None:
             return None
         try:
-            return measure(spec).max_rate
+            return measure(spec, self.ledger).max_rate
         except (OSError, ValueError, KeyError, PickfsError):
             return None
 

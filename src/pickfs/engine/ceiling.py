@@ -13,13 +13,15 @@ from __future__ import annotations
 
 import json
 import math
-import shutil
-import tempfile
+import os
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
 from pickfs.errors import PickfsError
 from pickfs.model import WorkloadSpec
+from pickfs.stack.cleanup import holding
+from pickfs.stack.ledger import Ledger
 from pickfs.stack.mountinfo import mount_containing, parse_mountinfo
 from pickfs.stats.latency import fixed_rate_block, hist_of, percentile_us
 from pickfs.workloads import workload_class
@@ -80,16 +82,18 @@ def flat_out(cls: type[Workload], raw: str) -> tuple[float, float]:
     return float(metrics[cls.primary().name]), float(metrics.get("client_cpu_share", math.nan))
 
 
-def measure(spec: WorkloadSpec, seconds: float = CEILING_SECONDS) -> Ceiling:
+def measure(spec: WorkloadSpec, ledger: Ledger, seconds: float = CEILING_SECONDS) -> Ceiling:
     """Lay the workload's data out in a private directory on /dev/shm, run it flat out, then at the
-    rate asked for (at most half the flat-out rate); the directory is removed whatever happens. tmpfs
-    has no O_DIRECT: a workload set to direct I/O runs buffered there."""
+    rate asked for (at most half the flat-out rate). The directory is written to the ledger before it
+    exists and removed whatever happens, after a kill -9 by `pickfs cleanup`. tmpfs has no O_DIRECT:
+    a workload set to direct I/O runs buffered there."""
     cls = workload_class(spec.name)
     rate = float(spec.get("rate") or 0.0)
     if spec.get("direct"):
         spec = _with(spec, direct=False, rate=rate, arrivals=spec.get("arrivals") or "poisson")
-    scratch = Path(tempfile.mkdtemp(prefix="pickfs-ceiling-", dir=SHM))
-    try:
+    scratch = SHM / f"pickfs-ceiling-{os.getpid()}-{uuid.uuid4().hex[:12]}"
+    with holding(ledger, "dir", path=str(scratch), recursive=True):
+        scratch.mkdir(mode=0o700)  # a new name: mkdir fails on anything already there
         wl = cls(cache=scratch / "cache")
         wl.scratch = scratch / "scratch"  # an embedded engine's lock files, beside its data
         wl.scratch.mkdir(mode=0o700)
@@ -104,8 +108,6 @@ def measure(spec: WorkloadSpec, seconds: float = CEILING_SECONDS) -> Ceiling:
             return Ceiling(most, probe, math.nan, math.nan, cpu)
         return Ceiling(most, probe, (percentile_us(lag, 50) or 0.0) / 1e6, (percentile_us(lag, 99) or 0.0) / 1e6,
                        cpu)
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
 
 
 def flag(spec: WorkloadSpec, ceiling: Ceiling) -> str | None:
@@ -118,7 +120,7 @@ def flag(spec: WorkloadSpec, ceiling: Ceiling) -> str | None:
     return None
 
 
-def limit_notes(spec: WorkloadSpec) -> list[str]:
+def limit_notes(spec: WorkloadSpec, ledger: Ledger) -> list[str]:
     """What a fixed-rate workload's run should say about the client's own limits (measured now, in memory)."""
     if not spec.get("rate"):
         return []
@@ -126,7 +128,7 @@ def limit_notes(spec: WorkloadSpec) -> list[str]:
     if why_not:
         return [why_not]
     try:
-        ceiling = measure(spec)
+        ceiling = measure(spec, ledger)
     except (OSError, ValueError, KeyError) as exc:
         return [f"{spec.label}: the client's ceiling in memory could not be measured: {exc}"[:300]]
     except PickfsError as exc:

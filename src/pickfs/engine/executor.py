@@ -10,7 +10,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Protocol
 
-from pickfs.crash.runner import crash_test, crash_unavailable
+from pickfs.crash.runner import StateResult, crash_test, crash_unavailable, state_from_json, state_json
 from pickfs.engine.capacity import CapacitySearch
 from pickfs.engine.ceiling import limit_notes
 from pickfs.engine.choice import how_measured, one_at_a_time
@@ -42,6 +42,7 @@ from pickfs.stack.provision import Provisioned, space_used
 from pickfs.stack.quiesce import wait_idle
 from pickfs.stack.signals import check_interrupt, interrupted
 from pickfs.stack.targets import target_kind
+from pickfs.stats.crashbound import settled
 from pickfs.store import ResultStore
 from pickfs.workloads import REGISTRY, workload_class
 
@@ -81,6 +82,7 @@ class Executor:
         self.run_id = run_id
         self.store = store
         self.ledger = ledger
+        self._crash_spare = 0.0  # seconds a crash test that stopped early left to the next one
         self.observer = observer
         # estimates from measurements: what whole-run slots took, per workload and filesystem,
         # from recent stored runs and then from this run's own slots as they finish
@@ -173,17 +175,31 @@ class Executor:
             self._fail(slot, exc.one_line())
         self.observer.slot_finished(slot, est)
 
-    def _crash(self, cell: Cell) -> None:
-        """Crash-test one cell (under the recorder: never a speed figure) and save the result."""
+    def _crash(self, cell: Cell, previous: tuple[Trial, ...] = ()) -> None:
+        """Crash-test one cell (under the recorder: never a speed figure) and save the result; each state is
+        saved as it is checked, and the states an interrupted attempt saved are kept, not checked again."""
         m = self.plan.method
-        self.observer.note(f"{cell.key}: crash test, {m.crash_states} power-cut states")
+        kept = kept_states(previous, cell.index)
+        budget = m.crash_time + self._crash_spare if m.crash_time else 0.0
+        self.observer.note(f"{cell.key}: crash test, {m.crash_states} power-cut states"
+                           + (f", then more within {budget:.0f} s" if budget else "")
+                           + (f" ({len(kept)} kept from the interrupted run)" if kept else ""))
         started = time.time()
+
+        def checked(state: StateResult) -> None:
+            self.store.save_trial(Trial(run_id=self.run_id, cell_index=cell.index, repetition=state.index,
+                                        phase="crash-state", started=time.time() - state.seconds,
+                                        elapsed_s=state.seconds, ok=True, raw_output=state_json(state)))
+
         try:
             result = crash_test(cell.config, cell.workload, Path(self.plan.target.workdir), self.ledger,
                                 m.crash_states, m.crash_size, m.crash_duration,
                                 progress=lambda text: self.observer.note(f"{cell.key}: {text}"),
                                 unit=m.crash_unit, recovery_share=m.crash_recovery,
-                                keep=Path(m.crash_keep) if m.crash_keep else None, strategies=m.crash_strategies)
+                                keep=Path(m.crash_keep) if m.crash_keep else None, strategies=m.crash_strategies,
+                                kept=kept, checked=checked,
+                                seed=run_seed(self.run_id, m.seed) + cell.index,  # its random moments: this run's
+                                budget_s=budget, clear=settled)
         except PickfsError as exc:
             if interrupted(exc):  # a teardown that failed on the way out of a Ctrl-C: still a Ctrl-C
                 raise
@@ -192,9 +208,12 @@ class Executor:
                                         error=f"crash test: {exc.one_line()}"))
             self.observer.note(f"{cell.key}: crash test: {exc.one_line()}")
             return
+        # a configuration that stopped early with a clear answer leaves its time to those after it
+        self._crash_spare = max(0.0, budget - result.check_seconds) if result.stopped else 0.0
+        notes = (*result.notes, *([result.stopped] if result.stopped else []))
         self.store.save_trial(Trial(run_id=self.run_id, cell_index=cell.index, repetition=0, phase="crash",
                                     started=started, elapsed_s=time.time() - started, ok=True,
-                                    metrics=result.metrics(), raw_output=result.as_json(), notes=result.notes))
+                                    metrics=result.metrics(), raw_output=result.as_json(), notes=notes))
 
     def execute(self, previous: tuple[Trial, ...] = ()) -> set[int]:
         """Run every slot not already measured in `previous`; return the indexes of failed cells."""
@@ -210,7 +229,7 @@ class Executor:
                                                 phase="crash", started=time.time(), elapsed_s=0.0, ok=False,
                                                 error=f"crash test unavailable: {reason}"))
                     continue
-                self._crash(cell)
+                self._crash(cell, previous)
         return failed
 
     def _speed(self, previous: tuple[Trial, ...]) -> set[int]:
@@ -250,7 +269,7 @@ class Executor:
     def _rate_limits(self) -> None:
         """Fixed-rate workloads: the client's own ceiling, measured in memory, said and kept with the run."""
         for wl in self.plan.workloads:
-            for text in limit_notes(wl):
+            for text in limit_notes(wl, self.ledger):
                 self.observer.note(text)
                 self.store.add_note(self.run_id, text)
 
@@ -302,6 +321,18 @@ class Executor:
             self._learn(slot, time.monotonic() - t_slot,
                         [s for s in first if (s.cell.index, s.repetition) not in done])
         return failed_cells
+
+
+def kept_states(previous: tuple[Trial, ...], cell_index: int) -> tuple[StateResult, ...]:
+    """The power-cut states of a cell an interrupted crash test saved, each once, in the order they were checked
+    (pure)."""
+    out: dict[int, StateResult] = {}
+    for t in previous:
+        if t.cell_index == cell_index and t.phase == "crash-state" and t.ok:
+            state = state_from_json(t.raw_output)
+            if state is not None:
+                out.setdefault(state.index, state)
+    return tuple(out[i] for i in sorted(out))
 
 
 def measured_so_far(cells: Sequence[Cell], previous: tuple[Trial, ...]) -> tuple[set[tuple[int, int]],

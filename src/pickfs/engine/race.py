@@ -21,8 +21,8 @@ import math
 import time
 from collections import defaultdict
 from contextlib import ExitStack
-from dataclasses import dataclass
 
+from pickfs.analysis.race import Entrant, Roles, judge, race_roles, race_series
 from pickfs.engine.schedule import RoundBudget, auto_blocks, round_budget, round_order, standing_up_order
 from pickfs.engine.sidebyside import Member, SideBySide, SliceFailed, is_reference, why_failed
 from pickfs.errors import PickfsError, ResultsWriteFailed
@@ -30,8 +30,10 @@ from pickfs.model import Cell, Trial
 from pickfs.risks import config_risks
 from pickfs.stack.filesystems import fs_type
 from pickfs.stack.signals import interrupted
-from pickfs.stats.decision import RACE_ALPHA, Decision, contrast, decide, preference, standing_order
-from pickfs.stats.weather import Fit, fit
+from pickfs.stats.decision import RACE_ALPHA, Decision, contrast
+from pickfs.stats.paired import Obs
+from pickfs.stats.weather import Fit
+from pickfs.workloads import workload_class
 
 MAX_IMAGES = 12  # per configuration, blocks added by the race included
 SPENT = 0.1  # a resumed race with no more than this share of its budget left had finished
@@ -51,26 +53,18 @@ def image_limited(f: Fit, slices_per_image: float) -> bool:
     return f.image_sd**2 > f.slice_sd**2 / slices_per_image
 
 
-@dataclass(frozen=True)
-class Roles:
-    candidates: tuple[str, ...]  # safe disk configurations, most preferred first
-    others: tuple[str, ...]  # a setting that can lose data, or a reference
-    baseline: str | None
-    references: frozenset[str]
-    in_memory: frozenset[str]
-
-
 def roles(cells: list[Cell], baseline: str | None, failed: set[int]) -> Roles:
-    """Who is a candidate for the answer, in order of preference (pure)."""
+    """Who is a candidate for the answer, in order of preference, as the analysis judges it (pure): a
+    configuration with a setting that can lose data is not; no crash test has run yet."""
     live = [c for c in cells if c.index not in failed]
-    refs = frozenset(c.config.name for c in live if is_reference(c))
-    safe = [c for c in live if c.config.name not in refs and not config_risks(c.config)]
-    order = standing_order([c.config.name for c in safe], {c.config.name: preference(c.config) for c in safe})
-    others = tuple(c.config.name for c in live if c.config.name not in order)
-    names = [c.config.name for c in live]
-    base = baseline if baseline in names else (names[0] if names else None)
-    return Roles(tuple(order), others, base, refs,
-                 frozenset(c.config.name for c in live if fs_type(c.config.fstype).in_memory))
+    return race_roles([Entrant(c.config, c.index, bool(config_risks(c.config)), is_reference(c),
+                               fs_type(c.config.fstype).in_memory) for c in live], baseline)
+
+
+def series(cells: list[Cell], history: list[Trial]) -> dict[str, list[Obs]]:
+    """The race's observations of `cells` so far, on the speed scale, as the analysis reads them."""
+    primary = workload_class(cells[0].workload.name).primary()
+    return race_series(history, {c.index: c.config.name for c in cells}, primary.name, primary.higher_is_better)
 
 
 def rotation(decision: Decision, r: Roles) -> set[str]:
@@ -97,13 +91,8 @@ class Race:
     # -- the state of the race -----------------------------------------------------------------
     def judge(self, history: list[Trial], failed: set[int]) -> tuple[Fit, Decision, Roles] | None:
         r = roles(self.cells, self.plan.baseline, failed)
-        series = {k: v for k, v in self.sbs._series(self.cells, history).items() if v}
-        f = fit(series, r.references, r.in_memory)
-        if f is None:
-            return None
-        m = self.plan.method
-        target = 2 * (m.target_ci if m.target_ci is not None else round_budget(m).target)
-        return f, decide(f, r.candidates, r.others, r.baseline, m.margin, target, RACE_ALPHA), r
+        judged = judge(series(self.cells, history), r, self.plan.method, RACE_ALPHA)
+        return (*judged, r) if judged is not None else None
 
     # -- standing up -----------------------------------------------------------------------------
     def _images(self, stack: ExitStack, names: list[str], copies: dict[str, int], failed: set[int],

@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
+from pickfs.analysis.race import TARGET
 from pickfs.model import Cell, Method, Trial
 from pickfs.stats.stopping import settled
 from pickfs.workloads import workload_class
@@ -131,7 +132,7 @@ def estimate_seconds(slot: Slot, method: Method, setup_s: float = SETUP_S,
 
 
 # -- side by side: rounds ---------------------------------------------------------------------
-SIDE_BY_SIDE_TARGET = 0.05  # stop once every comparison's 95% interval is within +/- 5% ...
+SIDE_BY_SIDE_TARGET = TARGET  # stop once every comparison's 95% interval is within +/- 5% (the race's judge's) ...
 SIDE_BY_SIDE_BUDGET = 540.0  # ... or after this many seconds per workload, setup included
 SIDE_BY_SIDE_MIN_ROUNDS = 3
 SETUP_SHARE = 0.2  # of the budget, what standing up the blocks may take when their number is automatic

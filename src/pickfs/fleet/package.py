@@ -4,10 +4,10 @@ so that a host installs it with no registry of its own (`pip install --no-index`
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
 import subprocess
 import sys
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -45,9 +45,10 @@ def tree_hash(root: Path) -> str:
     return h.hexdigest()[:16]
 
 
-def _pip(*args: str) -> None:
+def _pip(scratch: Path, *args: str) -> None:
+    """pip, its temporary files in `scratch` (not the shared /tmp, where a kill -9 would leave them)."""
     proc = subprocess.run([sys.executable, "-m", "pip", "--disable-pip-version-check", *args],
-                          capture_output=True, text=True)
+                          capture_output=True, text=True, env={**os.environ, "TMPDIR": str(scratch)})
     if proc.returncode != 0:
         tail = " | ".join(line.strip() for line in proc.stderr.strip().splitlines()[-3:])
         raise PickfsError(f"pip {args[0]} failed: {tail}",
@@ -55,7 +56,11 @@ def _pip(*args: str) -> None:
 
 
 def build(cache: Path) -> Shipment:
-    """The wheels for this tree, built once per version of the sources into `cache`."""
+    """The wheels for this tree, built once per version of the sources into `cache`.
+
+    Everything the build makes on its way (a copy of the tree, pip's temporary files) is inside the
+    version's own directory, which is removed and made again until the build completes: a build
+    killed midway leaves nothing outside it, and the next one starts afresh."""
     root = source_tree()
     digest = tree_hash(root)
     out = cache / digest
@@ -63,14 +68,15 @@ def build(cache: Path) -> Shipment:
     if not done.exists():
         shutil.rmtree(out, ignore_errors=True)
         out.mkdir(parents=True, mode=0o700)
-        with tempfile.TemporaryDirectory(prefix="pickfs-build-") as tmp:
-            copy = Path(tmp) / "tree"  # build a copy: building in place leaves build/ and egg-info in the clone
-            for f in tree_files(root):
-                dest = copy / f.relative_to(root)
-                dest.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copy2(f, dest)
-            _pip("wheel", "--no-deps", "-q", "-w", str(out), str(copy))
+        scratch = out / ".build"
+        copy = scratch / "tree"  # build a copy: building in place leaves build/ and egg-info in the clone
+        for f in tree_files(root):
+            dest = copy / f.relative_to(root)
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(f, dest)
+        _pip(scratch, "wheel", "--no-deps", "-q", "-w", str(out), str(copy))
         wheel = next(out.glob("pickfs-*.whl"))
-        _pip("download", "-q", "--only-binary=:all:", "-d", str(out), str(wheel))
+        _pip(scratch, "download", "-q", "--only-binary=:all:", "-d", str(out), str(wheel))
+        shutil.rmtree(scratch)
         done.write_text(wheel.name)
     return Shipment(out, done.read_text().strip(), digest)

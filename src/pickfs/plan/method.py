@@ -113,6 +113,9 @@ def check_crash_method(method: Method, target: Target) -> None:
         return
     if method.crash_duration <= 0:
         raise PlanError("crash_duration must be positive", "e.g. crash_duration = 3.0")
+    if method.crash_time < 0:
+        raise PlanError("crash_time must be 0 (exactly crash_states states) or a positive number of seconds",
+                        "e.g. crash_time = 120 (or --crash-time 2m)")
     if method.crash_unit & (method.crash_unit - 1):
         raise PlanError(f"crash_unit = {method.crash_unit} is not a power of two", "e.g. crash_unit = 4096")
     try:

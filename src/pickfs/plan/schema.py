@@ -228,6 +228,8 @@ METHOD = Section("Method", "method", (
 CRASH = Section("Crash test", "method", (
     _method_key("crash_states", "power-cut states to check per cell (0: no crash test)", Span(0, 10000),
                 "crash_states = 12"),
+    _method_key("crash_time", "seconds of checking per cell: after crash_states states, more until the budget ends "
+                "or the answer is clear (0: exactly crash_states)", Span(0, 86400), "crash_time = 120", "seconds"),
     _method_key("crash_duration", "seconds of commits recorded for each crash test (more than 0)",
                 Span(None, 3600), "crash_duration = 3.0", "seconds"),
     _method_key("crash_size", "the crash test's image (small: every write is logged)", Span(64 * MIB, 1024**5),

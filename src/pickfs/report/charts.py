@@ -16,11 +16,11 @@ from typing import Any
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from pickfs.analysis.answer import recommended
+from pickfs.analysis.views import FILE_TREE, Row, WorkloadView
 from pickfs.fsfacts import is_reference as is_reference_type
 from pickfs.model import RunRecord, Trial
-from pickfs.report.recommend import recommended
 from pickfs.report.text import direction, fmt_value, pct, speed, speed_interval, verdict
-from pickfs.report.views import FILE_TREE, Row, WorkloadView
 
 GOOD, BAD, SAME, BASE, UNSAFE, SAFE = "#2b8a3e", "#c92a2a", "#868e96", "#212529", "#e8590c", "#2b8a3e"
 BAND = "rgba(28,126,214,0.12)"

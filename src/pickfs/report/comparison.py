@@ -10,10 +10,11 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
+from pickfs.analysis.run import AnalysedRun, analyse, analysed
+from pickfs.analysis.views import Row
 from pickfs.model import RunRecord
 from pickfs.report.envdiff import diff as env_diff
 from pickfs.report.text import fmt_p, fmt_with_unit
-from pickfs.report.views import Row, build_views
 from pickfs.stats.compare import Comparison, compare
 
 MACHINE_DIFFERENCES = 6  # storage differences between the two machines named under the table
@@ -77,9 +78,11 @@ def setting_differences(a: Row, b: Row, mount_a: dict[str, Any], mount_b: dict[s
     return out
 
 
-def pair_runs(a: RunRecord, b: RunRecord) -> list[CellPair]:
-    rows_a = {(r.cell.config.name, v.label): r for v in build_views(a) for r in v.rows}
-    rows_b = {(r.cell.config.name, v.label): r for v in build_views(b) for r in v.rows}
+def pair_runs(run_a: RunRecord | AnalysedRun, run_b: RunRecord | AnalysedRun) -> list[CellPair]:
+    analysis_a, analysis_b = analysed(run_a), analysed(run_b)
+    a, b = analysis_a.record, analysis_b.record
+    rows_a = {(r.cell.config.name, v.label): r for v in analysis_a.views for r in v.rows}
+    rows_b = {(r.cell.config.name, v.label): r for v in analysis_b.views for r in v.rows}
     keys = list(rows_a) + [k for k in rows_b if k not in rows_a]
     out = []
     for key in keys:
@@ -108,10 +111,10 @@ def _ranked(rows: list[Row]) -> tuple[tuple[str, str], ...]:
                                                     r.primary.metric)) for r in measured)
 
 
-def rankings(a: RunRecord, b: RunRecord) -> list[Ranking]:
+def rankings(a: RunRecord | AnalysedRun, b: RunRecord | AnalysedRun) -> list[Ranking]:
     """Each workload's configurations ranked best first by their median, in each run (pure)."""
-    views_a = {v.label: list(v.rows) for v in build_views(a)}
-    views_b = {v.label: list(v.rows) for v in build_views(b)}
+    views_a = {v.label: list(v.rows) for v in analysed(a).views}
+    views_b = {v.label: list(v.rows) for v in analysed(b).views}
     labels = list(views_a) + [x for x in views_b if x not in views_a]
     return [Ranking(x, _ranked(views_a.get(x, [])), _ranked(views_b.get(x, []))) for x in labels]
 
@@ -125,12 +128,18 @@ def machine_differences(a: RunRecord, b: RunRecord) -> list[str]:
             for d in env_diff(fa, fb) if d.storage][:MACHINE_DIFFERENCES]
 
 
-def comparison_table(a: RunRecord, b: RunRecord) -> Table:
+def comparison_table(run_a: RunRecord | AnalysedRun, run_b: RunRecord | AnalysedRun) -> Table:
+    a, b = analysed(run_a), analysed(run_b)
+    return _comparison_table(a, b)
+
+
+def _comparison_table(run_a: AnalysedRun, run_b: AnalysedRun) -> Table:
+    a, b = run_a.record, run_b.record
     table = Table(title=f"A = {a.id} ({a.host.get('hostname', '?')}), B = {b.id} ({b.host.get('hostname', '?')})",
                   title_justify="left")
     for col in ("configuration", "workload", "A median", "B median", "B / A", "significance"):
         table.add_column(col, justify="right" if "median" in col or "/" in col else "left")
-    for p in pair_runs(a, b):
+    for p in pair_runs(run_a, run_b):
         def med(r: Row | None) -> str:
             if r is None:
                 return "(not in run)"
@@ -162,8 +171,9 @@ def ranking_table(r: Ranking) -> Table:
 
 def comparison_report(a: RunRecord, b: RunRecord) -> Group:
     """The whole `pickfs compare` output: matched cells, rankings side by side, the machines' differences."""
-    parts: list[Any] = [comparison_table(a, b)]
-    parts += [ranking_table(r) for r in rankings(a, b) if r.a or r.b]
+    run_a, run_b = analyse(a), analyse(b)  # each run analysed once, for every table
+    parts: list[Any] = [comparison_table(run_a, run_b)]
+    parts += [ranking_table(r) for r in rankings(run_a, run_b) if r.a or r.b]
     machines = machine_differences(a, b)
     if machines:
         parts.append(Text("the machines' storage stacks differ in: " + "; ".join(machines), style="yellow"))

@@ -1,11 +1,13 @@
-"""The words under a crash table (pure): the model in force, what no simulation can show, the settings
-this model could not exercise, when each losing state was cut, and how fast states were explored."""
+"""The words under a crash table (pure): what the sample of power cuts rules out, the model in force, what no
+simulation can show, the settings this model could not exercise, when each losing state was cut, and how fast
+states were explored."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from pickfs.report.views import WorkloadView
+from pickfs.analysis.views import CrashView, WorkloadView
+from pickfs.stats.crashbound import bound
 
 MAX_LOSING = 8  # losing states listed per configuration
 
@@ -42,6 +44,54 @@ def _failed(s: dict[str, Any]) -> bool:
         or s.get("consistent") is False
 
 
+def _explored(c: CrashView, rate: float) -> str:
+    """How many states were tried, how many distinct ones checked, and how fast."""
+    if "crash_distinct_states" not in c.metrics:  # stored before duplicate states were recognised
+        return f"{c.tried} states checked at {rate:.2f} states/s ({1 / rate:.1f} s each)"
+    distinct = int(c.metrics["crash_distinct_states"])
+    per_s = c.metrics.get("crash_distinct_per_s", 0.0)
+    share = 1 - distinct / c.tried if c.tried else 0.0
+    speed = f" at {per_s:.2f} distinct states/s ({1 / per_s:.1f} s each)" if per_s > 0 else ""
+    return (f"{c.tried:,} states tried, {distinct:,} distinct checked{speed}, {share:.0%} duplicates "
+            "(an image an earlier state had: checked once, counted for both)")
+
+
+def coverage_words(c: CrashView) -> str | None:
+    """What share of the recording's flush epochs and of its overwriting multi-unit writes the states covered;
+    None for a test stored before coverage was counted."""
+    m = c.metrics
+    if "crash_epochs" not in m:
+        return None
+    epochs, covered = int(m["crash_epochs"]), int(m.get("crash_epochs_covered", 0))
+    writes, torn = int(m.get("crash_overwrites", 0)), int(m.get("crash_overwrites_torn", 0))
+
+    def share(part: int, whole: int) -> str:
+        if not whole:
+            return ""
+        return f" ({part / whole:.1%})" if part / whole < 0.1 else f" ({part / whole:.0%})"
+
+    return (f"the states were cut in {covered:,} of the recording's {epochs:,} flush epochs with unflushed writes"
+            f"{share(covered, epochs)} and tore {torn:,} of its {writes:,} multi-unit writes that overwrite earlier "
+            f"data{share(torn, writes)}")
+
+
+def bound_words(c: CrashView) -> str | None:
+    """What the states cut at random moments rule out, or the loss rate they show (95%, exact binomial); the
+    targeted states are coverage and count in no bound. None for a test stored before states were drawn."""
+    n = int(c.metrics.get("crash_drawn_states", 0))
+    if not n:
+        return None
+    b = bound(int(c.metrics.get("crash_drawn_failed", 0)), n)
+    targeted = c.tried - n
+    coverage = (f"; the other {targeted:,} states (chosen where damage is likeliest, or duplicates) are coverage, "
+                "not counted in it" if targeted > 0 else "")
+    if b.failed:
+        return (f"{b.failed:,} of {n:,} distinct states cut at random moments lost or damaged something: a loss rate per "
+                f"power cut between {b.low:.2%} and {b.high:.2%} (95%, exact binomial){coverage}")
+    return (f"none lost in {n:,} distinct states cut at random moments: a loss in 1 state of {b.rules_out_one_in:,} or more "
+            f"would have shown with 95% confidence (exact binomial){coverage}")
+
+
 def crash_details(view: WorkloadView) -> list[str]:
     """Per crash-tested configuration: settings not exercised, speed, and when each losing state was cut."""
     out = []
@@ -50,6 +100,9 @@ def crash_details(view: WorkloadView) -> list[str]:
         if c is None or c.error:
             continue
         name = r.cell.config.name
+        for said in (bound_words(c), coverage_words(c)):
+            if said:
+                out.append(f"{name}: {said}")
         for gap in c.gaps:
             out.append(f"{name}: ⚠ {gap}")
         out.extend(f"{name}: {note}" for note in c.notes)
@@ -57,8 +110,7 @@ def crash_details(view: WorkloadView) -> list[str]:
         if rate:
             torn = int(c.metrics.get("crash_torn_states", 0))
             again = int(c.metrics.get("crash_recovery_states", 0))
-            out.append(f"{name}: {c.tried} states checked at {rate:.2f} states/s ({1 / rate:.1f} s each); "
-                       f"{torn} tore a write, {again} lost power again during recovery")
+            out.append(f"{name}: {_explored(c, rate)}; {torn} tore a write, {again} lost power again during recovery")
         losing = [s for s in c.states if _failed(s)]
         for s in losing[:MAX_LOSING]:
             out.append(f"{name}: {_state_line(s)}")

@@ -6,16 +6,17 @@ from __future__ import annotations
 import csv
 import io
 
-from pickfs.model import RunRecord, plan_from_dict
+from pickfs.analysis.run import AnalysedRun, analysed
+from pickfs.model import RunRecord
 from pickfs.report.table import build_table
-from pickfs.report.views import build_views
 
 FIGURES = ("median", "speed_vs_baseline", "speed_ci_low", "speed_ci_high", "p", "p_adjusted", "significant",
            "geometric_mean", "sanitized_mean", "p99_s", "count")
 
 
-def render_csv(record: RunRecord) -> str:
-    cells = plan_from_dict(record.plan).cells()
+def render_csv(run: RunRecord | AnalysedRun) -> str:
+    analysis = analysed(run)
+    record, cells = analysis.record, analysis.plan.cells()
     metric_names = sorted({k for t in record.trials for k in t.metrics})
     buf = io.StringIO()
     w = csv.writer(buf)
@@ -29,11 +30,12 @@ def render_csv(record: RunRecord) -> str:
     return buf.getvalue()
 
 
-def render_table_csv(record: RunRecord) -> str:
+def render_table_csv(run: RunRecord | AnalysedRun) -> str:
     """The results table every format shows, one row per workload and configuration: the columns under their keys
     as shown (the same cells as the terminal, Markdown, HTML and JSON), then the figures behind them unrounded
     (SI units; speed above 1 is faster), whether it is the one recommended, and whether the run decided."""
-    tables = [build_table(v) for v in build_views(record) if v.measured]
+    analysis = analysed(run)
+    record, tables = analysis.record, [build_table(v) for v in analysis.views if v.measured]
     keys: list[str] = []
     for t in tables:
         keys += [c.key for c in t.columns if c.key not in keys]

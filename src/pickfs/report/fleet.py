@@ -23,10 +23,10 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
+from pickfs.analysis.run import AnalysedRun, analyse
 from pickfs.model import MetricDef, RunRecord
 from pickfs.report.envdiff import Difference, diff
 from pickfs.report.text import fmt_p, fmt_value
-from pickfs.report.views import build_views
 from pickfs.stats.compare import ALPHA, Comparison, compare, holm
 
 SHOWN_DIFFS = 8  # storage differences listed per pair of hosts
@@ -115,14 +115,14 @@ class FleetView:
         return tuple(d for d in self.env_diffs.get((a, b), ()) if d.storage)
 
 
-def _workload(label: str, records: dict[str, RunRecord]) -> WorkloadFleetView | None:
+def _workload(label: str, runs: dict[str, AnalysedRun]) -> WorkloadFleetView | None:
     cells: dict[tuple[str, str], HostCell] = {}
     configs: list[str] = []
     metric: MetricDef | None = None
     baseline = None
     rankings: dict[str, tuple[str, ...]] = {}
-    for host, record in records.items():
-        view = next((v for v in build_views(record) if v.label == label), None)
+    for host, run in runs.items():
+        view = next((v for v in run.views if v.label == label), None)
         if view is None:
             continue
         baseline = baseline or view.baseline
@@ -140,7 +140,7 @@ def _workload(label: str, records: dict[str, RunRecord]) -> WorkloadFleetView | 
         rankings[host] = tuple(n for _, n in sorted(ranked, reverse=higher))
     if metric is None:
         return None
-    hosts = tuple(h for h in records if h in rankings)
+    hosts = tuple(h for h in runs if h in rankings)
     raw: list[tuple[str, str, str, Comparison]] = []
     for config in configs:
         for a, b in itertools.combinations(hosts, 2):
@@ -160,7 +160,8 @@ def build_fleet_view(fleet: FleetRunRecord, records: dict[str, RunRecord]) -> Fl
         for w in record.plan.get("workloads", []):
             if w["label"] not in labels:
                 labels.append(w["label"])
-    workloads = tuple(w for w in (_workload(label, records) for label in labels) if w is not None)
+    runs = {host: analyse(record) for host, record in records.items()}  # each host's run analysed once
+    workloads = tuple(w for w in (_workload(label, runs) for label in labels) if w is not None)
     names = list(records)
     env: dict[tuple[str, str], tuple[Difference, ...]] = {}
     for a, b in itertools.combinations(names, 2):

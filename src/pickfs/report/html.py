@@ -9,6 +9,8 @@ from typing import Any
 import plotly.graph_objects as go
 from plotly.offline import get_plotlyjs
 
+from pickfs.analysis.run import AnalysedRun, analysed
+from pickfs.analysis.views import ONE_AT_A_TIME, WorkloadView, risk_legend
 from pickfs.model import RunRecord
 from pickfs.report.charts import (
     crash_chart,
@@ -33,7 +35,6 @@ from pickfs.report.text import (
     scored,
     values_text,
 )
-from pickfs.report.views import ONE_AT_A_TIME, WorkloadView, build_views, risk_legend
 
 PLOTLY_CONFIG = {"displaylogo": False, "responsive": True}
 INLINE = "inline"
@@ -294,16 +295,17 @@ def _answer(views: list[WorkloadView]) -> str:
     return f'<div class="rec"><b>The answer</b><ul>{items}</ul></div>' if items else ""
 
 
-def render_html(record: RunRecord, plotly: str | None = INLINE) -> str:
+def render_html(run: RunRecord | AnalysedRun, plotly: str | None = INLINE) -> str:
     """The whole page; plotly.js inline (one self-contained file) or from a file beside it (the site)."""
-    views = build_views(record)
-    method = record.plan.get("method", {})
+    analysis = analysed(run)
+    record, views = analysis.record, list(analysis.views)
+    method = analysis.plan.method
     hows = {r.how for v in views for r in v.rows if r.how}
     if hows - {ONE_AT_A_TIME}:
         how = ("configurations measured side by side, or whole runs alternated in rounds (each workload's method "
                "is stated above its table)")
     else:
-        how = (f"{method.get('runs')} measured runs per configuration after {method.get('warmup')} warm-up, each on "
+        how = (f"{method.runs} measured runs per configuration after {method.warmup} warm-up, each on "
                "a freshly made filesystem")
     parts = [f"<h1>pickfs run {_e(record.id)}</h1>",
              (f"<p class=dim>{_e(time.strftime('%Y-%m-%d %H:%M', time.localtime(record.created)))}, status "
@@ -341,7 +343,7 @@ def render_html(record: RunRecord, plotly: str | None = INLINE) -> str:
                      + "".join(f"<li>{_e(r)}</li>" for r in risks) + "</ul>"
                      "<p class=dim>Safety here is judged from the settings; a simulated power cut would measure it.</p>")
     parts.append(scaling_html(record))  # throughput and p99 against clients (report/scaling.py)
-    parts.append(latency_html(record))  # fixed rate and the capacity search (report/latency.py)
+    parts.append(latency_html(analysis.fixed))  # fixed rate and the capacity search (report/latency.py)
     parts.append(f"<h2>Configurations</h2>{_settings_table(record)}")
     parts.append(f"<h2>Host</h2>{_host_table(record)}")
     return page(f"pickfs run {record.id}", "\n".join(parts), plotly)

@@ -6,12 +6,14 @@ import json
 from dataclasses import asdict
 from typing import Any
 
+from pickfs.analysis.answer import recommended
+from pickfs.analysis.run import AnalysedRun, analysed
+from pickfs.analysis.views import WorkloadView, summary_dict
 from pickfs.model import RunRecord
 from pickfs.report.latency import latency_dict
-from pickfs.report.recommend import recommend, recommended
+from pickfs.report.recommend import recommend
 from pickfs.report.table import build_table
 from pickfs.report.text import verdict
-from pickfs.report.views import WorkloadView, build_views, summary_dict
 from pickfs.stats.summary import log_interval
 
 SCHEMA = "pickfs.run/1"
@@ -38,10 +40,11 @@ def table_dict(view: WorkloadView) -> dict[str, Any]:
     }
 
 
-def run_to_dict(record: RunRecord) -> dict[str, Any]:
+def run_to_dict(run: RunRecord | AnalysedRun) -> dict[str, Any]:
     cells = []
     answers = []
-    views = build_views(record)
+    analysis = analysed(run)
+    record, views = analysis.record, analysis.views
     for view in views:
         chosen = recommended(view)
         if view.measured:
@@ -105,7 +108,7 @@ def run_to_dict(record: RunRecord) -> dict[str, Any]:
         "cells": cells,
         # one per workload measured: the table every format shows, and the answer
         "tables": [table_dict(v) for v in views if v.measured],
-        **latency_dict(record),  # fixed rate and the capacity search, when the run has them: report/latency.py
+        **latency_dict(analysis.fixed),  # fixed rate and the capacity search, when the run has them: report/latency.py
     }
 
 
@@ -125,5 +128,5 @@ def answer_dict(view: WorkloadView) -> dict[str, Any]:
     return out
 
 
-def render_json(record: RunRecord) -> str:
-    return json.dumps(run_to_dict(record), indent=2, sort_keys=False) + "\n"
+def render_json(run: RunRecord | AnalysedRun) -> str:
+    return json.dumps(run_to_dict(run), indent=2, sort_keys=False) + "\n"

@@ -1,86 +1,29 @@
-"""Fixed-rate runs: latency from the scheduled start side by side, and the capacity search (pure: results to tables)."""
+"""Fixed-rate runs: latency from the scheduled start side by side, and the capacity search, drawn as tables, charts
+and sentences (pure; the figures and the judge are analysis/latency.py)."""
 
 from __future__ import annotations
 
 import html
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import plotly.graph_objects as go
 from rich.table import Table
 
-from pickfs.model import RunRecord, plan_from_dict
-from pickfs.report.text import fmt_seconds
-from pickfs.stats.capacity import Capacity, LatencyTarget, Verdict, capacity, judge, parse_target
-from pickfs.stats.decision import MARGIN, Decision, decide
-from pickfs.stats.latency import (
-    PERCENTILES,
-    PercentileRatio,
-    RateSummary,
-    Slice,
-    fixed_rate_block,
-    latency_fit,
-    merge,
-    percentile_ratio,
-    percentile_us,
-    slice_from,
-    summarize_rate,
+from pickfs.analysis.latency import (
+    RATIO_Q,
+    ByCapacity,
+    ByPercentile,
+    FixedRate,
+    LatencyChoice,
+    RateView,
 )
+from pickfs.report.text import fmt_seconds
+from pickfs.stats.capacity import Capacity
+from pickfs.stats.latency import PERCENTILES, PercentileRatio, merge, percentile_ratio, percentile_us
 
 # every configuration is offered the same load: its throughput differs only when it falls behind
 FIXED_RATE_NOTE = "(same load for all: compare latencies, not tx/s)"
-CPU_BOUND_SHARE = 0.9  # as workloads/latency.py flags a slice (the report imports no workload)
-RATIO_Q = 99.0
-
-
-@dataclass(frozen=True)
-class RateRow:
-    config: str
-    summary: RateSummary
-    p99_ratio: PercentileRatio | None  # over the baseline's, paired in time; None for the baseline itself
-
-
-@dataclass(frozen=True)
-class RateView:
-    label: str
-    baseline: str
-    rows: tuple[RateRow, ...]
-
-
-def rate_slices(record: RunRecord) -> dict[str, dict[str, list[Slice]]]:
-    """Every measured fixed-rate slice, by workload label and configuration."""
-    plan = plan_from_dict(record.plan)
-    cells = {c.index: c for c in plan.cells()}
-    out: dict[str, dict[str, list[Slice]]] = {}
-    for t in record.trials:
-        cell = cells.get(t.cell_index)
-        if cell is None or t.phase != "measured" or not t.ok:
-            continue
-        block = fixed_rate_block(t.raw_output)
-        if block is None:
-            continue
-        cpu_bound = t.metrics.get("client_cpu_share", 0.0) > CPU_BOUND_SHARE
-        s = slice_from(t.block, t.round if t.round is not None else t.repetition, block, cpu_bound)
-        out.setdefault(cell.workload.label, {}).setdefault(cell.config.name, []).append(s)
-    return out
-
-
-def rate_views(record: RunRecord) -> list[RateView]:
-    plan = plan_from_dict(record.plan)
-    views = []
-    for label, by_config in rate_slices(record).items():
-        names = [c.name for c in plan.configs if c.name in by_config]
-        base = plan.baseline if plan.baseline in by_config else names[0]
-        rows = []
-        for name in names:
-            summary = summarize_rate(by_config[name])
-            if summary is None:
-                continue
-            ratio = None if name == base else percentile_ratio(by_config[name], by_config[base], RATIO_Q)
-            rows.append(RateRow(name, summary, ratio))
-        views.append(RateView(label, base, tuple(rows)))
-    return views
 
 
 def _ratio_text(r: PercentileRatio | None) -> str:
@@ -105,42 +48,6 @@ def rate_cells(view: RateView) -> tuple[list[str], list[list[str]]]:
     return header, rows
 
 
-# -- the capacity search (engine/capacity.py): every figure derived again from its slices --------------------
-@dataclass(frozen=True)
-class CapacityRow:
-    config: str
-    verdicts: tuple[Verdict, ...]  # one per rate tried, in the order tried
-    capacity: Capacity
-
-
-def capacity_rows(record: RunRecord) -> list[tuple[str, LatencyTarget, list[CapacityRow]]]:
-    """Per workload: the target and, per configuration, its verdict at every rate tried and its capacity."""
-    plan = plan_from_dict(record.plan)
-    if not plan.method.latency_target:
-        return []
-    target = parse_target(plan.method.latency_target)
-    cells = {c.index: c for c in plan.cells()}
-    by: dict[str, dict[str, dict[float, list[Slice]]]] = {}
-    for t in sorted(record.trials, key=lambda t: t.started):
-        cell = cells.get(t.cell_index)
-        block = fixed_rate_block(t.raw_output) if t.phase == "capacity" and t.ok else None
-        if cell is None or block is None:
-            continue
-        s = slice_from(t.block, t.round or 0, block, t.metrics.get("client_cpu_share", 0.0) > CPU_BOUND_SHARE)
-        by.setdefault(cell.workload.label, {}).setdefault(cell.config.name, {}).setdefault(s.offered, []).append(s)
-    out = []
-    for label, configs in by.items():
-        rows = []
-        for c in plan.configs:
-            steps = configs.get(c.name)
-            if not steps:
-                continue
-            verdicts = tuple(judge(slices, target, rate) for rate, slices in steps.items())
-            rows.append(CapacityRow(c.name, verdicts, capacity(verdicts)))
-        out.append((label, target, rows))
-    return out
-
-
 def capacity_text(c: Capacity) -> tuple[str, str]:
     """(the capacity, its interval) in words (pure)."""
     if c.rate <= 0:
@@ -149,12 +56,11 @@ def capacity_text(c: Capacity) -> tuple[str, str]:
     return f"{c.rate:,.0f}/s", f"[{c.low:,.0f}-{high}]"
 
 
-def latency_dict(record: RunRecord) -> dict[str, Any]:
+def latency_dict(fixed: FixedRate) -> dict[str, Any]:
     """The fixed-rate figures and the capacity search for the JSON export ({} when the run has neither):
     per configuration its percentiles from the schedule, shares, p99 ratio and merged histogram."""
     out: dict[str, Any] = {}
-    slices = rate_slices(record)
-    views = rate_views(record)
+    slices, views = fixed.slices, fixed.views
     if views:
         out["fixed_rate"] = [{
             "workload": v.label, "baseline": v.baseline,
@@ -167,7 +73,7 @@ def latency_dict(record: RunRecord) -> dict[str, Any]:
                           "rounds": r.p99_ratio.units},
                          "latency_us": {str(k): n for k, n in sorted(merge([s.hist for s in slices[v.label][r.config]]).items())}}
                         for r in v.rows]} for v in views]
-    searches = capacity_rows(record)
+    searches = fixed.capacity
     if searches:
         out["capacity"] = [{
             "workload": label, "target": target.words(),
@@ -201,12 +107,12 @@ def _fragment(fig: go.Figure, kind: str) -> str:
     return f'<div class="chart" data-chart="{html.escape(kind)}">{body}</div>'
 
 
-def latency_html(record: RunRecord) -> str:
+def latency_html(fixed: FixedRate) -> str:
     """An HTML fragment: per fixed-rate workload its percentile curves from the scheduled start, per capacity
     search its percentile against the rates tried; '' when the run has neither."""
     parts = []
-    slices = rate_slices(record)
-    for view in rate_views(record):
+    slices = fixed.slices
+    for view in fixed.views:
         fig = go.Figure()
         for row in view.rows:
             pts = percentile_curve(merge([s.hist for s in slices[view.label][row.config]]))
@@ -221,7 +127,7 @@ def latency_html(record: RunRecord) -> str:
         table = "".join(f"<tr>{''.join(f'<td>{html.escape(c)}</td>' for c in r)}</tr>" for r in cells)
         parts.append(f"<h2>{html.escape(view.label)} at a fixed rate</h2>" + _fragment(fig, "percentiles")
                      + "<table><tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in header) + f"</tr>{table}</table>")
-    for label, target, searched in capacity_rows(record):
+    for label, target, searched in fixed.capacity:
         fig = go.Figure()
         for found in searched:
             steps = sorted((v for v in found.verdicts if v.point_s is not None), key=lambda v: v.rate)
@@ -236,14 +142,14 @@ def latency_html(record: RunRecord) -> str:
     return "\n".join(parts)
 
 
-def latency_cells(record: RunRecord) -> list[tuple[str, list[str], list[list[str]]]]:
+def latency_cells(fixed: FixedRate) -> list[tuple[str, list[str], list[list[str]]]]:
     """Every fixed-rate and capacity table as (title, header, rows) of text, for text renderers (pure)."""
     out = []
-    for view in rate_views(record):
+    for view in fixed.views:
         header, rows = rate_cells(view)
         out.append((f"{view.label} at a fixed rate: latency from each transaction's scheduled start "
                     f"{FIXED_RATE_NOTE}", header, rows))
-    for label, target, searched in capacity_rows(record):
+    for label, target, searched in fixed.capacity:
         rows = []
         for found in searched:
             words, interval = capacity_text(found.capacity)
@@ -255,10 +161,10 @@ def latency_cells(record: RunRecord) -> list[tuple[str, list[str], list[list[str
     return out
 
 
-def latency_tables(record: RunRecord) -> list[Table]:
+def latency_tables(fixed: FixedRate) -> list[Table]:
     """The terminal's fixed-rate and capacity tables ([] for a closed-loop run)."""
     tables = []
-    for title, header, rows in latency_cells(record):
+    for title, header, rows in latency_cells(fixed):
         table = Table(title=title, title_justify="left")
         for i, h in enumerate(header):
             table.add_column(h, justify="left" if i == 0 or h.startswith("rates tried") else "right")
@@ -268,46 +174,26 @@ def latency_tables(record: RunRecord) -> list[Table]:
     return tables
 
 
-# -- the recommendation at a fixed rate: the lowest percentile from the schedule, or the highest capacity ---------
-@dataclass(frozen=True)
-class LatencyChoice:
-    """What a fixed-rate run or a capacity search recommends, in sentences; `answer` only when settled."""
-
-    sentences: tuple[str, ...]
-    answer: str | None
-    settled: bool
-    decision: Decision | None = None  # at a fixed rate: the race's decision on the percentiles
-
-
+# -- the recommendation at a fixed rate, in words (the judge is analysis/latency.py) ------------------------------
 def _named(names: Sequence[str]) -> str:
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
-def latency_choice(record: RunRecord, label: str, candidates: Sequence[str], others: Sequence[str],
-                   what_is_lost: str) -> LatencyChoice | None:
-    """The recommendation of a fixed-rate workload (`candidates`: the safe configurations, most preferred
-    first; `others`: those with a setting that can lose data, or references): by capacity within the target
-    for a capacity search, else by the lowest p99 from the scheduled start. None: nothing at a fixed rate."""
-    for found_label, target, rows in capacity_rows(record):
-        if found_label == label:
-            return _by_capacity(label, target, rows, candidates, what_is_lost)
-    view = next((v for v in rate_views(record) if v.label == label), None)
-    if view is None:
-        return None
-    return _by_percentile(view, rate_slices(record)[label], candidates, others, what_is_lost)
+def latency_sentences(choice: LatencyChoice) -> tuple[str, ...]:
+    """What a fixed-rate run or a capacity search recommends, in sentences."""
+    if choice.by_capacity is not None:
+        return (_capacity_sentence(choice.by_capacity, choice.what_is_lost),)
+    assert choice.by_percentile is not None
+    return (_percentile_sentence(choice.by_percentile, choice.what_is_lost),)
 
 
-def _by_percentile(view: RateView, slices: dict[str, list[Slice]], candidates: Sequence[str],
-                   others: Sequence[str], what_is_lost: str) -> LatencyChoice:
+def _percentile_sentence(found: ByPercentile, what_is_lost: str) -> str:
+    view, slices, d = found.view, found.slices, found.decision
     rate = view.rows[0].summary.offered if view.rows else 0.0
     head = f"{view.label} at {rate:g}/s"
-    safe = [c for c in candidates if c in slices]
-    if not safe:
-        return LatencyChoice((f"{head}: every configuration measured has a setting that can lose {what_is_lost} on a "
-                              "power cut; add one with safe settings (such as plain ext4 or xfs) to compare.",),
-                             None, False)
-    fit = latency_fit({n: slices[n] for n in [*safe, *others] if n in slices}, RATIO_Q)
-    d = decide(fit, safe, [o for o in others if o in slices], view.baseline, MARGIN)
+    if d is None:
+        return (f"{head}: every configuration measured has a setting that can lose {what_is_lost} on a "
+                "power cut; add one with safe settings (such as plain ext4 or xfs) to compare.")
     p99 = {r.config: r.summary.percentiles_s.get(RATIO_Q) for r in view.rows}
 
     def fig(name: str) -> str:
@@ -320,40 +206,34 @@ def _by_percentile(view: RateView, slices: dict[str, list[Slice]], candidates: S
                                                           and r.high is not None else "") if r else name
 
     if d.answer is None:
-        return LatencyChoice((f"{head}: no safe configuration has a p{RATIO_Q:g} from the scheduled start "
-                              "with enough slices to judge; run longer (more rounds).",), None, False, d)
+        return (f"{head}: no safe configuration has a p{RATIO_Q:g} from the scheduled start "
+                "with enough slices to judge; run longer (more rounds).")
     if d.settled:
-        rest = [n for n in safe if n != d.answer]
+        rest = [n for n in found.safe if n != d.answer]
         text = (f"{head}: use {d.answer} ({fig(d.answer)} from the scheduled start, lowest with no setting known to "
                 f"lose {what_is_lost}")
         text += (f"; {vs(rest[0], d.answer)} against it)" if rest else ")")
-        return LatencyChoice((text + ".",), d.answer, True, d)
+        return text + "."
     tied = [d.answer, *d.undecided]
     detail = "; ".join(vs(n, d.answer) for n in d.undecided)
-    return LatencyChoice((f"{head}: could not decide between {_named(tied)}: their p{RATIO_Q:g} from the scheduled "
-                          f"start cannot be told apart at the {d.margin:.0%} margin ({d.answer} {fig(d.answer)}; "
-                          f"{detail}); run longer (more rounds).",), None, False, d)
+    return (f"{head}: could not decide between {_named(tied)}: their p{RATIO_Q:g} from the scheduled "
+            f"start cannot be told apart at the {d.margin:.0%} margin ({d.answer} {fig(d.answer)}; "
+            f"{detail}); run longer (more rounds).")
 
 
-def _by_capacity(label: str, target: LatencyTarget, rows: list[CapacityRow], candidates: Sequence[str],
-                 what_is_lost: str) -> LatencyChoice:
-    safe = sorted((r for r in rows if r.config in candidates), key=lambda r: (-r.capacity.rate,
-                                                                               candidates.index(r.config)))
-    head = f"{label} within {target.words()} from the scheduled start"
+def _capacity_sentence(found: ByCapacity, what_is_lost: str) -> str:
+    safe, close = found.safe, found.close
+    head = f"{found.label} within {found.target.words()} from the scheduled start"
     if not safe or safe[0].capacity.rate <= 0:
-        return LatencyChoice((f"{head}: no configuration with no setting known to lose {what_is_lost} held the "
-                              "target at any rate tried.",), None, False)
+        return (f"{head}: no configuration with no setting known to lose {what_is_lost} held the "
+                "target at any rate tried.")
     best = safe[0]
-    # another is not told apart when its interval reaches the best one's: its highest rate surely failed (open:
-    # none surely failed) lies above the best one's highest rate surely held
-    close = [r for r in safe[1:] if r.capacity.rate > 0 and (r.capacity.high is None or r.capacity.high > best.capacity.low)]
     words, interval = capacity_text(best.capacity)
     if close:
         names = _named([best.config, *(r.config for r in close)])
         detail = "; ".join(f"{r.config} {' '.join(capacity_text(r.capacity))}" for r in close)
-        return LatencyChoice((f"{head}: could not decide between {names}: their capacities cannot be told apart "
-                              f"({best.config} {words} {interval}; {detail}); run longer or search finer.",),
-                             None, False)
+        return (f"{head}: could not decide between {names}: their capacities cannot be told apart "
+                f"({best.config} {words} {interval}; {detail}); run longer or search finer.")
     rest = f"; the next, {safe[1].config}, {' '.join(capacity_text(safe[1].capacity))}" if len(safe) > 1 else ""
-    return LatencyChoice((f"{head}: use {best.config}: it holds {words} {interval}, the highest with no setting "
-                          f"known to lose {what_is_lost}{rest}.",), best.config, True)
+    return (f"{head}: use {best.config}: it holds {words} {interval}, the highest with no setting "
+            f"known to lose {what_is_lost}{rest}.")

@@ -6,6 +6,8 @@ import html
 import re
 import time
 
+from pickfs.analysis.run import AnalysedRun, analysed
+from pickfs.analysis.views import risk_legend
 from pickfs.model import RunRecord
 from pickfs.report.crash_text import crash_details, crash_statements
 from pickfs.report.latency import latency_cells
@@ -19,7 +21,6 @@ from pickfs.report.text import (
     scored,
     values_text,
 )
-from pickfs.report.views import build_views, risk_legend
 
 # Characters that Markdown (CommonMark, GitHub's tables) would read as markup, escaped with a backslash.
 _MARKUP = re.compile(r"([\\`*_\[\]#|~!{}])")
@@ -66,8 +67,9 @@ def results_table(table: ResultTable) -> list[str]:
     return lines
 
 
-def render_markdown(record: RunRecord) -> str:
-    views = build_views(record)
+def render_markdown(run: RunRecord | AnalysedRun) -> str:
+    analysis = analysed(run)
+    record, views = analysis.record, list(analysis.views)
     host = record.host
     lines = [f"# pickfs run {md_text(record.id)}", "",
              md_text(f"{time.strftime('%Y-%m-%d %H:%M', time.localtime(record.created))}, "
@@ -108,7 +110,7 @@ def render_markdown(record: RunRecord) -> str:
         if view.measured:
             lines += ["", *(f"- {md_text(line)}" for line in method_lines(view))]
         lines += [""]
-    for title, header, cells in latency_cells(record):  # fixed rate and the capacity search: report/latency.py
+    for title, header, cells in latency_cells(analysis.fixed):  # fixed rate and the capacity search: report/latency.py
         lines += [f"### {md_text(title)}", "", "| " + " | ".join(_cell(h) for h in header) + " |",
                   "|---|" + "---:|" * (len(header) - 1), *("| " + " | ".join(_cell(c) for c in r) + " |" for r in cells), ""]
     legend = risk_legend(views)

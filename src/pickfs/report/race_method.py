@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pickfs.report.views import WorkloadView
+from pickfs.analysis.views import WorkloadView
 
 
 def race_method_lines(view: WorkloadView) -> list[str]:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import math
 
+from pickfs.analysis.views import Row, WorkloadView
 from pickfs.fsfacts import is_reference
 from pickfs.report.text import fmt_with_unit, speed_words
-from pickfs.report.views import Row, WorkloadView
 from pickfs.stats.compare import Comparison
 from pickfs.stats.decision import contrast, is_distribution_default
 

@@ -15,6 +15,7 @@ from typing import Any
 import plotly.graph_objects as go
 from plotly.offline import get_plotlyjs
 
+from pickfs.analysis.run import AnalysedRun, analyse
 from pickfs.model import RunRecord
 from pickfs.report.charts import PALETTE, ROW_PX, log_axis, speeds
 from pickfs.report.comparison import pair_runs
@@ -22,7 +23,6 @@ from pickfs.report.html import PLOTLY_FILE, chart_div, page, render_html
 from pickfs.report.recommend import recommend
 from pickfs.report.table import build_table, terse
 from pickfs.report.text import fmt_p, fmt_value, pct
-from pickfs.report.views import build_views
 
 
 def _e(text: Any) -> str:
@@ -54,20 +54,21 @@ def _when(t: float) -> str:
     return time.strftime("%Y-%m-%d %H:%M", time.localtime(t))
 
 
-def groups(records: Sequence[RunRecord]) -> dict[str, list[RunRecord]]:
+def groups(runs: Sequence[AnalysedRun]) -> dict[str, list[AnalysedRun]]:
     """Runs by plan, oldest first; only plans run more than once."""
-    out: dict[str, list[RunRecord]] = {}
-    for r in sorted(records, key=lambda r: r.created):
-        out.setdefault(plan_key(r.plan), []).append(r)
+    out: dict[str, list[AnalysedRun]] = {}
+    for r in sorted(runs, key=lambda r: r.record.created):
+        out.setdefault(plan_key(r.record.plan), []).append(r)
     return {k: v for k, v in out.items() if len(v) > 1}
 
 
-def comparison_chart(runs: Sequence[RunRecord], label: str) -> go.Figure | None:
+def comparison_chart(runs: Sequence[AnalysedRun], label: str) -> go.Figure | None:
     """One workload over the runs of a plan: each configuration's speed against the baseline, one colour per run."""
     fig = go.Figure()
     lows, highs = [], []
-    for i, rec in enumerate(runs):
-        view = next((v for v in build_views(rec) if v.label == label), None)
+    for i, run in enumerate(runs):
+        rec = run.record
+        view = next((v for v in run.views if v.label == label), None)
         if view is None:
             continue
         pts = [(r.cell.config.name, s) for r, s in speeds(view)]
@@ -96,16 +97,17 @@ def comparison_chart(runs: Sequence[RunRecord], label: str) -> go.Figure | None:
     return fig
 
 
-def comparison_page(runs: Sequence[RunRecord]) -> str:
+def comparison_page(runs: Sequence[AnalysedRun]) -> str:
     """Runs of one plan: the recommendations run by run, a chart per workload, and each run against the one before."""
-    first = runs[0]
+    first = runs[0].record
     parts = [f"<p><a href=index.html>all runs</a></p><h1>{_e(plan_words(first.plan))}</h1>",
              f"<p class=dim>{len(runs)} runs of the same plan, oldest first.</p>"]
     labels = [w["label"] for w in first.plan.get("workloads", [])]
     for label in labels:
         parts.append(f"<h2>{_e(label)}</h2><ul>")
-        for rec in runs:
-            view = next((v for v in build_views(rec) if v.label == label), None)
+        for run in runs:
+            rec = run.record
+            view = next((v for v in run.views if v.label == label), None)
             text = " ".join(recommend(view)) if view is not None and view.measured else "nothing measured"
             parts.append(f"<li><a href='{_e(run_file(rec))}'>{_e(rec.id)}</a> ({_e(rec.host.get('hostname', '?'))}, "
                          f"{_when(rec.created)}): {_e(text)}</li>")
@@ -113,9 +115,10 @@ def comparison_page(runs: Sequence[RunRecord]) -> str:
         fig = comparison_chart(runs, label)
         if fig is not None:
             parts.append(chart_div(fig, "comparison"))
-    for a, b in pairwise(runs):
+    for run_a, run_b in pairwise(runs):
+        a, b = run_a.record, run_b.record
         rows = []
-        for p in pair_runs(a, b):
+        for p in pair_runs(run_a, run_b):
             c = p.comparison
             def med(r: Any) -> str:
                 s = r.primary.summary if r else None
@@ -133,21 +136,22 @@ def comparison_page(runs: Sequence[RunRecord]) -> str:
     return page(f"pickfs: {plan_words(first.plan)}", "\n".join(parts), plotly=PLOTLY_FILE)
 
 
-def answers(record: RunRecord) -> str:
+def answers(run: AnalysedRun) -> str:
     """Each workload's answer in a few words, as HTML: 'sqlite-tpcb: ext4'."""
-    lines = [terse(build_table(v)) for v in build_views(record) if v.measured]
+    lines = [terse(build_table(v)) for v in run.views if v.measured]
     return "<br>".join(_e(x) for x in lines) or "nothing measured"
 
 
-def index_page(records: Sequence[RunRecord], plans: dict[str, list[RunRecord]]) -> str:
+def index_page(runs: Sequence[AnalysedRun], plans: dict[str, list[AnalysedRun]]) -> str:
     rows = []
-    for rec in sorted(records, key=lambda r: -r.created):
+    for run in sorted(runs, key=lambda r: -r.record.created):
+        rec = run.record
         key = plan_key(rec.plan)
         compared = f" (<a href='plan-{key}.html'>compare {len(plans[key])} runs</a>)" if key in plans else ""
         rows.append(f"<tr><td class=nowrap><a href='{_e(run_file(rec))}'>{_e(rec.id)}</a></td>"
                     f"<td class=nowrap>{_when(rec.created)}</td>"
                     f"<td>{_e(rec.host.get('hostname', '?'))}</td><td>{_e(rec.status)}</td>"
-                    f"<td>{_e(plan_words(rec.plan))}{compared}</td><td class=answer>{answers(rec)}</td></tr>")
+                    f"<td>{_e(plan_words(rec.plan))}{compared}</td><td class=answer>{answers(run)}</td></tr>")
     body = ("<h1>pickfs runs</h1><table><tr><th>run</th><th>date</th><th>host</th><th>status</th><th>plan</th>"
             "<th>answer</th></tr>"
             + "".join(rows) + "</table>")
@@ -155,12 +159,13 @@ def index_page(records: Sequence[RunRecord], plans: dict[str, list[RunRecord]]) 
 
 
 def build_site(records: Sequence[RunRecord]) -> dict[str, str]:
-    """File name -> content, for every page of the site."""
-    plans = groups(records)
-    files = {"index.html": index_page(records, plans), PLOTLY_FILE: get_plotlyjs()}
-    for rec in records:
-        body = render_html(rec, plotly=PLOTLY_FILE)
-        files[run_file(rec)] = body.replace("<h1>", "<p><a href=index.html>all runs</a></p><h1>", 1)
-    for key, runs in plans.items():
-        files[f"plan-{key}.html"] = comparison_page(runs)
+    """File name -> content, for every page of the site; each run analysed once, for all its pages."""
+    runs = [analyse(r) for r in records]
+    plans = groups(runs)
+    files = {"index.html": index_page(runs, plans), PLOTLY_FILE: get_plotlyjs()}
+    for run in runs:
+        body = render_html(run, plotly=PLOTLY_FILE)
+        files[run_file(run.record)] = body.replace("<h1>", "<p><a href=index.html>all runs</a></p><h1>", 1)
+    for key, same in plans.items():
+        files[f"plan-{key}.html"] = comparison_page(same)
     return files

@@ -9,8 +9,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from pickfs.analysis.answer import recommended
+from pickfs.analysis.views import Row, WorkloadView
 from pickfs.model import MetricDef
-from pickfs.report.recommend import choice, recommend, recommended
+from pickfs.report.latency import latency_sentences
+from pickfs.report.recommend import recommend
 from pickfs.report.text import (
     INTERVAL_HEAD,
     as_factors,
@@ -25,7 +28,6 @@ from pickfs.report.text import (
     speed_interval,
     status_detail,
 )
-from pickfs.report.views import Row, WorkloadView
 from pickfs.stats.compare import Comparison
 from pickfs.stats.summary import log_interval
 
@@ -194,18 +196,18 @@ def _numbered(view: WorkloadView) -> tuple[list[Note], dict[str, tuple[int, ...]
 
 
 def answer_for(view: WorkloadView) -> Answer:
-    """The recommendation: from the race's decision when the run was raced, else as choice() gives it; `decided`
+    """The recommendation: from the race's decision when the run was raced, else as the judge of runs measured before the race gave it (analysis/whole.py); `decided`
     false when the run could not decide (it then names no configuration)."""
-    if view.latency is not None:  # at a fixed rate: by latency from the schedule (report/latency.py)
-        said = view.latency.sentences
+    if view.latency is not None:  # at a fixed rate: by latency from the schedule (analysis/latency.py)
+        said = latency_sentences(view.latency)
         return Answer(said, view.latency.answer, said[0], view.latency.settled)
     if view.race is not None:
         d = view.race.decision
         sentences = tuple(recommend(view)) if view.measured else ()
         return Answer(sentences, recommended(view), sentences[0] if sentences else "", d.settled)
-    picked = choice(view) if view.measured else None
-    reason = picked[2] if picked else ""
-    return Answer(tuple(recommend(view)), picked[1].cell.config.name if picked else None, str(reason),
+    picked = view.choice if view.measured else None
+    reason = picked.why if picked else ""
+    return Answer(tuple(recommend(view)), picked.chosen.cell.config.name if picked else None, str(reason),
                   picked is not None)
 
 

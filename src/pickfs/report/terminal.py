@@ -9,10 +9,12 @@ from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderR
 from rich.table import Table
 from rich.text import Text
 
+from pickfs.analysis.answer import recommended
+from pickfs.analysis.run import AnalysedRun, analysed
+from pickfs.analysis.views import WorkloadView, risk_legend
 from pickfs.model import RunRecord
 from pickfs.report.crash_text import crash_details, crash_statements
 from pickfs.report.latency import latency_tables
-from pickfs.report.recommend import recommended
 from pickfs.report.scaling import scaling_text
 from pickfs.report.table import (
     CONFIGURATION,
@@ -34,7 +36,6 @@ from pickfs.report.text import (
     scored,
     values_text,
 )
-from pickfs.report.views import WorkloadView, build_views, risk_legend
 
 TONES = {"neutral": "dim", "good": "green", "bad": "red"}
 GAP = 2  # columns between two columns of a table
@@ -222,11 +223,12 @@ def answer_lines(tables: list[ResultTable]) -> list[Text]:
     return out
 
 
-def render_run(record: RunRecord, explain: bool = False) -> Group:
+def render_run(run: RunRecord | AnalysedRun, explain: bool = False) -> Group:
     """The answer first, then per workload its table with the notes under it, the breakdown, the crash test, the
     method and one line of explanation per configuration that matters; explain=True adds the geometric and
     sanitized means, every slice's figure, every explanation in full and the notes whole."""
-    views = build_views(record)
+    analysis = analysed(run)
+    record, views = analysis.record, list(analysis.views)
     tables = {v.label: build_table(v) for v in views if v.measured}
     parts: list[RenderableType] = []
     when = time.strftime("%Y-%m-%d %H:%M", time.localtime(record.created))
@@ -258,7 +260,7 @@ def render_run(record: RunRecord, explain: bool = False) -> Group:
                 parts.extend(values_lines(view))
             parts.extend(explanation_block(view) if explain else explanation_lines(view))
     parts.extend(Text(block) for block in scaling_text(record).split("\n\n") if block)  # report/scaling.py
-    parts.extend(latency_tables(record))  # fixed rate and the capacity search: report/latency.py
+    parts.extend(latency_tables(analysis.fixed))  # fixed rate and the capacity search: report/latency.py
     parts.extend(Text(line, style="dim") for line in crash_statements(views))  # the model in force, what none shows
     legend = risk_legend(views)
     if legend:
@@ -269,6 +271,6 @@ def render_run(record: RunRecord, explain: bool = False) -> Group:
     return Group(*parts)
 
 
-def terse_lines(record: RunRecord) -> list[str]:
+def terse_lines(run: RunRecord | AnalysedRun) -> list[str]:
     """--quiet: one line per workload measured, the configuration the run names, for scripts."""
-    return [terse(build_table(v)) for v in build_views(record) if v.measured]
+    return [terse(build_table(v)) for v in analysed(run).views if v.measured]

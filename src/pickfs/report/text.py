@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import math
 
+from pickfs.analysis.views import SIDE_BY_SIDE, WHOLE_RUNS, Row, WorkloadView
 from pickfs.model import MetricDef
 from pickfs.report.race_method import race_method_lines
-from pickfs.report.views import SIDE_BY_SIDE, WHOLE_RUNS, Row, WorkloadView
 from pickfs.stats.compare import Comparison
 from pickfs.stats.paired import PairedComparison
 from pickfs.stats.summary import log_interval

@@ -16,12 +16,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from pickfs.analysis.run import build_views
 from pickfs.engine import runlock
 from pickfs.engine.race import baseline_copies
 from pickfs.errors import NoRoom, PlanError
 from pickfs.model import Method, Plan, Target, Trial, WorkloadSpec, plan_from_dict
 from pickfs.plan import build_plan
-from pickfs.report.views import build_views
 from pickfs.search.driver import AUTO_LEAST, MIN_STAGE_S, StageOutcome, StageSpec
 from pickfs.stack.ledger import Ledger
 from pickfs.stack.provision import HOST_RESERVE_BYTES

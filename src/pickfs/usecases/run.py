@@ -239,8 +239,10 @@ def _end_run(store: ResultStore, run_id: str, status: str, how: str, events: Run
     except (PickfsError, OSError):
         pass
     try:
-        kept = sum(1 for t in store.load(run_id).trials if t.phase in RESULT_PHASES and t.ok)
-        said = f"{kept} measured runs kept in {store.path}"
+        trials = store.load(run_id).trials
+        kept = sum(1 for t in trials if t.phase in RESULT_PHASES and t.ok)
+        states = sum(1 for t in trials if t.phase == "crash-state" and t.ok)
+        said = f"{kept} measured runs{f' and {states} checked crash states' if states else ''} kept in {store.path}"
     except (PickfsError, OSError):
         said = f"what was saved before is kept in {store.path}"
     events.error(f"run {run_id} {how}: {said}; continue with: pickfs run --resume {run_id}")
@@ -271,7 +273,8 @@ def method_words(m: Method) -> str:
     else:
         what = f"{m.runs} runs each after {m.warmup} warm-up, one at a time"
     if m.crash_states:
-        what += f"; a crash test of {m.crash_states} power-cut states each"
+        what += (f"; a crash test of {m.crash_states} power-cut states each, then more within {m.crash_time:g} s"
+                 if m.crash_time else f"; a crash test of {m.crash_states} power-cut states each")
     return what
 
 

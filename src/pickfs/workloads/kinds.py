@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-# How reports name and chart a kind (report/views.py reads these words from the run).
+# How reports name and chart a kind (analysis/views.py reads these words from the run).
 SHOWN_AS = ("database", "file tree", "other")
 
 

@@ -6,24 +6,27 @@ import json
 import math
 import statistics
 from dataclasses import asdict, dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from pickfs.analysis.explain import explain, monitor_summary
+from pickfs.analysis.latency import FixedRate, LatencyChoice, fixed_rate, latency_choice
+from pickfs.analysis.race import Entrant, judge, race_roles
 from pickfs.fsfacts import has_filesystem, in_memory, is_reference
 from pickfs.model import (
     Cell,
     Method,
     MetricDef,
+    Plan,
     RunRecord,
     Summary,
     Trial,
     WorkloadSpec,
     plan_from_dict,
 )
-from pickfs.report.explain import explain, monitor_summary
 from pickfs.stats import relative, summarize
 from pickfs.stats.anomalies import outliers
 from pickfs.stats.compare import Comparison, compare, compare_all
-from pickfs.stats.decision import ALPHA, RACE_ALPHA, Decision, against_baseline, decide, preference
+from pickfs.stats.decision import ALPHA, RACE_ALPHA, Decision, against_baseline
 from pickfs.stats.paired import (
     Obs,
     PairedComparison,
@@ -34,10 +37,7 @@ from pickfs.stats.paired import (
 )
 from pickfs.stats.stopping import relative_half_width
 from pickfs.stats.summary import drift, trend
-from pickfs.stats.weather import Fit, fit
-
-if TYPE_CHECKING:
-    from pickfs.report.latency import LatencyChoice
+from pickfs.stats.weather import Fit
 
 NOISY_CV = 0.10  # a coefficient of variation above this is flagged
 DRIFT_NOTE = 0.10  # first-to-last change above this is flagged when the runs also trend
@@ -143,6 +143,7 @@ class Row:
     observations: tuple[Obs, ...] = ()  # the primary figure per slice or run in a round, with block and time
     slice_s: float | None = None  # side by side: the slice length
     neighbour_writes: tuple[float, ...] = ()  # side by side: bytes the idle configurations wrote during each slice
+    config_risks: tuple[str, ...] = ()  # of `risks`, those of the configuration's own settings (not the workload's)
 
     @property
     def crash_lost(self) -> bool:
@@ -202,6 +203,16 @@ class RaceView:
 
 
 @dataclass(frozen=True)
+class Choice:
+    """The judgement of a run measured before the race (analysis/whole.py): the leaders (safe, none
+    significantly faster), the one recommended, and why ('' when it leads alone)."""
+
+    leaders: tuple[Row, ...]
+    chosen: Row
+    why: str
+
+
+@dataclass(frozen=True)
 class WorkloadView:
     label: str
     name: str
@@ -213,7 +224,8 @@ class WorkloadView:
     resolution: tuple[float, float, float] | None = None
     kind: str = OTHER  # DATABASE, FILE_TREE or OTHER
     race: RaceView | None = None  # the race's decision, for runs measured by it
-    latency: LatencyChoice | None = None  # at a fixed rate: the recommendation by latency (report/latency.py)
+    latency: LatencyChoice | None = None  # at a fixed rate: the recommendation by latency (analysis/latency.py)
+    choice: Choice | None = None  # neither raced nor at a fixed rate: the judgement of analysis/whole.py
 
     @property
     def adjustment(self) -> str:
@@ -248,14 +260,15 @@ def short_flag(risk: str) -> str:
     return risk.split(":", 1)[0]
 
 
-def _risks(record: RunRecord, cell: Cell) -> tuple[str, ...]:
-    """What the cell's settings risk, as recorded with the run; runs stored before that are judged now."""
+def _risks(record: RunRecord, cell: Cell) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """What the cell's settings risk (its configuration's, its workload's), as recorded with the run; runs stored
+    before that are judged now."""
     config, workload = _config_entry(record, cell.config.name), _workload_entry(record, cell.workload.label)
     if "risks" in config and "risks" in workload:
-        return tuple(config["risks"]) + tuple(workload["risks"])
+        return tuple(config["risks"]), tuple(workload["risks"])
     from pickfs.risks import config_risks, workload_risks  # deferred: a run stored before risks were recorded
 
-    return tuple(config_risks(cell.config) + workload_risks(cell.workload))
+    return tuple(config_risks(cell.config)), tuple(workload_risks(cell.workload))
 
 
 def _crash_gaps(doc: dict[str, Any], cell: Cell | None, unit: int | None, torn: int | None) -> tuple[str, ...]:
@@ -302,12 +315,13 @@ def _row(record: RunRecord, cell: Cell, defs: tuple[MetricDef, ...], method: Met
     # the run is the machine's weather, not the configuration's noise.
     if primary.summary and primary.summary.n > 1 and not t_sliced(measured):
         notes += _whole_run_notes(primary, method)
-    return Row(cell, _status(primary, failures), primary, tuple(mvs[1:]), None, _risks(record, cell), tuple(notes),
+    own, workload_risks = _risks(record, cell)
+    return Row(cell, _status(primary, failures), primary, tuple(mvs[1:]), None, own + workload_risks, tuple(notes),
                explanation=tuple(explain(measured)), monitors=monitor_summary(measured), space=_space(trials),
                crash=_crash(every, cell), how=measured_how(measured), method=method_text(measured),
                neighbour_writes=tuple(neighbours),
                slice_s=statistics.median(t.metrics["slice_s"] for t in measured) if t_sliced(measured) else None,
-               observations=observations(measured, primary.metric.name))
+               observations=observations(measured, primary.metric.name), config_risks=own)
 
 
 def _metric_values(measured: list[Trial], defs: tuple[MetricDef, ...]) -> list[MetricValues]:
@@ -389,10 +403,11 @@ def method_text(measured: list[Trial]) -> str:
     return f"{how}: {len(measured)} runs" if how else ""
 
 
-def build_views(record: RunRecord) -> list[WorkloadView]:
-    from pickfs.report.latency import latency_choice  # deferred: cycle views -> latency -> text -> views
-
-    plan = plan_from_dict(record.plan)
+def workload_views(record: RunRecord, plan: Plan | None = None, fixed: FixedRate | None = None) -> list[WorkloadView]:
+    """Every workload of a stored run analysed, but for the judgement of runs measured before the race, which
+    analysis/run.py `build_views` adds (`plan` and `fixed`: the record's, when already derived)."""
+    plan = plan or plan_from_dict(record.plan)
+    fixed = fixed or fixed_rate(record, plan)
     cells = plan.cells()
     views = []
     for wl in plan.workloads:
@@ -416,37 +431,30 @@ def build_views(record: RunRecord) -> list[WorkloadView]:
                           and any((mv := r.metric(d.name)) is not None and mv.summary for r in rows))
         comps = {r.cell.config.name: r.comparison for r in rows if r.comparison is not None}
         kind = workload_kind(record, wl)
-        latency = latency_choice(record, wl.label, *_latency_roles(rows), "acknowledged commits" if kind == DATABASE
-                                 else "data written") if wl.fixed_rate or plan.method.latency_target else None
+        latency = latency_choice(fixed, wl.label, *_latency_roles(rows), "acknowledged commits" if kind == DATABASE
+                                 else "data written", plan.method.margin) if wl.fixed_rate or plan.method.latency_target else None
         views.append(WorkloadView(wl.label, wl.name, dict(wl.settings), base_name if base else None, tuple(rows),
                                   breakdown, resolution(comps), kind, race, latency))
     return views
 
 
+def entrant(row: Row, final: bool = True) -> Entrant:
+    """A row as the race's judge sees it: in the final answer with its crash test counted; as the race saw it
+    while it ran (`final` false), unsafe only by a setting of its configuration's own, as recorded with the run."""
+    fstype = row.cell.config.fstype
+    unsafe = row.unsafe if final else bool(row.config_risks)
+    return Entrant(row.cell.config, row.cell.index, unsafe, is_reference(fstype), in_memory(fstype),
+                   row.crash_clean and final)
+
+
 def _latency_roles(rows: list[Row]) -> tuple[list[str], list[str]]:
     """(safe candidates most preferred first, the others) for a recommendation by latency at a fixed rate."""
-    live = [r for r in rows if has_filesystem(r.cell.config.fstype)]
-    safe = sorted((r for r in live if not r.unsafe and not is_reference(r.cell.config.fstype)),
-                  key=lambda r: (not r.crash_clean, preference(r.cell.config), r.cell.index))
-    names = [r.cell.config.name for r in safe]
-    return names, [r.cell.config.name for r in live if r.cell.config.name not in names]
+    r = race_roles([entrant(row) for row in rows if has_filesystem(row.cell.config.fstype)], None)
+    return list(r.candidates), list(r.others)
 
 
-def _roles(rows: list[Row]) -> tuple[list[str], list[str], set[str], set[str]]:
-    """(safe candidates most preferred first, the others, references, in memory) among rows with slices."""
-    measured = [r for r in rows if r.observations]
-    refs = {r.cell.config.name for r in measured if is_reference(r.cell.config.fstype)}
-    safe = [r for r in measured if not r.unsafe and r.cell.config.name not in refs]
-    safe.sort(key=lambda r: (not r.crash_clean, preference(r.cell.config), r.cell.index))
-    names = [r.cell.config.name for r in safe]
-    others = [r.cell.config.name for r in measured if r.cell.config.name not in names]
-    return names, others, refs, {r.cell.config.name for r in measured if in_memory(r.cell.config.fstype)}
-
-
-def _judge(rows: list[Row], base: str, method: Method, upto: int | None = None,
-           alpha: float = ALPHA) -> tuple[Fit, Decision] | None:
-    """The race's fit and decision on the speed scale (a time is turned into its rate)."""
-    candidates, others, refs, mem = _roles(rows)
+def race_rows_series(rows: list[Row], upto: int | None = None) -> dict[str, list[Obs]]:
+    """The rows' slices on the speed scale (a time turned into its rate), up to a round."""
     speed = rows[0].primary.metric.higher_is_better
 
     def as_raced(o: Obs, whole: bool) -> Obs:
@@ -454,14 +462,34 @@ def _judge(rows: list[Row], base: str, method: Method, upto: int | None = None,
         o = o if speed else replace(o, value=1 / o.value if o.value > 0 else 0.0)
         return replace(o, block=o.round or 0) if whole else o
 
-    series = {r.cell.config.name: [as_raced(o, r.how == WHOLE_RUNS) for o in r.observations
-                                   if upto is None or (o.round or 0) <= upto]
-              for r in rows if r.observations}
-    f = fit({k: v for k, v in series.items() if v}, refs, mem)
-    if f is None:
-        return None
-    target = 2 * (method.target_ci if method.target_ci is not None else 0.05)
-    return f, decide(f, candidates, others, base, method.margin, target, alpha)
+    return {r.cell.config.name: [as_raced(o, r.how == WHOLE_RUNS) for o in r.observations
+                                 if upto is None or (o.round or 0) <= upto]
+            for r in rows if r.observations}
+
+
+def _judge(rows: list[Row], base: str, method: Method, upto: int | None = None,
+           alpha: float = ALPHA, final: bool = True) -> tuple[Fit, Decision] | None:
+    """The race's fit and decision on the speed scale: with the roles of the final answer, or (`final` false)
+    with those the race had while it ran."""
+    roles = race_roles([entrant(r, final) for r in rows if r.observations], base)
+    return judge(race_rows_series(rows, upto), roles, method, alpha)
+
+
+def race_trail(view: WorkloadView, method: Method) -> tuple[tuple[int, Decision], ...]:
+    """The decision the race took after each round, as it took it (pure): on the slices up to that round, at
+    the race's level, with what it knew while it ran (no crash test yet). The engine's race calls the same judge
+    (analysis/race.py) on the same slices: this reproduces what it acted on. () for whole runs, which the
+    engine alternates in rounds but does not race."""
+    rows = [r for r in view.rows if r.observations]
+    if not rows or view.baseline is None or any(r.how != SIDE_BY_SIDE for r in rows):
+        return ()
+    roles = race_roles([entrant(r, final=False) for r in rows], view.baseline)
+    out = []
+    for rnd in sorted({o.round or 0 for r in rows for o in r.observations}):
+        judged = judge(race_rows_series(rows, rnd), roles, method, RACE_ALPHA)
+        if judged is not None:
+            out.append((rnd, judged[1]))
+    return tuple(out)
 
 
 def race_of(rows: list[Row], base: str, method: Method) -> tuple[dict[str, Comparison], RaceView] | None:
@@ -477,7 +505,7 @@ def race_of(rows: list[Row], base: str, method: Method) -> tuple[dict[str, Compa
     left = []
     for name, rnd in sorted(last.items(), key=lambda kv: kv[1]):
         if rnd < final:
-            then = _judge(rows, base, method, upto=rnd, alpha=RACE_ALPHA)
+            then = _judge(rows, base, method, upto=rnd, alpha=RACE_ALPHA, final=False)  # as the race decided
             why = dict((*then[1].out, *then[1].decided)).get(name, "") if then else ""
             left.append((name, rnd, why))
     levels = f.images_of(base)
