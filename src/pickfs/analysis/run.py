@@ -1,5 +1,5 @@
-"""A stored run analysed once (pure): its plan parsed, every workload's view with its judge's answer, and its
-fixed-rate figures. Every renderer reads this; a renderer given a stored run analyses it here first."""
+"""A stored run analysed once (pure): its plan parsed, every workload's view with its judge's answer, its
+fixed-rate figures, and how busy the machine was while it measured. Every renderer reads this; a renderer given a stored run analyses it here first."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from pickfs.analysis.latency import FixedRate, fixed_rate
 from pickfs.analysis.views import WorkloadView, workload_views
 from pickfs.analysis.whole import choice
 from pickfs.model import Plan, RunRecord, plan_from_dict
+from pickfs.stats.disturbance import Disturbance, disturbance
 
 
 @dataclass(frozen=True)
@@ -17,6 +18,7 @@ class AnalysedRun:
     plan: Plan  # parsed once
     views: tuple[WorkloadView, ...]
     fixed: FixedRate
+    disturbance: Disturbance | None = None  # None: its slices did not record the machine's load
 
 
 def build_views(record: RunRecord, plan: Plan | None = None, fixed: FixedRate | None = None) -> list[WorkloadView]:
@@ -30,7 +32,7 @@ def build_views(record: RunRecord, plan: Plan | None = None, fixed: FixedRate | 
 def analyse(record: RunRecord) -> AnalysedRun:
     plan = plan_from_dict(record.plan)
     fixed = fixed_rate(record, plan)
-    return AnalysedRun(record, plan, tuple(build_views(record, plan, fixed)), fixed)
+    return AnalysedRun(record, plan, tuple(build_views(record, plan, fixed)), fixed, disturbance(record.trials))
 
 
 def analysed(run: RunRecord | AnalysedRun) -> AnalysedRun:

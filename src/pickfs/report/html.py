@@ -22,6 +22,7 @@ from pickfs.report.charts import (
     safety_chart,
 )
 from pickfs.report.crash_text import crash_details, crash_statements
+from pickfs.report.disturbance import disturbance_line
 from pickfs.report.latency import latency_html
 from pickfs.report.scaling import scaling_html
 from pickfs.report.table import CONFIGURATION, VERDICT, ResultTable, build_table
@@ -309,8 +310,11 @@ def render_html(run: RunRecord | AnalysedRun, plotly: str | None = INLINE) -> st
                "a freshly made filesystem")
     parts = [f"<h1>pickfs run {_e(record.id)}</h1>",
              (f"<p class=dim>{_e(time.strftime('%Y-%m-%d %H:%M', time.localtime(record.created)))}, status "
-              f"{_e(record.status)}; {_e(how)}.</p><p class=machine>Machine: {_e(machine(record))}</p>"),
-             _answer(views)]
+              f"{_e(record.status)}; {_e(how)}.</p><p class=machine>Machine: {_e(machine(record))}</p>")]
+    busy = disturbance_line(analysis.disturbance)  # a disturbed run says so first, before the answer
+    if busy:
+        parts.append(f'<p class="risk"><b>{_e(busy)}</b></p>')
+    parts.append(_answer(views))
     for w in record.plan.get("warnings", []):
         parts.append(f'<p class="risk">warning: {_e(w)}</p>')
     for view in views:

@@ -10,6 +10,7 @@ from pickfs.analysis.answer import recommended
 from pickfs.analysis.run import AnalysedRun, analysed
 from pickfs.analysis.views import WorkloadView, summary_dict
 from pickfs.model import RunRecord
+from pickfs.report.disturbance import disturbance_dict
 from pickfs.report.latency import latency_dict
 from pickfs.report.recommend import recommend
 from pickfs.report.table import build_table
@@ -109,6 +110,8 @@ def run_to_dict(run: RunRecord | AnalysedRun) -> dict[str, Any]:
         # one per workload measured: the table every format shows, and the answer
         "tables": [table_dict(v) for v in views if v.measured],
         **latency_dict(analysis.fixed),  # fixed rate and the capacity search, when the run has them: report/latency.py
+        # how busy the machine was, when its slices recorded it (report/disturbance.py)
+        **({} if analysis.disturbance is None else {"disturbance": disturbance_dict(analysis.disturbance)}),
     }
 
 

@@ -10,6 +10,7 @@ from pickfs.analysis.run import AnalysedRun, analysed
 from pickfs.analysis.views import risk_legend
 from pickfs.model import RunRecord
 from pickfs.report.crash_text import crash_details, crash_statements
+from pickfs.report.disturbance import disturbance_line
 from pickfs.report.latency import latency_cells
 from pickfs.report.table import CONFIGURATION, ResultTable, build_table
 from pickfs.report.text import (
@@ -75,6 +76,9 @@ def render_markdown(run: RunRecord | AnalysedRun) -> str:
              md_text(f"{time.strftime('%Y-%m-%d %H:%M', time.localtime(record.created))}, "
                      f"{host.get('hostname', '?')}: {host.get('os', '?')}, kernel {host.get('kernel', '?')}, "
                      f"{host.get('cpus', '?')} CPUs; status {record.status}."), ""]
+    busy = disturbance_line(analysis.disturbance)  # a disturbed run says so first, before the answer
+    if busy:
+        lines += [f"**{md_text(busy)}**", ""]
     for view in views:
         metric = view.rows[0].primary.metric if view.rows else None
         unit = metric.unit if metric else ""

@@ -14,6 +14,7 @@ from pickfs.analysis.run import AnalysedRun, analysed
 from pickfs.analysis.views import WorkloadView, risk_legend
 from pickfs.model import RunRecord
 from pickfs.report.crash_text import crash_details, crash_statements
+from pickfs.report.disturbance import disturbance_line
 from pickfs.report.latency import latency_tables
 from pickfs.report.scaling import scaling_text
 from pickfs.report.table import (
@@ -236,6 +237,9 @@ def render_run(run: RunRecord | AnalysedRun, explain: bool = False) -> Group:
     parts.append(Text(f"run {record.id} ({record.status}), {when}, {host.get('hostname', '?')}: "
                       f"{host.get('os', '?')}, kernel {host.get('kernel', '?')}, "
                       f"images on {host.get('fingerprint', {}).get('mount.fstype', '?')}", style="dim"))
+    busy = disturbance_line(analysis.disturbance)  # a disturbed run says so first, before the answer
+    if busy:
+        parts.append(Text(busy, style="bold yellow"))
     for w in record.plan.get("warnings", []):
         parts.append(Text(f"warning: {w}", style="yellow"))
     parts.extend(answer_lines(list(tables.values())))
