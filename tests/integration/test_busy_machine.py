@@ -3,6 +3,7 @@ the CPU other processes took, and the run is said to be disturbed; the same race
 records far less (the machine is shared: the control asserts only what another's load cannot break)."""
 
 import ctypes
+import json
 import multiprocessing
 import os
 from pathlib import Path
@@ -38,12 +39,14 @@ def _busy_loop() -> None:
         pass
 
 
-def race(workdir: Path, name: str) -> tuple[object, list[float]]:
-    """Run the race in its own results file; (its disturbance, the busy loops' cores per slice)."""
+def race(workdir: Path, name: str) -> tuple[object, list[float], str, dict]:
+    """Run the race in its own results file; (its disturbance, the busy loops' cores per slice, the report
+    pickfs printed, its JSON export)."""
     plan = workdir / f"{name}.toml"
     plan.write_text(PLAN)
     results = workdir / f"{name}.db"
-    r = pickfs(workdir, "run", "--plan", str(plan), "--results", str(results))
+    export = workdir / f"{name}.json"
+    r = pickfs(workdir, "run", "--plan", str(plan), "--results", str(results), "--json", str(export))
     assert r.returncode == 0, r.stderr
     store = ResultStore.read_only(results)
     try:
@@ -55,17 +58,17 @@ def race(workdir: Path, name: str) -> tuple[object, list[float]]:
     assert measured
     loops = [sum(p["cpu_s"] for p in t.monitor["other_cpu"] if p["comm"] == LOAD_NAME)
              / t.monitor["totals"]["elapsed_s"] for t in measured]
-    return disturbance(trials), loops
+    return disturbance(trials), loops, r.stdout, json.loads(export.read_text())
 
 
 def test_a_loaded_run_is_disturbed_and_a_quiet_one_records_less(workdir):
-    quiet, quiet_loops = race(workdir, "quiet")
+    quiet, quiet_loops, quiet_out, quiet_doc = race(workdir, "quiet")
     ctx = multiprocessing.get_context("fork")
     loops = [ctx.Process(target=_busy_loop, daemon=True) for _ in range(os.cpu_count() or 1)]
     try:
         for p in loops:
             p.start()
-        loaded, loaded_loops = race(workdir, "loaded")
+        loaded, loaded_loops, loaded_out, loaded_doc = race(workdir, "loaded")
     finally:
         for p in loops:
             p.kill()
@@ -77,3 +80,12 @@ def test_a_loaded_run_is_disturbed_and_a_quiet_one_records_less(workdir):
     assert LOAD_NAME in loaded.others
     assert not any(quiet_loops)
     assert loaded.other_cores > quiet.other_cores + 0.3, (loaded, quiet)
+    print(f"\nloaded: {loaded}\nquiet: {quiet}")
+    # the report says so first: before the answer, in the terminal and in the JSON export
+    said = [i for i, line in enumerate(loaded_out.splitlines()) if "disturbed: the machine was busy" in line]
+    answer = [i for i, line in enumerate(loaded_out.splitlines()) if "use " in line or "could not decide" in line]
+    assert said and (not answer or said[0] < answer[0]), loaded_out
+    assert loaded_doc["disturbance"]["disturbed"] is True and LOAD_NAME in loaded_doc["disturbance"]["others"]
+    assert quiet_doc["disturbance"]["other_cores"] < loaded_doc["disturbance"]["other_cores"]
+    if not quiet.disturbed:  # others may load the shared machine: only then is the control said to be quiet
+        assert "disturbed" not in quiet_out and quiet_doc["disturbance"]["disturbed"] is False
