@@ -23,6 +23,7 @@ from pickfs.store.sqlitefile import (
     existing_version,
     read_only_connection,
     remove_created,
+    strict_text,
     writable_path,
     write_failure,
 )
@@ -124,7 +125,9 @@ class ResultStore(FleetMixin):
         created = False
         try:
             created = create_private(real)
-            self.conn = sqlite3.connect(real, isolation_level=None, timeout=30)
+            conn = sqlite3.connect(real, isolation_level=None, timeout=30)
+            conn.text_factory = strict_text(self.path)
+            self.conn = conn
             OPEN_HERE.add(str(real))
             self.conn.execute("PRAGMA journal_mode=WAL")
             self.conn.execute("PRAGMA synchronous=FULL")
@@ -162,6 +165,7 @@ class ResultStore(FleetMixin):
                 conn = mem
                 store.conn = conn
                 store._migrate(version)
+            conn.text_factory = strict_text(path)
             store.conn = conn
             store.conn.execute("SELECT 1 FROM runs LIMIT 1").fetchall()
         except sqlite3.Error as exc:
@@ -330,9 +334,9 @@ class ResultStore(FleetMixin):
         return Trial(run_id=run_id, cell_index=row[0], repetition=row[1], phase=row[2], started=row[3],
                      elapsed_s=row[4], ok=bool(row[5]),
                      metrics=stored.check_metrics(stored.loads(row[6], dict, "trial metrics")),
-                     raw_output=str(row[7]), mount=stored.loads(row[8], dict, "trial mount"),
+                     raw_output=str(row[7]), mount=stored.check_mount(stored.loads(row[8], dict, "trial mount")),
                      notes=tuple(str(n) for n in notes), error=str(row[10]),
-                     monitor=stored.loads(row[11], dict, "trial monitors"), block=row[12] if isinstance(row[12], int)
+                     monitor=stored.check_monitor(stored.loads(row[11], dict, "trial monitors")), block=row[12] if isinstance(row[12], int)
                      else 0, round=row[13] if isinstance(row[13], int) else None)
 
     def run_ids(self) -> set[str]:

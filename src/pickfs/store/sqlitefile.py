@@ -12,6 +12,7 @@ import shutil
 import sqlite3
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from pickfs.errors import ResultsUnusable, ResultsWriteFailed
@@ -146,6 +147,18 @@ def _private_copy(path: Path, sides: set[str]) -> sqlite3.Connection:
         finally:
             src.close()
     return mem
+
+
+def strict_text(path: Path) -> Callable[[bytes], str]:
+    """SQLite's text as str, for a connection's text_factory: a stored text that is not UTF-8 (a damaged file)
+    is refused in one line naming the file, wherever it is read, never an error inside a report."""
+    def decode(raw: bytes) -> str:
+        try:
+            return raw.decode()
+        except UnicodeDecodeError:
+            raise ResultsUnusable(f"results database {path} is damaged (a stored text is not UTF-8)",
+                                  OTHER_FILE) from None
+    return decode
 
 
 def integrity_problem(conn: sqlite3.Connection) -> str | None:
