@@ -205,7 +205,28 @@ def writable_path(path: Path) -> Path:
                               "keep results in a directory of your own, e.g. the work directory (the default)")
     if os.path.lexists(real) and not real.is_file():
         raise ResultsUnusable(f"results database {path} is not a regular file", OTHER_FILE)
+    for name in (real, *(Path(f"{real}{suffix}") for suffix in SIDE_FILES)):
+        problem = owner_problem(name)
+        if problem:
+            raise ResultsUnusable(f"results database {path} is not pickfs's to write: {problem}",
+                                  "move it aside, or pass --results PATH to a file of your own (pickfs makes it 0600)")
     return real
+
+
+def owner_problem(path: Path) -> str | None:
+    """Why an existing file is not one pickfs may write into (None: it is, or there is none): it belongs to another
+    user than root or pickfs's, or another user can write to it (what it holds is then anyone's)."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return f"{path.name} cannot be read ({exc.strerror})"
+    if st.st_uid not in (0, os.geteuid()):
+        return f"{path.name} belongs to uid {st.st_uid}"
+    if st.st_mode & 0o022:
+        return f"{path.name} can be written by another user than pickfs's (mode {st.st_mode & 0o7777:o})"
+    return None
 
 
 def create_private(path: Path) -> bool:
