@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.unit.test_trust_fuzz import one_line_or_ok
 from tests.unit.test_plan_validation import pickfs
+from tests.unit.test_trust_fuzz import one_line_or_ok
 
 SEED = 20261127
 REAL = Path(__file__).parent.parent / "data" / "real-runs.db.gz"
