@@ -55,7 +55,8 @@ def test_every_read_of_a_results_file_with_one_byte_flipped_is_one_line(tmp_path
     rng = random.Random(SEED)
     db = tmp_path / "r.db"
     failures, started = [], time.monotonic()
-    for k, (pos, mask) in enumerate(flips(real_bytes, rng, int(os.environ.get("PICKFS_FUZZ_FLIPS", "60")))):
+    n = int(os.environ.get("PICKFS_FUZZ_FLIPS", "60"))
+    for k, (pos, mask) in enumerate(flips(real_bytes, rng, n)):
         damaged = bytearray(real_bytes)
         damaged[pos] ^= mask
         db.write_bytes(damaged)
@@ -66,4 +67,4 @@ def test_every_read_of_a_results_file_with_one_byte_flipped_is_one_line(tmp_path
         assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("r.db")) == ["r.db"]  # nothing beside it
     assert not failures, f"{len(failures)} failed:\n" + "\n".join(failures[:8])
     assert not (tmp_path / "wd").exists()
-    assert time.monotonic() - started < 150
+    assert time.monotonic() - started < 2.5 * n  # about 0.7 s a file here
