@@ -21,8 +21,12 @@ from pickfs.store.sqlitefile import (
     OTHER_FILE,
     create_private,
     existing_version,
+    full_disk,
+    no_space,
     read_only_connection,
     remove_created,
+    remove_side_files,
+    side_files,
     strict_text,
     writable_path,
     write_failure,
@@ -122,7 +126,9 @@ class ResultStore(FleetMixin):
         self._failed: ResultsWriteFailed | None = None  # once a write failed, every later write fails too
         real = writable_path(self.path)  # no other user's link on the way; missing directories made 0700
         version = existing_version(real, SCHEMA_VERSION)  # read-only: a refused file is never changed
-        created = False
+        if no_space(real.parent):  # before SQLite makes a -wal and a -shm it could not fill
+            raise full_disk(self.path)
+        created, open_here, before = False, str(real) in OPEN_HERE, side_files(real)
         try:
             created = create_private(real)
             conn = sqlite3.connect(real, isolation_level=None, timeout=30)
@@ -135,6 +141,9 @@ class ResultStore(FleetMixin):
         except (sqlite3.Error, OSError) as exc:
             if self.conn is not None:
                 self.conn.close()
+            if not open_here:  # this store's own open failed: nothing of it is left beside the user's file
+                OPEN_HERE.discard(str(real))
+                remove_side_files(real, side_files(real) - before)
             if created:
                 remove_created(real)
             if isinstance(exc, sqlite3.DatabaseError) and getattr(exc, "sqlite_errorname", "") in (
@@ -217,9 +226,10 @@ class ResultStore(FleetMixin):
         return write_failure(self.path, exc, run_id)
 
     # -- writing ---------------------------------------------------------------------------
-    def _write(self, run_id: str, *statements: tuple[str, tuple[Any, ...]]) -> None:
+    def _write(self, run_id: str, *statements: tuple[str, tuple[Any, ...]], running: bool = True) -> None:
         """The statements in one transaction (one commit, one sync); a failure (disk full, I/O error)
-        rolls it back, names the file and the fix, and sticks."""
+        rolls it back, names the file and the fix, and sticks. A run this pickfs is `running` is then marked
+        failed, and the fix says how to resume it."""
         if self._failed is not None:
             raise self._failed
         try:
@@ -230,8 +240,9 @@ class ResultStore(FleetMixin):
         except self.errors as exc:
             if self._in_transaction():
                 self._conn.execute("ROLLBACK")
-            self._failed = self._failure(exc, run_id)
-            self._mark_failed(run_id)
+            self._failed = self._failure(exc, run_id if running else None)
+            if running:
+                self._mark_failed(run_id)
             raise self._failed from None
 
     def _mark_failed(self, run_id: str) -> None:
@@ -254,8 +265,9 @@ class ResultStore(FleetMixin):
                              (run_id, now, now, version, json.dumps(plan), json.dumps(host))))
 
     def write_statements(self, run_id: str, *statements: tuple[str, tuple[Any, ...]]) -> None:
-        """Statements of the run's in one transaction, as the store writes its own (store/merge.py's rows)."""
-        self._write(run_id, *statements)
+        """Statements of the run's in one transaction, as the store writes its own (store/merge.py's rows): a run
+        this pickfs is not running, neither marked failed nor offered to resume when they fail."""
+        self._write(run_id, *statements, running=False)
 
     def set_status(self, run_id: str, status: str) -> None:
         self._write(run_id, ("UPDATE runs SET status=?, updated=? WHERE id=?", (status, time.time(), run_id)))
