@@ -146,3 +146,21 @@ def test_a_read_beside_the_log_and_index_a_dead_writer_left_on_a_full_disk_chang
         r = pickfs(workdir, "results", "--results", str(db))
         assert r.returncode == 0 and "20261122-164420-6bb2" in r.stdout, r.stderr
         assert state(full) == before
+
+
+@pytest.mark.parametrize("free_kib", [0, 12, 24])
+def test_when_the_disk_fills_as_the_file_is_opened_what_the_open_made_is_removed(workdir, files, free_kib, monkeypatch):
+    from pickfs.errors import ResultsWriteFailed
+    from pickfs.store import ResultStore, results
+
+    monkeypatch.setattr(results, "no_space", lambda d: False)  # past the look before: the disk fills meanwhile
+    _, lacking = files
+    with small_tmpfs(workdir / "full") as full:
+        db = full / "results.db"
+        shutil.copyfile(lacking, db)
+        os.chmod(db, 0o600)
+        fill_to(full, free_kib)
+        before = state(full)
+        with pytest.raises(ResultsWriteFailed, match="no space left on the device holding"):
+            ResultStore(db)
+        assert state(full) == before

@@ -305,3 +305,25 @@ def test_no_command_writes_into_a_results_file_another_user_owns_or_can_write(tm
     assert code == 2 and err.strip().splitlines()[-1].startswith("error:") and "Traceback" not in err, err
     assert "is not pickfs's to write" in err and ("uid 65534" in err or "another user" in err), err
     assert state(f.parent) == before
+
+
+def test_side_files_a_failed_open_made_are_left_while_another_process_has_the_file_open(tmp_path):
+    import subprocess
+    import sys
+
+    from pickfs.store.sqlitefile import remove_side_files
+
+    f = results_file(tmp_path / "d")
+    holder = subprocess.Popen([sys.executable, "-c", "import sqlite3, sys, time\nc = sqlite3.connect(sys.argv[1])\n"
+                               "c.execute('SELECT COUNT(*) FROM runs').fetchall()\nprint('open', flush=True)\n"
+                               "time.sleep(60)", str(f)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "open"
+        assert Path(f"{f}-shm").exists() and Path(f"{f}-wal").exists()  # the reader's, in WAL mode
+        remove_side_files(f, {"-wal", "-shm"})
+        assert Path(f"{f}-shm").exists() and Path(f"{f}-wal").exists()  # another process reads it: left alone
+    finally:
+        holder.kill()
+        holder.wait()
+    remove_side_files(f, {"-wal", "-shm"})
+    assert sorted(os.listdir(f.parent)) == ["r.db"]
