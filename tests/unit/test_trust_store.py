@@ -327,3 +327,24 @@ def test_side_files_a_failed_open_made_are_left_while_another_process_has_the_fi
         holder.wait()
     remove_side_files(f, {"-wal", "-shm"})
     assert sorted(os.listdir(f.parent)) == ["r.db"]
+
+
+@pytest.mark.parametrize("change, said", [
+    ("UPDATE meta SET value='0' WHERE key='schema_version'", "schema version '0'"),
+    ("ALTER TABLE runs DROP COLUMN notes_json", "its table runs has no notes_json"),
+    ("ALTER TABLE trials DROP COLUMN raw_output", "its table trials has no raw_output"),
+])
+def test_a_file_whose_tables_are_not_the_schema_it_claims_is_one_line_in_every_command(tmp_path, capsys, change, said):
+    f = results_file(tmp_path / "d")
+    conn = sqlite3.connect(f)
+    conn.execute(change)
+    conn.commit()
+    conn.close()
+    before = state(f.parent)
+    for args in [*READS, ["report", RUN, "--json", "-"], ["merge", str(f), "--results", str(tmp_path / "m.db")]]:
+        full = args if args[0] == "merge" else [*args, "--results", str(f)]
+        code, _, err = pickfs([*full, "--workdir", str(tmp_path / "wd")], capsys)
+        assert code == 2 and said in err and len(err.strip().splitlines()) == 1, (args, err)
+    code, _, err = pickfs(["merge", str(results_file(tmp_path / "o")), "--results", str(f)], capsys)  # and a write
+    assert code == 2 and said in err, err
+    assert state(f.parent) == before

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import sqlite3
@@ -19,6 +20,7 @@ from pickfs.store.fleets import FLEET_SCHEMA, FleetMixin
 from pickfs.store.sqlitefile import (
     OPEN_HERE,
     OTHER_FILE,
+    columns_problem,
     create_private,
     existing_version,
     full_disk,
@@ -74,6 +76,28 @@ _MIGRATIONS: dict[int, tuple[str, ...]] = {
     2: ("ALTER TABLE trials ADD COLUMN block INTEGER NOT NULL DEFAULT 0", "ALTER TABLE trials ADD COLUMN round INTEGER"),
     3: FLEET_SCHEMA,
 }
+
+
+@functools.cache
+def schema_columns() -> dict[str, set[str]]:
+    """Every table of this schema with its columns, read from a database made with it in memory."""
+    conn = sqlite3.connect(":memory:")
+    try:
+        conn.executescript(SCHEMA)
+        tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE "
+                                             "'sqlite_%'")]
+        return {t: {r[1] for r in conn.execute(f"PRAGMA table_info({t})")} for t in tables}
+    finally:
+        conn.close()
+
+
+def check_columns(conn: sqlite3.Connection, path: Path) -> None:
+    """ResultsUnusable when a table lacks a column this pickfs reads (a file that claims a schema it has not)."""
+    want = schema_columns()
+    have = {t: {str(r[1]) for r in conn.execute(f"PRAGMA table_info({t})")} for t in want}
+    problem = columns_problem(have, want)
+    if problem:
+        raise ResultsUnusable(f"results database {path} {problem}", OTHER_FILE)
 
 
 @dataclass(frozen=True)
@@ -138,7 +162,8 @@ class ResultStore(FleetMixin):
             self.conn.execute("PRAGMA journal_mode=WAL")
             self.conn.execute("PRAGMA synchronous=FULL")
             self._migrate(version)
-        except (sqlite3.Error, OSError) as exc:
+            check_columns(conn, self.path)
+        except (sqlite3.Error, OSError, ResultsUnusable) as exc:
             if self.conn is not None:
                 self.conn.close()
             if not open_here:  # this store's own open failed: nothing of it is left beside the user's file
@@ -146,6 +171,8 @@ class ResultStore(FleetMixin):
                 remove_side_files(real, side_files(real) - before)
             if created:
                 remove_created(real)
+            if isinstance(exc, ResultsUnusable):
+                raise
             if isinstance(exc, sqlite3.DatabaseError) and getattr(exc, "sqlite_errorname", "") in (
                     "SQLITE_CORRUPT", "SQLITE_NOTADB"):
                 raise ResultsUnusable(f"results database {self.path} is damaged ({exc})", OTHER_FILE) from None
@@ -176,10 +203,14 @@ class ResultStore(FleetMixin):
                 store._migrate(version)
             conn.text_factory = strict_text(path)
             store.conn = conn
+            check_columns(conn, path)
             store.conn.execute("SELECT 1 FROM runs LIMIT 1").fetchall()
         except sqlite3.Error as exc:
             store.close()
             raise ResultsUnusable(f"results database {path} cannot be read ({exc})", OTHER_FILE) from None
+        except ResultsUnusable:
+            store.close()
+            raise
         return store
 
     @property

@@ -61,10 +61,20 @@ def schema_problem(tables: set[str], version: str | None, supported: int) -> str
     if not {"meta", "runs", "trials"} <= tables:
         shown = ", ".join(sorted(tables)[:5])
         return f"is not a pickfs results database (its tables: {shown})"
-    if version is None or not version.isdigit():
+    if version is None or not version.isdigit() or int(version) < 1:
         return f"is not a pickfs results database (schema version {version!r})"
     if int(version) > supported:
         return f"was written by a newer pickfs (schema {version}; this pickfs reads up to {supported})"
+    return None
+
+
+def columns_problem(have: dict[str, set[str]], want: dict[str, set[str]]) -> str | None:
+    """Whether a database's tables have every column this pickfs reads (pure): a file that claims a schema
+    version its tables do not have is refused, never read into an error in a report."""
+    for table, columns in want.items():
+        missing = sorted(columns - have.get(table, set()))
+        if missing:
+            return f"is not a pickfs results database (its table {table} has no {', '.join(missing)[:80]})"
     return None
 
 
