@@ -1,5 +1,6 @@
 """A results file on a real full filesystem (a small tmpfs filled up): every write says so in one line and leaves
-nothing beside the file; every read works as before and writes nothing beside it, then or once space is back."""
+nothing beside the file; every read works as before and writes nothing beside it, then or once space is back.
+And on a read-only filesystem: reads work, a write says why it cannot."""
 
 import gzip
 import hashlib
@@ -164,3 +165,16 @@ def test_when_the_disk_fills_as_the_file_is_opened_what_the_open_made_is_removed
         with pytest.raises(ResultsWriteFailed, match="no space left on the device holding"):
             ResultStore(db)
         assert state(full) == before
+
+
+def test_on_a_read_only_filesystem_reads_work_and_a_write_says_why_it_cannot(workdir, files):
+    _, lacking = files
+    with small_tmpfs(workdir / "ro") as ro:
+        db = ro / "results.db"
+        shutil.copyfile(lacking, db)
+        os.chmod(db, 0o600)
+        subprocess.run(["mount", "-o", "remount,ro", str(ro)], check=True)
+        reads_work_and_change_nothing(workdir, db)
+        r = pickfs(workdir, "merge", str(files[0]), "--results", str(db))
+        line = one_error(r)
+        assert r.returncode == 1 and f"{db}: it is on a read-only filesystem" in line and "--results PATH" in line, line

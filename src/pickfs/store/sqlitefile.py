@@ -218,6 +218,13 @@ def no_space(directory: Path) -> bool:
     return blocks * st.f_frsize < LOW_SPACE or (st.f_files > 0 and st.f_ffree == 0)
 
 
+def _read_only_fs(directory: Path) -> bool:
+    try:
+        return bool(os.statvfs(directory).f_flag & os.ST_RDONLY)
+    except OSError:
+        return False
+
+
 def full_disk(path: Path, run_id: str | None = None) -> ResultsWriteFailed:
     """The results file's filesystem is full: one line naming the file and the fix (pure)."""
     fix = "free space there, or pass --results PATH on another filesystem"
@@ -232,7 +239,7 @@ def _is_full(path: Path, exc: BaseException) -> bool:
     name = getattr(exc, "sqlite_errorname", "") or ""
     if name == "SQLITE_FULL" or getattr(exc, "errno", None) in (errno.ENOSPC, errno.EDQUOT):
         return True
-    return name.startswith(("SQLITE_IOERR", "SQLITE_CANTOPEN")) and no_space(path.parent)
+    return name.startswith(("SQLITE_IOERR", "SQLITE_CANTOPEN")) and no_space(Path(path).parent)
 
 
 def unreadable(path: Path, exc: BaseException) -> PickfsError:
@@ -341,6 +348,8 @@ def write_failure(path: Path, exc: BaseException, run_id: str | None = None) -> 
         return full_disk(path, run_id)
     if name.startswith("SQLITE_READONLY") or code in (errno.EROFS, errno.EACCES, errno.EPERM):
         what, fix = "it is read-only", "pass --results PATH to a writable file"
+    elif name.startswith(("SQLITE_CANTOPEN", "SQLITE_IOERR")) and _read_only_fs(Path(path).parent):
+        what, fix = "it is on a read-only filesystem", "pass --results PATH to a writable file"
     elif name.startswith("SQLITE_BUSY") or name.startswith("SQLITE_LOCKED"):
         what, fix = "another process holds it locked", "wait for the other pickfs, or pass --results PATH"
     else:
