@@ -38,10 +38,12 @@ def _refused(what: str, path: str | Path, problem: str, hint: str = "") -> Untru
                          hint or "name a path of your own, with no other user's symbolic link on the way")
 
 
-def resolve(path: str | Path, what: str) -> Path:
+def resolve(path: str | Path, what: str, shown: str | Path | None = None) -> Path:
     """`path` made absolute with every symbolic link on it resolved; UntrustedPath when a link on the way is
-    owned by another user than root or pickfs's own. The part of the path that does not exist yet is kept."""
+    owned by another user than root or pickfs's own. The part of the path that does not exist yet is kept.
+    Refusals name `shown` (the path the user gave, when `path` is its directory), else `path`."""
     text = str(path)
+    path = path if shown is None else shown
     if not text or has_control(text):
         raise _refused(what, repr(text), "is empty or holds a control character", "name a path of plain characters")
     parts = deque(os.path.abspath(text).split("/"))
@@ -143,9 +145,11 @@ def check_target(path: str | Path, what: str) -> Path:
     root's own links."""
     text = str(path)
     name = os.path.basename(os.path.abspath(text)) if text else ""
+    if has_control(text):
+        raise _refused(what, repr(text), "is empty or holds a control character", "name a path of plain characters")
     if not name or name in (".", "..") or text.endswith("/"):
         raise _refused(what, path, "is a directory", "name a regular file ('-' for standard output)")
-    real = _not_system(resolve(os.path.dirname(os.path.abspath(text)), what) / name, path, what)
+    real = _not_system(resolve(os.path.dirname(os.path.abspath(text)), what, shown=path) / name, path, what)
     with open_dir(real.parent, what) as dfd:
         _replaceable(_entry(dfd, real.name), what, path)
     return real
