@@ -62,8 +62,8 @@ def _suffix(fmt: str) -> str:
 
 def check_export_targets(targets: dict[str, Path | None]) -> None:
     """Before anything runs: every export path can be written (its directory exists and is reached without
-    another user's link, the path itself is not a directory, a device or such a link), so a long run never
-    ends on a path that cannot take its report."""
+    another user's link, the name is not a directory or a device; a link there is replaced, never followed), so
+    a long run never ends on a path that cannot take its report."""
     seen: dict[str, str] = {}
     for fmt, path in targets.items():
         if path is None or str(path) == "-":
@@ -76,7 +76,7 @@ def check_export_targets(targets: dict[str, Path | None]) -> None:
             real = check_target(path, flag)
         except UntrustedPath as exc:
             raise PlanError(exc.message, exc.hint) from None
-        if not os.access(real.parent, os.W_OK | os.X_OK) or (real.exists() and not os.access(real, os.W_OK)):
+        if not os.access(real.parent, os.W_OK | os.X_OK):  # the file is renamed onto the name: its directory's say
             raise PlanError(f"{flag} {path} cannot be written (permission denied)",
                             "name a file in a directory you can write to")
         key = str(real)
@@ -165,7 +165,7 @@ def write_site(store: ResultStore, path: Path) -> None:
         if not SITE_NAME.fullmatch(name):  # a run id read from the file names a page: never a path
             raise PlanError(f"--site: a run in {store.path} would name the page {name!r}",
                             "leave that results file out of the site")
-        write_file(real / name, text.encode(), "--site", replace_link=True)  # a directory pickfs made
+        write_file(real / name, text.encode(), "--site")
     console.info(f"site of {len(records)} run(s) written to {path / 'index.html'}")
 
 
