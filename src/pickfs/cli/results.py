@@ -31,7 +31,7 @@ def answers(store: ResultStore, run: RunSummaryRow, workdir: Path, asked: bool =
     """What each measured workload of the run answers, by the analysis that every report draws (loads no plotly);
     or why there is none: the run is still being executed, cannot be read, or its answer was not asked for."""
     from pickfs.analysis.answer import recommended  # deferred: the statistics, only when answers are asked for
-    from pickfs.analysis.run import analyse
+    from pickfs.analysis.run import analyse  # deferred: the statistics, as above
 
     if run.status == "running" and is_live(workdir, run.id):
         return STILL_RUNNING
