@@ -55,3 +55,13 @@ def test_what_cannot_be_json_fails_loudly_rather_than_writing_a_bad_file():
     assert strict(strict_json({"a": (1.0, float("nan"))})) == {"a": [1.0, None]}
     with pytest.raises(TypeError):
         strict_json({"a": {1.0, 2.0}})  # a set is no JSON: an error here, never a file no parser takes
+
+
+def test_the_fleet_json_is_strict_when_a_host_measured_nothing(tmp_path):
+    from pickfs.report.fleet import build_fleet_view, render_fleet_json
+    from tests.unit.test_merge import fleet_store
+
+    store = fleet_store(tmp_path, {0: [0, 0, 0], 1: [2000, 2020, 1980], 2: [500, 505, 495]})
+    view = build_fleet_view(store.load_fleet("fleet-x"), {"a": store.load("r-a"), "b": store.load("r-b")})
+    doc = strict(render_fleet_json(view))
+    assert doc["schema"] == "pickfs.fleet/1" and doc["workloads"]
