@@ -65,3 +65,13 @@ def test_the_fleet_json_is_strict_when_a_host_measured_nothing(tmp_path):
     view = build_fleet_view(store.load_fleet("fleet-x"), {"a": store.load("r-a"), "b": store.load("r-b")})
     doc = strict(render_fleet_json(view))
     assert doc["schema"] == "pickfs.fleet/1" and doc["workloads"]
+
+
+def test_the_env_json_is_strict(tmp_path, capsys):
+    from pickfs.cli.main import main
+
+    try:
+        main(["env", str(tmp_path), "--json", "-", "--workdir", str(tmp_path / "work")])
+    except SystemExit as exc:
+        assert not exc.code
+    assert strict(capsys.readouterr().out)
