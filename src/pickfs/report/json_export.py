@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict
 from typing import Any
 
@@ -10,6 +9,7 @@ from pickfs.analysis.answer import recommended
 from pickfs.analysis.run import AnalysedRun, analysed
 from pickfs.analysis.views import WorkloadView, summary_dict
 from pickfs.model import RunRecord
+from pickfs.report.json_text import strict_json
 from pickfs.report.latency import latency_dict
 from pickfs.report.recommend import recommend
 from pickfs.report.table import build_table
@@ -129,4 +129,4 @@ def answer_dict(view: WorkloadView) -> dict[str, Any]:
 
 
 def render_json(run: RunRecord | AnalysedRun) -> str:
-    return json.dumps(run_to_dict(run), indent=2, sort_keys=False) + "\n"
+    return strict_json(run_to_dict(run))
