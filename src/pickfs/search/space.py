@@ -1,5 +1,8 @@
 """The space a search covers (pure): filesystems, each with dimensions of mkfs, mount, scheduler and database values.
 
+A filesystem type's built-in dimensions are one of its facts (pickfs.fsfacts `FsFacts.search_space`, where
+`Dimension`, `Value` and `Needs` are declared): a type that declares them is searchable by name.
+
 A dimension lists its values, the first being the default (what mkfs and mount do unasked). A candidate is
 one value of every dimension of one filesystem; its configuration (an FsConfig) is named after the
 filesystem and the values that differ from the defaults: "xfs+noatime+log128m", or "ext4+defaults".
