@@ -5,10 +5,11 @@ from __future__ import annotations
 import math
 
 from pickfs.analysis.views import Row, WorkloadView
+from pickfs.analysis.whole import distribution_default
 from pickfs.fsfacts import is_reference
 from pickfs.report.text import fmt_with_unit, speed_words
 from pickfs.stats.compare import Comparison
-from pickfs.stats.decision import contrast, is_distribution_default
+from pickfs.stats.decision import contrast
 
 LONGER = "run longer (e.g. --max-time 20m) or accept a wider margin (e.g. --margin 10%)"
 
@@ -48,7 +49,7 @@ def _why_answer(view: WorkloadView, answer: str) -> str:
     if beaten:
         parts.append(f"it is faster than {', '.join(beaten)} by more than the {margin} margin")
     if close:
-        pref = ("the distribution's default" if is_distribution_default(_row(view, answer).cell.config)
+        pref = ("the distribution's default" if distribution_default(_row(view, answer).cell.config)
                 else "the plainer choice")
         parts.append(f"no other safe configuration is faster than it by more than the {margin} margin "
                      f"({'; '.join(f'{n} {against(view, n, answer)}' for n in close)}), and within the margin "
@@ -71,7 +72,7 @@ def decided_sentence(view: WorkloadView) -> str:
     took = f"{minutes:.0f} min" if minutes >= 1 else f"{minutes * 60:.0f} s"
     # a preferred configuration that is out: why, since the table's simultaneous intervals are wider
     preferred_out = "".join(f" {n} is out: {why}." for n, why in d.out
-                            if is_distribution_default(_row(view, n).cell.config))
+                            if distribution_default(_row(view, n).cell.config))
     return (f"{view.label}: could not decide between {names} on this machine in {took} at a "
             f"{d.margin:.0%} margin (against {d.answer}: {others}); {LONGER}.{preferred_out}")
 
