@@ -5,7 +5,17 @@ import math
 
 import pytest
 
-from pickfs.analysis.margin import MIN_ROUNDS, STOP_FACTOR, cannot_settle, round_margin, settle_margin, settle_target
+from pickfs.analysis.margin import (
+    MIN_ROUNDS,
+    STOP_FACTOR,
+    Hopeless,
+    cannot_settle,
+    margin_words,
+    round_margin,
+    settle_margin,
+    settle_target,
+)
+from pickfs.engine.race import stop_note
 from pickfs.stats.decision import RACE_ALPHA, Contrast, decide
 from pickfs.stats.weather import fit
 from tests.unit.test_race import simulate
@@ -88,3 +98,14 @@ def test_a_race_that_can_settle_in_its_budget_goes_on():
         pytest.skip("settled already")
     d5 = decide(f, ["base", "copy"], [], "base", margin=0.05, alpha=RACE_ALPHA)
     assert cannot_settle(f, d5, "base", 0.05, 0.1, 60.0, STOP_FACTOR * 60 * 20, MIN_ROUNDS + 2, RACE_ALPHA) is None
+
+
+def test_a_margin_is_said_as_typed():
+    assert margin_words(0.05) == "5%" and margin_words(0.005) == "0.5%" and margin_words(0.1) == "10%"
+
+
+def test_the_stop_note_says_the_time_each_comparison_needs():
+    text = stop_note("sqlite-tpcb", 9, 0.005, Hopeless((("ext4-again", 1500.0), ("xfs", None)), 40.0))
+    assert text.startswith("sqlite-tpcb: the race stops after round 9 with 40 s of its budget left")
+    assert "0.5% margin" in text and "ext4-again: about 25 min more" in text
+    assert "xfs: no amount of time is likely to settle it" in text

@@ -53,6 +53,11 @@ def _q(c: Contrast, alpha: float) -> float:
     return float(sps.t.ppf(1 - alpha, c.df)) if math.isfinite(c.df) else float(sps.norm.ppf(1 - alpha))
 
 
+def margin_words(margin: float) -> str:
+    """'5%', '0.5%': a margin as a person typed it."""
+    return f"{margin:.0%}" if abs(margin * 100 - round(margin * 100)) < 1e-9 else f"{margin:.1%}"
+
+
 def round_margin(x: float, step: float = ROUND_MARGIN) -> float:
     """The smallest multiple of `step` at or over x (a margin a person would type)."""
     return step * max(1, math.ceil(x / step - 1e-9))

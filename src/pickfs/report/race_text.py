@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 from pickfs.analysis.answer import Finding, finding
+from pickfs.analysis.margin import margin_words
 from pickfs.analysis.views import Row, WorkloadView
 from pickfs.fsfacts import is_reference
 from pickfs.report.text import fmt_with_unit, speed_words
@@ -93,7 +94,7 @@ def decided_sentence(view: WorkloadView) -> str:
                 "power cut; add one with safe settings (such as plain ext4 or xfs) to compare.")
     row = _row(view, f.preferred)
     tested = f", {row.crash.verdict()} of a crash test" if row.crash and not row.crash.error else ""
-    margin = f"{f.margin:.0%}"
+    margin = margin_words(f.margin)
     standing = {s: [c.name for c in f.contenders if c.standing == s] for s in ("within", "at", "out")}
     why = _preferred_why(view, f.preferred, len(f.contenders))
     head = (f"{view.label}: use {f.preferred}, {why} ({_figure(row)}{tested})" if f.settled else
