@@ -148,6 +148,10 @@ name = "sqlite-tpcb"
 """
 
 
+def answer_line(doc: dict) -> str:
+    return " ".join(a["reason"] for a in doc["answers"])
+
+
 def test_an_unsettled_race_stops_before_its_budget_and_says_why(workdir):
     budget = 100
     plan = workdir / "plan.toml"
@@ -166,6 +170,7 @@ def test_an_unsettled_race_stops_before_its_budget_and_says_why(workdir):
                                    "WHERE phase='measured'").fetchone()
     finally:
         conn.close()
+    print(f"measured for {last - first:.0f} s of a {budget} s budget; {note}; {answer_line(doc)}")
     assert last - first < 0.8 * budget  # measured for well under the budget: it stopped early
     [answer] = doc["answers"]
     assert answer["preferred"] == "ext4" and answer["settled"] is False
