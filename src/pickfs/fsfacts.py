@@ -1,15 +1,18 @@
-"""Facts about filesystem types that reports read too (pure: no I/O, imports nothing of pickfs).
+"""Facts about filesystem types that the analysis, the reports and the search read too (pure: no I/O, imports
+nothing of pickfs).
 
 How a filesystem type is built and checked lives with the type itself (stack/filesystems.py `FsType`);
-what a report must know to render a stored run lives here, where report/ and stats/ may import it:
-which types are references rather than candidates, and the journals whose threads and counters the
-monitors read.
+what the analysis must know to judge a stored run, and the search to cover a type, lives here, where
+analysis/ and report/ may import it: which types are references rather than candidates, the journals
+whose threads and counters the monitors read, and each type's `FsFacts` in `FACTS` (the distribution's
+default, a legacy format, fstab's fsck pass, a type with no journal, and the space `pickfs search`
+covers). `FsType.facts` reads the same registry; a type not in it has `UNKNOWN`'s facts.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 SECTOR = 512
@@ -90,3 +93,115 @@ def journal_thread_group(comm: str) -> str | None:
 
 
 JOURNAL_GROUPS = frozenset(j.group for j in JOURNALS)
+
+
+# --- what the search covers of a type: dimensions of values, the first of each the default -----------------------
+@dataclass(frozen=True)
+class Needs:
+    """A value's least versions: of the kernel, or of a tool package (name, version)."""
+
+    what: str  # "kernel" or a package: e2fsprogs, xfsprogs, btrfs-progs
+    version: tuple[int, ...]
+
+    def words(self) -> str:
+        return f"{self.what} {'.'.join(map(str, self.version))}"
+
+
+@dataclass(frozen=True)
+class Value:
+    label: str  # "" for a dimension's default
+    mkfs: tuple[str, ...] = ()
+    mount: tuple[str, ...] = ()
+    scheduler: str | None = None
+    needs: tuple[Needs, ...] = ()
+    database: tuple[tuple[str, str], ...] = ()  # workload settings, e.g. (("journal_mode", "DELETE"),)
+
+    @property
+    def words(self) -> str:
+        db = " ".join(f"{k}={v}" for k, v in self.database)
+        parts = [*(f"mkfs {' '.join(self.mkfs)}",) * bool(self.mkfs), *(f"mount {','.join(self.mount)}",) *
+                 bool(self.mount), *(f"scheduler {self.scheduler}",) * bool(self.scheduler),
+                 *(f"database {db}",) * bool(db)]
+        return "; ".join(parts) or "the default"
+
+
+@dataclass(frozen=True)
+class Dimension:
+    name: str
+    values: tuple[Value, ...]  # the first is the default
+
+
+def value(label: str, mkfs: Sequence[str] = (), mount: Sequence[str] = (), needs: Sequence[Needs] = ()) -> Value:
+    """A value of mkfs and mount options, with the versions it needs."""
+    return Value(label, tuple(mkfs), tuple(mount), None, tuple(needs))
+
+
+DEFAULT = Value("")
+SCHEDULER_DIMENSION = Dimension("scheduler", (Value("", scheduler="none"), Value("mq-deadline", scheduler="mq-deadline")))
+ATIME = Dimension("atime", (DEFAULT, value("noatime", mount=("noatime",))))
+
+
+# --- each type's facts: one registry the analysis, the search, the risks and FsType read --------------------------
+@dataclass(frozen=True)
+class FsFacts:
+    """What pickfs knows of a filesystem type beyond how to build it: how it ranks among configurations within the
+    margin of each other, its line in fstab, whether it keeps a journal, and the space a search covers of it."""
+
+    # what Debian and most distributions install (plain ext4): within the margin, preferred when nothing is changed
+    distribution_default: bool = False
+    legacy: bool = False  # an older on-disk format kept for compatibility (ext2, ext3): a current one is preferred
+    fsck_pass: int = 0  # fstab's sixth field: 2 when fsck checks it at boot, 0 when it checks itself at mount
+    journalled: bool = True  # False: no journal (ext2): after a power cut it needs a full fsck
+    journal_off: str = ""  # the mkfs feature that makes it without a journal ("^has_journal"); "": none
+    search_space: tuple[Dimension, ...] = ()  # what `pickfs search` tries of it; (): no built-in space
+
+    def without_journal(self, mkfs_options: Sequence[str]) -> bool:
+        """Made with no journal: a type that has none, or mkfs options that leave it out (pure)."""
+        return not self.journalled or (bool(self.journal_off) and self.journal_off in " ".join(mkfs_options))
+
+
+UNKNOWN = FsFacts()  # a type pickfs has no facts of: checks itself at mount, journalled, no built-in search space
+
+FACTS: dict[str, FsFacts] = {
+    "ext2": FsFacts(legacy=True, fsck_pass=2, journalled=False),
+    "ext3": FsFacts(legacy=True, fsck_pass=2, journal_off="^has_journal"),
+    "ext4": FsFacts(distribution_default=True, fsck_pass=2, journal_off="^has_journal", search_space=(
+        Dimension("journal size", (DEFAULT, value("journal256m", mkfs=("-J", "size=256")))),
+        Dimension("fast commit", (DEFAULT, value("fastcommit", mkfs=("-O", "fast_commit"),
+                                                 needs=(Needs("kernel", (5, 10)), Needs("e2fsprogs", (1, 46)))))),
+        ATIME,
+        Dimension("commit interval", (DEFAULT, value("commit30", mount=("commit=30",)))),
+        Dimension("data mode", (DEFAULT, value("data-journal", mount=("data=journal",)),
+                                value("data-writeback", mount=("data=writeback",)))),
+        Dimension("delayed allocation", (DEFAULT, value("nodelalloc", mount=("nodelalloc",)))),
+        Dimension("barriers", (DEFAULT, value("nobarrier", mount=("nobarrier",)))),
+        SCHEDULER_DIMENSION,
+    )),
+    "xfs": FsFacts(search_space=(
+        Dimension("log size", (DEFAULT, value("log128m", mkfs=("-l", "size=128m")))),
+        Dimension("allocation groups", (DEFAULT, value("agcount16", mkfs=("-d", "agcount=16")))),
+        Dimension("reflink", (DEFAULT, value("noreflink", mkfs=("-m", "reflink=0"),
+                                             needs=(Needs("xfsprogs", (4, 16)),)))),
+        ATIME,
+        Dimension("log buffer size", (DEFAULT, value("logbsize256k", mount=("logbsize=256k",)))),
+        SCHEDULER_DIMENSION,
+    )),
+    "btrfs": FsFacts(search_space=(
+        Dimension("node size", (DEFAULT, value("nodesize32k", mkfs=("-n", "32768")))),
+        Dimension("compression", (DEFAULT, value("lzo", mount=("compress=lzo",)),
+                                  value("zstd", mount=("compress=zstd",), needs=(Needs("kernel", (4, 14)),)))),
+        ATIME,
+        Dimension("commit interval", (DEFAULT, value("commit30", mount=("commit=30",)))),
+        SCHEDULER_DIMENSION,
+    )),
+}
+
+
+def facts_of(fstype: str) -> FsFacts:
+    """The type's facts; `UNKNOWN` for a type not in `FACTS` (pure)."""
+    return FACTS.get(fstype, UNKNOWN)
+
+
+def searchable() -> tuple[str, ...]:
+    """The types with a built-in search space, in the registry's order."""
+    return tuple(name for name, f in FACTS.items() if f.search_space)

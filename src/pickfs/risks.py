@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pickfs import databases
-from pickfs.fsfacts import in_memory
+from pickfs.fsfacts import facts_of, in_memory
 from pickfs.model import FsConfig, WorkloadSpec
 
 _MOUNT_RISKS = {
@@ -21,7 +21,7 @@ def config_risks(config: FsConfig) -> list[str]:
     out = []
     if in_memory(config.fstype):
         out.append("tmpfs: in memory; everything is lost on a power cut or reboot")
-    if config.fstype == "ext2" or "^has_journal" in " ".join(config.mkfs_options):
+    if facts_of(config.fstype).without_journal(config.mkfs_options):
         out.append("no journal: after a power cut the filesystem needs a full fsck and recent metadata can be lost")
     for opt in config.mount_options:
         risk = _MOUNT_RISKS.get(opt)

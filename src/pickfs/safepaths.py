@@ -4,9 +4,9 @@ pickfs runs as root, and the paths it is given (--results, --html, --site, --kee
 often lie below world-writable directories where anyone can plant a link. Every path written is
 therefore first resolved component by component, following only links owned by root or by pickfs's
 own user, then opened from / downwards one component at a time with O_NOFOLLOW: a link planted (or
-swapped in) on the way makes pickfs refuse, in one line, never follow. Files are created 0600 under
-a fresh name and renamed into place, so a link or a hard link planted under the final name is
-replaced, not written through.
+swapped in) on the way makes pickfs refuse, in one line, never follow. The final name of a file written
+is never resolved, whoever owns a link there: the file is created 0600 under a fresh name and renamed
+into place, so a symbolic link or a hard link under the final name is replaced, not written through.
 
 A directory pickfs writes into is either one it made (it holds a MARKER file) or one that is empty and
 owned by pickfs's user: a directory of the user's that already holds something is refused, never changed.
@@ -38,10 +38,12 @@ def _refused(what: str, path: str | Path, problem: str, hint: str = "") -> Untru
                          hint or "name a path of your own, with no other user's symbolic link on the way")
 
 
-def resolve(path: str | Path, what: str) -> Path:
+def resolve(path: str | Path, what: str, shown: str | Path | None = None) -> Path:
     """`path` made absolute with every symbolic link on it resolved; UntrustedPath when a link on the way is
-    owned by another user than root or pickfs's own. The part of the path that does not exist yet is kept."""
+    owned by another user than root or pickfs's own. The part of the path that does not exist yet is kept.
+    Refusals name `shown` (the path the user gave, when `path` is its directory), else `path`."""
     text = str(path)
+    path = path if shown is None else shown
     if not text or has_control(text):
         raise _refused(what, repr(text), "is empty or holds a control character", "name a path of plain characters")
     parts = deque(os.path.abspath(text).split("/"))
@@ -133,31 +135,37 @@ def _entry(dir_fd: int, name: str) -> os.stat_result | None:
         return None
 
 
-def check_target(path: str | Path, what: str, replace_link: bool = False) -> Path:
-    """Where a file will be written, checked without writing anything: it is reached without another user's
-    link, its directory exists, and it is a regular file or nothing yet (not a directory, a device, a pipe).
+def check_target(path: str | Path, what: str) -> Path:
+    """Where a file will be written, checked without writing anything: its directory is reached without another
+    user's link and exists, and the name in it is a regular file, a symbolic link or nothing yet (not a
+    directory, a device, a pipe).
 
-    A link under the name itself is followed when it is root's (or pickfs's user's), and refused otherwise;
-    with `replace_link` (a file in a directory pickfs made) it is not followed: the file written replaces it."""
+    The name itself is never resolved: a symbolic link there (anyone's, dangling or not, to a file or to a
+    directory) is replaced by the file written, never written through; only the directories on the way follow
+    root's own links."""
     text = str(path)
     name = os.path.basename(os.path.abspath(text)) if text else ""
+    if has_control(text):
+        raise _refused(what, repr(text), "is empty or holds a control character", "name a path of plain characters")
     if not name or name in (".", "..") or text.endswith("/"):
         raise _refused(what, path, "is a directory", "name a regular file ('-' for standard output)")
-    if replace_link:
-        real = resolve(os.path.dirname(os.path.abspath(text)), what) / name
-    else:
-        real = resolve(text, what)
+    real = _not_system(resolve(os.path.dirname(os.path.abspath(text)), what, shown=path) / name, path, what)
     with open_dir(real.parent, what) as dfd:
-        st = _entry(dfd, real.name)
-    if st is not None and not stat.S_ISREG(st.st_mode) and not (replace_link and stat.S_ISLNK(st.st_mode)):
-        kind = "a directory" if stat.S_ISDIR(st.st_mode) else "not a regular file"
-        raise _refused(what, path, f"is {kind}", "name a regular file ('-' for standard output)")
+        _replaceable(_entry(dfd, real.name), what, path)
     return real
 
 
-def write_file(path: str | Path, data: bytes, what: str, mode: int = 0o600, replace_link: bool = False) -> Path:
-    """Write `data` to `path` as a fresh file (`mode`) renamed into place; returns the path written."""
-    real = check_target(path, what, replace_link)
+def _replaceable(st: os.stat_result | None, what: str, path: str | Path) -> None:
+    """A name a file may be renamed onto: nothing, a regular file or a symbolic link (replaced, not followed)."""
+    if st is not None and not stat.S_ISREG(st.st_mode) and not stat.S_ISLNK(st.st_mode):
+        kind = "a directory" if stat.S_ISDIR(st.st_mode) else "not a regular file"
+        raise _refused(what, path, f"is {kind}", "name a regular file ('-' for standard output)")
+
+
+def write_file(path: str | Path, data: bytes, what: str, mode: int = 0o600) -> Path:
+    """Write `data` to `path` as a fresh file (`mode`) renamed into place, replacing whatever file or link held
+    the name; returns the path written."""
+    real = check_target(path, what)
     with open_dir(real.parent, what) as dfd:
         tmp = f".{real.name}.pickfs-{os.getpid()}"
         try:
@@ -170,9 +178,7 @@ def write_file(path: str | Path, data: bytes, what: str, mode: int = 0o600, repl
                 fh.write(data)
                 fh.flush()
                 os.fsync(fh.fileno())
-            st = _entry(dfd, real.name)  # once more, just before the rename: still a file, or nothing
-            if st is not None and not stat.S_ISREG(st.st_mode) and not (replace_link and stat.S_ISLNK(st.st_mode)):
-                raise _refused(what, path, "changed into something that is not a regular file")
+            _replaceable(_entry(dfd, real.name), what, path)  # once more, just before the rename
             os.rename(tmp, real.name, src_dir_fd=dfd, dst_dir_fd=dfd)
         except OSError as exc:
             _unlink(dfd, tmp)

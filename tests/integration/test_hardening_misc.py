@@ -168,7 +168,7 @@ def test_a_full_disk_is_a_clear_error_and_leaves_no_empty_file(workdir):
         assert r.returncode != 0 and "Traceback" not in r.stderr
         [line] = [x for x in r.stderr.splitlines() if x.strip()]
         assert line.startswith("error:") and "internal error" not in line
-        assert f"{full / 'results.db'}" in line and "disk is full" in line and "--results" in line
+        assert f"{full / 'results.db'}" in line and "no space left on the device holding" in line and "--results" in line
         assert sorted(p.name for p in full.iterdir()) == ["filler"]
 
 
@@ -182,7 +182,7 @@ def test_a_disk_that_fills_during_a_run_is_a_clear_error_and_keeps_what_was_save
         with pytest.raises(ResultsWriteFailed) as exc:
             store.save_trial(Trial(run_id="R1", cell_index=0, repetition=1, phase="measured", started=2.0,
                                    elapsed_s=1.0, ok=True, metrics={"tps": 1.0}, raw_output="x" * 300_000))
-        assert "disk is full" in exc.value.message and str(full / "results.db") in exc.value.message
+        assert "no space left on the device holding" in exc.value.message and str(full / "results.db") in exc.value.message
         assert "--resume R1" in exc.value.hint
         with pytest.raises(ResultsWriteFailed):  # later writes fail the same way: the run stops
             store.save_trial(Trial(run_id="R1", cell_index=0, repetition=2, phase="measured", started=3.0,

@@ -125,3 +125,54 @@ name = "sqlite-tpcb"
     assert "no_such_option_a" in r.stderr and "no_such_option_b" in r.stderr
     assert "standing up" not in r.stdout + r.stderr and "the first took" not in r.stdout + r.stderr, r.stderr
     nothing_left(workdir)
+
+
+# an A/A copy of ext4 at a 0.5% margin: no run this short can tell two identical configurations apart that
+# finely, so the race cannot settle and must stop before its budget, saying why and what it would need
+AA_PLAN = """
+baseline = "ext4"
+[target]
+size = "1G"
+[method]
+max_seconds = {budget}
+warmup = 0
+blocks = 2
+margin = 0.005
+[[config]]
+preset = "ext4"
+[[config]]
+name = "ext4-again"
+fs = "ext4"
+[[workload]]
+name = "sqlite-tpcb"
+"""
+
+
+def answer_line(doc: dict) -> str:
+    return " ".join(a["reason"] for a in doc["answers"])
+
+
+def test_an_unsettled_race_stops_before_its_budget_and_says_why(workdir):
+    budget = 100
+    plan = workdir / "plan.toml"
+    plan.write_text(AA_PLAN.format(budget=budget))
+    out = workdir / "run.json"
+    r = pickfs(workdir, "run", "--plan", str(plan), "--json", str(out))
+    assert r.returncode == 0, r.stderr
+    said = r.stdout + r.stderr
+    assert "the race stops after round" in said and "cannot settle within the budget" in said, said
+    doc = json.loads(out.read_text())
+    [note] = [n for n in doc["notes"] if "the race stops after round" in n]
+    assert "ext4-again" in note and "0.5% margin" in note
+    conn = sqlite3.connect(workdir / "results.db")
+    try:
+        first, last = conn.execute("SELECT MIN(started), MAX(started + elapsed_s) FROM trials "
+                                   "WHERE phase='measured'").fetchone()
+    finally:
+        conn.close()
+    print(f"measured for {last - first:.0f} s of a {budget} s budget; {note}; {answer_line(doc)}")
+    assert last - first < 0.8 * budget  # measured for well under the budget: it stopped early
+    [answer] = doc["answers"]
+    assert answer["preferred"] == "ext4" and answer["settled"] is False
+    assert answer["would_settle"]["margin"] >= 0.05
+    nothing_left(workdir)

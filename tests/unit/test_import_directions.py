@@ -41,6 +41,9 @@ ALLOWED: dict[str, set[str]] = {
     "store": BASE | {"safepaths"},
     "analysis": {"model", "fsfacts", "stats"},
     "report": {"model", "fsfacts", "stats", "analysis"},
+    # stats/ stays pure statistics on the model: what the race's preference asks of a filesystem type (the
+    # distribution's default, a legacy format) is a parameter (stats.decision.TypeFacts, a Protocol that
+    # fsfacts.FsFacts meets), passed by the analysis's judge; stats/ never looks a type up itself
     "stats": {"model"},
     "proc": BASE | {"safepaths"},
     "safepaths": {"errors", "units"},

@@ -20,7 +20,7 @@ import pytest
 from pickfs.errors import PlanError
 from pickfs.model import FsConfig, Method, Target, WorkloadSpec
 from pickfs.plan import build_plan, check_stored_plan
-from pickfs.search.space import BUILT_IN, built_in, from_table
+from pickfs.search.space import built_in, from_table
 from pickfs.stack.filesystems import KNOWN, check_options, fs_type, mounted_type
 from pickfs.stack.ledger import Ledger
 from pickfs.stack.option_grammar import (
@@ -120,7 +120,7 @@ def test_the_options_people_use_are_accepted(fstype, mkfs, mount_options):
 def test_every_preset_and_every_value_of_the_built_in_search_space_passes():
     for preset in PRESETS.values():
         check_options(preset)
-    space = built_in(tuple(BUILT_IN), unsafe=True, workload=WorkloadSpec("sqlite-tpcb", "sqlite-tpcb"))
+    space = built_in(unsafe=True, workload=WorkloadSpec("sqlite-tpcb", "sqlite-tpcb"))
     values = 0
     for fs in space.filesystems:
         for d in fs.dimensions:

@@ -10,6 +10,7 @@ import pytest
 
 from pickfs.engine.race import baseline_copies, image_limited, rotation
 from pickfs.engine.schedule import standing_up_order
+from pickfs.fsfacts import facts_of
 from pickfs.model import FsConfig
 from pickfs.stats.decision import (
     Decision,
@@ -158,7 +159,7 @@ def test_preference_default_then_current_then_plain():
     xfs = FsConfig("xfs", "xfs")
     ext3 = FsConfig("ext3", "ext3")
     tuned = FsConfig("xfs-tuned", "xfs", mount_options=("logbufs=8",))
-    ranks = {c.name: preference(c) for c in (ext4, xfs, ext3, tuned)}
+    ranks = {c.name: preference(c, facts_of(c.fstype)) for c in (ext4, xfs, ext3, tuned)}
     assert standing_order(["ext3", "xfs-tuned", "xfs", "ext4"], ranks) == ["ext4", "xfs", "xfs-tuned", "ext3"]
 
 

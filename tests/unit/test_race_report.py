@@ -1,9 +1,11 @@
-"""A raced run as every format shows it: the answer and its margin when the race decided, "could not
-decide between" and no configuration named when it did not; who left when; one verdict per row."""
+"""A raced run as every format shows it: the preferred configuration and every contender's factor at the margin,
+settled or not (then no configuration is recommended, and what would settle it is said); who left when; one
+verdict per row."""
 
 import io
 import json
 import math
+import re
 from dataclasses import replace
 
 from rich.console import Console
@@ -52,6 +54,8 @@ def test_a_decided_race_names_its_answer_and_margin(tmp_path):
     doc = json.loads(render_json(record))
     [answer] = doc["answers"]
     assert answer["decided"] is True and answer["answer"] == "ext4" and answer["margin"] == 0.05
+    assert answer["preferred"] == "ext4" and answer["settled"] is True and answer["would_settle"] is None
+    assert [(c["config"], c["standing"]) for c in answer["contenders"]] == [("xfs", "out")]
     assert [c["config"] for c in doc["cells"] if c["recommended"]] == ["ext4"]
     for c in doc["cells"]:  # one verdict per row, agreeing with its interval
         comp = c["comparison"]
@@ -65,13 +69,42 @@ def test_an_undecided_race_says_so_and_names_nothing(tmp_path):
                     blocks=2, rounds=3, slice_sd=0.3, image_sd=0.1)
     record = store.load(run)
     text = render_text(record)
-    assert "could not decide between ext4 and xfs" in text
-    assert "--max-time" in text and "--margin" in text
+    said = "ext4, the distribution's default"
+    assert said in text and "is preferred but not settled" in text and "xfs about" in text
+    assert "at your 5% margin" in text and "--max-time" in text and "--margin" in text
     md = render_markdown(record)
-    assert "could not decide between ext4 and xfs" in md
+    assert said in md and "at your 5% margin" in md
     doc = json.loads(render_json(record))
     [answer] = doc["answers"]
     assert answer["decided"] is False and answer["answer"] is None
+    assert answer["preferred"] == "ext4" and answer["settled"] is False
+    [xfs] = answer["contenders"]
+    assert xfs["config"] == "xfs" and xfs["standing"] == "at" and xfs["ci_low"] < 1.05 < xfs["ci_high"]
+    assert answer["would_settle"]["margin"] > 0.05
     assert answer["undecided_between"] == ["ext4", "xfs"]
     assert not any(c["recommended"] for c in doc["cells"])
     assert doc["tables"][0]["answer"]["decided"] is False
+
+
+def test_a_settled_and_an_unsettled_run_of_the_same_truth_read_as_the_same_finding(tmp_path):
+    """xfs truly 3% faster at a 5% margin: a long run settles (within the margin), a short noisy one does not;
+    both name ext4 first and give xfs's factor with its interval at the same margin, in every format."""
+    store = ResultStore(tmp_path / "r.db")
+    effects = {"ext4": 0.0, "ext4-nobarrier": math.log(1.8), "xfs": math.log(1.03)}
+    long = store.load(raced_run(store, effects, "long", rounds=12, slice_sd=0.02, image_sd=0.01, drift=0.05))
+    short = store.load(raced_run(store, effects, "short", blocks=2, rounds=4, slice_sd=0.2, image_sd=0.05))
+    said = {}
+    for name, record in (("long", long), ("short", short)):
+        text, md = render_text(record).replace("\n", " "), render_markdown(record)
+        [answer] = json.loads(render_json(record))["answers"]
+        sentence = answer["reason"]
+        assert sentence.startswith("sqlite-tpcb: ") and "ext4, the distribution's default" in sentence
+        assert sentence.split(".")[0].split(": ", 1)[1][:40].replace("use ", "") in md.replace("use ", "")
+        assert "xfs" in text and "5% margin" in text
+        [xfs] = answer["contenders"]
+        said[name] = (answer["preferred"], answer["settled"], xfs["standing"], sentence)
+    assert said["long"][:3] == ("ext4", True, "within")
+    assert said["short"][:3] == ("ext4", False, "at")
+    assert re.search(r"xfs \d% faster \[", said["long"][3]) and "within your 5% margin" in said["long"][3]
+    assert "xfs about " in said["short"][3] and "at your 5% margin: " in said["short"][3]
+    assert "would settle it" in said["short"][3] or "would." in said["short"][3]

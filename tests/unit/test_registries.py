@@ -16,7 +16,7 @@ from pickfs.crash.runner import crash_unavailable, fsck
 from pickfs.engine.executor import cell_unavailable
 from pickfs.engine.race import roles
 from pickfs.engine.sidebyside import is_reference
-from pickfs.fsfacts import JBD2, REFERENCES, in_memory
+from pickfs.fsfacts import FACTS, JBD2, REFERENCES, in_memory
 from pickfs.fsfacts import is_reference as is_reference_type
 from pickfs.model import Cell, Method, Plan, Target, TargetKind, WorkloadSpec
 from pickfs.monitors.attribution import Scope, serves_device
@@ -60,7 +60,7 @@ def test_a_new_filesystem_type_is_seen_by_plan_provisioning_fsck_references_jour
         journal = fs_type(NAME).journal
         assert journal is JBD2 and journal.counters.format(disk="loop9") == "/proc/fs/jbd2/loop9-8/info"
         assert process_group("jbd2/loop9-8") == journal.group
-    assert NAME not in KNOWN and NAME not in PRESETS  # registered for the test only
+    assert NAME not in KNOWN and NAME not in PRESETS and NAME not in FACTS  # registered for the test only
 
 
 def test_a_type_of_unknown_name_is_built_with_its_own_mkfs_and_checked_with_its_own_fsck():

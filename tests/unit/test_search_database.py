@@ -9,6 +9,7 @@ import random
 import pytest
 
 from pickfs.errors import PlanError
+from pickfs.fsfacts import facts_of
 from pickfs.model import FsConfig, Method, Plan, Target, Trial, WorkloadSpec, plan_from_dict, plan_to_dict
 from pickfs.report.search_text import render
 from pickfs.search.driver import (
@@ -124,7 +125,7 @@ class Racer:
         spreads = {c.name: Spread(self.level(c) + self.rng.gauss(0, NOISE), NOISE**2, 30.0, 2, 20, None)
                    for c in spec.configs}
         fit = Fit({}, {}, spreads, (), 0.0, 0.0, (), (), {}, True)
-        order = standing_order([c.name for c in spec.configs], {c.name: preference(c) for c in spec.configs})
+        order = standing_order([c.name for c in spec.configs], {c.name: preference(c, facts_of(c.fstype)) for c in spec.configs})
         decision = decide(fit, order, (), spec.baseline, 0.05, 0.1, 0.05)
         return StageOutcome(spec, "run", fit, decision, (), spec.budget_s / 2, len(spec.configs), self.image_s)
 

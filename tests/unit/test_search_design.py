@@ -9,6 +9,7 @@ from dataclasses import replace
 import pytest
 
 from pickfs.errors import PlanError
+from pickfs.fsfacts import Needs, facts_of
 from pickfs.model import FsConfig, WorkloadSpec
 from pickfs.report.search_text import render
 from pickfs.search.design import dimension_ranking, effects, no_difference, refinement, screening
@@ -19,7 +20,6 @@ from pickfs.search.space import (
     Dimension,
     Facts,
     FsSpace,
-    Needs,
     Space,
     Value,
     built_in,
@@ -126,7 +126,7 @@ class Surface:
         spreads = {c.name: Spread(truth(self.candidate(c)) + self.rng.gauss(0, NOISE), NOISE**2, 30.0, 2, 20, None)
                    for c in spec.configs}
         fit = Fit({}, {}, spreads, (), 0.0, 0.0, (), (), {}, True)
-        order = standing_order([c.name for c in spec.configs], {c.name: preference(c) for c in spec.configs})
+        order = standing_order([c.name for c in spec.configs], {c.name: preference(c, facts_of(c.fstype)) for c in spec.configs})
         decision = decide(fit, order, (), spec.baseline, 0.05, 0.1, 0.05)
         return StageOutcome(spec, "run", fit, decision, (), spec.budget_s / 2, len(spec.configs))
 

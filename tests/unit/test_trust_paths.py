@@ -17,6 +17,7 @@ from pickfs.stack.workdir import prepare
 from tests.unit.test_plan_validation import pickfs, refused
 
 NOBODY = 65534
+RUN = "20260101-000000-abcd"
 as_root = pytest.mark.skipif(os.geteuid() != 0 and not os.environ.get("CI"), reason="needs root to plant links")
 
 
@@ -55,17 +56,16 @@ def test_roots_own_links_are_followed(tmp_path):
 
 
 @as_root
-def test_a_link_of_another_user_under_the_name_written_is_refused_never_written_through(tmp_path):
+def test_a_link_of_another_user_under_the_name_written_is_replaced_never_written_through(tmp_path):
     target = tmp_path / "target"
     target.write_bytes(b"")
     plant_link(tmp_path / "out.html", target)
-    with pytest.raises(UntrustedPath, match="symbolic link owned by uid 65534"):
-        write_file(tmp_path / "out.html", b"<html>", "--html")
-    assert target.read_bytes() == b""
+    write_file(tmp_path / "out.html", b"<html>", "--html")
+    assert target.read_bytes() == b"" and not (tmp_path / "out.html").is_symlink()
+    assert (tmp_path / "out.html").read_bytes() == b"<html>"
     dangling = plant_link(tmp_path / "d.json", tmp_path / "created-by-link")
-    with pytest.raises(UntrustedPath):
-        write_file(dangling, b"{}", "--json")
-    assert not (tmp_path / "created-by-link").exists()
+    write_file(dangling, b"{}", "--json")
+    assert not (tmp_path / "created-by-link").exists() and dangling.read_bytes() == b"{}"
 
 
 def test_a_system_link_to_a_pipe_or_device_is_neither_replaced_nor_written(tmp_path):
@@ -75,9 +75,12 @@ def test_a_system_link_to_a_pipe_or_device_is_neither_replaced_nor_written(tmp_p
             write_file(name, b"{}", "--json")
         assert (os.readlink(name) if os.path.islink(name) else None) == before
     (tmp_path / "real.json").write_bytes(b"old")
-    (tmp_path / "mine.json").symlink_to(tmp_path / "real.json")  # root's own link: followed
+    (tmp_path / "mine.json").symlink_to(tmp_path / "real.json")  # root's own link under the name: replaced too
     write_file(tmp_path / "mine.json", b"new", "--json")
-    assert (tmp_path / "mine.json").is_symlink() and (tmp_path / "real.json").read_bytes() == b"new"
+    assert not (tmp_path / "mine.json").is_symlink() and (tmp_path / "real.json").read_bytes() == b"old"
+    (tmp_path / "out.json").symlink_to("/dev/full")
+    write_file(tmp_path / "out.json", b"{}", "--json")
+    assert (tmp_path / "out.json").read_bytes() == b"{}"
 
 
 def test_a_file_written_replaces_a_hard_link_planted_under_its_name(tmp_path):
@@ -202,3 +205,84 @@ def test_a_site_directory_an_earlier_pickfs_wrote_is_taken_one_with_other_files_
     (old / "notes.txt").write_text("mine")
     with pytest.raises(PlanError, match="did not make"):
         check_site_dir(old)
+
+
+# -- a link under the name of an export: replaced by the file written, never followed, whoever owns it -------------
+def _export_commands(tmp: Path, db: Path, out: Path) -> dict[str, list[str]]:
+    run = ["report", RUN, "--results", str(db)]
+    return {"--json": [*run, "--json", str(out)], "--csv": [*run, "--csv", str(out)],
+            "--markdown": [*run, "--markdown", str(out)], "--table-csv": [*run, "--table-csv", str(out)],
+            "--html": [*run, "--html", str(out)], "env --json": ["env", "--json", str(out), str(tmp)]}
+
+
+LINKS = ["root's link to a file", "another user's link to a file", "root's link to a directory",
+         "another user's link to a directory", "a dangling link"]
+
+
+def _link(tmp: Path, name: str, how: str) -> tuple[Path, Path]:
+    """A link named `name` in `tmp/out`, made as `how` says; returns it and what it points to."""
+    (tmp / "out").mkdir(exist_ok=True)
+    if "directory" in how:
+        target = tmp / "victim-dir"
+        target.mkdir(exist_ok=True)
+    else:
+        target = tmp / "victim"
+        if "dangling" not in how:
+            target.write_bytes(b"keep")
+    link = tmp / "out" / name
+    link.symlink_to(target)
+    if "another user" in how and os.geteuid() == 0:
+        os.lchown(link, NOBODY, NOBODY)
+    return link, target
+
+
+def _untouched(target: Path, how: str) -> bool:
+    if "directory" in how:
+        return os.listdir(target) == []
+    if "dangling" in how:
+        return not os.path.lexists(target)
+    return target.read_bytes() == b"keep"
+
+
+@as_root
+@pytest.mark.parametrize("how", LINKS)
+@pytest.mark.parametrize("export", ["--json", "--csv", "--markdown", "--table-csv", "--html", "env --json"])
+def test_an_export_replaces_a_link_under_its_name_and_never_writes_through_it(tmp_path, capsys, export, how):
+    db = results_db(tmp_path)
+    link, target = _link(tmp_path, "report.out", how)
+    code, out, err = pickfs(_export_commands(tmp_path, db, link)[export], capsys)
+    assert code == 0, err
+    assert _untouched(target, how)
+    assert link.is_file() and not link.is_symlink() and link.stat().st_size > 0
+    assert stat.S_IMODE(link.stat().st_mode) == 0o600
+
+
+@as_root
+@pytest.mark.parametrize("how", LINKS)
+@pytest.mark.parametrize("name", ["index.html", f"run-{RUN}.html", "plotly.min.js"])
+def test_a_site_page_or_the_html_scripts_replace_a_link_under_their_name(tmp_path, capsys, how, name):
+    db = results_db(tmp_path)
+    site = tmp_path / "out"
+    code, _, err = pickfs(["report", "--results", str(db), "--site", str(site)], capsys)
+    assert code == 0, err
+    (site / name).unlink()
+    link, target = _link(tmp_path, name, how)
+    code, _, err = pickfs(["report", "--results", str(db), "--site", str(site)], capsys)
+    assert code == 0, err
+    assert _untouched(target, how) and link.is_file() and not link.is_symlink()
+    if name == "plotly.min.js":  # the page's script beside an --html page, the same way
+        link.unlink()
+        link, target = _link(tmp_path, name, how)
+        code, _, err = pickfs(["report", RUN, "--results", str(db), "--html", str(site / "r.html")], capsys)
+        assert code == 0, err
+        assert _untouched(target, how) and link.is_file() and not link.is_symlink()
+
+
+def results_db(tmp: Path) -> Path:
+    from pickfs.store import ResultStore
+    from tests.records import fill, make_plan
+
+    store = ResultStore(tmp / "r.db")
+    fill(store, make_plan(), RUN)
+    store.close()
+    return tmp / "r.db"

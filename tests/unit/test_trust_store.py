@@ -241,3 +241,110 @@ def test_a_source_with_a_log_left_without_its_index_is_read_from_a_copy(tmp_path
     code, out, err = pickfs(["results", "--results", str(copy / "r.db")], capsys)
     assert code == 0 and "copied-mid-write" in out, err  # the log's pages are read
     assert state(copy) == before
+
+
+# -- every command that writes results refuses a file another user owns or can write ----------------------------
+NOBODY = 65534
+as_root = pytest.mark.skipif(os.geteuid() != 0 and not os.environ.get("CI"), reason="needs root to give a file away")
+
+
+def _theirs(f: Path, how: str) -> None:
+    """`f` (or a side file planted beside it) made another user's: owned by nobody, or writable by anyone."""
+    if how == "nobody's, 0666":
+        os.chown(f, NOBODY, NOBODY)
+        os.chmod(f, 0o666)
+    elif how == "nobody's, 0600":
+        os.chown(f, NOBODY, NOBODY)
+    elif how == "root's, 0666":
+        os.chmod(f, 0o666)
+    else:  # a log planted beside root's own 0600 file: SQLite would replay its pages into the database
+        wal = Path(f"{f}-wal")
+        wal.write_bytes(b"")
+        os.chown(wal, NOBODY, NOBODY)
+
+
+WRITERS = {
+    "merge": lambda tmp, f: ["merge", str(results_file(tmp / "src", "s.db")), "--results", str(f)],
+    "run": lambda tmp, f: ["run", "--fs", "ext4", "--workload", "sqlite-tpcb", "--duration", "1s", "--results", str(f),
+                           "--workdir", str(tmp / "wd")],
+    "run --resume": lambda tmp, f: ["run", "--resume", RUN, "--results", str(f), "--workdir", str(tmp / "wd")],
+    "crashtest": lambda tmp, f: ["crashtest", "--fs", "ext4", "--states", "2", "--results", str(f),
+                                 "--workdir", str(tmp / "wd")],
+    "search": lambda tmp, f: ["search", "--fs", "ext4", "--max-time", "10m", "--results", str(f),
+                              "--workdir", str(tmp / "wd")],
+    "fleet run": lambda tmp, f: ["fleet", "run", "-i", "nohost.invalid,", "--plan", str(_plan(tmp)), "--results",
+                                 str(f), "--workdir", str(tmp / "wd")],
+}
+
+
+def _plan(tmp: Path) -> Path:
+    p = tmp / "p.toml"
+    p.write_text('[[config]]\npreset = "ext4"\n[[workload]]\nname = "sqlite-tpcb"\n')
+    return p
+
+
+@as_root
+@pytest.mark.parametrize("how", ["nobody's, 0666", "nobody's, 0600", "root's, 0666", "nobody's log beside it"])
+@pytest.mark.parametrize("command", sorted(WRITERS))
+def test_no_command_writes_into_a_results_file_another_user_owns_or_can_write(tmp_path, capsys, monkeypatch, command,
+                                                                           how):
+    from pickfs.cli import search
+    from pickfs.fleet import controller
+    from pickfs.usecases import run as usecase
+
+    def past_the_store(*a: object, **k: object) -> None:
+        raise AssertionError("went on past the results file")  # nothing is built for a refused file
+
+    for module in (usecase, search):
+        monkeypatch.setattr(module, "ledger_for", past_the_store)
+    monkeypatch.setattr(controller, "FleetController", past_the_store)
+    f = results_file(tmp_path / "d")
+    _theirs(f, how)
+    before = state(f.parent)
+    code, _, err = pickfs(WRITERS[command](tmp_path, f), capsys)
+    assert code == 2 and err.strip().splitlines()[-1].startswith("error:") and "Traceback" not in err, err
+    assert "is not pickfs's to write" in err and ("uid 65534" in err or "another user" in err), err
+    assert state(f.parent) == before
+
+
+def test_side_files_a_failed_open_made_are_left_while_another_process_has_the_file_open(tmp_path):
+    import subprocess
+    import sys
+
+    from pickfs.store.sqlitefile import remove_side_files
+
+    f = results_file(tmp_path / "d")
+    holder = subprocess.Popen([sys.executable, "-c", "import sqlite3, sys, time\nc = sqlite3.connect(sys.argv[1])\n"
+                               "c.execute('SELECT COUNT(*) FROM runs').fetchall()\nprint('open', flush=True)\n"
+                               "time.sleep(60)", str(f)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "open"
+        assert Path(f"{f}-shm").exists() and Path(f"{f}-wal").exists()  # the reader's, in WAL mode
+        remove_side_files(f, {"-wal", "-shm"})
+        assert Path(f"{f}-shm").exists() and Path(f"{f}-wal").exists()  # another process reads it: left alone
+    finally:
+        holder.kill()
+        holder.wait()
+    remove_side_files(f, {"-wal", "-shm"})
+    assert sorted(os.listdir(f.parent)) == ["r.db"]
+
+
+@pytest.mark.parametrize("change, said", [
+    ("UPDATE meta SET value='0' WHERE key='schema_version'", "schema version '0'"),
+    ("ALTER TABLE runs DROP COLUMN notes_json", "its table runs has no notes_json"),
+    ("ALTER TABLE trials DROP COLUMN raw_output", "its table trials has no raw_output"),
+])
+def test_a_file_whose_tables_are_not_the_schema_it_claims_is_one_line_in_every_command(tmp_path, capsys, change, said):
+    f = results_file(tmp_path / "d")
+    conn = sqlite3.connect(f)
+    conn.execute(change)
+    conn.commit()
+    conn.close()
+    before = state(f.parent)
+    for args in [*READS, ["report", RUN, "--json", "-"], ["merge", str(f), "--results", str(tmp_path / "m.db")]]:
+        full = args if args[0] == "merge" else [*args, "--results", str(f)]
+        code, _, err = pickfs([*full, "--workdir", str(tmp_path / "wd")], capsys)
+        assert code == 2 and said in err and len(err.strip().splitlines()) == 1, (args, err)
+    code, _, err = pickfs(["merge", str(results_file(tmp_path / "o")), "--results", str(f)], capsys)  # and a write
+    assert code == 2 and said in err, err
+    assert state(f.parent) == before

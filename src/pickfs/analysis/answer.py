@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass, replace
+
+from pickfs.analysis.margin import most_needed, open_comparisons
 from pickfs.analysis.views import WorkloadView
+from pickfs.stats.decision import ALPHA, contrast
+from pickfs.stats.weather import Fit
 
 
 def recommended(view: WorkloadView) -> str | None:
@@ -14,3 +20,57 @@ def recommended(view: WorkloadView) -> str | None:
         d = view.race.decision
         return d.answer if d.settled else None
     return view.choice.chosen.cell.config.name if view.choice else None
+
+
+@dataclass(frozen=True)
+class Contender:
+    """A safe configuration against the preferred one: its speed factor (contender / preferred) with its 95%
+    interval, and where it stands: 'within' the margin (settled: the preferred stays), 'at' the margin (not
+    settled), 'out' (slower than another by more than the margin)."""
+
+    name: str
+    factor: float
+    low: float
+    high: float
+    standing: str
+
+
+@dataclass(frozen=True)
+class Finding:
+    """A race's answer as one finding, settled or not: the preferred configuration (the first candidate in the
+    decision's order that is not out), every safe contender's factor against it, and, when unsettled, what would
+    settle it: more time at the current rate (None: at the margin, no amount of time is likely to) or a wider
+    margin."""
+
+    preferred: str
+    settled: bool
+    margin: float
+    contenders: tuple[Contender, ...]
+    more_s: float | None
+    wider: float | None
+
+
+def _contender(fit: Fit, name: str, preferred: str, standing: str) -> Contender | None:
+    c = contrast(fit, name, preferred)
+    if c is None:
+        return None
+    lo, hi = c.interval(0.95)
+    return Contender(name, math.exp(c.est), math.exp(lo), math.exp(hi), standing)
+
+
+def finding(view: WorkloadView) -> Finding | None:
+    """The race's finding (None: not a race, or no safe configuration to prefer)."""
+    race = view.race
+    preferred = race.decision.answer if race is not None else None
+    if race is None or preferred is None:
+        return None
+    d = race.decision
+    safe = {r.cell.config.name for r in view.rows if not r.unsafe}
+    listed = ([(n, "within") for n, _ in d.decided if n in safe] + [(n, "at") for n in d.undecided]
+              + [(n, "out") for n, _ in d.out])
+    contenders = tuple(c for n, s in listed if (c := _contender(race.fit, n, preferred, s)) is not None)
+    if d.settled:
+        return Finding(preferred, True, d.margin, contenders, None, None)
+    opened = open_comparisons(race.fit, replace(d, pending=()), None, d.margin, 0.0, race.minutes * 60, ALPHA)
+    more, wider = most_needed(opened)
+    return Finding(preferred, False, d.margin, contenders, more, wider)

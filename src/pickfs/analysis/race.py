@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
+from pickfs.fsfacts import facts_of
 from pickfs.model import FsConfig, Method, Trial
 from pickfs.stats.decision import ALPHA, Decision, decide, preference, standing_order
 from pickfs.stats.paired import Obs, primary_value
@@ -48,7 +49,8 @@ def race_roles(entrants: Sequence[Entrant], baseline: str | None) -> Roles:
     refs = frozenset(e.config.name for e in entrants if e.reference)
     safe = sorted((e for e in entrants if not e.unsafe and not e.reference), key=lambda e: e.index)
     order = tuple(standing_order([e.config.name for e in safe],
-                                 {e.config.name: (not e.crash_clean, *preference(e.config)) for e in safe}))
+                                 {e.config.name: (not e.crash_clean, *preference(e.config, facts_of(e.config.fstype)))
+                                  for e in safe}))
     names = [e.config.name for e in entrants]
     base = baseline if baseline in names else (names[0] if names else None)
     return Roles(order, tuple(n for n in names if n not in order), base, refs,

@@ -14,9 +14,15 @@ filesystem over a legacy format (ext2, ext3), then the fewest settings changed, 
 from __future__ import annotations
 
 from pickfs.analysis.views import Choice, Row, WorkloadView, pair
-from pickfs.fsfacts import has_filesystem
+from pickfs.fsfacts import facts_of, has_filesystem
+from pickfs.model import FsConfig
 from pickfs.stats.compare import ALPHA, Comparison, holm
-from pickfs.stats.decision import LEGACY, is_distribution_default, settings_changed
+from pickfs.stats.decision import is_distribution_default, settings_changed
+
+
+def distribution_default(config: FsConfig) -> bool:
+    """Is the configuration the distribution's default: its type's facts say so (pickfs.fsfacts), nothing changed?"""
+    return is_distribution_default(config, facts_of(config.fstype))
 
 
 def score(row: Row, view: WorkloadView) -> float:
@@ -77,14 +83,14 @@ def tie_break(tied: list[Row], view: WorkloadView) -> tuple[Row, str]:
         return settings_changed(r.cell.config)
 
     def legacy(r: Row) -> bool:
-        return r.cell.config.fstype in LEGACY
+        return facts_of(r.cell.config.fstype).legacy
 
-    ranked = sorted(tied, key=lambda r: (not crash_clean(r), not is_distribution_default(r.cell.config),
+    ranked = sorted(tied, key=lambda r: (not crash_clean(r), not distribution_default(r.cell.config),
                                          legacy(r), changed(r), -score(r, view)))
     best, runner = ranked[0], ranked[1]
     if crash_clean(best) and not crash_clean(runner):
         why = f"it is the safest of them ({best.crash.verdict() if best.crash else ''} of a crash test)"
-    elif is_distribution_default(best.cell.config) and not is_distribution_default(runner.cell.config):
+    elif distribution_default(best.cell.config) and not distribution_default(runner.cell.config):
         why = "it is the distribution's default (plain ext4): nothing to tune or to explain"
     elif not legacy(best) and legacy(runner):
         why = f"it is a current filesystem, where {runner.cell.config.fstype} is a legacy format"

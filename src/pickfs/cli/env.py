@@ -17,6 +17,7 @@ from pickfs.cli.examples import examples
 from pickfs.errors import NotFound, PlanError
 from pickfs.fingerprint import fingerprint
 from pickfs.report.envdiff import diff
+from pickfs.report.json_text import strict_json
 from pickfs.safepaths import check_target, read_small, write_file
 
 MAX_FINGERPRINT = 1024**2  # bytes: a fingerprint is a few hundred keys
@@ -119,7 +120,7 @@ def command(path: str | None, json_path: Path | None, workdir: str, results_path
         check_target(json_path, "--json")  # before the fingerprint is taken: a path that cannot take it, said first
     fp = fingerprint(path or "/")
     if json_path:
-        text = json.dumps(fp, indent=1) + "\n"
+        text = strict_json(fp, indent=1)
         if str(json_path) == "-":
             click.echo(text, nl=False)
             return

@@ -42,7 +42,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "run": ("pickfs.cli.run", "Build each configuration for real and run the workloads on it."),
     "crashtest": ("pickfs.cli.crashtest", "Record every write and flush of each configuration while a database "
                                           "commits, then rebuild the disk as a power cut could have left it."),
-    "results": ("pickfs.cli.results", "List the saved runs."),
+    "results": ("pickfs.cli.results", "List the saved runs, each with its answer."),
     "report": ("pickfs.cli.report", "Show a saved run (an id, a unique prefix, or 'latest')."),
     "compare": ("pickfs.cli.compare", "Matching cells of two runs side by side, with ratios and significance."),
     "env": ("pickfs.cli.env", "Fingerprint the storage stack under PATH (default /), or: env diff A B."),

@@ -15,12 +15,13 @@ from pickfs.analysis.run import AnalysedRun, analyse, analysed
 from pickfs.cli.common import read_store, results_option, workdir_option
 from pickfs.cli.examples import examples
 from pickfs.cli.fleet import report_fleet
+from pickfs.engine.runlock import RunLive, is_live
 from pickfs.errors import PlanError, UntrustedPath
 from pickfs.model import RunRecord
 from pickfs.report.csv_export import render_csv, render_table_csv
 from pickfs.report.json_export import render_json
 from pickfs.report.markdown import render_markdown
-from pickfs.report.terminal import render_run, terse_lines
+from pickfs.report.terminal import live_line, render_run, terse_lines
 from pickfs.safepaths import check_own_dir, check_target, own_dir, resolve, write_file
 from pickfs.store import ResultStore
 from pickfs.units import has_control
@@ -62,8 +63,8 @@ def _suffix(fmt: str) -> str:
 
 def check_export_targets(targets: dict[str, Path | None]) -> None:
     """Before anything runs: every export path can be written (its directory exists and is reached without
-    another user's link, the path itself is not a directory, a device or such a link), so a long run never
-    ends on a path that cannot take its report."""
+    another user's link, the name is not a directory or a device; a link there is replaced, never followed), so
+    a long run never ends on a path that cannot take its report."""
     seen: dict[str, str] = {}
     for fmt, path in targets.items():
         if path is None or str(path) == "-":
@@ -76,7 +77,7 @@ def check_export_targets(targets: dict[str, Path | None]) -> None:
             real = check_target(path, flag)
         except UntrustedPath as exc:
             raise PlanError(exc.message, exc.hint) from None
-        if not os.access(real.parent, os.W_OK | os.X_OK) or (real.exists() and not os.access(real, os.W_OK)):
+        if not os.access(real.parent, os.W_OK | os.X_OK):  # the file is renamed onto the name: its directory's say
             raise PlanError(f"{flag} {path} cannot be written (permission denied)",
                             "name a file in a directory you can write to")
         key = str(real)
@@ -165,7 +166,7 @@ def write_site(store: ResultStore, path: Path) -> None:
         if not SITE_NAME.fullmatch(name):  # a run id read from the file names a page: never a path
             raise PlanError(f"--site: a run in {store.path} would name the page {name!r}",
                             "leave that results file out of the site")
-        write_file(real / name, text.encode(), "--site", replace_link=True)  # a directory pickfs made
+        write_file(real / name, text.encode(), "--site")
     console.info(f"site of {len(records)} run(s) written to {path / 'index.html'}")
 
 
@@ -204,9 +205,25 @@ def command(run: str, explain: bool, quiet: bool, site: Path | None, workdir: st
         return
     # --- end fleet
     analysis = analyse(store.load(run))  # once, for every format shown or written
+    live = analysis.record.status == "running" and is_live(Path(workdir), analysis.record.id)
+    if live:
+        check_measured(store, analysis)
     if quiet:
-        for line in terse_lines(analysis):
+        if live:
+            console.info(live_line(analysis))
+        for line in terse_lines(analysis, live=live):
             console.plain(line)
     elif not any(targets.values()):  # a file asked for is the output: the tables are not printed as well
-        console.show(render_run(analysis, explain=explain))
+        console.show(render_run(analysis, explain=explain, live=live))
     write_exports(analysis, targets)
+
+
+def check_measured(store: ResultStore, analysis: AnalysedRun) -> None:
+    """A run still being executed that has measured nothing yet has nothing to report: refused (exit 2), naming
+    the latest run that ended, if there is one."""
+    if any(v.measured for v in analysis.views):
+        return
+    run_id = analysis.record.id
+    ended = [r.id for r in store.list_runs() if r.status != "running" and r.id != run_id]
+    hint = f"report the latest run that ended: pickfs report {ended[-1]}" if ended else "wait for its first slices"
+    raise RunLive(f"run {run_id} is still running and has measured nothing yet", hint)

@@ -11,6 +11,7 @@ import click
 from pickfs import console
 from pickfs.cli.common import clean_orphans, ledger_for, open_store, require_root, results_option, workdir_option
 from pickfs.cli.examples import examples
+from pickfs.cli.report import check_export_targets
 from pickfs.cli.run import parse_max_time, parse_share, workload_specs
 from pickfs.errors import EXIT_INTERRUPTED, PlanError
 from pickfs.model import WorkloadSpec
@@ -18,6 +19,7 @@ from pickfs.report.search_json import render_json
 from pickfs.report.search_text import render
 from pickfs.risks import database_of
 from pickfs.run_console import ProgressObserver
+from pickfs.safepaths import write_file
 from pickfs.search.design import screening
 from pickfs.search.driver import MIN_STAGE_S, SearchResult, run_search
 from pickfs.search.facts import gather
@@ -112,7 +114,7 @@ def show_space(space: Space, sample: int, seed: int) -> None:
 @click.option("--size", help="image size, e.g. 4G [sized to the workload's data]")
 @click.option("--slice", help="length of one slice, e.g. 1s [the workload's own]")
 @click.option("--seed", type=int, help="seed of the screening's random sample and the rounds' order [1]")
-@click.option("--json", "json_path", type=click.Path(path_type=Path), help="also write the result as JSON to this file")
+@click.option("--json", "json_path", type=click.Path(path_type=Path), help="also write the result as JSON to this file ('-': stdout)")
 @click.option("--resume", help="continue an interrupted search (its id), keeping everything measured")
 @click.option("--dry-run", is_flag=True, help="show the space, what this machine lacks and the screening; build nothing")
 @workdir_option
@@ -124,6 +126,7 @@ def command(**o: Any) -> None:
     values that helped combined around the leaders, then the leaders against the distribution's default
     and the safe presets: each stage a race of real filesystems, every slice saved.
     """
+    check_export_targets({"json": o["json_path"]})  # before anything runs: a path that cannot take the answer
     if o["resume"]:
         state = load_state(o["workdir"], o["resume"])
     else:
@@ -152,8 +155,10 @@ def command(**o: Any) -> None:
     d = to_dict(state.id, result, spec, database_of(spec), request,
                 presets_not_raced() if request["presets"] else ())
     console.show(render(d))
-    if o["json_path"]:
-        Path(o["json_path"]).write_text(render_json(d))
+    if o["json_path"] and str(o["json_path"]) == "-":
+        click.echo(render_json(d), nl=False)
+    elif o["json_path"]:
+        write_file(o["json_path"], render_json(d).encode(), "--json")
         console.info(f"wrote {o['json_path']}")
     console.info(f"each stage is a run in {store.path}: pickfs report RUN shows one in full")
 

@@ -12,7 +12,10 @@ configuration (stats/weather.py):
 - when what limits the undecided comparisons is the spread from one mkfs to the next rather than
   the slices, and the budget has room, a new block is stood up for the configurations still in
   the rotation only;
-- the race stops when the decision is settled and every factor known, or at the time budget.
+- the race stops when the decision is settled and every factor known, or at the time budget;
+- it stops early when it cannot settle within its budget at the current rate (analysis/margin.py): after
+  the fewest rounds to project from, every comparison still open would need, at its most hopeful reading,
+  more than twice the time left; the run's notes say so, with the time it would need.
 """
 
 from __future__ import annotations
@@ -22,7 +25,8 @@ import time
 from collections import defaultdict
 from contextlib import ExitStack
 
-from pickfs.analysis.race import Entrant, Roles, judge, race_roles, race_series
+from pickfs.analysis.margin import Hopeless, cannot_settle, margin_words
+from pickfs.analysis.race import Entrant, Roles, judge, race_roles, race_series, race_target
 from pickfs.engine.schedule import RoundBudget, auto_blocks, round_budget, round_order, standing_up_order
 from pickfs.engine.sidebyside import Member, SideBySide, SliceFailed, is_reference, why_failed
 from pickfs.errors import PickfsError, ResultsWriteFailed
@@ -195,7 +199,7 @@ class Race:
             done, widest = False, None
             if rounds_done >= budget.min_rounds and not budget.fixed:
                 members, done, widest, grew = self._after_round(stack, members, history, failed, round_no,
-                                                                since_block, deadline, round_s)
+                                                                since_block, deadline, round_s, rounds_done)
                 since_block = 0 if grew else since_block
             self.sbs.observer.round_finished(self.label, 0, round_no, widest)  # counted as the notes count them
             if not budget.another_round(rounds_done, done, time.monotonic(), deadline, round_s,
@@ -216,8 +220,9 @@ class Race:
 
     def _after_round(self, stack: ExitStack, members: list[Member], history: list[Trial], failed: set[int],
                      round_no: int, since_block: int, deadline: float,
-                     round_s: float) -> tuple[list[Member], bool, float | None, bool]:
-        """Decide; let the decided leave; stand up a new block for the rest when images limit them."""
+                     round_s: float, rounds_done: int) -> tuple[list[Member], bool, float | None, bool]:
+        """Decide; let the decided leave; stop when the race cannot settle in its budget; stand up a new block
+        for the rest when images limit them."""
         judged = self.judge(history, failed)
         if judged is None:
             return members, False, None, False
@@ -234,6 +239,15 @@ class Race:
         widest = _widest(f, decision, r)
         if decision.done or not members:
             return members, True, widest, False
+        m = self.plan.method
+        left = deadline - time.monotonic()
+        hopeless = cannot_settle(f, decision, r.baseline, m.margin, race_target(m), _span(history), left,
+                                 rounds_done, RACE_ALPHA)
+        if hopeless is not None:
+            text = stop_note(self.label, round_no, m.margin, hopeless)
+            self.sbs.observer.note(text)
+            self.sbs.store.add_note(self.sbs.run_id, text)
+            return members, True, widest, False
         grew = False
         names = sorted({x.cell.config.name for x in members}, key=lambda n: self.by_name[n].index)
         per_image = len(history) / max(sum(self.next_image.values()), 1)
@@ -249,6 +263,25 @@ class Race:
                 self.standing += added
                 grew = True
         return members, False, widest, grew
+
+
+def _span(history: list[Trial]) -> float:
+    """The seconds the race has measured for, from its first slice to the end of its last."""
+    if not history:
+        return 0.0
+    return max(t.started + t.elapsed_s for t in history) - min(t.started for t in history)
+
+
+def _minutes(seconds: float) -> str:
+    return f"{seconds / 60:.0f} min" if seconds >= 90 else f"{seconds:.0f} s"
+
+
+def stop_note(label: str, round_no: int, margin: float, hopeless: Hopeless) -> str:
+    """Why a race stopped before its budget, with the time each open comparison would need (pure)."""
+    needs = "; ".join(f"{name}: no amount of time is likely to settle it at this margin" if more is None
+                      else f"{name}: about {_minutes(more)} more" for name, more in hopeless.needs)
+    return (f"{label}: the race stops after round {round_no} with {_minutes(hopeless.left_s)} of its budget left: "
+            f"at a {margin_words(margin)} margin it cannot settle within the budget at the current rate ({needs})")
 
 
 def _rounds(history: list[Trial]) -> int:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import html
 import itertools
-import json
 import math
 import time
 from collections.abc import Sequence
@@ -26,6 +25,7 @@ from rich.text import Text
 from pickfs.analysis.run import AnalysedRun, analyse
 from pickfs.model import MetricDef, RunRecord
 from pickfs.report.envdiff import Difference, diff
+from pickfs.report.json_text import strict_json
 from pickfs.report.text import fmt_p, fmt_value
 from pickfs.stats.compare import ALPHA, Comparison, compare, holm
 
@@ -349,4 +349,4 @@ def render_fleet_json(view: FleetView) -> str:
         "storage_differences": {f"{a} -> {b}": [{"key": d.key, "a": d.a, "b": d.b, "storage": d.storage} for d in ds]
                                 for (a, b), ds in view.env_diffs.items()},
     }
-    return json.dumps(doc, indent=1) + "\n"
+    return strict_json(doc, indent=1)

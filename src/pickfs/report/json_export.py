@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict
 from typing import Any
 
-from pickfs.analysis.answer import recommended
+from pickfs.analysis.answer import finding, recommended
 from pickfs.analysis.run import AnalysedRun, analysed
 from pickfs.analysis.views import WorkloadView, summary_dict
 from pickfs.model import RunRecord
 from pickfs.report.disturbance import disturbance_dict
+from pickfs.report.json_text import strict_json
 from pickfs.report.latency import latency_dict
 from pickfs.report.recommend import recommend
 from pickfs.report.table import build_table
@@ -117,14 +117,22 @@ def run_to_dict(run: RunRecord | AnalysedRun) -> dict[str, Any]:
 
 def answer_dict(view: WorkloadView) -> dict[str, Any]:
     """A workload's answer for the JSON export: decided or not, the configuration, the reason in words,
-    and for a race its margin, the configurations it could not decide between, and who left when."""
+    and for a race its margin, the preferred configuration (settled or not), each contender's speed factor
+    against it with its 95% interval and standing at the margin ('within', 'at', 'out'), what would settle an
+    unsettled one (more seconds at the current rate, null when at the margin; or a wider margin), the
+    configurations it could not decide between, and who left when."""
     sentences = recommend(view)
     out: dict[str, Any] = {"workload": view.label, "answer": recommended(view), "reason": " ".join(sentences)}
     if view.race is None:
         out["decided"] = out["answer"] is not None
         return out
     d = view.race.decision
+    f = finding(view)
     out.update({"decided": d.settled and d.answer is not None, "margin": d.margin,
+                "preferred": f.preferred if f else None, "settled": f.settled if f else d.settled,
+                "contenders": [{"config": c.name, "factor": c.factor, "ci_low": c.low, "ci_high": c.high,
+                                "standing": c.standing} for c in f.contenders] if f else [],
+                "would_settle": ({"more_seconds": f.more_s, "margin": f.wider} if f and not f.settled else None),
                 "undecided_between": list(d.tied) if not d.settled else [],
                 "left_the_race": [{"config": n, "after_round": r + 1, "why": why} for n, r, why in view.race.left],
                 "baseline_images": list(view.race.baseline_images), "minutes": view.race.minutes})
@@ -132,4 +140,4 @@ def answer_dict(view: WorkloadView) -> dict[str, Any]:
 
 
 def render_json(run: RunRecord | AnalysedRun) -> str:
-    return json.dumps(run_to_dict(run), indent=2, sort_keys=False) + "\n"
+    return strict_json(run_to_dict(run))

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import math
 
+from pickfs.analysis.answer import Finding, finding
+from pickfs.analysis.margin import margin_words
 from pickfs.analysis.views import Row, WorkloadView
+from pickfs.analysis.whole import distribution_default
 from pickfs.fsfacts import is_reference
 from pickfs.report.text import fmt_with_unit, speed_words
 from pickfs.stats.compare import Comparison
-from pickfs.stats.decision import contrast, is_distribution_default
-
-LONGER = "run longer (e.g. --max-time 20m) or accept a wider margin (e.g. --margin 10%)"
+from pickfs.stats.decision import contrast
 
 
 def _row(view: WorkloadView, name: str) -> Row:
@@ -37,43 +38,82 @@ def _lost(view: WorkloadView) -> str:
     return "acknowledged commits" if view.commits else "data written"
 
 
-def _why_answer(view: WorkloadView, answer: str) -> str:
-    """Why the answer, in a clause."""
-    assert view.race is not None
-    d = view.race.decision
-    margin = f"{d.margin:.0%}"
-    beaten = [n for n, _ in d.out]
-    close = [n for n, _ in d.decided if n in {r.cell.config.name for r in view.rows if not r.unsafe}]
-    parts = []
-    if beaten:
-        parts.append(f"it is faster than {', '.join(beaten)} by more than the {margin} margin")
-    if close:
-        pref = ("the distribution's default" if is_distribution_default(_row(view, answer).cell.config)
-                else "the plainer choice")
-        parts.append(f"no other safe configuration is faster than it by more than the {margin} margin "
-                     f"({'; '.join(f'{n} {against(view, n, answer)}' for n in close)}), and within the margin "
-                     f"{pref} is preferred")
-    return "; ".join(parts) if parts else f"the only configuration with no setting known to lose {_lost(view)}"
+def _preferred_why(view: WorkloadView, preferred: str, contenders: int) -> str:
+    """Why this one is preferred, in a few words."""
+    if distribution_default(_row(view, preferred).cell.config):
+        return "the distribution's default"
+    if contenders:
+        return "the plainer choice"
+    return f"the only configuration with no setting known to lose {_lost(view)}"
+
+
+def _factors(view: WorkloadView, names: list[str], preferred: str, about: bool) -> str:
+    said = [f"{n} {'about ' if about else ''}{against(view, n, preferred)}" for n in names]
+    return said[0] if len(said) == 1 else ", ".join(said[:-1]) + f" and {said[-1]}"
+
+
+def _names(names: list[str]) -> str:
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + f" and {names[-1]}"
+
+
+def _duration(seconds: float) -> str:
+    """'about 20 more minutes', 'about 3 more hours'."""
+    minutes = seconds / 60
+    if minutes < 1.5:
+        return "about a minute more"
+    if minutes < 60:
+        step = 5 if minutes >= 15 else 1
+        return f"about {step * round(minutes / step)} more minutes"
+    hours = minutes / 60
+    if hours < 1.5:
+        return "about an hour more"
+    return f"about {hours:.0f} more hours" if hours < 48 else "more than two days more"
+
+
+def _took(minutes: float) -> str:
+    return f"{minutes:.0f} min" if minutes >= 1 else f"{minutes * 60:.0f} s"
+
+
+def settle_words(f: Finding, minutes: float) -> str:
+    """What would settle an unsettled finding: more time at the current rate, or a wider margin."""
+    wider = f"a {f.wider:.0%} margin (--margin {f.wider:.0%})" if f.wider is not None else "a wider margin"
+    if f.more_s is None:
+        return f"no amount of time is likely to settle it, {wider} would"
+    total = math.ceil((minutes + f.more_s / 60) / 5) * 5
+    return f"{_duration(f.more_s)} (--max-time {total}m) or {wider} would settle it"
 
 
 def decided_sentence(view: WorkloadView) -> str:
+    """The race's finding in one sentence, worded alike settled or not: the preferred configuration, every safe
+    contender's factor against it with its interval and where it stands at the margin, and, when unsettled, what
+    would settle it."""
     assert view.race is not None
     d, minutes = view.race.decision, view.race.minutes
-    if d.settled and d.answer:
-        row = _row(view, d.answer)
-        tested = f", {row.crash.verdict()} of a crash test" if row.crash and not row.crash.error else ""
-        return f"{view.label}: use {d.answer} ({_figure(row)}{tested}): {_why_answer(view, d.answer)}."
-    if not d.answer:
+    f = finding(view)
+    if f is None:
         return (f"{view.label}: every configuration measured has a setting that can lose {_lost(view)} on a "
                 "power cut; add one with safe settings (such as plain ext4 or xfs) to compare.")
-    others = "; ".join(f"{n} {against(view, n, d.answer)}" for n in d.undecided)
-    names = ", ".join(d.tied[:-1]) + f" and {d.tied[-1]}"
-    took = f"{minutes:.0f} min" if minutes >= 1 else f"{minutes * 60:.0f} s"
+    row = _row(view, f.preferred)
+    tested = f", {row.crash.verdict()} of a crash test" if row.crash and not row.crash.error else ""
+    margin = margin_words(f.margin)
+    standing = {s: [c.name for c in f.contenders if c.standing == s] for s in ("within", "at", "out")}
+    why = _preferred_why(view, f.preferred, len(f.contenders))
+    head = (f"{view.label}: use {f.preferred}, {why} ({_figure(row)}{tested})" if f.settled else
+            f"{view.label}: {f.preferred}, {why} ({_figure(row)}{tested}), is preferred but not settled in "
+            f"{_took(minutes)}")
+    parts = [head]
+    if standing["out"]:
+        verb = "is" if len(standing["out"]) == 1 else "are"
+        parts.append(f"{_names(standing['out'])} {verb} out, slower by more than the {margin} margin")
+    if standing["within"]:
+        parts.append(f"{_factors(view, standing['within'], f.preferred, False)}, within your {margin} margin")
+    if standing["at"]:
+        parts.append(f"{_factors(view, standing['at'], f.preferred, True)}, at your {margin} margin: "
+                     f"{settle_words(f, minutes)}")
     # a preferred configuration that is out: why, since the table's simultaneous intervals are wider
     preferred_out = "".join(f" {n} is out: {why}." for n, why in d.out
-                            if is_distribution_default(_row(view, n).cell.config))
-    return (f"{view.label}: could not decide between {names} on this machine in {took} at a "
-            f"{d.margin:.0%} margin (against {d.answer}: {others}); {LONGER}.{preferred_out}")
+                            if distribution_default(_row(view, n).cell.config))
+    return "; ".join(parts) + "." + preferred_out
 
 
 def price_sentence(view: WorkloadView) -> str:

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
+
+from pickfs.report.json_text import strict_json
 
 SCHEMA = 1
 
 
 def render_json(d: Mapping[str, Any]) -> str:
-    return json.dumps({"schema": SCHEMA, **d}, indent=2) + "\n"
+    return strict_json({"schema": SCHEMA, **d})

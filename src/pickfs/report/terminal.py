@@ -224,14 +224,28 @@ def answer_lines(tables: list[ResultTable]) -> list[Text]:
     return out
 
 
-def render_run(run: RunRecord | AnalysedRun, explain: bool = False) -> Group:
+def live_line(run: RunRecord | AnalysedRun) -> str:
+    """What a report of a run still being executed says first: how far it is, and that its figures are partial."""
+    analysis = analysed(run)
+    rows = [r for v in analysis.views for r in v.rows]
+    what = "slices" if any(r.slice_s for r in rows) else "runs"
+    done = sum(1 for t in analysis.record.trials if t.ok and t.phase == "measured")
+    return (f"still running ({done} {what} so far); partial results: the answer comes when the run ends "
+            f"(then: pickfs report {analysis.record.id})")
+
+
+def render_run(run: RunRecord | AnalysedRun, explain: bool = False, live: bool = False) -> Group:
     """The answer first, then per workload its table with the notes under it, the breakdown, the crash test, the
     method and one line of explanation per configuration that matters; explain=True adds the geometric and
-    sanitized means, every slice's figure, every explanation in full and the notes whole."""
+    sanitized means, every slice's figure, every explanation in full and the notes whole. live=True (a run another
+    pickfs is executing): first that it is still running, and no answer, whose advice (run longer) would not
+    apply to a run that has not ended."""
     analysis = analysed(run)
     record, views = analysis.record, list(analysis.views)
     tables = {v.label: build_table(v) for v in views if v.measured}
     parts: list[RenderableType] = []
+    if live:
+        parts.append(Text(live_line(analysis), style="bold yellow"))
     when = time.strftime("%Y-%m-%d %H:%M", time.localtime(record.created))
     host = record.host
     parts.append(Text(f"run {record.id} ({record.status}), {when}, {host.get('hostname', '?')}: "
@@ -242,7 +256,8 @@ def render_run(run: RunRecord | AnalysedRun, explain: bool = False) -> Group:
         parts.append(Text(busy, style="bold yellow"))
     for w in record.plan.get("warnings", []):
         parts.append(Text(f"warning: {w}", style="yellow"))
-    parts.extend(answer_lines(list(tables.values())))
+    if not live:
+        parts.extend(answer_lines(list(tables.values())))
     for view in views:
         table = tables.get(view.label)
         parts.append(Text(""))
@@ -275,6 +290,8 @@ def render_run(run: RunRecord | AnalysedRun, explain: bool = False) -> Group:
     return Group(*parts)
 
 
-def terse_lines(run: RunRecord | AnalysedRun) -> list[str]:
-    """--quiet: one line per workload measured, the configuration the run names, for scripts."""
-    return [terse(build_table(v)) for v in analysed(run).views if v.measured]
+def terse_lines(run: RunRecord | AnalysedRun, live: bool = False) -> list[str]:
+    """--quiet: one line per workload measured, the configuration the run names, for scripts; a run still being
+    executed (live) marks each line '(still running)', as an undecided one is marked '(undecided)'."""
+    lines = [terse(build_table(v)) for v in analysed(run).views if v.measured]
+    return [f"{line} (still running)" for line in lines] if live else lines

@@ -19,7 +19,6 @@ DEVICE = "/dev/DEVICE"
 DATA_DIR = "/var/lib/DATABASE"
 RUN_LENGTH = frozenset({"duration", "transactions", "scale", "rate", "clients", "threads", "arrivals",
                         "latency_limit", "warehouses", "time", "tables", "table_size"})  # not database settings
-FSCK_PASS = {"ext2": 2, "ext3": 2, "ext4": 2}  # others check themselves at mount (0)
 
 
 def setup(config: FsConfig, spec: WorkloadSpec, database: str | None) -> dict[str, Any]:
@@ -29,7 +28,7 @@ def setup(config: FsConfig, spec: WorkloadSpec, database: str | None) -> dict[st
     options = ",".join(config.mount_options) or "defaults"
     out: dict[str, Any] = {
         "mkfs": mkfs,
-        "fstab": f"{DEVICE}  {DATA_DIR}  {config.fstype}  {options}  0  {FSCK_PASS.get(config.fstype, 0)}",
+        "fstab": f"{DEVICE}  {DATA_DIR}  {config.fstype}  {options}  0  {ft.facts.fsck_pass}",
         "udev": None,
         "database": database,
         "database_settings": {k: v for k, v in sorted({**dict(spec.settings), **dict(config.database)}.items())

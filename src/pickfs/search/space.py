@@ -1,5 +1,8 @@
 """The space a search covers (pure): filesystems, each with dimensions of mkfs, mount, scheduler and database values.
 
+A filesystem type's built-in dimensions are one of its facts (pickfs.fsfacts `FsFacts.search_space`, where
+`Dimension`, `Value` and `Needs` are declared): a type that declares them is searchable by name.
+
 A dimension lists its values, the first being the default (what mkfs and mount do unasked). A candidate is
 one value of every dimension of one filesystem; its configuration (an FsConfig) is named after the
 filesystem and the values that differ from the defaults: "xfs+noatime+log128m", or "ext4+defaults".
@@ -23,6 +26,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pickfs.errors import PlanError
+from pickfs.fsfacts import DEFAULT, Dimension, Value, facts_of, searchable
 from pickfs.model import SCHEDULERS, FsConfig, WorkloadSpec
 from pickfs.risks import config_risks, risks_of
 from pickfs.stack.filesystems import check_options
@@ -30,41 +34,6 @@ from pickfs.workloads import workload_class
 
 DEFAULT_LABEL = "defaults"
 _LABEL = re.compile(r"[^A-Za-z0-9_.-]+")
-
-
-@dataclass(frozen=True)
-class Needs:
-    """A value's least versions: of the kernel, or of a tool package (name, version)."""
-
-    what: str  # "kernel" or a package: e2fsprogs, xfsprogs, btrfs-progs
-    version: tuple[int, ...]
-
-    def words(self) -> str:
-        return f"{self.what} {'.'.join(map(str, self.version))}"
-
-
-@dataclass(frozen=True)
-class Value:
-    label: str  # "" for a dimension's default
-    mkfs: tuple[str, ...] = ()
-    mount: tuple[str, ...] = ()
-    scheduler: str | None = None
-    needs: tuple[Needs, ...] = ()
-    database: tuple[tuple[str, str], ...] = ()  # workload settings, e.g. (("journal_mode", "DELETE"),)
-
-    @property
-    def words(self) -> str:
-        db = " ".join(f"{k}={v}" for k, v in self.database)
-        parts = [*(f"mkfs {' '.join(self.mkfs)}",) * bool(self.mkfs), *(f"mount {','.join(self.mount)}",) *
-                 bool(self.mount), *(f"scheduler {self.scheduler}",) * bool(self.scheduler),
-                 *(f"database {db}",) * bool(db)]
-        return "; ".join(parts) or "the default"
-
-
-@dataclass(frozen=True)
-class Dimension:
-    name: str
-    values: tuple[Value, ...]  # the first is the default
 
 
 @dataclass(frozen=True)
@@ -154,47 +123,7 @@ class Space:
         return [self.config(c) for c in self.candidates() if self.allowed(c)]
 
 
-# --- the built-in spaces ---------------------------------------------------------------------------------
-def _v(label: str, mkfs: Sequence[str] = (), mount: Sequence[str] = (), needs: Sequence[Needs] = ()) -> Value:
-    return Value(label, tuple(mkfs), tuple(mount), None, tuple(needs))
-
-
-DEFAULT = Value("")
-SCHEDULER_DIMENSION = Dimension("scheduler", (Value("", scheduler="none"), Value("mq-deadline", scheduler="mq-deadline")))
-ATIME = Dimension("atime", (DEFAULT, _v("noatime", mount=("noatime",))))
-
-BUILT_IN: dict[str, tuple[Dimension, ...]] = {
-    "ext4": (
-        Dimension("journal size", (DEFAULT, _v("journal256m", mkfs=("-J", "size=256")))),
-        Dimension("fast commit", (DEFAULT, _v("fastcommit", mkfs=("-O", "fast_commit"),
-                                               needs=(Needs("kernel", (5, 10)), Needs("e2fsprogs", (1, 46)))))),
-        ATIME,
-        Dimension("commit interval", (DEFAULT, _v("commit30", mount=("commit=30",)))),
-        Dimension("data mode", (DEFAULT, _v("data-journal", mount=("data=journal",)),
-                                _v("data-writeback", mount=("data=writeback",)))),
-        Dimension("delayed allocation", (DEFAULT, _v("nodelalloc", mount=("nodelalloc",)))),
-        Dimension("barriers", (DEFAULT, _v("nobarrier", mount=("nobarrier",)))),
-        SCHEDULER_DIMENSION,
-    ),
-    "xfs": (
-        Dimension("log size", (DEFAULT, _v("log128m", mkfs=("-l", "size=128m")))),
-        Dimension("allocation groups", (DEFAULT, _v("agcount16", mkfs=("-d", "agcount=16")))),
-        Dimension("reflink", (DEFAULT, _v("noreflink", mkfs=("-m", "reflink=0"), needs=(Needs("xfsprogs", (4, 16)),)))),
-        ATIME,
-        Dimension("log buffer size", (DEFAULT, _v("logbsize256k", mount=("logbsize=256k",)))),
-        SCHEDULER_DIMENSION,
-    ),
-    "btrfs": (
-        Dimension("node size", (DEFAULT, _v("nodesize32k", mkfs=("-n", "32768")))),
-        Dimension("compression", (DEFAULT, _v("lzo", mount=("compress=lzo",)),
-                                  _v("zstd", mount=("compress=zstd",), needs=(Needs("kernel", (4, 14)),)))),
-        ATIME,
-        Dimension("commit interval", (DEFAULT, _v("commit30", mount=("commit=30",)))),
-        SCHEDULER_DIMENSION,
-    ),
-}
-
-
+# --- the built-in spaces: each type's own (pickfs.fsfacts), and the database's ---------------------------------
 # the database's own settings per workload: (dimension, setting, the values to try); the workload's own value
 # of the setting is the dimension's default, the others its values
 BUILT_IN_DATABASE: dict[str, tuple[tuple[str, str, tuple[str, ...]], ...]] = {
@@ -216,16 +145,18 @@ def database_dimensions(spec: WorkloadSpec | None) -> tuple[Dimension, ...]:
     return tuple(out)
 
 
-def built_in(fstypes: Sequence[str] = ("ext4", "xfs", "btrfs"), unsafe: bool = False,
+def built_in(fstypes: Sequence[str] | None = None, unsafe: bool = False,
              workload: WorkloadSpec | None = None, backend: str | None = None) -> Space:
-    """The built-in spaces of `fstypes`, each with the workload's built-in database dimensions (if any)."""
-    unknown = [f for f in fstypes if f not in BUILT_IN]
+    """The built-in spaces of `fstypes` (every type that declares one, when None), each with the workload's
+    built-in database dimensions (if any)."""
+    fstypes = searchable() if fstypes is None else fstypes
+    unknown = [f for f in fstypes if not facts_of(f).search_space]
     if unknown:
         raise PlanError(f"no built-in search space for {', '.join(unknown)}",
-                        f"built-in spaces: {', '.join(BUILT_IN)}; declare others in the plan's [search] section")
+                        f"built-in spaces: {', '.join(searchable())}; declare others in the plan's [search] section")
     db = database_dimensions(workload)
-    return Space(tuple(checked_options(FsSpace(f, (*BUILT_IN[f], *db))) for f in fstypes), unsafe=unsafe, workload=workload,
-                 backend=backend)
+    return Space(tuple(checked_options(FsSpace(f, (*facts_of(f).search_space, *db))) for f in fstypes), unsafe=unsafe,
+                 workload=workload, backend=backend)
 
 
 # --- a declared space: the plan's [search] section -------------------------------------------------------
@@ -297,13 +228,13 @@ def from_table(t: Mapping[str, Any], workload: WorkloadSpec | None = None, backe
     """The plan's [search] section: filesystems (their built-in spaces), unsafe, scheduler values (for every
     filesystem), [search.<fstype>] tables of dimensions that replace a filesystem's built-in ones, and a
     [search.database] table of database settings for every filesystem (the workload's built-in ones if absent)."""
-    allowed = {"filesystems", "unsafe", "scheduler", *BUILT_IN, "sample", "database"}
+    allowed = {"filesystems", "unsafe", "scheduler", *searchable(), "sample", "database"}
     extra = sorted(k for k in t if k not in allowed and not isinstance(t[k], dict))
     if extra:
         raise PlanError(f"[search] has no setting {', '.join(extra)}",
                         "its settings: filesystems, unsafe, scheduler, sample, a [search.FSTYPE] table per "
                         "filesystem and a [search.database] table")
-    fstypes = t.get("filesystems", [k for k in t if isinstance(t[k], dict) and k != "database"] or list(BUILT_IN))
+    fstypes = t.get("filesystems", [k for k in t if isinstance(t[k], dict) and k != "database"] or list(searchable()))
     if not isinstance(fstypes, list) or not fstypes or not all(isinstance(f, str) for f in fstypes):
         raise PlanError("[search] filesystems must be a list of names", 'e.g. filesystems = ["ext4", "xfs"]')
     unsafe = t.get("unsafe", False)
@@ -315,7 +246,7 @@ def from_table(t: Mapping[str, Any], workload: WorkloadSpec | None = None, backe
         declared = t.get(fstype)
         if declared is not None and not isinstance(declared, dict):
             raise PlanError(f"[search] {fstype} must be a table of dimensions", f'e.g. [search.{fstype}] atime = ["", "mount:noatime"]')
-        dims = {d.name: d for d in BUILT_IN.get(fstype, ())} if declared is None else {}
+        dims = {d.name: d for d in facts_of(fstype).search_space} if declared is None else {}
         for name, values in (declared or {}).items():
             dims[name] = _dimension(name, values, f"[search.{fstype}]")
         if "scheduler" in t:

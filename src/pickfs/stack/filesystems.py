@@ -4,8 +4,10 @@ One `FsType` per type in `KNOWN` carries every fact the rest of pickfs asks abou
 (a filesystem made on a block device, one in memory, or the block device itself), its mkfs, how its
 kernel driver names it, its read-only check (fsck) and how to read what that said, the tool that
 counts its free space's fragments, its journal (thread and counters), the kernel threads that serve
-it without naming the device, the grammar of its mkfs and mount options, and whether it is a reference rather than a candidate. Code elsewhere
-asks the type (`fs_type(name)`), never compares the name with a string.
+it without naming the device, the grammar of its mkfs and mount options, whether it is a reference rather than a
+candidate, and (`facts`, from pickfs.fsfacts, where the analysis reads them too) how it ranks as the distribution's
+default or a legacy format, its fstab fsck pass, its journal and its search space. Code elsewhere asks the type
+(`fs_type(name)`), never compares the name with a string.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pickfs.errors import PlanError
-from pickfs.fsfacts import JBD2, XFS_LOG, Journal, has_filesystem, in_memory, is_reference
+from pickfs.fsfacts import JBD2, XFS_LOG, FsFacts, Journal, facts_of, has_filesystem, in_memory, is_reference
 from pickfs.fsfacts import RAW as RAW  # the raw configuration's name, for those who build it
 from pickfs.model import FsConfig
 from pickfs.stack.option_grammar import (
@@ -108,6 +110,12 @@ class FsType:
     def kernel_name(self) -> str:
         """What `mount -t` and /proc/filesystems call it."""
         return self.driver or self.name
+
+    @property
+    def facts(self) -> FsFacts:
+        """What the analysis, the search and the risks know of it (pickfs.fsfacts `FACTS`): the distribution's
+        default, a legacy format, its fstab fsck pass, its journal, its search space."""
+        return facts_of(self.name)
 
     @property
     def reference(self) -> bool:

@@ -30,6 +30,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from scipy import stats as sps
 
@@ -42,12 +43,21 @@ MARGIN = 0.05  # the default practical margin
 # Decisions during the race are taken at 1% (one-sided): the race looks after every round, and a stricter
 # level keeps low the chance of letting a configuration go on early noise; the report decides at ALPHA.
 RACE_ALPHA = 0.01
-DISTRIBUTION_DEFAULT = "ext4"
-LEGACY = ("ext2", "ext3")  # older on-disk formats, kept for compatibility (the ext4 driver runs them)
 
 
-def is_distribution_default(config: FsConfig) -> bool:
-    return (config.fstype == DISTRIBUTION_DEFAULT and not config.mkfs_options and not config.mount_options
+class TypeFacts(Protocol):
+    """What the preference asks of a configuration's filesystem type. The caller passes it (pickfs.fsfacts
+    `facts_of(config.fstype)`), so that stats/ imports only the model and a new type's facts are honoured."""
+
+    @property
+    def distribution_default(self) -> bool: ...  # what the distribution installs (plain ext4)
+
+    @property
+    def legacy(self) -> bool: ...  # an older on-disk format kept for compatibility (ext2, ext3)
+
+
+def is_distribution_default(config: FsConfig, facts: TypeFacts) -> bool:
+    return (facts.distribution_default and not config.mkfs_options and not config.mount_options
             and config.scheduler in (None, "none", "mq-deadline"))
 
 
@@ -55,10 +65,11 @@ def settings_changed(config: FsConfig) -> int:
     return len(config.mkfs_options) + len(config.mount_options) + (config.scheduler not in (None, "none", "mq-deadline"))
 
 
-def preference(config: FsConfig) -> tuple[bool, bool, int]:
+def preference(config: FsConfig, facts: TypeFacts) -> tuple[bool, bool, int]:
     """Among configurations within the margin of each other: the distribution's default first, then a
-    current format over a legacy one, then the fewest settings changed (a sort key: lower first)."""
-    return not is_distribution_default(config), config.fstype in LEGACY, settings_changed(config)
+    current format over a legacy one, then the fewest settings changed (a sort key: lower first). `facts`:
+    those of the configuration's filesystem type."""
+    return not is_distribution_default(config, facts), facts.legacy, settings_changed(config)
 
 
 @dataclass(frozen=True)

@@ -68,18 +68,19 @@ class FleetMixin:
     conn: Any
     path: Any
 
-    def _write(self, run_id: str, *statements: tuple[str, tuple[Any, ...]]) -> None:  # pragma: no cover
+    def _write(self, run_id: str, *statements: tuple[str, tuple[Any, ...]], running: bool = True) -> None:  # pragma: no cover
         raise NotImplementedError
 
     def create_fleet(self, fleet_id: str, plan: dict[str, Any], inventory: str, hosts: list[FleetHost]) -> None:
         now = time.time()
         self._write(fleet_id, ("INSERT INTO fleets (id, created, updated, status, plan_json, inventory, hosts_json)"
                                " VALUES (?, ?, ?, 'running', ?, ?, ?)",
-                               (fleet_id, now, now, json.dumps(plan), inventory, hosts_to_json(hosts))))
+                               (fleet_id, now, now, json.dumps(plan), inventory, hosts_to_json(hosts))),
+                    running=False)  # a fleet, not a run: no run to mark failed, no `pickfs run --resume` to offer
 
     def update_fleet(self, fleet_id: str, status: str, hosts: tuple[FleetHost, ...] | list[FleetHost]) -> None:
         self._write(fleet_id, ("UPDATE fleets SET status=?, updated=?, hosts_json=? WHERE id=?",
-                               (status, time.time(), hosts_to_json(hosts), fleet_id)))
+                               (status, time.time(), hosts_to_json(hosts), fleet_id)), running=False)
 
     def resolve_fleet(self, ref: str) -> str:
         ids = [r[0] for r in self.conn.execute("SELECT id FROM fleets ORDER BY created").fetchall()]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import sqlite3
@@ -19,10 +20,16 @@ from pickfs.store.fleets import FLEET_SCHEMA, FleetMixin
 from pickfs.store.sqlitefile import (
     OPEN_HERE,
     OTHER_FILE,
+    columns_problem,
     create_private,
     existing_version,
+    full_disk,
+    no_space,
     read_only_connection,
     remove_created,
+    remove_side_files,
+    side_files,
+    strict_text,
     writable_path,
     write_failure,
 )
@@ -69,6 +76,28 @@ _MIGRATIONS: dict[int, tuple[str, ...]] = {
     2: ("ALTER TABLE trials ADD COLUMN block INTEGER NOT NULL DEFAULT 0", "ALTER TABLE trials ADD COLUMN round INTEGER"),
     3: FLEET_SCHEMA,
 }
+
+
+@functools.cache
+def schema_columns() -> dict[str, set[str]]:
+    """Every table of this schema with its columns, read from a database made with it in memory."""
+    conn = sqlite3.connect(":memory:")
+    try:
+        conn.executescript(SCHEMA)
+        tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE "
+                                             "'sqlite_%'")]
+        return {t: {r[1] for r in conn.execute(f"PRAGMA table_info({t})")} for t in tables}
+    finally:
+        conn.close()
+
+
+def check_columns(conn: sqlite3.Connection, path: Path) -> None:
+    """ResultsUnusable when a table lacks a column this pickfs reads (a file that claims a schema it has not)."""
+    want = schema_columns()
+    have = {t: {str(r[1]) for r in conn.execute(f"PRAGMA table_info({t})")} for t in want}
+    problem = columns_problem(have, want)
+    if problem:
+        raise ResultsUnusable(f"results database {path} {problem}", OTHER_FILE)
 
 
 @dataclass(frozen=True)
@@ -121,19 +150,29 @@ class ResultStore(FleetMixin):
         self._failed: ResultsWriteFailed | None = None  # once a write failed, every later write fails too
         real = writable_path(self.path)  # no other user's link on the way; missing directories made 0700
         version = existing_version(real, SCHEMA_VERSION)  # read-only: a refused file is never changed
-        created = False
+        if no_space(real.parent):  # before SQLite makes a -wal and a -shm it could not fill
+            raise full_disk(self.path)
+        created, open_here, before = False, str(real) in OPEN_HERE, side_files(real)
         try:
             created = create_private(real)
-            self.conn = sqlite3.connect(real, isolation_level=None, timeout=30)
+            conn = sqlite3.connect(real, isolation_level=None, timeout=30)
+            conn.text_factory = strict_text(self.path)
+            self.conn = conn
             OPEN_HERE.add(str(real))
             self.conn.execute("PRAGMA journal_mode=WAL")
             self.conn.execute("PRAGMA synchronous=FULL")
             self._migrate(version)
-        except (sqlite3.Error, OSError) as exc:
+            check_columns(conn, self.path)
+        except (sqlite3.Error, OSError, ResultsUnusable) as exc:
             if self.conn is not None:
                 self.conn.close()
+            if not open_here:  # this store's own open failed: nothing of it is left beside the user's file
+                OPEN_HERE.discard(str(real))
+                remove_side_files(real, side_files(real) - before)
             if created:
                 remove_created(real)
+            if isinstance(exc, ResultsUnusable):
+                raise
             if isinstance(exc, sqlite3.DatabaseError) and getattr(exc, "sqlite_errorname", "") in (
                     "SQLITE_CORRUPT", "SQLITE_NOTADB"):
                 raise ResultsUnusable(f"results database {self.path} is damaged ({exc})", OTHER_FILE) from None
@@ -162,11 +201,16 @@ class ResultStore(FleetMixin):
                 conn = mem
                 store.conn = conn
                 store._migrate(version)
+            conn.text_factory = strict_text(path)
             store.conn = conn
+            check_columns(conn, path)
             store.conn.execute("SELECT 1 FROM runs LIMIT 1").fetchall()
         except sqlite3.Error as exc:
             store.close()
             raise ResultsUnusable(f"results database {path} cannot be read ({exc})", OTHER_FILE) from None
+        except ResultsUnusable:
+            store.close()
+            raise
         return store
 
     @property
@@ -213,9 +257,10 @@ class ResultStore(FleetMixin):
         return write_failure(self.path, exc, run_id)
 
     # -- writing ---------------------------------------------------------------------------
-    def _write(self, run_id: str, *statements: tuple[str, tuple[Any, ...]]) -> None:
+    def _write(self, run_id: str, *statements: tuple[str, tuple[Any, ...]], running: bool = True) -> None:
         """The statements in one transaction (one commit, one sync); a failure (disk full, I/O error)
-        rolls it back, names the file and the fix, and sticks."""
+        rolls it back, names the file and the fix, and sticks. A run this pickfs is `running` is then marked
+        failed, and the fix says how to resume it."""
         if self._failed is not None:
             raise self._failed
         try:
@@ -226,8 +271,9 @@ class ResultStore(FleetMixin):
         except self.errors as exc:
             if self._in_transaction():
                 self._conn.execute("ROLLBACK")
-            self._failed = self._failure(exc, run_id)
-            self._mark_failed(run_id)
+            self._failed = self._failure(exc, run_id if running else None)
+            if running:
+                self._mark_failed(run_id)
             raise self._failed from None
 
     def _mark_failed(self, run_id: str) -> None:
@@ -250,8 +296,9 @@ class ResultStore(FleetMixin):
                              (run_id, now, now, version, json.dumps(plan), json.dumps(host))))
 
     def write_statements(self, run_id: str, *statements: tuple[str, tuple[Any, ...]]) -> None:
-        """Statements of the run's in one transaction, as the store writes its own (store/merge.py's rows)."""
-        self._write(run_id, *statements)
+        """Statements of the run's in one transaction, as the store writes its own (store/merge.py's rows): a run
+        this pickfs is not running, neither marked failed nor offered to resume when they fail."""
+        self._write(run_id, *statements, running=False)
 
     def set_status(self, run_id: str, status: str) -> None:
         self._write(run_id, ("UPDATE runs SET status=?, updated=? WHERE id=?", (status, time.time(), run_id)))
@@ -330,9 +377,9 @@ class ResultStore(FleetMixin):
         return Trial(run_id=run_id, cell_index=row[0], repetition=row[1], phase=row[2], started=row[3],
                      elapsed_s=row[4], ok=bool(row[5]),
                      metrics=stored.check_metrics(stored.loads(row[6], dict, "trial metrics")),
-                     raw_output=str(row[7]), mount=stored.loads(row[8], dict, "trial mount"),
+                     raw_output=str(row[7]), mount=stored.check_mount(stored.loads(row[8], dict, "trial mount")),
                      notes=tuple(str(n) for n in notes), error=str(row[10]),
-                     monitor=stored.loads(row[11], dict, "trial monitors"), block=row[12] if isinstance(row[12], int)
+                     monitor=stored.check_monitor(stored.loads(row[11], dict, "trial monitors")), block=row[12] if isinstance(row[12], int)
                      else 0, round=row[13] if isinstance(row[13], int) else None)
 
     def run_ids(self) -> set[str]:

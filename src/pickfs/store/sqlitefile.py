@@ -7,14 +7,17 @@ never changed: it is inspected through a read-only connection only.
 from __future__ import annotations
 
 import errno
+import fcntl
 import os
 import shutil
 import sqlite3
+import struct
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
-from pickfs.errors import ResultsUnusable, ResultsWriteFailed
+from pickfs.errors import PickfsError, ResultsUnusable, ResultsWriteFailed
 from pickfs.safepaths import open_dir, resolve
 
 MAGIC = b"SQLite format 3\x00"
@@ -58,10 +61,20 @@ def schema_problem(tables: set[str], version: str | None, supported: int) -> str
     if not {"meta", "runs", "trials"} <= tables:
         shown = ", ".join(sorted(tables)[:5])
         return f"is not a pickfs results database (its tables: {shown})"
-    if version is None or not version.isdigit():
+    if version is None or not version.isdigit() or int(version) < 1:
         return f"is not a pickfs results database (schema version {version!r})"
     if int(version) > supported:
         return f"was written by a newer pickfs (schema {version}; this pickfs reads up to {supported})"
+    return None
+
+
+def columns_problem(have: dict[str, set[str]], want: dict[str, set[str]]) -> str | None:
+    """Whether a database's tables have every column this pickfs reads (pure): a file that claims a schema
+    version its tables do not have is refused, never read into an error in a report."""
+    for table, columns in want.items():
+        missing = sorted(columns - have.get(table, set()))
+        if missing:
+            return f"is not a pickfs results database (its table {table} has no {', '.join(missing)[:80]})"
     return None
 
 
@@ -112,7 +125,8 @@ def read_only_connection(path: Path) -> sqlite3.Connection:
 
     With no side file there is no writer and nothing to replay: the file is opened immutable (no lock, no
     -wal or -shm made). With a writer's -wal and -shm both there, a read-only connection uses them as they
-    are. Any other mix (a -wal left without its -shm, a hot -journal) is read from a private copy, where
+    are, the -shm opened read-only (SQLite's readonly_shm): a live writer's index is read, and a dead writer's,
+    or one a full disk left short, is rebuilt in memory, never in the file. Any other mix (a -wal left without its -shm, a hot -journal) is read from a private copy, where
     SQLite may replay what it must without touching the user's files."""
     for _ in range(4):
         try:
@@ -127,8 +141,8 @@ def _connect_read_only(path: Path) -> sqlite3.Connection:
     sides = side_files(path)
     if not sides:
         return sqlite3.connect(f"{uri}?immutable=1", uri=True, timeout=30)
-    if sides == {"-wal", "-shm"}:
-        return sqlite3.connect(f"{uri}?mode=ro", uri=True, timeout=30)
+    if sides == {"-wal", "-shm"}:  # the -shm opened read-only: a live writer's is read, a dead one's never rebuilt
+        return sqlite3.connect(f"{uri}?mode=ro&readonly_shm=1", uri=True, timeout=30)
     return _private_copy(path, sides)
 
 
@@ -146,6 +160,18 @@ def _private_copy(path: Path, sides: set[str]) -> sqlite3.Connection:
         finally:
             src.close()
     return mem
+
+
+def strict_text(path: Path) -> Callable[[bytes], str]:
+    """SQLite's text as str, for a connection's text_factory: a stored text that is not UTF-8 (a damaged file)
+    is refused in one line naming the file, wherever it is read, never an error inside a report."""
+    def decode(raw: bytes) -> str:
+        try:
+            return raw.decode()
+        except UnicodeDecodeError:
+            raise ResultsUnusable(f"results database {path} is damaged (a stored text is not UTF-8)",
+                                  OTHER_FILE) from None
+    return decode
 
 
 def integrity_problem(conn: sqlite3.Connection) -> str | None:
@@ -166,9 +192,8 @@ def _version_of(path: Path, supported: int, wal: bool) -> int | None:
                 if "meta" in tables and not damage else None
         finally:
             conn.close()
-    except (sqlite3.DatabaseError, OSError) as exc:
-        raise ResultsUnusable(f"results database {path} is damaged or not an SQLite database ({exc})",
-                              OTHER_FILE) from None
+    except (sqlite3.Error, OSError) as exc:
+        raise unreadable(path, exc) from None
     if damage:
         raise ResultsUnusable(f"results database {path} is damaged (SQLite's check: {damage})", OTHER_FILE)
     version = None if row is None else str(row[0])
@@ -177,6 +202,57 @@ def _version_of(path: Path, supported: int, wal: bool) -> int | None:
         hint = "upgrade pickfs, or pass --results PATH to use another file" if "newer" in problem else OTHER_FILE
         raise ResultsUnusable(f"results database {path} {problem}", hint)
     return int(version) if version is not None else None
+
+
+LOW_SPACE = 256 * 1024  # bytes: less than this free, and SQLite cannot make its -shm and the first pages of a -wal
+
+
+def no_space(directory: Path) -> bool:
+    """Whether the filesystem holding `directory` is full: less than LOW_SPACE free (root counts the blocks kept
+    for root), or no inode left."""
+    try:
+        st = os.statvfs(directory)
+    except OSError:
+        return False
+    blocks = st.f_bfree if os.geteuid() == 0 else st.f_bavail
+    return blocks * st.f_frsize < LOW_SPACE or (st.f_files > 0 and st.f_ffree == 0)
+
+
+def _read_only_fs(directory: Path) -> bool:
+    try:
+        return bool(os.statvfs(directory).f_flag & os.ST_RDONLY)
+    except OSError:
+        return False
+
+
+def full_disk(path: Path, run_id: str | None = None) -> ResultsWriteFailed:
+    """The results file's filesystem is full: one line naming the file and the fix (pure)."""
+    fix = "free space there, or pass --results PATH on another filesystem"
+    if run_id:
+        fix += f"; the trials saved so far are kept: continue with pickfs run --resume {run_id}"
+    return ResultsWriteFailed(f"no space left on the device holding the results database {path}", fix)
+
+
+def _is_full(path: Path, exc: BaseException) -> bool:
+    """A failure that a full disk explains: SQLite or the system says so, or an I/O error on a full filesystem
+    (SQLite reports a -shm it cannot extend as an I/O error)."""
+    name = getattr(exc, "sqlite_errorname", "") or ""
+    if name == "SQLITE_FULL" or getattr(exc, "errno", None) in (errno.ENOSPC, errno.EDQUOT):
+        return True
+    return name.startswith(("SQLITE_IOERR", "SQLITE_CANTOPEN")) and no_space(Path(path).parent)
+
+
+def unreadable(path: Path, exc: BaseException) -> PickfsError:
+    """Why a results file could not be read, in one line: damaged, or the disk it is on (full, failing)."""
+    name = getattr(exc, "sqlite_errorname", "") or ""
+    if _is_full(path, exc):
+        return full_disk(path)
+    if isinstance(exc, OSError) or name.startswith(("SQLITE_IOERR", "SQLITE_CANTOPEN", "SQLITE_BUSY", "SQLITE_LOCKED",
+                                                    "SQLITE_READONLY", "SQLITE_PERM", "SQLITE_AUTH")):
+        reason = getattr(exc, "strerror", None) or str(exc)
+        return ResultsUnusable(f"results database {path} cannot be read ({reason})",
+                               "check the disk it is on, or pass --results PATH to another file")
+    return ResultsUnusable(f"results database {path} is damaged or not an SQLite database ({exc})", OTHER_FILE)
 
 
 def writable_path(path: Path) -> Path:
@@ -192,7 +268,28 @@ def writable_path(path: Path) -> Path:
                               "keep results in a directory of your own, e.g. the work directory (the default)")
     if os.path.lexists(real) and not real.is_file():
         raise ResultsUnusable(f"results database {path} is not a regular file", OTHER_FILE)
+    for name in (real, *(Path(f"{real}{suffix}") for suffix in SIDE_FILES)):
+        problem = owner_problem(name)
+        if problem:
+            raise ResultsUnusable(f"results database {path} is not pickfs's to write: {problem}",
+                                  "move it aside, or pass --results PATH to a file of your own (pickfs makes it 0600)")
     return real
+
+
+def owner_problem(path: Path) -> str | None:
+    """Why an existing file is not one pickfs may write into (None: it is, or there is none): it belongs to another
+    user than root or pickfs's, or another user can write to it (what it holds is then anyone's)."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return f"{path.name} cannot be read ({exc.strerror})"
+    if st.st_uid not in (0, os.geteuid()):
+        return f"{path.name} belongs to uid {st.st_uid}"
+    if st.st_mode & 0o022:
+        return f"{path.name} can be written by another user than pickfs's (mode {st.st_mode & 0o7777:o})"
+    return None
 
 
 def create_private(path: Path) -> bool:
@@ -208,6 +305,31 @@ def create_private(path: Path) -> bool:
     return True
 
 
+def remove_side_files(path: Path, suffixes: set[str]) -> None:
+    """Remove SQLite's side files of `path` that a failed open made (`suffixes`), unless another process has the
+    database open (it holds a lock on the -shm): a file that failed to open leaves nothing beside it."""
+    shm = f"{path}-shm"
+    try:
+        fd = os.open(shm, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        fd = -1
+    if fd >= 0:
+        try:  # SQLite's unix VFS holds bytes 120-128 of the -shm (its locks and the "dead man switch") while open
+            probe = struct.pack("hhqqi", fcntl.F_WRLCK, os.SEEK_SET, 120, 9, 0)
+            held = struct.unpack("hhqqi", fcntl.fcntl(fd, fcntl.F_GETLK, probe))[0] != fcntl.F_UNLCK
+        except OSError:
+            held = True
+        finally:
+            os.close(fd)
+        if held:
+            return
+    for suffix in suffixes:
+        try:
+            os.unlink(f"{path}{suffix}")
+        except FileNotFoundError:
+            pass
+
+
 def remove_created(path: Path) -> None:
     """Remove a results file this pickfs created and could not finish, with SQLite's side files."""
     for p in (path, Path(f"{path}-wal"), Path(f"{path}-shm"), Path(f"{path}-journal")):
@@ -218,13 +340,16 @@ def remove_created(path: Path) -> None:
 
 
 def write_failure(path: Path, exc: BaseException, run_id: str | None = None) -> ResultsWriteFailed:
-    """A failed write to the results database as one line naming the file and the fix (pure)."""
+    """A failed write to the results database as one line naming the file and the fix (pure but for a look at
+    the free space of its filesystem, after an I/O error)."""
     name = getattr(exc, "sqlite_errorname", "") or ""
     code = getattr(exc, "errno", None)
-    if name == "SQLITE_FULL" or code in (errno.ENOSPC, errno.EDQUOT):
-        what, fix = "the disk is full", "free space there, or pass --results PATH on another filesystem"
-    elif name.startswith("SQLITE_READONLY") or code in (errno.EROFS, errno.EACCES, errno.EPERM):
+    if _is_full(path, exc):
+        return full_disk(path, run_id)
+    if name.startswith("SQLITE_READONLY") or code in (errno.EROFS, errno.EACCES, errno.EPERM):
         what, fix = "it is read-only", "pass --results PATH to a writable file"
+    elif name.startswith(("SQLITE_CANTOPEN", "SQLITE_IOERR")) and _read_only_fs(Path(path).parent):
+        what, fix = "it is on a read-only filesystem", "pass --results PATH to a writable file"
     elif name.startswith("SQLITE_BUSY") or name.startswith("SQLITE_LOCKED"):
         what, fix = "another process holds it locked", "wait for the other pickfs, or pass --results PATH"
     else:

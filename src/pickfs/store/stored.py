@@ -138,3 +138,37 @@ def check_trial_row(row: tuple[Any, ...]) -> None:
     if not isinstance(cell, int) or not isinstance(rep, int) or not isinstance(phase, str) or \
             not _finite(started) or not _finite(elapsed):
         raise Damaged("a trial's cell, repetition, phase or times are not what pickfs writes")
+
+
+_MONITOR_NAMES = ("disk", "journal")  # the only totals that are names, not numbers
+
+
+def _entries(value: Any, numbers: tuple[str, ...]) -> bool:
+    """A list of tables, each with a `comm` of text and the numbers named."""
+    return isinstance(value, list) and all(
+        isinstance(e, dict) and isinstance(e.get("comm"), str) and all(_finite(e.get(k)) for k in numbers)
+        for e in value)
+
+
+def check_monitor(monitor: dict[str, Any]) -> dict[str, Any]:
+    """What the monitors recorded of a trial, in the shape reports read: totals of numbers (the disk's and the
+    journal's names aside), processes with their bytes, waiting shares, series of numbers with their times."""
+    totals = monitor.get("totals", {})
+    if not isinstance(totals, dict) or not all(
+            isinstance(v, str) if k in _MONITOR_NAMES else _finite(v) for k, v in totals.items()):
+        raise Damaged("a trial's monitor totals are not numbers")
+    if not all(_entries(monitor.get(k, []), ("read_bytes", "write_bytes")) for k in ("processes", "other_processes")) \
+            or not all(_entries(monitor.get(k, []), ("share",)) for k in ("io_waiting", "io_waiting_other")):
+        raise Damaged("a trial's monitored processes are not what pickfs writes")
+    series = monitor.get("series", {})
+    if not isinstance(series, dict) or not all(
+            isinstance(v, list) and all(_finite(x) for x in v) for v in series.values()) or (series and "t" not in series):
+        raise Damaged("a trial's monitor series are not lists of numbers with their times")
+    return monitor
+
+
+def check_mount(mount: dict[str, Any]) -> dict[str, Any]:
+    """The mount a trial read back: its options in force, when there, a list of text."""
+    if not _strings(mount.get("effective_options", [])) or not _strings(mount.get("requested_options", [])):
+        raise Damaged("a trial's mount options are not text")
+    return mount

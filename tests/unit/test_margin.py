@@ -1,0 +1,111 @@
+"""What would settle a race's comparison at the margin, and when a race cannot settle in its budget
+(analysis/margin.py): the projection from the interval's half-width and its 1/sqrt(time) narrowing."""
+
+import math
+
+import pytest
+
+from pickfs.analysis.margin import (
+    MIN_ROUNDS,
+    STOP_FACTOR,
+    Hopeless,
+    cannot_settle,
+    margin_words,
+    round_margin,
+    settle_margin,
+    settle_target,
+)
+from pickfs.engine.race import stop_note
+from pickfs.stats.decision import RACE_ALPHA, Contrast, decide
+from pickfs.stats.weather import fit
+from tests.unit.test_race import simulate
+
+Q95 = 1.6448536269514722  # one-sided 95% normal quantile
+
+
+def test_an_estimate_within_the_margin_is_settled_by_time_at_the_rate_the_interval_narrows():
+    # +2% with a standard error of 2 points after 10 minutes: the bound reaches +5% at a half-width of ~2.9
+    # points, (1.645 * 2 / 2.9)^2 = 1.28 times the time so far
+    c = Contrast(math.log(1.02), 0.02, math.inf)
+    s = settle_margin("xfs", c, 0.05, 600.0, 0.05)
+    assert s is not None and not s.at_margin and s.more_s is not None
+    distance = math.log(1.05) - math.log(1.02)
+    assert s.more_s == pytest.approx(600 * ((Q95 * 0.02 / distance) ** 2 - 1))
+    assert 100 < s.more_s < 250
+    assert s.wider == pytest.approx(0.10)  # the upper bound, +5.4%, rounded up to a 10% margin
+
+
+def test_an_estimate_beyond_the_margin_is_settled_by_time_too():
+    c = Contrast(math.log(1.09), 0.03, math.inf)  # faster by more than the margin, not yet sure
+    s = settle_margin("xfs", c, 0.05, 300.0, 0.05)
+    assert s is not None and s.more_s is not None and s.more_s > 0
+    assert s.wider is not None and s.wider >= 0.15
+
+
+def test_an_estimate_at_the_margin_needs_a_wider_margin_not_time():
+    c = Contrast(math.log(1.05), 0.012, math.inf)
+    s = settle_margin("xfs", c, 0.05, 540.0, 0.05)
+    assert s is not None and s.at_margin and s.more_s is None
+    assert s.wider == pytest.approx(0.10)
+
+
+def test_a_wide_interval_far_from_the_margin_is_not_at_it():
+    c = Contrast(math.log(0.96), 0.17, math.inf)  # -4% with a huge interval: time would settle it
+    s = settle_margin("xfs", c, 0.05, 30.0, 0.05)
+    assert s is not None and not s.at_margin and s.more_s is not None and s.more_s > 30
+
+
+def test_a_settled_comparison_needs_nothing():
+    assert settle_margin("xfs", Contrast(math.log(1.01), 0.01, 50.0), 0.05, 600.0, 0.05) is None
+    assert settle_margin("xfs", Contrast(math.log(1.20), 0.01, 50.0), 0.05, 600.0, 0.05) is None
+    assert settle_target("tmpfs", Contrast(1.0, 0.01, 50.0), 0.10, 600.0, 0.05) is None
+    s = settle_target("tmpfs", Contrast(1.0, 0.1, 50.0), 0.10, 600.0, 0.05)
+    assert s is not None and s.more_s is not None and s.more_s > 600
+
+
+def test_round_margins_are_multiples_of_five_percent():
+    assert round_margin(0.054) == pytest.approx(0.10)
+    assert round_margin(0.10) == pytest.approx(0.10)
+    assert round_margin(0.001) == pytest.approx(0.05)
+    assert round_margin(0.31) == pytest.approx(0.35)
+
+
+def _decided(truth, seed=3, rounds=MIN_ROUNDS + 2, **kw):
+    f = fit(simulate(seed, truth, blocks=1, base_copies=1, rounds=rounds, **kw))
+    assert f is not None
+    d = decide(f, ["base", "copy"], [], "base", margin=0.005, alpha=RACE_ALPHA)
+    return f, d
+
+
+def test_an_a_a_copy_at_a_tiny_margin_cannot_settle_in_a_short_budget():
+    f, d = _decided({"base": 0.0, "copy": 0.0}, image_sd=0.0, slice_sd=0.03, drift=0.02)
+    assert not d.settled
+    stop = cannot_settle(f, d, "base", 0.005, 0.1, 60.0, 20.0, MIN_ROUNDS + 2, RACE_ALPHA)
+    assert stop is not None and [n for n, _ in stop.needs] == ["copy"]
+    # the same race with a budget many times as long left goes on
+    assert cannot_settle(f, d, "base", 0.005, 0.1, 60.0, 1e6, MIN_ROUNDS + 2, RACE_ALPHA) is None
+
+
+def test_no_projection_before_the_fewest_rounds():
+    f, d = _decided({"base": 0.0, "copy": 0.0}, image_sd=0.0, slice_sd=0.03, drift=0.02)
+    assert cannot_settle(f, d, "base", 0.005, 0.1, 60.0, 20.0, MIN_ROUNDS - 1, RACE_ALPHA) is None
+
+
+def test_a_race_that_can_settle_in_its_budget_goes_on():
+    # a copy 3% slower at a 5% margin with a noisy start: more time settles it, well within the budget left
+    f, d = _decided({"base": 0.0, "copy": math.log(0.97)}, slice_sd=0.05, image_sd=0.0, drift=0.05)
+    if d.settled:
+        pytest.skip("settled already")
+    d5 = decide(f, ["base", "copy"], [], "base", margin=0.05, alpha=RACE_ALPHA)
+    assert cannot_settle(f, d5, "base", 0.05, 0.1, 60.0, STOP_FACTOR * 60 * 20, MIN_ROUNDS + 2, RACE_ALPHA) is None
+
+
+def test_a_margin_is_said_as_typed():
+    assert margin_words(0.05) == "5%" and margin_words(0.005) == "0.5%" and margin_words(0.1) == "10%"
+
+
+def test_the_stop_note_says_the_time_each_comparison_needs():
+    text = stop_note("sqlite-tpcb", 9, 0.005, Hopeless((("ext4-again", 1500.0), ("xfs", None)), 40.0))
+    assert text.startswith("sqlite-tpcb: the race stops after round 9 with 40 s of its budget left")
+    assert "0.5% margin" in text and "ext4-again: about 25 min more" in text
+    assert "xfs: no amount of time is likely to settle it" in text
