@@ -739,57 +739,42 @@ def check_states(checkers: Sequence[StateChecker], states: Sequence[CrashState],
     """Each state checked by one of the checkers, its result yielded as soon as it is known; none started once
     `halt` is set. One checker: in this thread, in order. More: one thread each, every state of one identity on
     the same checker (so a duplicate finds its first check done), the distinct ones dealt out in turn; results in
-    the order of the states (one that ends early waits for those before it). A worker's error is raised here once
-    the others have stopped."""
+    the order they end. A worker's error is raised here once the others have stopped."""
     if len(checkers) == 1:
         for st, identity in zip(states, identities):
             if halt.is_set():
                 return
             yield checkers[0].check(st, identity)
         return
-    yield from _in_threads(checkers, states, identities, halt)
-
-
-def _in_threads(checkers: Sequence[StateChecker], states: Sequence[CrashState], identities: Sequence[int | None],
-                halt: threading.Event) -> Iterator[StateResult]:
-    """check_states with one thread per checker."""
     queues = dealt(states, identities, len(checkers))
-    place = {id(st): k for k, st in enumerate(states)}
-    done: queue.Queue[tuple[int, StateResult | None, BaseException | None]] = queue.Queue()
+    done: queue.Queue[tuple[StateResult | None, BaseException | None]] = queue.Queue()
 
     def work(checker: StateChecker, mine: list[tuple[CrashState, int | None]]) -> None:
         try:
             for st, identity in mine:
                 if halt.is_set():
                     break
-                done.put((place[id(st)], checker.check(st, identity), None))
+                done.put((checker.check(st, identity), None))
         except BaseException as exc:  # handed to the consuming thread, raised there
             halt.set()
-            done.put((-1, None, exc))
+            done.put((None, exc))
         finally:
-            done.put((-1, None, None))
+            done.put((None, None))
 
     threads = [threading.Thread(target=work, args=(c, q), daemon=True) for c, q in zip(checkers, queues)]
     for t in threads:
         t.start()
     error: BaseException | None = None
-    ended: dict[int, StateResult] = {}
-    at = 0  # results are handed on in the order of the states: what is saved is always a first part of them
     try:
         running = len(threads)
         while running:
-            k, r, exc = done.get()
+            r, exc = done.get()
             if r is not None:
-                ended[k] = r
-                while at in ended:
-                    yield ended.pop(at)
-                    at += 1
+                yield r
             elif exc is not None:
                 error = error or exc
             else:
                 running -= 1
-        if error is None:
-            yield from (ended[k] for k in sorted(ended))  # halted: those checked after a state never started
     finally:
         halt.set()  # a consumer that stops early, or a Ctrl-C: the workers end after the state each is checking
         for t in threads:
@@ -841,7 +826,7 @@ def crash_test(config: FsConfig, spec: WorkloadSpec, workdir: Path, ledger: Ledg
             if not n_batch and budget_s > 0:  # resumed with the first states kept: on to the budget's batches
                 n_batch = _states_that_fit(deadline - t_check, sum(r.seconds for r in kept), after)
             while n_batch > 0:
-                states = [replace(st, index=st.index + max((r.index + 1 for r in results), default=0))
+                states = [replace(st, index=st.index + len(results))
                           for st in generate(records, t_start, t_end, n_batch, seed + batch, unit, events,
                                              recovery_share, chosen, covered(records, first, last, tried, unit))]
                 tried += states
