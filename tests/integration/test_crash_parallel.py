@@ -28,7 +28,7 @@ def test_two_checkers_at_once_give_the_verdict_of_one_on_every_state(workdir):
     config = resolve_fs_name("ext4-nobarrier")  # loses commits with synchronous=OFF and without barriers
     cls = workload_class("sqlite-tpcb")
     spec = WorkloadSpec("sqlite-tpcb", "off", tuple(sorted(cls.normalize({"synchronous": "OFF"}).items())))
-    assert workers_for("sqlite", config.fstype) == 2
+    assert workers_for("sqlite") == 2
     driver = driver_for(spec, workdir)
     with recorded(config, spec, workdir, ledger, 256 * 1024**2, 1.5, 1, driver) as rec:
         # no recovery crashes: a recovery's own writes vary with timing between two checks of one state, whoever

@@ -5,7 +5,7 @@ import time
 
 import pytest
 
-from pickfs.crash.runner import PROGRAM, check_states, dealt, workers_for
+from pickfs.crash.runner import check_states, dealt
 from pickfs.crash.states import CrashState
 
 
@@ -65,10 +65,3 @@ def test_a_halt_starts_no_more_states_and_a_workers_error_reaches_the_caller():
     one = Fake()
     assert [s.index for s in check_states([one], states, [None] * 40, threading.Event())] == list(range(40))
     assert len(one.threads) == 1 and threading.get_ident() in one.threads  # one checker: in the caller's thread
-
-
-def test_two_at_once_only_where_the_database_and_the_filesystem_allow_it():
-    assert workers_for("sqlite", "ext4") == 2
-    # xfs refuses to mount a second copy of a mounted filesystem (the same UUID): its states would not mount
-    assert workers_for("sqlite", "xfs") == 1 and workers_for("sqlite", "btrfs") == 1
-    assert workers_for("postgresql", "ext4") == 1 and workers_for(PROGRAM, "ext4") == 1

@@ -681,14 +681,12 @@ def recorded(config: FsConfig, spec: WorkloadSpec, workdir: Path, ledger: Ledger
 PARALLEL = 2  # states checked at once where the database allows it (this machine's cores, at least two)
 
 
-def workers_for(backend: str, fstype: str) -> int:
+def workers_for(backend: str) -> int:
     """How many states are checked at once: PARALLEL where the database's checks are independent processes on
-    their own images and mounts (Database.parallel_checks) and the filesystem mounts two copies of itself at once
-    (FsType.clones_mount_together: the workbenches' images are copies of one filesystem, its UUID too), else one;
-    the user's own program: one (its check reads files of the test's own)."""
+    their own images and mounts (Database.parallel_checks), else one; the user's own program: one (its check
+    reads files of the test's own)."""
     db = None if backend == PROGRAM else databases.known(backend)
-    together = db is not None and db.parallel_checks and fs_type(fstype).clones_mount_together
-    return PARALLEL if together else 1
+    return PARALLEL if db is not None and db.parallel_checks else 1
 
 
 @contextmanager
@@ -807,7 +805,7 @@ def crash_test(config: FsConfig, spec: WorkloadSpec, workdir: Path, ledger: Ledg
     except ValueError as exc:
         raise PickfsError(str(exc), f"use some of: {', '.join(strategy_names())}") from None
     driver = driver_for(spec, workdir)
-    workers = workers or workers_for(backend, config.fstype)
+    workers = workers or workers_for(backend)
     with recorded(config, spec, workdir, ledger, size, duration, seed, driver) as rec:
         records, first, last, acks, events = rec.records, rec.first, rec.last, rec.acks, rec.events
         t_start, t_end = rec.t_start, rec.t_end
