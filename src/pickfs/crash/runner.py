@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import json
 import os
-import queue
 import random
 import shutil
 import subprocess
@@ -45,7 +44,6 @@ from pickfs.crash.states import (
     DEFAULT_UNIT,
     Coverage,
     CrashState,
-    Event,
     coverage,
     covered,
     generate,
@@ -610,192 +608,20 @@ def _recover_twice(config: FsConfig, bench: Workbench, st: CrashState, base: Pat
                                     f"recovery: {said}")
 
 
-@dataclass(frozen=True)
-class Recorded:
-    """What a crash test's checks need of its recording (its files under `base`, removed with it)."""
-
-    base: Path
-    log: Path  # the recorder's log of the workload's writes and flushes
-    records: list[wlog.Record]
-    first: int  # the window of records that arrived while the workload ran: [first, last)
-    last: int
-    t_start: int
-    t_end: int
-    acks: dict[int, int]
-    events: list[Event]
-    start_image: Path  # the image as the workload began
-    size: int
-    seconds: float  # the recording took
-
-
-def _record(config: FsConfig, driver: Commits | Program, backend: str, base: Path, ledger: Ledger, size: int,
-            duration: float, seed: int) -> Recorded:
-    """Run the workload on the recorder once; its log, acknowledgements, events and start image (under `base`)."""
-    t0 = time.monotonic()
-    with recording(base, size, ledger) as rec:
-        target = Target(kind="image", workdir=str(base), size_bytes=size)
-        with provision(config, target, ledger, image=rec.image) as prov:
-            with driver.server(prov.datadir, ledger, base / "run", fresh=True) as endpoint:
-                driver.load(prov.datadir, endpoint)
-                os.sync()
-                watch = FileWatch(prov.datadir).start()
-                t_start = time.monotonic_ns()
-                try:
-                    driver.run(prov.datadir, endpoint, base, duration, seed)
-                finally:
-                    t_end = time.monotonic_ns()
-                    file_events = watch.stop()
-    record_s = time.monotonic() - t0
-    records = wlog.read_log(rec.log)
-    acks_log = base / "acks.log"
-    if backend == PROGRAM:  # the pipe's lines, "arrival-ns line": owed once arrived
-        acks = dict(enumerate(_arrivals(acks_log))) if acks_log.exists() else {}
-    else:
-        acks = parse_acks(acks_log.read_text())
-    events_path = base / "events.log"
-    events = sorted([*(parse_events(events_path.read_text()) if events_path.exists() else []), *file_events],
-                    key=lambda e: e.t_ns)
-    first, last = window(records, t_start, t_end)
-    start_image = base / "start.img"
-    sparse_image(start_image, size)
-    wlog.apply(rec.log, records[:first], start_image)
-    os.unlink(rec.backing)  # the final state is not needed; keep the disk use down
-    return Recorded(base, rec.log, records, first, last, t_start, t_end, acks, events, start_image, size, record_s)
-
-
-@contextmanager
-def recorded(config: FsConfig, spec: WorkloadSpec, workdir: Path, ledger: Ledger, size: int = 512 * 1024**2,
-             duration: float = 3.0, seed: int = 1, driver: Commits | Program | None = None) -> Iterator[Recorded]:
-    """The workload recorded once (by `driver`, else a new one), its files removed on exit."""
-    backend = backend_of(spec)
-    if backend is None:
-        raise PickfsError(f"{spec.name} has no database to crash-test", "pick another workload for the crash test")
-    base = workdir / "crash" / uuid.uuid4().hex[:12]
-    with holding(ledger, "dir", path=str(base), recursive=True):
-        try:
-            yield _record(config, driver or driver_for(spec, workdir), backend, base, ledger, size, duration, seed)
-        finally:
-            shutil.rmtree(base, ignore_errors=True)
-
-
-PARALLEL = 2  # states checked at once where the database allows it (this machine's cores, at least two)
-
-
-def workers_for(backend: str) -> int:
-    """How many states are checked at once: PARALLEL where the database's checks are independent processes on
-    their own images and mounts (Database.parallel_checks), else one; the user's own program: one (its check
-    reads files of the test's own)."""
-    db = None if backend == PROGRAM else databases.known(backend)
-    return PARALLEL if db is not None and db.parallel_checks else 1
-
-
-@contextmanager
-def workbenches(rec: Recorded, ledger: Ledger, workers: int, rewinds: bool) -> Iterator[tuple[list[Workbench], Path]]:
-    """One workbench per worker, each its own base image, working image and recorder, all at the start image (left
-    as it is); with the start image's pristine copy (`rewinds`: for batches that start again; else not made).
-    Their files are in a directory of their own under the recording's, removed on exit."""
-    here = rec.base / f"benches-{uuid.uuid4().hex[:8]}"
-    here.mkdir(mode=0o700)
-    pristine = here / "pristine.img"
-    if rewinds:
-        copy_image(rec.start_image, pristine)
-    bases = [here / f"base-{k}.img" for k in range(workers)]
-    working = [here / f"working-{k}.img" for k in range(workers)]
-    for image in (*bases, *working):
-        copy_image(rec.start_image, image)  # the only whole copies: states are built on them and undone
-    try:
-        with ExitStack() as stack:
-            benches = []
-            for k in range(workers):
-                served = stack.enter_context(recording(here / f"checks-{k}", rec.size, ledger, image=working[k]))
-                benches.append(Workbench(rec.log, rec.records, bases[k], rec.first, served))
-            yield benches, pristine
-    finally:
-        shutil.rmtree(here, ignore_errors=True)
-
-
-def dealt(states: Sequence[CrashState], identities: Sequence[int | None],
-          n: int) -> list[list[tuple[CrashState, int | None]]]:
-    """The states dealt out to n checkers, in order: every state of one identity to the same checker, the distinct
-    ones in turn (pure)."""
-    owner: dict[int, int] = {}
-    queues: list[list[tuple[CrashState, int | None]]] = [[] for _ in range(n)]
-    turn = 0
-    for st, identity in zip(states, identities):
-        if identity is not None and identity in owner:
-            k = owner[identity]
-        else:
-            k, turn = turn, (turn + 1) % n
-            if identity is not None:
-                owner[identity] = k
-        queues[k].append((st, identity))
-    return queues
-
-
-def check_states(checkers: Sequence[StateChecker], states: Sequence[CrashState], identities: Sequence[int | None],
-                 halt: threading.Event) -> Iterator[StateResult]:
-    """Each state checked by one of the checkers, its result yielded as soon as it is known; none started once
-    `halt` is set. One checker: in this thread, in order. More: one thread each, every state of one identity on
-    the same checker (so a duplicate finds its first check done), the distinct ones dealt out in turn; results in
-    the order they end. A worker's error is raised here once the others have stopped."""
-    if len(checkers) == 1:
-        for st, identity in zip(states, identities):
-            if halt.is_set():
-                return
-            yield checkers[0].check(st, identity)
-        return
-    queues = dealt(states, identities, len(checkers))
-    done: queue.Queue[tuple[StateResult | None, BaseException | None]] = queue.Queue()
-
-    def work(checker: StateChecker, mine: list[tuple[CrashState, int | None]]) -> None:
-        try:
-            for st, identity in mine:
-                if halt.is_set():
-                    break
-                done.put((checker.check(st, identity), None))
-        except BaseException as exc:  # handed to the consuming thread, raised there
-            halt.set()
-            done.put((None, exc))
-        finally:
-            done.put((None, None))
-
-    threads = [threading.Thread(target=work, args=(c, q), daemon=True) for c, q in zip(checkers, queues)]
-    for t in threads:
-        t.start()
-    error: BaseException | None = None
-    try:
-        running = len(threads)
-        while running:
-            r, exc = done.get()
-            if r is not None:
-                yield r
-            elif exc is not None:
-                error = error or exc
-            else:
-                running -= 1
-    finally:
-        halt.set()  # a consumer that stops early, or a Ctrl-C: the workers end after the state each is checking
-        for t in threads:
-            t.join()
-    if error is not None:
-        raise error
-
-
 def crash_test(config: FsConfig, spec: WorkloadSpec, workdir: Path, ledger: Ledger, n_states: int = 12,
                size: int = 512 * 1024**2, duration: float = 3.0, seed: int = 1,
                progress: Callable[[str], None] = lambda s: None, unit: int = DEFAULT_UNIT,
                recovery_share: float = 0.25, keep: Path | None = None, strategies: str = "",
                kept: tuple[StateResult, ...] = (),
                checked: Callable[[StateResult], None] = lambda r: None, budget_s: float = 0.0,
-               clear: Callable[[int, int], bool] = lambda failed, n: False, workers: int = 0) -> CrashResult:
+               clear: Callable[[int, int], bool] = lambda failed, n: False) -> CrashResult:
     """Record the workload once, then check `n_states` power-cut states of it, handing each result to `checked`
     as soon as it is known (to be saved). `kept`: states an interrupted attempt checked already (on its own
     recording): only the rest are checked here, numbered after them, and the result holds both.
 
     `budget_s` > 0: after those, more states in batches (each from the start of the run, sized to what is left
     at the pace so far) until the budget of checking time ends, or `clear(failed, n)` says the distinct states
-    cut at random moments, n of them, `failed` lost or damaged something, answer clearly (`_clear_answer`).
-    `workers`: states checked at once (0: as the database allows, `workers_for`)."""
+    cut at random moments, n of them, `failed` lost or damaged something, answer clearly (`_clear_answer`)."""
     backend = backend_of(spec)
     reason = crash_unavailable(config, spec)
     if reason or backend is None:
@@ -805,21 +631,54 @@ def crash_test(config: FsConfig, spec: WorkloadSpec, workdir: Path, ledger: Ledg
     except ValueError as exc:
         raise PickfsError(str(exc), f"use some of: {', '.join(strategy_names())}") from None
     driver = driver_for(spec, workdir)
-    workers = workers or workers_for(backend)
-    with recorded(config, spec, workdir, ledger, size, duration, seed, driver) as rec:
-        records, first, last, acks, events = rec.records, rec.first, rec.last, rec.acks, rec.events
-        t_start, t_end = rec.t_start, rec.t_end
+    base = workdir / "crash" / uuid.uuid4().hex[:12]
+    with holding(ledger, "dir", path=str(base), recursive=True):
+        t0 = time.monotonic()
+        with recording(base, size, ledger) as rec:
+            target = Target(kind="image", workdir=str(base), size_bytes=size)
+            with provision(config, target, ledger, image=rec.image) as prov:
+                with driver.server(prov.datadir, ledger, base / "run", fresh=True) as endpoint:
+                    driver.load(prov.datadir, endpoint)
+                    os.sync()
+                    watch = FileWatch(prov.datadir).start()
+                    t_start = time.monotonic_ns()
+                    try:
+                        driver.run(prov.datadir, endpoint, base, duration, seed)
+                    finally:
+                        t_end = time.monotonic_ns()
+                        file_events = watch.stop()
+        record_s = time.monotonic() - t0
+        records = wlog.read_log(rec.log)
+        acks_log = base / "acks.log"
+        if backend == PROGRAM:  # the pipe's lines, "arrival-ns line": owed once arrived
+            acks = dict(enumerate(_arrivals(acks_log))) if acks_log.exists() else {}
+        else:
+            acks = parse_acks(acks_log.read_text())
+        events_path = base / "events.log"
+        events = sorted([*(parse_events(events_path.read_text()) if events_path.exists() else []), *file_events],
+                        key=lambda e: e.t_ns)
+        first, last = window(records, t_start, t_end)
         flushes = sum(1 for r in records[first:last] if r.kind == wlog.FLUSH)
         after = len(kept)  # the states checked before an interruption come first
+        start_image = base / "start.img"
+        sparse_image(start_image, size)
+        wlog.apply(rec.log, records[:first], start_image)
+        os.unlink(rec.backing)  # the final state is not needed; keep the disk use down
+        working = base / "working.img"
+        copy_image(start_image, working)  # the only whole copy: states are built on it and undone
+        pristine = base / "pristine.img"
+        if budget_s > 0:  # each further batch of states starts again from the start image
+            copy_image(start_image, pristine)
+        rng = random.Random(seed * 7919 + 1)
         results = list(kept)
+        t_check = time.monotonic()
+        deadline = t_check + budget_s - sum(r.seconds for r in kept)
         stopped = ""
         tried: list[CrashState] = []  # this attempt's states, for what of the recording they covered
-        with workbenches(rec, ledger, workers, budget_s > 0) as (benches, pristine):
-            t_check = time.monotonic()
-            deadline = t_check + budget_s - sum(r.seconds for r in kept)
-            outcomes: dict[int, tuple[int, Outcome, str]] = {}  # shared by the checkers: identity -> its check
-            checkers = [StateChecker(config, bench, rec.base, ledger, driver, acks, seed, unit, keep,
-                                     f"{config.name}-{spec.label}", t_start, events, outcomes) for bench in benches]
+        with recording(base / "checks", size, ledger, image=working) as served:
+            bench = Workbench(rec.log, records, start_image, first, served)
+            checker = StateChecker(config, bench, base, ledger, driver, acks, rng, unit, keep,
+                                   f"{config.name}-{spec.label}", t_start, events)
             batch, n_batch = 0, max(0, n_states - after)
             if not n_batch and budget_s > 0:  # resumed with the first states kept: on to the budget's batches
                 n_batch = _states_that_fit(deadline - t_check, sum(r.seconds for r in kept), after)
@@ -833,7 +692,6 @@ def crash_test(config: FsConfig, spec: WorkloadSpec, workdir: Path, ledger: Ledg
                     progress(f"recorded {len(acks):,} acknowledgements, {last - first:,} writes and flushes, "
                              f"{len(events):,} events; checking {len(states)} states"
                              + (f" ({after} kept from an interrupted attempt)" if after else "")
-                             + (f" {workers} at a time" if workers > 1 else "")
                              + (f", then more within {budget_s:.0f} s" if budget_s > 0 else ""))
                 else:
                     progress(f"{len(states)} more states within the {max(0.0, deadline - time.monotonic()):.0f} s "
@@ -841,51 +699,47 @@ def crash_test(config: FsConfig, spec: WorkloadSpec, workdir: Path, ledger: Ledg
                 # a state whose image an earlier one had is not checked again: that check counts for both (not a
                 # recovery crash, whose second cut is drawn anew; not the user's program, whose check reads the cut)
                 identities = None if backend == PROGRAM else Identities(rec.log, records, first)
-                ids = [None if identities is None or st.recovery else identities.of(st.durable, st.kept)
-                       for st in states]
-                halt = threading.Event()
-                for r in check_states(checkers, states, ids, halt):
+                for st in states:
+                    r = checker.check(st, None if identities is None or st.recovery
+                                      else identities.of(st.durable, st.kept))
                     results.append(r)
                     checked(r)
-                    progress(f"state {r.index + 1}{total} ({r.mode}{', recovery crashed' if r.recovery else ''}): "
+                    progress(f"state {st.index + 1}{total} ({st.mode}{', recovery crashed' if st.recovery else ''}): "
                              + _said(r, backend))
                     if budget_s > 0:
-                        stopped = stopped or _clear_answer(results, clear)
+                        stopped = _clear_answer(results, clear)
                         if stopped or (batch and time.monotonic() > deadline + OVERRUN * budget_s):
-                            halt.set()
+                            break
                 if budget_s <= 0 or stopped:
                     break
                 n_batch = _states_that_fit(deadline - time.monotonic(), time.monotonic() - t_check,
                                            len(results) - after)
                 if n_batch:
-                    for bench in benches:
-                        bench.rewind(pristine)
+                    bench.rewind(pristine)
                     batch += 1
-            check_s = time.monotonic() - t_check + sum(r.seconds for r in kept)
-            build_s = sum(bench.seconds for bench in benches)
-    results.sort(key=lambda r: r.index)  # checked at once, they may end out of order
+        check_s = time.monotonic() - t_check + sum(r.seconds for r in kept)
+        shutil.rmtree(base, ignore_errors=True)
     gaps = crash_model_gaps(spec, unit, sum(1 for r in results if r.torn))
     resumed = (f"{after} of the {len(results)} states were checked before an interruption, on an earlier recording "
                "of the same workload; the commits, writes and flushes counted are this recording's",) if after else ()
-    return CrashResult(backend, len(acks), last - first, flushes, tuple(results), rec.seconds,
-                       model_text(unit, recovery_share, chosen), UNSEEN, unit, recovery_share, check_s, build_s,
+    return CrashResult(backend, len(acks), last - first, flushes, tuple(results), record_s,
+                       model_text(unit, recovery_share, chosen), UNSEEN, unit, recovery_share, check_s, bench.seconds,
                        tuple(f"{(e.t_ns - t_start) / 1e9:.2f} s: {e.what}" for e in events[:50]), tuple(gaps),
                        (*(driver.notes() if isinstance(driver, Program) else ()), *resumed), budget_s, stopped,
                        coverage(records, first, last, tried, unit))
 
 
 class StateChecker:
-    """Checks states one by one on its workbench; a state whose image an earlier one had (the same identity) takes
-    that check's findings, its losses counted against its own cut. Checkers working at once share `outcomes`."""
+    """Checks states one by one on the workbench; a state whose image an earlier one had (the same identity) takes
+    that check's findings, its losses counted against its own cut."""
 
     def __init__(self, config: FsConfig, bench: Workbench, base: Path, ledger: Ledger, driver: Commits | Program,
-                 acks: dict[int, int], seed: int, unit: int, keep: Path | None, name: str, t_start: int,
-                 events: Sequence[Any], outcomes: dict[int, tuple[int, Outcome, str]] | None = None) -> None:
+                 acks: dict[int, int], rng: random.Random, unit: int, keep: Path | None, name: str, t_start: int,
+                 events: Sequence[Any]) -> None:
         self.config, self.bench, self.base, self.ledger, self.driver = config, bench, base, ledger, driver
-        self.acks, self.seed, self.unit, self.keep, self.name = acks, seed, unit, keep, name
+        self.acks, self.rng, self.unit, self.keep, self.name = acks, rng, unit, keep, name
         self.t_start, self.events = t_start, events
-        # identity -> (state checked, found, kept as)
-        self.outcomes: dict[int, tuple[int, Outcome, str]] = {} if outcomes is None else outcomes
+        self.outcomes: dict[int, tuple[int, Outcome, str]] = {}  # identity -> (state checked, found, kept as)
 
     def _placed(self, r: StateResult, st: CrashState, t_state: float) -> StateResult:
         return replace(r, seconds=time.monotonic() - t_state,  # building the image included
@@ -901,9 +755,9 @@ class StateChecker:
                                 t_state)
         bench.prepare(st)
         found: Outcome | None = None
-        if st.recovery:  # the second cut drawn from the state's own number: the same whichever checker checks it
-            rng = random.Random(self.seed * 7919 + 1 + st.index)
-            r = _recover_twice(self.config, bench, st, self.base, self.ledger, self.driver, self.acks, rng, self.unit)
+        if st.recovery:
+            r = _recover_twice(self.config, bench, st, self.base, self.ledger, self.driver, self.acks, self.rng,
+                               self.unit)
         else:
             found = check_image(self.config, bench.image, self.base, self.ledger, self.driver, self.acks, st)
             r = judged(st, self.acks, found, 0.0)

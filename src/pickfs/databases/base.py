@@ -85,7 +85,6 @@ class Database(ABC):
     raw_ok: bool = False  # keeps a database on a block device as well as in a file
     one_client: bool = False  # the engine runs in the client process, one client per process
     crash_testable: bool = True  # the crash test's commits client covers it
-    parallel_checks: bool = False  # crash states can be checked at once, each on its own image and mount
     page_bytes: int | None = None  # the pages a torn write would tear (the default size)
     torn_page_settings: tuple[TornPage, ...] = ()
     # the shape of the values of its own settings a workload may pass to it (each checked before use)

@@ -57,7 +57,6 @@ class WalCheckpoint(WriteBack):
 
 class Sqlite(Database):
     name = database = "sqlite"
-    parallel_checks = True  # each check is its own client process on its own mount: nothing is shared
     setting_shapes = {
         "synchronous": ValueShape("FULL", choices=("off", "normal", "full", "extra", "0", "1", "2", "3")),
         "journal_mode": ValueShape("WAL", choices=("delete", "truncate", "persist", "memory", "wal", "off")),
