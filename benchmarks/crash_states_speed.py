@@ -36,8 +36,9 @@ def main(argv: list[str]) -> int:
     p.add_argument("--duration", default="3s")
     p.add_argument("--workdir", default="/var/tmp/pickfs-crash-bench")
     a = p.parse_args(argv)
-    Path(a.workdir).mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=a.workdir) as tmp:
+    # the JSON beside, not in, the work directory: pickfs makes that one itself (and refuses one it did not make
+    # that holds something)
+    with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "crash.json"
         argv_ = [sys.executable, "-m", "pickfs", "crashtest", "--fs", a.fs, "--duration", a.duration, "--json", str(out)]
         if a.states is not None or a.crash_time is None:

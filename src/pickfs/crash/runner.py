@@ -45,6 +45,7 @@ from pickfs.crash.states import (
     Coverage,
     CrashState,
     coverage,
+    covered,
     generate,
     losses,
     parse_acks,
@@ -95,10 +96,11 @@ def model_text(unit: int, recovery_share: float, strategies: tuple[str, ...] = (
             f"keeps every write before the last completed flush (a FUA write "
             f"counts once it completes) and, of the writes after it, a subset of {unit_text} units, in any "
             f"order, so one write can be torn; the subsets tried: {'; '.join(STRATEGY_REGISTRY[s].text for s in strategies)}; "
-            f"crash moments at random over the whole run (a third of the states: the sample a bound counts), and just before the flushes that end the bursts "
-            f"overwriting the most of what was written earlier, and those after checkpoints, WAL switches and files "
-            f"created or renamed (where the "
-            f"tearing and reordering subsets are tried first); {recovery}; the "
+            f"crash moments at random over the whole run (a third of the states: the sample a bound counts), and just before the flushes of the flush "
+            f"epochs not covered yet, those overwriting the most of what was written earlier first, and those after "
+            f"checkpoints, WAL switches and files created or renamed (where the "
+            f"tearing and reordering subsets are tried first, an epoch's overwriting multi-unit writes torn first); "
+            f"{recovery}; the "
             f"state when the workload began is taken as on disk (a drive with power-loss protection does better)")
 
 
@@ -683,7 +685,7 @@ def crash_test(config: FsConfig, spec: WorkloadSpec, workdir: Path, ledger: Ledg
             while n_batch > 0:
                 states = [replace(st, index=st.index + len(results))
                           for st in generate(records, t_start, t_end, n_batch, seed + batch, unit, events,
-                                             recovery_share, chosen)]
+                                             recovery_share, chosen, covered(records, first, last, tried, unit))]
                 tried += states
                 total = "" if budget_s > 0 else f"/{after + len(states)}"
                 if batch == 0:

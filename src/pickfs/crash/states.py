@@ -235,16 +235,85 @@ def exposed_flushes(records: Sequence[Record], first: int, last: int, unit: int 
     return [i for _, _, i in sorted(out, key=lambda x: (-x[0], -x[1], x[2]))]
 
 
+@dataclass(frozen=True)
+class Epoch:
+    """A flush epoch of the recording with unflushed writes: the records from `start` (after the previous flush)
+    up to `cut` (its flush, or the end of the window), and what a torn write in it can break."""
+
+    start: int
+    cut: int  # a power cut just before the epoch's flush: every write of the epoch unflushed
+    exposed: int  # units it overwrites that were last written before the previous flush
+    overwrites: tuple[int, ...]  # its multi-unit writes that overwrite units written earlier
+    size: int  # bytes written
+
+    @property
+    def priority(self) -> tuple[int, int, int, int]:
+        """Its place in the order targeted states cover epochs (smallest first): the most exposed, then the most
+        overwriting multi-unit writes, then the most bytes, then the earliest."""
+        return (-self.exposed, -len(self.overwrites), -self.size, self.start)
+
+
+def _span(r: Record, unit: int) -> range:
+    return range(r.offset // unit, (r.offset + r.length - 1) // unit + 1)
+
+
+def epochs(records: Sequence[Record], first: int, last: int, unit: int = DEFAULT_UNIT) -> list[Epoch]:
+    """The flush epochs with unflushed writes in the window [first, last), in the order targeted states cover them
+    (Epoch.priority); the last one may end at the window's end, not at a flush (pure)."""
+    seq = 0
+    last_seq: dict[int, int] = {}  # unit -> the flush epoch that last wrote it
+    for r in records[:first]:
+        if r.kind == FLUSH:
+            seq += 1
+        elif r.kind in (WRITE, ZERO) and r.length:
+            last_seq.update(dict.fromkeys(_span(r, unit), seq))
+    out: list[Epoch] = []
+    start, changed, exposed, size = first, False, 0, 0
+    over: list[int] = []
+    for i in range(first, last + 1):
+        now = records[i] if i < last else None
+        if now is None or now.kind == FLUSH:
+            if changed:
+                out.append(Epoch(start, i, exposed, tuple(over), size))
+            seq += 1
+            start, changed, exposed, size, over = i + 1, False, 0, 0, []
+        elif now.changes:
+            changed = True
+            if now.kind in (WRITE, ZERO) and now.length:
+                span = _span(now, unit)
+                if len(span) > 1 and any(u in last_seq for u in span):
+                    over.append(i)
+                for u in span:
+                    before = last_seq.get(u)
+                    if before is not None and before < seq - 1:
+                        exposed += 1
+                    last_seq[u] = seq
+                size += now.length
+    return sorted(out, key=lambda e: e.priority)
+
+
+@dataclass(frozen=True)
+class Done:
+    """What earlier batches of states covered: the flush epochs cut in (by their start) and the overwriting
+    multi-unit writes torn (by their record); the next batch's targeted states go to the rest first."""
+
+    epochs: frozenset[int] = frozenset()
+    torn: frozenset[int] = frozenset()
+
+
 AT_RANDOM = "at a random moment of the run"
 
 
 def crash_moments(records: Sequence[Record], t_start: int, t_end: int, n: int,
-                  events: Sequence[Event] = (), unit: int = DEFAULT_UNIT, seed: int = 1) -> list[tuple[int, int, str]]:
+                  events: Sequence[Event] = (), unit: int = DEFAULT_UNIT, seed: int = 1,
+                  done: Done = Done()) -> list[tuple[int, int, str]]:
     """n (cut, latest moment, why) triples over the whole run.
 
     In turn: at random over the run's time (one moment drawn uniformly in each of equal stretches, kept
-    even where another moment is the same: they are the sample), just before the flush ending the next most exposed
-    burst of writes, and just before the most exposed flush after each event the workload reported; when one
+    even where another moment is the same: they are the sample), just before the flush of the next flush epoch in
+    the priority order (`epochs`) that no earlier batch covered (`done`; once all are covered, from the first
+    again), and just before the most exposed flush after each event the workload reported, in an epoch not
+    covered yet where there is one; when one
     kind runs out the others fill in, then moments evenly over the window's records. A window with few
     records is then filled over its time (a database that never wrote while acknowledging commits gets n
     moments on the same image).
@@ -261,8 +330,11 @@ def crash_moments(records: Sequence[Record], t_start: int, t_end: int, n: int,
         c = min(last, max(first, bisect.bisect_right(times, t)))
         even.append((c, _moment(records, c, t_end), AT_RANDOM))
     more = [(c, _moment(records, c, t_end), "evenly over the run") for c in cut_points(first, last, n)]
-    bursts = [(c, _moment(records, c, t_end), "before the flush ending a burst that overwrites the most")
-              for c in exposed_flushes(records, first, last, unit)]
+    ordered = epochs(records, first, last, unit)
+    fresh = [e for e in ordered if e.start not in done.epochs] or ordered  # all covered: round again
+    fresh_starts = {e.start for e in fresh}
+    bursts = [(e.cut, _moment(records, e.cut, t_end), "before the flush ending a burst that overwrites the most")
+              for e in fresh]
     def spread(items: list[tuple[int, int, str]], k: int) -> list[tuple[int, int, str]]:
         if len(items) <= k:
             return items
@@ -274,9 +346,13 @@ def crash_moments(records: Sequence[Record], t_start: int, t_end: int, n: int,
         at = max(first, bisect.bisect_right(times, e.t_ns))
         until = min(last, bisect.bisect_right(times, inside[k + 1].t_ns) if k + 1 < len(inside) else last)
         # the most exposed flush before the next event (a checkpoint's write-back), else the first
-        flush = next(iter(exposed_flushes(records, at, until, unit)), None)
+        flush = next((f for f in exposed_flushes(records, at, until, unit)
+                      if last_flush(records, first, f) in fresh_starts), None)
         if flush is None:
-            flush = next((i for i in range(at, last) if records[i].kind == FLUSH), last)
+            flush = next((i for i in range(at, last + 1) if (i == last or records[i].kind == FLUSH)
+                          and last_flush(records, first, i) in fresh_starts), None)
+        if flush is None:  # every epoch after it covered by an earlier batch
+            continue
         by_kind.append((e.kind, (flush, _moment(records, flush, t_end), f"before the most exposed flush after {e.what}")))
     # the database's own write-backs first (they are what torn-page protections guard), then file events
     near = [m for kind in ("write-back", "file") for m in spread([m for k, m in by_kind if k == kind], share)]
@@ -305,13 +381,16 @@ def crash_moments(records: Sequence[Record], t_start: int, t_end: int, n: int,
 
 def generate(records: Sequence[Record], t_start: int, t_end: int, n: int, seed: int = 1, unit: int = DEFAULT_UNIT,
              events: Sequence[Event] = (), recovery_share: float = 0.0,
-             strategies: Sequence[str] = ()) -> list[CrashState]:
+             strategies: Sequence[str] = (), done: Done = Done()) -> list[CrashState]:
     """n power-cut states over the workload's window, each moment with a strategy (its turn at bursts or spread).
 
     `strategies`: the names to try (empty: every registered one). `recovery_share` of the states (spread
-    evenly) also crash again while recovering.
+    evenly) also crash again while recovering. `done`: what earlier batches covered (their targeted moments go to
+    the epochs not covered yet). A targeted state cut in an epoch holding a multi-unit write that overwrites
+    earlier data and that no state tore yet tears it: the first tearing strategy of those tried at bursts.
     """
-    first, _ = window(records, t_start, t_end)
+    first, last = window(records, t_start, t_end)
+    untorn = {e.start: set(e.overwrites) - done.torn for e in epochs(records, first, last, unit)}
     rng = random.Random(seed)
     every = round(1 / recovery_share) if recovery_share > 0 else 0
     states: list[CrashState] = []
@@ -319,17 +398,28 @@ def generate(records: Sequence[Record], t_start: int, t_end: int, n: int, seed: 
     at_bursts = turns(strategies, at_bursts=True) or strategies
     spread = turns(strategies, at_bursts=False) or strategies
     turn = dict.fromkeys((at_bursts, spread), 0)
-    for k, (cut, t_ns, why) in enumerate(crash_moments(records, t_start, t_end, n, events, unit, seed)):
+    tearer = next((name for name in at_bursts if REGISTRY[name].tears), None)
+    for k, (cut, t_ns, why) in enumerate(crash_moments(records, t_start, t_end, n, events, unit, seed, done)):
         durable = last_flush(records, first, cut)
         drawn = why == AT_RANDOM
         cycle = spread if drawn or why.startswith("evenly") else at_bursts
-        mode = cycle[turn[cycle] % len(cycle)]
-        turn[cycle] += 1
+        if cycle is at_bursts and tearer is not None and untorn.get(durable) and cut == _epoch_end(records, durable,
+                                                                                                   last):
+            mode = tearer  # its overwriting writes torn first; the turn of the others waits
+            untorn[durable] = set()
+        else:
+            mode = cycle[turn[cycle] % len(cycle)]
+            turn[cycle] += 1
         kept, dropped, units, torn = choose(records, durable, cut, mode, unit, rng)
         recovery = bool(every) and k % every == every - 1
         states.append(CrashState(len(states), cut, durable, kept, dropped, t_ns, mode, units, torn, recovery, why,
                                  drawn))
     return states
+
+
+def _epoch_end(records: Sequence[Record], start: int, last: int) -> int:
+    """The index of the flush that ends the epoch beginning at `start`, or `last` (pure)."""
+    return next((i for i in range(start, last) if records[i].kind == FLUSH), last)
 
 
 def recovery_crash(records: Sequence[Record], unit: int, rng: random.Random) -> tuple[int, tuple[Piece, ...], int]:
@@ -412,30 +502,27 @@ class Coverage:
     overwrites_torn: int
 
 
-def coverage(records: Sequence[Record], first: int, last: int, states: Sequence[CrashState], unit: int) -> Coverage:
-    """The coverage of `states` over the window [first, last) of a recording (pure)."""
-    epochs: set[int] = set()
-    overwrites: set[int] = set()
-    start, written = first, set[int]()
-    for r in records[:first]:
-        if r.kind in (WRITE, ZERO) and r.length:
-            written.update(range(r.offset // unit, (r.offset + r.length - 1) // unit + 1))
-    for i in range(first, last):
-        r = records[i]
-        if r.kind == FLUSH:
-            start = i + 1
-        elif r.changes:
-            epochs.add(start)
-            if r.kind in (WRITE, ZERO) and r.length:
-                span = set(range(r.offset // unit, (r.offset + r.length - 1) // unit + 1))
-                if len(span) > 1 and span & written:
-                    overwrites.add(i)
-                written |= span
-    covered = {s.durable for s in states if s.units and s.durable in epochs}
+def _covered(records: Sequence[Record], every: Sequence[Epoch], states: Sequence[CrashState], unit: int) -> Done:
+    starts = {e.start for e in every}
+    overwrites = {i for e in every for i in e.overwrites}
+    covered = frozenset(s.durable for s in states if s.units and s.durable in starts)
     torn: set[int] = set()
     for s in states:
         landed: dict[int, int] = {}
         for p in s.kept:
             landed[p.record] = landed.get(p.record, 0) + 1
         torn.update(i for i, n in landed.items() if i in overwrites and n < len(units_of(records, i, unit)))
-    return Coverage(len(epochs), len(covered), len(overwrites), len(torn))
+    return Done(covered, frozenset(torn))
+
+
+def covered(records: Sequence[Record], first: int, last: int, states: Sequence[CrashState], unit: int) -> Done:
+    """The flush epochs of the window [first, last) that `states` cut in, and the overwriting multi-unit writes
+    they tore (pure)."""
+    return _covered(records, epochs(records, first, last, unit), states, unit)
+
+
+def coverage(records: Sequence[Record], first: int, last: int, states: Sequence[CrashState], unit: int) -> Coverage:
+    """The coverage of `states` over the window [first, last) of a recording (pure)."""
+    every = epochs(records, first, last, unit)
+    done = _covered(records, every, states, unit)
+    return Coverage(len(every), len(done.epochs), sum(len(e.overwrites) for e in every), len(done.torn))
