@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import time
 from collections.abc import Sequence
@@ -33,7 +34,7 @@ from pickfs.engine.schedule import (
 )
 from pickfs.engine.sidebyside import SideBySide
 from pickfs.engine.standup import stand_up
-from pickfs.errors import PickfsError, ResultsWriteFailed
+from pickfs.errors import NoRoom, PickfsError, ResultsWriteFailed
 from pickfs.model import Cell, Phase, Plan, Trial, plan_from_dict
 from pickfs.monitors.sampler import RunMonitor, cell_scope
 from pickfs.stack.filesystems import fs_type, unavailable_reason
@@ -192,14 +193,21 @@ class Executor:
                                         elapsed_s=state.seconds, ok=True, raw_output=state_json(state)))
 
         try:
-            result = crash_test(cell.config, cell.workload, Path(self.plan.target.workdir), self.ledger,
-                                m.crash_states, m.crash_size, m.crash_duration,
-                                progress=lambda text: self.observer.note(f"{cell.key}: {text}"),
-                                unit=m.crash_unit, recovery_share=m.crash_recovery,
-                                keep=Path(m.crash_keep) if m.crash_keep else None, strategies=m.crash_strategies,
-                                kept=kept, checked=checked,
-                                seed=run_seed(self.run_id, m.seed) + cell.index,  # its random moments: this run's
-                                budget_s=budget, clear=settled)
+            try:
+                result = crash_test(cell.config, cell.workload, Path(self.plan.target.workdir), self.ledger,
+                                    m.crash_states, m.crash_size, m.crash_duration,
+                                    progress=lambda text: self.observer.note(f"{cell.key}: {text}"),
+                                    unit=m.crash_unit, recovery_share=m.crash_recovery,
+                                    keep=Path(m.crash_keep) if m.crash_keep else None,
+                                    strategies=m.crash_strategies, kept=kept, checked=checked,
+                                    seed=run_seed(self.run_id, m.seed) + cell.index,  # this run's random moments
+                                    budget_s=budget, clear=settled)
+            except OSError as exc:  # the host disk filled while the states' images were built: said, not internal
+                if exc.errno != errno.ENOSPC:
+                    raise
+                raise NoRoom(f"no space left on the device holding the work directory {self.plan.target.workdir} "
+                             "while the crash test built its images",
+                             "free space there, or pass --workdir on a larger filesystem") from None
         except PickfsError as exc:
             if interrupted(exc):  # a teardown that failed on the way out of a Ctrl-C: still a Ctrl-C
                 raise
