@@ -39,7 +39,7 @@ def test_runs_store_their_fingerprint_and_env_diff_reads_it(workdir):
     for _ in range(2):
         r = pickfs(workdir, "run", "--fs", "tmpfs", "--blocks", "1", "--runs", "1", "--warmup", "0", "--duration", "1s")
         assert r.returncode == 0, r.stderr
-    runs = [line.split()[1] for line in pickfs(workdir, "results").stdout.splitlines() if "complete" in line]
+    runs = [r["id"] for r in json.loads(pickfs(workdir, "results", "--json", "-").stdout) if r["status"] == "complete"]
     assert len(runs) == 2
     r = pickfs(workdir, "env", "diff", runs[0], runs[1])
     assert r.returncode == 0, r.stderr
