@@ -2,7 +2,7 @@ import subprocess
 import sys
 
 from pickfs.stack.cleanup import holding, undo_all
-from pickfs.stack.ledger import Ledger
+from pickfs.stack.ledger import Ledger, process_state
 
 
 def dead_pid():
@@ -49,3 +49,44 @@ def test_holding_undoes_even_on_error(tmp_path):
     except RuntimeError:
         pass
     assert not made.exists() and led.entries() == []
+
+
+def _owned_by(led, pid, created=None):
+    import json
+    e = led.record("dir", path="/nonexistent-pickfs-test")
+    path = led.directory / f"{e.id}.json"
+    data = json.loads(path.read_text())
+    data["pid"] = pid
+    if created is not None:
+        data["created"] = created
+    path.write_text(json.dumps(data))
+
+
+def test_a_killed_pickfs_not_yet_reaped_is_gone(tmp_path):
+    """Right after kill -9 the owner is a zombie until its parent reaps it: `pickfs cleanup` said its
+    resources 'belong to a pickfs still running'."""
+    import os
+    import signal
+    import time
+    led = Ledger(tmp_path / "ledger")
+    p = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        _owned_by(led, p.pid)
+        assert led.orphans() == []  # alive
+        os.kill(p.pid, signal.SIGKILL)
+        deadline = time.monotonic() + 10
+        while process_state(p.pid) != "Z":
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        assert [e.pid for e in led.orphans()] == [p.pid]  # a zombie, not reaped: gone
+    finally:
+        p.kill()
+        p.wait()
+
+
+def test_a_pid_reused_by_a_later_process_is_not_the_owner(tmp_path):
+    import os
+    import time
+    led = Ledger(tmp_path / "ledger")
+    _owned_by(led, os.getpid(), created=time.time() - 3 * 86400)  # written before this process started
+    assert [e.pid for e in led.orphans()] == [os.getpid()]

@@ -24,7 +24,7 @@ from pickfs.errors import NotUndone, PickfsError
 from pickfs.proc import run
 from pickfs.stack import blockdev
 from pickfs.stack.cgroups import CGROUP
-from pickfs.stack.ledger import Entry, Ledger, start_ticks
+from pickfs.stack.ledger import CLOCK_SLACK_S, Entry, Ledger, process_state, start_ticks, started_at
 from pickfs.stack.mountinfo import find_mount, parse_mountinfo
 from pickfs.stack.processes import descendants, parent_pids
 from pickfs.stack.resources import ResourceKind, held, settle
@@ -33,8 +33,6 @@ from pickfs.stack.workdir import inside
 
 # I/O schedulers a scheduler entry may restore (blk-mq, and the legacy single-queue ones).
 KNOWN_SCHEDULERS = frozenset({"none", "mq-deadline", "kyber", "bfq", "noop", "deadline", "cfq"})
-# A process started after its ledger entry was written; boot time is known to the second.
-CLOCK_SLACK_S = 2.0
 
 
 def is_mounted(mountpoint: str) -> bool:
@@ -99,9 +97,8 @@ def _pid_of(e: Entry) -> int:
 
 def _gone(pid: int) -> bool:
     """Exited: no such process, or a zombie (reaped here when it is pickfs's own child)."""
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
+    state = process_state(pid)
+    if state is None:
         return True
     if state == "Z":
         try:
@@ -112,13 +109,6 @@ def _gone(pid: int) -> bool:
     return False
 
 
-def _boot_time() -> float:
-    for line in Path("/proc/stat").read_text().splitlines():
-        if line.startswith("btime "):
-            return float(line.split()[1])
-    return 0.0
-
-
 def same_process(e: Entry, pid: int) -> bool:
     """`pid` is still the process the entry recorded: same start time, or started after the entry was written."""
     ticks = start_ticks(pid)
@@ -126,8 +116,8 @@ def same_process(e: Entry, pid: int) -> bool:
         return False
     if e.get("start_pid") == pid and isinstance(e.get("start_ticks"), int):
         return bool(ticks == e.get("start_ticks"))
-    started = _boot_time() + ticks / os.sysconf("SC_CLK_TCK")
-    return started >= e.created - CLOCK_SLACK_S
+    started = started_at(pid)
+    return started is not None and started >= e.created - CLOCK_SLACK_S
 
 
 def _undo_process(e: Entry) -> None:

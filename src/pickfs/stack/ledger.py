@@ -100,8 +100,9 @@ class Ledger:
         return out
 
     def orphans(self) -> list[Entry]:
-        """Entries whose pickfs process is gone."""
-        return [e for e in self.entries() if not pid_alive(e.pid)]
+        """Entries whose pickfs process is gone: exited, a zombie not yet reaped (a pickfs just killed), or its pid
+        now taken by a process that started after the entry was written."""
+        return [e for e in self.entries() if not owner_alive(e)]
 
 
 def _read_entry(path: Path) -> Entry | None:
@@ -136,6 +137,47 @@ def with_identity(fields: dict[str, Any]) -> dict[str, Any]:
     if not isinstance(pid, int) or pid <= 0 or fields.get("start_pid") == pid:
         return fields
     return {**fields, "start_pid": pid, "start_ticks": start_ticks(pid)}
+
+
+# Clocks: a process's start time read back from /proc is rounded to clock ticks and the boot time to seconds.
+CLOCK_SLACK_S = 2.0
+
+
+def boot_time(proc_stat: str) -> float:
+    """The boot time (seconds since the epoch) from /proc/stat's text (pure); 0 when absent."""
+    for line in proc_stat.splitlines():
+        if line.startswith("btime "):
+            return float(line.split()[1])
+    return 0.0
+
+
+def started_at(pid: int) -> float | None:
+    """When a process started, in seconds since the epoch; None if gone."""
+    ticks = start_ticks(pid)
+    if ticks is None:
+        return None
+    try:
+        booted = boot_time(Path("/proc/stat").read_text())
+    except OSError:
+        return None
+    return booted + ticks / os.sysconf("SC_CLK_TCK")
+
+
+def process_state(pid: int) -> str | None:
+    """The state letter of /proc/<pid>/stat (R, S, D, Z...); None if there is no such process."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return None
+
+
+def owner_alive(entry: Entry) -> bool:
+    """The process that wrote the entry still runs: its pid exists, is not a zombie (killed, not yet reaped), and
+    started before the entry was written (otherwise the pid was reused)."""
+    if not pid_alive(entry.pid) or process_state(entry.pid) in ("Z", "X"):
+        return False
+    started = started_at(entry.pid)
+    return started is None or started <= entry.created + CLOCK_SLACK_S
 
 
 def pid_alive(pid: int) -> bool:
