@@ -18,7 +18,7 @@ import errno
 import os
 import stat
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -162,9 +162,41 @@ def _replaceable(st: os.stat_result | None, what: str, path: str | Path) -> None
         raise _refused(what, path, f"is {kind}", "name a regular file ('-' for standard output)")
 
 
-def write_file(path: str | Path, data: bytes, what: str, mode: int = 0o600) -> Path:
-    """Write `data` to `path` as a fresh file (`mode`) renamed into place, replacing whatever file or link held
-    the name; returns the path written."""
+def invoking_user(environ: Mapping[str, str], euid: int) -> tuple[int, int] | None:
+    """The user and group who ran pickfs through sudo (SUDO_UID, SUDO_GID), when pickfs runs as root and they are
+    another user's; None otherwise (pure)."""
+    if euid != 0:
+        return None
+    try:
+        uid, gid = int(environ["SUDO_UID"]), int(environ["SUDO_GID"])
+    except (KeyError, ValueError):
+        return None
+    return (uid, gid) if uid > 0 and gid >= 0 else None
+
+
+def current_umask(status: str) -> int:
+    """The Umask line of /proc/self/status's text (pure); 0o022 when absent."""
+    for line in status.splitlines():
+        if line.startswith("Umask:"):
+            return int(line.split()[1], 8)
+    return 0o022
+
+
+def write_export(path: str | Path, data: bytes, what: str) -> Path:
+    """A file the user asked for (a report, an export, a site page): written as write_file does, but readable as
+    any file the user makes (0666 less the umask) and, when pickfs runs through sudo, owned by the user who ran it,
+    not by root alone."""
+    try:
+        umask = current_umask(Path("/proc/self/status").read_text())
+    except OSError:
+        umask = 0o022
+    return write_file(path, data, what, mode=0o666 & ~umask, owner=invoking_user(os.environ, os.geteuid()))
+
+
+def write_file(path: str | Path, data: bytes, what: str, mode: int = 0o600,
+               owner: tuple[int, int] | None = None) -> Path:
+    """Write `data` to `path` as a fresh file (`mode`, and `owner`'s uid and gid when given) renamed into place,
+    replacing whatever file or link held the name; returns the path written."""
     real = check_target(path, what)
     with open_dir(real.parent, what) as dfd:
         tmp = f".{real.name}.pickfs-{os.getpid()}"
@@ -175,6 +207,8 @@ def write_file(path: str | Path, data: bytes, what: str, mode: int = 0o600) -> P
         try:
             with os.fdopen(fd, "wb") as fh:
                 os.fchmod(fh.fileno(), mode)
+                if owner is not None:
+                    os.fchown(fh.fileno(), *owner)
                 fh.write(data)
                 fh.flush()
                 os.fsync(fh.fileno())

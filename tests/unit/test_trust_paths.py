@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from pickfs.errors import UntrustedPath, UntrustedWorkdir
-from pickfs.safepaths import MARKER, own_dir, resolve, write_file
+from pickfs.safepaths import MARKER, current_umask, invoking_user, own_dir, resolve, write_file
 from pickfs.stack.workdir import prepare
 from tests.unit.test_plan_validation import pickfs, refused
 
@@ -254,7 +254,48 @@ def test_an_export_replaces_a_link_under_its_name_and_never_writes_through_it(tm
     assert code == 0, err
     assert _untouched(target, how)
     assert link.is_file() and not link.is_symlink() and link.stat().st_size > 0
-    assert stat.S_IMODE(link.stat().st_mode) == 0o600
+    assert stat.S_IMODE(link.stat().st_mode) == 0o666 & ~UMASK  # a fresh file, as any file the user makes
+
+
+UMASK = current_umask(Path("/proc/self/status").read_text())
+
+
+@as_root
+@pytest.mark.parametrize("export", ["--json", "--csv", "--markdown", "--table-csv", "--html", "env --json"])
+def test_an_export_made_through_sudo_belongs_to_the_user_who_asked(tmp_path, capsys, monkeypatch, export):
+    """`sudo pickfs report --html r.html` wrote a file only root could read (0600, root's)."""
+    db = results_db(tmp_path)
+    (tmp_path / "out").mkdir()
+    out = tmp_path / "out" / "report.out"
+    monkeypatch.setenv("SUDO_UID", str(NOBODY))
+    monkeypatch.setenv("SUDO_GID", str(NOBODY))
+    code, _, err = pickfs(_export_commands(tmp_path, db, out)[export], capsys)
+    assert code == 0, err
+    st = out.stat()
+    assert (st.st_uid, st.st_gid) == (NOBODY, NOBODY)
+    assert stat.S_IMODE(st.st_mode) & 0o400
+    if export == "--html":
+        assert (tmp_path / "out" / "plotly.min.js").stat().st_uid == NOBODY
+
+
+@as_root
+def test_a_site_made_through_sudo_can_be_read_by_the_user_who_asked(tmp_path, capsys, monkeypatch):
+    db = results_db(tmp_path)
+    monkeypatch.setenv("SUDO_UID", str(NOBODY))
+    monkeypatch.setenv("SUDO_GID", str(NOBODY))
+    code, _, err = pickfs(["report", "--results", str(db), "--site", str(tmp_path / "site")], capsys)
+    assert code == 0, err
+    assert stat.S_IMODE((tmp_path / "site").stat().st_mode) & 0o005 == 0o005  # others may list and enter it
+    assert (tmp_path / "site" / "index.html").stat().st_uid == NOBODY
+
+
+def test_the_user_behind_sudo_is_read_only_for_root():
+    assert invoking_user({"SUDO_UID": "1000", "SUDO_GID": "100"}, 0) == (1000, 100)
+    assert invoking_user({"SUDO_UID": "1000", "SUDO_GID": "100"}, 1000) is None  # not root: its own files
+    assert invoking_user({"SUDO_UID": "0", "SUDO_GID": "0"}, 0) is None
+    assert invoking_user({"SUDO_UID": "x", "SUDO_GID": "100"}, 0) is None
+    assert invoking_user({}, 0) is None
+    assert current_umask("Name:\tx\nUmask:\t0027\n") == 0o027
 
 
 @as_root

@@ -18,7 +18,7 @@ from pickfs.errors import NotFound, PlanError
 from pickfs.fingerprint import fingerprint
 from pickfs.report.envdiff import diff
 from pickfs.report.json_text import strict_json
-from pickfs.safepaths import check_target, read_small, write_file
+from pickfs.safepaths import check_target, read_small, write_export
 
 MAX_FINGERPRINT = 1024**2  # bytes: a fingerprint is a few hundred keys
 
@@ -124,7 +124,7 @@ def command(path: str | None, json_path: Path | None, workdir: str, results_path
         if str(json_path) == "-":
             click.echo(text, nl=False)
             return
-        write_file(json_path, text.encode(), "--json")
+        write_export(json_path, text.encode(), "--json")
         console.info(f"fingerprint written to {json_path}")
     table = Table(title=f"storage stack under {fp['path']}", title_justify="left")
     table.add_column("setting")

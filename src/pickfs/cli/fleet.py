@@ -12,7 +12,7 @@ from pickfs import console
 from pickfs.cli.common import open_store, results_option, workdir_option
 from pickfs.cli.examples import examples
 from pickfs.errors import EXIT_INTERRUPTED, PickfsError, PlanError
-from pickfs.safepaths import write_file
+from pickfs.safepaths import write_export
 from pickfs.store import ResultStore
 from pickfs.store.fleets import FleetRecord
 from pickfs.units import parse_duration
@@ -161,5 +161,5 @@ def report_fleet(store: ResultStore, ref: str, targets: dict[str, Path | None]) 
         if str(path) == "-":
             click.echo(text, nl=False)
         else:
-            write_file(path, text.encode(), f"--{fmt}")
+            write_export(path, text.encode(), f"--{fmt}")
             console.info(f"{fmt} written to {path}")

@@ -22,7 +22,7 @@ from pickfs.report.csv_export import render_csv, render_table_csv
 from pickfs.report.json_export import render_json
 from pickfs.report.markdown import render_markdown
 from pickfs.report.terminal import live_line, render_run, terse_lines
-from pickfs.safepaths import check_own_dir, check_target, own_dir, resolve, write_file
+from pickfs.safepaths import check_own_dir, check_target, own_dir, resolve, write_export
 from pickfs.store import ResultStore
 from pickfs.units import has_control
 
@@ -50,8 +50,8 @@ def html_page(run: RunRecord | AnalysedRun, path: Path) -> None:
     beside = path.parent / PLOTLY_FILE
     js = get_plotlyjs()
     if beside.is_symlink() or not beside.is_file() or beside.stat().st_size != len(js) or beside.read_text() != js:
-        write_file(beside, js.encode(), "--html (plotly.js beside the page)")
-    write_file(path, render_html(run, plotly=PLOTLY_FILE).encode(), "--html")
+        write_export(beside, js.encode(), "--html (plotly.js beside the page)")
+    write_export(path, render_html(run, plotly=PLOTLY_FILE).encode(), "--html")
 
 
 FORMATS["html"] = html
@@ -100,7 +100,7 @@ def write_exports(record: RunRecord | AnalysedRun, targets: dict[str, Path | Non
         if str(path) == "-":
             click.echo(text, nl=False)
         else:
-            write_file(path, text.encode(), f"--{fmt}")
+            write_export(path, text.encode(), f"--{fmt}")
             console.info(f"{fmt} written to {path}")
 
 
@@ -160,13 +160,13 @@ def write_site(store: ResultStore, path: Path) -> None:
     from pickfs.report.site import build_site  # deferred: plotly (its pages' charts), for --site only
 
     records = [store.load(r.id) for r in store.list_runs()]
-    real = own_dir(path, "--site", 0o700, made=site_files_only)
+    real = own_dir(path, "--site", 0o755, made=site_files_only)  # the pages readable by the user who asked
     files = build_site(records)
     for name, text in files.items():
         if not SITE_NAME.fullmatch(name):  # a run id read from the file names a page: never a path
             raise PlanError(f"--site: a run in {store.path} would name the page {name!r}",
                             "leave that results file out of the site")
-        write_file(real / name, text.encode(), "--site")
+        write_export(real / name, text.encode(), "--site")
     console.info(f"site of {len(records)} run(s) written to {path / 'index.html'}")
 
 

@@ -18,7 +18,7 @@ from pickfs.cli.examples import examples
 from pickfs.engine.runlock import is_live
 from pickfs.errors import PickfsError, PlanError, UntrustedPath
 from pickfs.report.json_text import strict_json
-from pickfs.safepaths import check_target, write_file
+from pickfs.safepaths import check_target, write_export
 from pickfs.store import ResultStore
 from pickfs.store.results import RunSummaryRow, default_results_path
 
@@ -141,7 +141,7 @@ def command(no_answers: bool, json_path: Path | None, workdir: str, results_path
         if str(json_path) == "-":
             click.echo(text, nl=False)
         else:
-            write_file(json_path, text.encode(), "--json")
+            write_export(json_path, text.encode(), "--json")
             console.info(f"json written to {json_path}")
         return
     if not rows:

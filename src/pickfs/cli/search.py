@@ -19,7 +19,7 @@ from pickfs.report.search_json import render_json
 from pickfs.report.search_text import render
 from pickfs.risks import database_of
 from pickfs.run_console import ProgressObserver
-from pickfs.safepaths import write_file
+from pickfs.safepaths import write_export
 from pickfs.search.design import screening
 from pickfs.search.driver import MIN_STAGE_S, SearchResult, run_search
 from pickfs.search.facts import gather
@@ -158,7 +158,7 @@ def command(**o: Any) -> None:
     if o["json_path"] and str(o["json_path"]) == "-":
         click.echo(render_json(d), nl=False)
     elif o["json_path"]:
-        write_file(o["json_path"], render_json(d).encode(), "--json")
+        write_export(o["json_path"], render_json(d).encode(), "--json")
         console.info(f"wrote {o['json_path']}")
     console.info(f"each stage is a run in {store.path}: pickfs report RUN shows one in full")
 
