@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+from dataclasses import replace
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -21,7 +22,8 @@ from pickfs.model import RunRecord
 from pickfs.report.csv_export import render_csv, render_table_csv
 from pickfs.report.json_export import render_json
 from pickfs.report.markdown import render_markdown
-from pickfs.report.terminal import live_line, render_run, terse_lines
+from pickfs.report.terminal import render_run, terse_lines
+from pickfs.report.text import live_line
 from pickfs.safepaths import check_own_dir, check_target, own_dir, resolve, write_file
 from pickfs.store import ResultStore
 from pickfs.units import has_control
@@ -206,7 +208,8 @@ def command(run: str, explain: bool, quiet: bool, site: Path | None, workdir: st
     # --- end fleet
     analysis = analyse(store.load(run))  # once, for every format shown or written
     live = analysis.record.status == "running" and is_live(Path(workdir), analysis.record.id)
-    if live:
+    if live:  # every format then says so first and gives no answer
+        analysis = replace(analysis, live=True)
         check_measured(store, analysis)
     if quiet:
         if live:

@@ -9,10 +9,11 @@ from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderR
 from rich.table import Table
 from rich.text import Text
 
-from pickfs.analysis.answer import recommended
+from pickfs.analysis.answer import recommended, recommended_setup
+from pickfs.analysis.setup import what_it_is
 from pickfs.analysis.run import AnalysedRun, analysed
 from pickfs.analysis.views import WorkloadView, risk_legend
-from pickfs.model import RunRecord
+from pickfs.model import FsConfig, RunRecord
 from pickfs.report.crash_text import crash_details, crash_statements
 from pickfs.report.disturbance import disturbance_line
 from pickfs.report.latency import latency_tables
@@ -31,6 +32,7 @@ from pickfs.report.table import (
 )
 from pickfs.report.text import (
     CRASH_COLUMNS,
+    live_line,
     breakdown_cells,
     crash_cells,
     method_lines,
@@ -112,21 +114,26 @@ def central_values(table: ResultTable) -> Table:
 
 
 def notes_block(table: ResultTable, full: bool = False) -> list[Text]:
-    """The table's notes under it, each once and on one line (whole with full=True)."""
+    """The table's notes under it, each once and whole (never cut); the routine ones (an image's fragmentation)
+    in one line that names them, unless full."""
     out = []
+    routine = [n for n in table.notes if n.routine]
     for n in table.notes:
+        if n.routine and not full:
+            continue
         line = Text(f"{n.number:>2} ", style="bold")
         line.append(n.text, style="dim")
-        if not full:
-            line.no_wrap, line.overflow = True, "ellipsis"
         out.append(line)
+    if routine and not full:
+        numbers = ", ".join(str(n.number) for n in routine)
+        out.append(Text(f"notes {numbers}: routine (each image's fragmentation); whole with --explain", style="dim"))
     return out
 
 
-def breakdown_table(view: WorkloadView) -> Table | None:
+def breakdown_table(view: WorkloadView, space: bool = True) -> Table | None:
     """The breakdown: a column per configuration when they are few, else a row per configuration (names whole
-    however many there are) and a column per figure."""
-    configs, rows = breakdown_cells(view)
+    however many there are) and a column per figure; the space used only with `space`."""
+    configs, rows = breakdown_cells(view, space)
     if not rows or not configs:
         return None
     note = f"; (n): {view.baseline} = 100" if view.baseline and scored(rows) else ""
@@ -187,11 +194,10 @@ def explanation_block(view: WorkloadView) -> list[Text]:
 
 
 def matters(view: WorkloadView) -> list[str]:
-    """The configurations worth a line of explanation: those significantly different from the baseline,
-    and the one recommended."""
+    """The configuration worth a line of explanation in the default view: the one recommended (--explain explains
+    every configuration)."""
     chosen = recommended(view)
-    return [r.cell.config.name for r in view.rows
-            if r.cell.config.name == chosen or (r.comparison is not None and r.comparison.significant)]
+    return [r.cell.config.name for r in view.rows if r.cell.config.name == chosen]
 
 
 def explanation_lines(view: WorkloadView) -> list[Text]:
@@ -224,25 +230,40 @@ def answer_lines(tables: list[ResultTable]) -> list[Text]:
     return out
 
 
-def live_line(run: RunRecord | AnalysedRun) -> str:
-    """What a report of a run still being executed says first: how far it is, and that its figures are partial."""
-    analysis = analysed(run)
-    rows = [r for v in analysis.views for r in v.rows]
-    what = "slices" if any(r.slice_s for r in rows) else "runs"
-    done = sum(1 for t in analysis.record.trials if t.ok and t.phase == "measured")
-    return (f"still running ({done} {what} so far); partial results: the answer comes when the run ends "
-            f"(then: pickfs report {analysis.record.id})")
+def setup_lines(views: list[WorkloadView]) -> list[Text]:
+    """Under the answer, for each workload's recommended configuration: the setup to apply."""
+    out = []
+    for view in views:
+        setup = recommended_setup(view)
+        name = recommended(view)
+        if setup is None or name is None:
+            continue
+        out.append(Text(f"{view.label}: the setup of {name} (DEVICE and DATABASE: yours):"))
+        out.extend(Text(f"  {line}", style="cyan") for line in setup.lines())
+    return out
+
+
+def configuration_lines(configs: tuple[FsConfig, ...]) -> list[Text]:
+    """What each configuration is: its filesystem, mkfs and mount options, scheduler."""
+    if not configs:
+        return []
+    width = max(len(c.name) for c in configs)
+    return [Text("configurations:", style="bold"),
+            *(Text(f"  {c.name:<{width}}  {what_it_is(c)}", style="dim") for c in configs)]
 
 
 def render_run(run: RunRecord | AnalysedRun, explain: bool = False, live: bool = False) -> Group:
-    """The answer first, then per workload its table with the notes under it, the breakdown, the crash test, the
-    method and one line of explanation per configuration that matters; explain=True adds the geometric and
-    sanitized means, every slice's figure, every explanation in full and the notes whole. live=True (a run another
-    pickfs is executing): first that it is still running, and no answer, whose advice (run longer) would not
-    apply to a run that has not ended."""
+    """The answer first with the setup to apply, then per workload its table with the notes under it (whole, the
+    routine ones in one line), the phases measured, the crash test, one line for the method and one for the
+    resolution; then what needs saying once (the crash model, the settings that trade safety for speed, the run's
+    notes). explain=True adds the geometric and sanitized means, the space used, every slice's figure, the race log,
+    what each configuration is, every explanation in full and every note. live=True (a run another pickfs is
+    executing; or the analysis says so): first that it is still running, and no answer, whose advice (run longer)
+    would not apply to a run that has not ended."""
     analysis = analysed(run)
+    live = live or analysis.live
     record, views = analysis.record, list(analysis.views)
-    tables = {v.label: build_table(v) for v in views if v.measured}
+    tables = {v.label: build_table(v, live) for v in views if v.measured}
     parts: list[RenderableType] = []
     if live:
         parts.append(Text(live_line(analysis), style="bold yellow"))
@@ -258,6 +279,7 @@ def render_run(run: RunRecord | AnalysedRun, explain: bool = False, live: bool =
         parts.append(Text(f"warning: {w}", style="yellow"))
     if not live:
         parts.extend(answer_lines(list(tables.values())))
+        parts.extend(setup_lines(views))
     for view in views:
         table = tables.get(view.label)
         parts.append(Text(""))
@@ -266,7 +288,7 @@ def render_run(run: RunRecord | AnalysedRun, explain: bool = False, live: bool =
             parts.extend(notes_block(table, full=explain))
             if explain:
                 parts.append(central_values(table))
-            details = breakdown_table(view)
+            details = breakdown_table(view, space=explain)
             if details is not None:
                 parts += [Text(""), details]
         crash = crash_table(view)
@@ -274,19 +296,23 @@ def render_run(run: RunRecord | AnalysedRun, explain: bool = False, live: bool =
             parts += [Text(""), *crash]
         parts.extend(Text(line, style="dim") for line in crash_details(view))  # crash-fidelity work
         if table is not None:
-            parts.extend(Text(line, style="dim") for line in method_lines(view))
+            parts.extend(Text(line, style="dim") for line in method_lines(view, full=explain))
             if explain:
                 parts.extend(values_lines(view))
             parts.extend(explanation_block(view) if explain else explanation_lines(view))
     parts.extend(Text(block) for block in scaling_text(record).split("\n\n") if block)  # report/scaling.py
     parts.extend(latency_tables(analysis.fixed))  # fixed rate and the capacity search: report/latency.py
     parts.extend(Text(line, style="dim") for line in crash_statements(views))  # the model in force, what none shows
+    if explain:
+        parts.extend(configuration_lines(analysis.plan.configs))
     legend = risk_legend(views)
     if legend:
         parts.append(Text("⚠ trades safety for speed:", style="yellow"))
         parts.extend(Text(f"  {line}") for line in legend)
     for note in record.notes:
         parts.append(Text(f"note: {note}", style="dim"))
+    if not explain:
+        parts.append(Text("more with --explain: the method, space, configurations, monitors", style="dim"))
     return Group(*parts)
 
 
