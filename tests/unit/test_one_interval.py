@@ -33,7 +33,7 @@ BRACKETED = re.compile(r"\[(\d[\d.,]*x) to (\d[\d.,]*x)[^\]]*\]")
 
 def terminal(record, explain: bool = False) -> str:
     with open(os.devnull, "w") as sink:
-        console = Console(width=400, record=True, file=sink, color_system=None)
+        console = Console(width=3000, record=True, file=sink, color_system=None)
         console.print(render_run(record, explain=explain))
         return console.export_text()
 

@@ -105,6 +105,6 @@ def test_a_settled_and_an_unsettled_run_of_the_same_truth_read_as_the_same_findi
         said[name] = (answer["preferred"], answer["settled"], xfs["standing"], sentence)
     assert said["long"][:3] == ("ext4", True, "within")
     assert said["short"][:3] == ("ext4", False, "at")
-    assert re.search(r"xfs \d% faster \[", said["long"][3]) and "within your 5% margin" in said["long"][3]
+    assert re.search(r"xfs \d\.\d\dx \[", said["long"][3]) and "within your 5% margin" in said["long"][3]
     assert "xfs about " in said["short"][3] and "at your 5% margin: " in said["short"][3]
     assert "would settle it" in said["short"][3] or "would." in said["short"][3]

@@ -179,8 +179,8 @@ def write_site(store: ResultStore, path: Path) -> None:
          'pickfs report --site site/                      # every run as a static site'))
 @click.argument("run", default="latest")
 @click.option("--explain", is_flag=True, help="also the other central values (geometric mean with its interval, "
-              "sanitized mean), every slice's figure, every note whole and every configuration's full explanation (by "
-              "default one line for each that matters: the significant ones and the recommended)")
+              "sanitized mean), the space used, every slice's figure, the race log, what each configuration is, every "
+              "note whole and every configuration's full explanation (by default one line for the recommended one)")
 @click.option("--quiet", "-q", is_flag=True, help="for scripts: one line per workload, the configuration the run "
               "names ('LABEL: NAME'), instead of the tables")
 @click.option("--site", "site", type=click.Path(path_type=Path),

@@ -282,13 +282,14 @@ def _host_table(record: RunRecord) -> str:
     return f"<table>{rows}</table>"
 
 
-def charts_for(record: RunRecord, view: WorkloadView) -> list[tuple[str, go.Figure]]:
+def charts_for(record: RunRecord, view: WorkloadView, live: bool = False) -> list[tuple[str, go.Figure]]:
     """The charts that make sense for the workload, the ratio chart first: a safety chart only where
-    commits are acknowledged, phases for file trees, latency where it was measured."""
+    commits are acknowledged, phases for file trees, latency where it was measured (`live`: a run still being
+    executed, none marked recommended)."""
     if not any(r.primary.summary for r in view.rows):
         return []
-    figs = [("forest", forest_chart(view)), ("references", forest_chart(view, references=True)),
-            ("safety", safety_chart(view)), ("phases", phases_chart(view)), ("latency", latency_chart(view)),
+    figs = [("forest", forest_chart(view, live=live)), ("references", forest_chart(view, references=True, live=live)),
+            ("safety", safety_chart(view, live)), ("phases", phases_chart(view)), ("latency", latency_chart(view)),
             ("over-time", over_time_chart(view)), ("device", device_chart(record, view))]
     return [(k, f) for k, f in figs if f is not None]
 
@@ -344,7 +345,7 @@ def render_html(run: RunRecord | AnalysedRun, plotly: str | None = INLINE) -> st
     for view in views:
         settings = ", ".join(f"{k}={v}" for k, v in sorted(view.settings.items()))
         parts.append(f"<h2>{_e(view.label)}</h2><p class=dim>{_e(view.kind)} workload; {_e(settings)}</p>")
-        charts = charts_for(record, view)
+        charts = charts_for(record, view, analysis.live)
         if charts and charts[0][0] == "forest":
             parts.append(chart_html(charts.pop(0)[1], "forest"))
         if view.measured:

@@ -119,7 +119,7 @@ def decided_sentence(view: WorkloadView) -> str:
         parts.append(f"{_factors(listed['within'], False)}, within your {margin} margin")
     if listed["at"]:
         parts.append(f"{_factors(listed['at'], True)}, at your {margin} margin: {settle_words(f, minutes)}")
-    label = f" (factors against {f.preferred}: {ANSWER_FAMILY})" if listed["within"] or listed["at"] else ""
+    label = f" (against {f.preferred}: {ANSWER_FAMILY})" if listed["within"] or listed["at"] else ""
     # a preferred configuration that is out: why, since the table's simultaneous intervals are wider
     roles = final_roles(view)
     preferred_out = "".join(f" {n} is out: {standing_why(view.race.fit, d, roles, n, 0.0, ALPHA)}." for n, _ in d.out

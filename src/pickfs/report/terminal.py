@@ -252,6 +252,30 @@ def configuration_lines(configs: tuple[FsConfig, ...]) -> list[Text]:
             *(Text(f"  {c.name:<{width}}  {what_it_is(c)}", style="dim") for c in configs)]
 
 
+def view_parts(view: WorkloadView, table: ResultTable | None, explain: bool) -> list[RenderableType]:
+    """A workload's part of the report: its table with the notes under it, the phases (and with explain the space
+    used), the crash test, how it was measured, and why."""
+    parts: list[RenderableType] = [Text("")]
+    if table is not None:
+        parts.append(FittedTable(table))
+        parts.extend(notes_block(table, full=explain))
+        if explain:
+            parts.append(central_values(table))
+        details = breakdown_table(view, space=explain)
+        if details is not None:
+            parts += [Text(""), details]
+    crash = crash_table(view)
+    if crash:
+        parts += [Text(""), *crash]
+    parts.extend(Text(line, style="dim") for line in crash_details(view))  # crash-fidelity work
+    if table is not None:
+        parts.extend(Text(line, style="dim") for line in method_lines(view, full=explain))
+        if explain:
+            parts.extend(values_lines(view))
+        parts.extend(explanation_block(view) if explain else explanation_lines(view))
+    return parts
+
+
 def render_run(run: RunRecord | AnalysedRun, explain: bool = False, live: bool = False) -> Group:
     """The answer first with the setup to apply, then per workload its table with the notes under it (whole, the
     routine ones in one line), the phases measured, the crash test, one line for the method and one for the
@@ -281,25 +305,7 @@ def render_run(run: RunRecord | AnalysedRun, explain: bool = False, live: bool =
         parts.extend(answer_lines(list(tables.values())))
         parts.extend(setup_lines(views))
     for view in views:
-        table = tables.get(view.label)
-        parts.append(Text(""))
-        if table is not None:
-            parts.append(FittedTable(table))
-            parts.extend(notes_block(table, full=explain))
-            if explain:
-                parts.append(central_values(table))
-            details = breakdown_table(view, space=explain)
-            if details is not None:
-                parts += [Text(""), details]
-        crash = crash_table(view)
-        if crash:
-            parts += [Text(""), *crash]
-        parts.extend(Text(line, style="dim") for line in crash_details(view))  # crash-fidelity work
-        if table is not None:
-            parts.extend(Text(line, style="dim") for line in method_lines(view, full=explain))
-            if explain:
-                parts.extend(values_lines(view))
-            parts.extend(explanation_block(view) if explain else explanation_lines(view))
+        parts.extend(view_parts(view, tables.get(view.label), explain))
     parts.extend(Text(block) for block in scaling_text(record).split("\n\n") if block)  # report/scaling.py
     parts.extend(latency_tables(analysis.fixed))  # fixed rate and the capacity search: report/latency.py
     parts.extend(Text(line, style="dim") for line in crash_statements(views))  # the model in force, what none shows

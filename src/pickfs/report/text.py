@@ -83,16 +83,6 @@ def speed_interval(c: Comparison, higher_is_better: bool) -> tuple[float, float,
     return speed(c.ratio, False), speed(c.ci_high, False), speed(c.ci_low, False)
 
 
-def pct(s: float) -> str:
-    """A speed ratio as 'N% faster', 'N% slower' or, from twice the speed, 'Nx as fast': never a bare
-    factor that could read either way."""
-    if s >= 1.5:
-        return f"{s:.2f}x as fast" if s < 10 else f"{s:.1f}x as fast"
-    if s >= 1:
-        return f"{s - 1:.0%} faster" if s - 1 >= 0.005 else "the same speed"
-    return f"{1 - s:.0%} slower"
-
-
 def factor(x: float) -> str:
     """A speed ratio as a factor: 0.15x, 2.62x, 37x, 120x (as the table prints it, so the texts agree). One that
     would print as 1.00x but is not 1 shows its side of 1 with a third decimal: 0.999x, 1.001x (never above or
