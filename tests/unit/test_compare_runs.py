@@ -31,7 +31,7 @@ def _run(store: ResultStore, run_id: str, effective: list[str], values=None):
 
 
 def text_of(a, b) -> str:
-    console = Console(width=80, record=True, file=io.StringIO(), color_system=None)
+    console = Console(width=100, record=True, file=io.StringIO(), color_system=None)
     console.print(comparison_report(a, b))
     return console.export_text()
 

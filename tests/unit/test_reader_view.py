@@ -70,11 +70,11 @@ def test_the_default_jobs_report_at_80_columns(stored):
 
 
 def test_a_races_log_is_one_line_by_default_and_whole_with_explain(raced):
-    short, full = terminal(raced, width=120), terminal(raced, width=120, explain=True)
-    assert "the race log: --explain" in short and "left the race after round" not in short
-    assert "left the race after round" in full
+    short, full = terminal(raced, width=200), terminal(raced, width=200, explain=True)
+    assert "(more: --explain)" in short and "outlying image, kept" not in short
+    assert "outlying image, kept" in full and "the baseline's" in full
     page = render_html(raced, plotly=PLOTLY_FILE)
-    table, log = page.index("<th>configuration</th>"), page.index("left the race after round")
+    table, log = page.index("<th>configuration</th>"), page.index("outlying image, kept")
     chart = page.index('data-chart="forest"')
     assert chart < table < log  # the chart, the table, then (folded) the race log
 

@@ -18,7 +18,7 @@ def test_recommendation_picks_the_fastest_safe_config_and_prices_the_unsafe_one(
     text = " ".join(recommend(view))
     assert text.startswith("sqlite-tpcb: use ext4 (1,000 tx/s, median of 3 runs): significantly faster than every "
                            "other configuration with no setting known to lose acknowledged commits")
-    assert "1.99x as fast [1.55x to 2.56x] against the next best, xfs" in text
+    assert "1.99x as fast [1.55x to 2.56x; 95%, this pair alone] against the next best, xfs" in text
     # factors as speed, in words that cannot be misread: 2.01x as fast, never a bare "x2.01"
     assert "ext4-nobarrier would be 2.01x as fast [1.52x to 2.65x] against ext4, at a price: nobarrier" in text
 
@@ -37,7 +37,7 @@ def test_markdown_has_the_table_and_recommendation(store):
     md = render_markdown(store.load(fill(store, make_plan())))
     assert ("| configuration | median | vs ext4 \\[95% interval\\] | verdict | p99 | runs | geo. mean \\[95% interval\\] | "
             "sanitized mean | notes |") in md
-    assert "median tx/s, higher is better" in md
+    assert "median tx/s (higher is better)" in md
     assert "| ext4-nobarrier ⚠ | 2,000 |" in md and "⚠ ext4-nobarrier: nobarrier" in md
     assert "| **★ ext4** | 1,000 |" in md  # the recommended configuration, marked
     assert "- ext4-nobarrier: 2,000 2,100 1,900" in md  # every run's figure, in order

@@ -6,8 +6,8 @@ from __future__ import annotations
 import sqlite3
 
 from pickfs.fleet.controller import FleetController
-from pickfs.store.fleets import FleetHost
 from pickfs.store import ResultStore
+from pickfs.store.fleets import FleetHost
 from pickfs.store.sqlitefile import OPEN_HERE
 from tests.records import fill, make_plan
 

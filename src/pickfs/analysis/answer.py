@@ -27,7 +27,7 @@ def recommended(view: WorkloadView) -> str | None:
 # it (a one-sided 95% bound each side: a 90% interval), so that 'within the margin' is exactly an upper end at or
 # under 1 + the margin. The table's intervals are another family (each against the baseline, simultaneous 95%).
 ANSWER_LEVEL = 1 - 2 * ALPHA
-ANSWER_FAMILY = "one-sided 95% bounds, as the margin is tested"
+ANSWER_FAMILY = "one-sided 95% bounds"  # as the margin is tested
 
 
 def recommended_setup(view: WorkloadView) -> Setup | None:

@@ -506,6 +506,17 @@ def _x(log_ratio: float) -> str:
     return f"{x:.2f}x"
 
 
+def beaten_by(fit: Fit, decision: Decision, roles: Roles, name: str, alpha: float) -> tuple[str, float, float] | None:
+    """A configuration that is out: the candidate that beats it by the most (its one-sided `alpha` lower bound),
+    with the log ratio's estimate and that bound; None when none is left to beat it."""
+    rivals = [(c, con) for c in roles.candidates if c != name and c not in dict(decision.out)
+              and (con := contrast(fit, c, name)) is not None]
+    if not rivals:
+        return None
+    c, con = max(rivals, key=lambda x: x[1].bound(alpha, upper=False))
+    return c, con.est, con.bound(alpha, upper=False)
+
+
 def standing_why(fit: Fit, decision: Decision, roles: Roles, name: str, target: float, alpha: float) -> str:
     """Why a configuration's place is known, in factors with the bound the decision used at `alpha` (one-sided):
     out (a candidate faster than it by more than the margin), not faster than the answer by more than the margin,
@@ -514,12 +525,11 @@ def standing_why(fit: Fit, decision: Decision, roles: Roles, name: str, target: 
     m = f"{margin:.0%}" if abs(margin * 100 - round(margin * 100)) < 1e-9 else f"{margin:.1%}"
     edge = math.log1p(margin)
     if name in dict(decision.out):
-        rivals = [(c, con) for c in roles.candidates if c != name and c not in dict(decision.out)
-                  and (con := contrast(fit, c, name)) is not None]
-        if not rivals:
+        beaten = beaten_by(fit, decision, roles, name, alpha)
+        if beaten is None:
             return ""
-        c, con = max(rivals, key=lambda x: x[1].bound(alpha, upper=False))
-        return f"{c} is faster by more than {m}: {_x(con.est)}, at least {_x(con.bound(alpha, upper=False))}"
+        c, est, low = beaten
+        return f"{c} is faster by more than {m}: {_x(est)}, at least {_x(low)}"
     if name not in dict(decision.decided):
         return ""
     answer = decision.answer

@@ -204,14 +204,16 @@ def _comparison_table(pairs: list[CellPair]) -> Table:
     table = Table(title="matching cells: B against A as a speed factor of the geometric means (above 1: faster in "
                   "B; a time inverted), 95% interval", title_justify="left", box=box.SIMPLE_HEAD, show_edge=False,
                   pad_edge=False)
-    for col in ("configuration", "workload", "A median", "B median", "B vs A [95%]", "verdict"):
+    workloads = len({p.workload for p in pairs}) > 1  # one workload: named in the answers above, not per row
+    cols = ["configuration", *(["workload"] if workloads else []), "A median", "B median", "B vs A [95%]", "verdict"]
+    for col in cols:
         table.add_column(col, justify="right" if "median" in col or "[" in col else "left",
                          no_wrap=col != "verdict")
     for p in pairs:
         sp = speed_b_vs_a(p)
         text, style = _verdict(p)
-        table.add_row(p.config, p.workload, _median(p.a), _median(p.b), "-" if sp is None else factor_interval(*sp),
-                      Text(text, style=style))
+        table.add_row(p.config, *([p.workload] if workloads else []), _median(p.a), _median(p.b),
+                      "-" if sp is None else factor_interval(*sp), Text(text, style=style))
     return table
 
 

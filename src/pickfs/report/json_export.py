@@ -7,8 +7,8 @@ from dataclasses import asdict
 from typing import Any
 
 from pickfs.analysis.answer import ANSWER_FAMILY, ANSWER_LEVEL, finding, recommended, recommended_setup
-from pickfs.analysis.setup import what_it_is
 from pickfs.analysis.run import AnalysedRun, analysed
+from pickfs.analysis.setup import what_it_is
 from pickfs.analysis.views import RACE_FAMILY, WorkloadView, summary_dict
 from pickfs.model import RunRecord
 from pickfs.report.disturbance import disturbance_dict
@@ -155,7 +155,7 @@ def answer_dict(view: WorkloadView) -> dict[str, Any]:
                 "contenders": [{"config": c.name, "factor": c.factor, "ci_low": c.low, "ci_high": c.high,
                                 "standing": c.standing} for c in f.contenders] if f else [],
                 "interval": {"family": "margin", "level": ANSWER_LEVEL, "against": f.preferred if f else None,
-                             "text": ANSWER_FAMILY},
+                             "text": f"{ANSWER_FAMILY} against the preferred, as the margin is tested"},
                 "would_settle": ({"more_seconds": f.more_s, "margin": f.wider} if f and not f.settled else None),
                 "undecided_between": list(d.tied) if not d.settled else [],
                 "left_the_race": [{"config": n, "after_round": r + 1, "why": why, "interval": RACE_FAMILY}

@@ -17,10 +17,10 @@ from pickfs.report.latency import latency_cells
 from pickfs.report.table import CONFIGURATION, ResultTable, build_table
 from pickfs.report.text import (
     CRASH_COLUMNS,
-    live_line,
     breakdown_cells,
     crash_cells,
     crash_model,
+    live_line,
     method_lines,
     scored,
     values_text,

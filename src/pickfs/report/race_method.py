@@ -22,10 +22,13 @@ def _design(view: WorkloadView) -> str:
             f"disk configuration's slices, each configuration's level from its images")
 
 
-def resolution_line(view: WorkloadView) -> list[str]:
+def resolution_line(view: WorkloadView, short: bool = False) -> list[str]:
+    """What this run can tell apart, in one line (`short`: as the default view says it)."""
     if not view.resolution:
         return []
     med, lo, hi = view.resolution
+    if short:
+        return [f"resolution: under {med:.0%} cannot be told apart in this run ({lo:.0%}-{hi:.0%} by configuration)"]
     return [f"resolution: differences under {med:.0%} cannot be told apart on this machine in this run "
             f"({lo:.0%}-{hi:.0%} by configuration)"]
 
@@ -38,14 +41,13 @@ def race_summary_line(view: WorkloadView) -> str:
     if race.left:
         flagged.append(f"{len(race.left)} left early")
     if race.outlying_images:
-        flagged.append(f"{len(race.outlying_images)} outlying image(s) kept")
+        flagged.append(f"{len(race.outlying_images)} outlying images kept")
     if race.outlying_slices:
         flagged.append(f"{race.outlying_slices} outlying slice(s) kept")
     if not race.images_seen:
         flagged.append("one image each (use --blocks 3)")
     said = f"; {', '.join(flagged)}" if flagged else ""
-    return (f"raced side by side: {len(race.fit.spreads)} configurations, {race.rounds} rounds in "
-            f"{race.minutes * 60:.0f} s{said} (the race log: --explain)")
+    return f"raced: {race.rounds} rounds, {race.minutes * 60:.0f} s{said} (more: --explain)"
 
 
 def race_method_lines(view: WorkloadView, full: bool = True) -> list[str]:
@@ -55,7 +57,7 @@ def race_method_lines(view: WorkloadView, full: bool = True) -> list[str]:
     if race is None:
         return []
     if not full:
-        return [race_summary_line(view), *resolution_line(view)]
+        return [race_summary_line(view), *resolution_line(view, short=True)]
     fit = race.fit
     base = view.baseline or ""
     out = [_design(view)]

@@ -6,10 +6,10 @@ import math
 
 from pickfs.analysis.answer import ANSWER_FAMILY, Contender, Finding, finding
 from pickfs.analysis.margin import margin_words
-from pickfs.analysis.views import Row, WorkloadView, final_roles, standing_why
+from pickfs.analysis.views import Row, WorkloadView, beaten_by, final_roles
 from pickfs.analysis.whole import distribution_default
 from pickfs.fsfacts import is_reference
-from pickfs.report.text import PAIR_FAMILY, factor_interval, fmt_with_unit, speed, speed_words
+from pickfs.report.text import PAIR_FAMILY, factor, factor_interval, fmt_with_unit, speed, speed_words
 from pickfs.stats.compare import Comparison
 from pickfs.stats.decision import ALPHA, contrast
 
@@ -119,11 +119,13 @@ def decided_sentence(view: WorkloadView) -> str:
         parts.append(f"{_factors(listed['within'], False)}, within your {margin} margin")
     if listed["at"]:
         parts.append(f"{_factors(listed['at'], True)}, at your {margin} margin: {settle_words(f, minutes)}")
-    label = f" (against {f.preferred}: {ANSWER_FAMILY})" if listed["within"] or listed["at"] else ""
+    label = f" ({ANSWER_FAMILY} against {f.preferred})" if listed["within"] or listed["at"] else ""
     # a preferred configuration that is out: why, since the table's simultaneous intervals are wider
     roles = final_roles(view)
-    preferred_out = "".join(f" {n} is out: {standing_why(view.race.fit, d, roles, n, 0.0, ALPHA)}." for n, _ in d.out
-                            if distribution_default(_row(view, n).cell.config))
+    beaten = [(n, b) for n, _ in d.out if distribution_default(_row(view, n).cell.config)
+              and (b := beaten_by(view.race.fit, d, roles, n, ALPHA)) is not None]
+    preferred_out = "".join(f" {n} is out: {c} is at least {factor(math.exp(low))} as fast (one-sided 95%)."
+                            for n, (c, _, low) in beaten)
     return "; ".join(parts) + label + "." + preferred_out
 
 

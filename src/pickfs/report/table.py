@@ -105,8 +105,8 @@ class ResultTable:
 
     @property
     def caption(self) -> str:
-        against = f"; each against {self.baseline} ({self.adjusted})" if self.baseline else ""
-        return f"{self.workload}: median {self.unit}, {self.direction}{against}"
+        against = f"; vs {self.baseline}, {self.adjusted}" if self.baseline else ""
+        return f"{self.workload}: median {self.unit} ({self.direction}){against}"
 
 
 def p99(row: Row) -> tuple[str, float | None]:
@@ -237,8 +237,7 @@ def build_table(view: WorkloadView, live: bool = False) -> ResultTable:
         rows.append(TableRow(r.cell.config.name, r.status, cells, tone, r.cell.config.name == answer.choice,
                              r.unsafe, r.flags, refs[r.cell.config.name], numbers(r, view)))
     settings = ", ".join(f"{k}={v}" for k, v in sorted(view.settings.items()))
-    adjusted = "simultaneous 95% intervals; a verdict exactly when its interval excludes 1" if view.race else \
-        "Holm-adjusted verdicts"
+    adjusted = "simultaneous 95%" if view.race else "Holm-adjusted verdicts"
     return ResultTable(view.label, settings, metric.unit, direction(metric), view.baseline, counted_as(view),
                        columns_for(view), tuple(rows), tuple(notes), answer, adjusted)
 

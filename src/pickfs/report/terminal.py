@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 from rich import box
 from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
@@ -10,8 +11,8 @@ from rich.table import Table
 from rich.text import Text
 
 from pickfs.analysis.answer import recommended, recommended_setup
-from pickfs.analysis.setup import what_it_is
 from pickfs.analysis.run import AnalysedRun, analysed
+from pickfs.analysis.setup import what_it_is
 from pickfs.analysis.views import WorkloadView, risk_legend
 from pickfs.model import FsConfig, RunRecord
 from pickfs.report.crash_text import crash_details, crash_statements
@@ -32,9 +33,9 @@ from pickfs.report.table import (
 )
 from pickfs.report.text import (
     CRASH_COLUMNS,
-    live_line,
     breakdown_cells,
     crash_cells,
+    live_line,
     method_lines,
     scored,
     values_text,
@@ -82,9 +83,11 @@ class FittedTable:
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         t = self.table
-        out = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, padding=(0, GAP // 2), title=t.caption,
-                    title_justify="left", title_style="bold")
         cols = fitting_columns(t, options.max_width)
+        # one space between columns where two would not fit: no verdict folded into a column of its own
+        tight = sum(_width(t, c) for c in cols) + GAP * (len(cols) - 1) > options.max_width
+        out = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, padding=(0, 0) if tight else
+                    (0, GAP // 2), title=t.caption, title_justify="left", title_style="bold")
         for c in cols:
             out.add_column(c.head, justify="right" if c.numeric else "left", min_width=_width(t, c)
                            if c.key != VERDICT else None, no_wrap=c.key != VERDICT, overflow="fold")
@@ -114,19 +117,13 @@ def central_values(table: ResultTable) -> Table:
 
 
 def notes_block(table: ResultTable, full: bool = False) -> list[Text]:
-    """The table's notes under it, each once and whole (never cut); the routine ones (an image's fragmentation)
-    in one line that names them, unless full."""
+    """The table's notes under it, each once and whole (never cut); the default view draws them without the
+    routine ones (`without_routine`)."""
     out = []
-    routine = [n for n in table.notes if n.routine]
     for n in table.notes:
-        if n.routine and not full:
-            continue
         line = Text(f"{n.number:>2} ", style="bold")
         line.append(n.text, style="dim")
         out.append(line)
-    if routine and not full:
-        numbers = ", ".join(str(n.number) for n in routine)
-        out.append(Text(f"notes {numbers}: routine (each image's fragmentation); whole with --explain", style="dim"))
     return out
 
 
@@ -239,7 +236,7 @@ def setup_lines(views: list[WorkloadView]) -> list[Text]:
         if setup is None or name is None:
             continue
         out.append(Text(f"{view.label}: the setup of {name} (DEVICE and DATABASE: yours):"))
-        out.extend(Text(f"  {line}", style="cyan") for line in setup.lines())
+        out.extend(Text(line, style="cyan") for line in setup.lines())
     return out
 
 
@@ -252,10 +249,23 @@ def configuration_lines(configs: tuple[FsConfig, ...]) -> list[Text]:
             *(Text(f"  {c.name:<{width}}  {what_it_is(c)}", style="dim") for c in configs)]
 
 
+def without_routine(table: ResultTable) -> ResultTable:
+    """The table as the default view draws it: the routine notes (each image's fragmentation) neither under it nor
+    in its notes column (--explain shows them)."""
+    routine = {n.number for n in table.notes if n.routine}
+    if not routine:
+        return table
+    rows = tuple(replace(r, notes=kept, cells={**r.cells, NOTES: " ".join(str(n) for n in kept)})
+                 for r in table.rows for kept in [tuple(n for n in r.notes if n not in routine)])
+    return replace(table, rows=rows, notes=tuple(n for n in table.notes if not n.routine))
+
+
 def view_parts(view: WorkloadView, table: ResultTable | None, explain: bool) -> list[RenderableType]:
     """A workload's part of the report: its table with the notes under it, the phases (and with explain the space
     used), the crash test, how it was measured, and why."""
     parts: list[RenderableType] = [Text("")]
+    if table is not None and not explain:
+        table = without_routine(table)
     if table is not None:
         parts.append(FittedTable(table))
         parts.extend(notes_block(table, full=explain))
@@ -314,11 +324,12 @@ def render_run(run: RunRecord | AnalysedRun, explain: bool = False, live: bool =
     legend = risk_legend(views)
     if legend:
         parts.append(Text("⚠ trades safety for speed:", style="yellow"))
-        parts.extend(Text(f"  {line}") for line in legend)
+        parts.extend(Text(line) for line in legend)
     for note in record.notes:
         parts.append(Text(f"note: {note}", style="dim"))
-    if not explain:
-        parts.append(Text("more with --explain: the method, space, configurations, monitors", style="dim"))
+    if not explain and not any(v.race is not None for v in views):  # a race's line says it already
+        parts.append(Text("more with --explain: the method, space, every note, what each configuration is",
+                          style="dim"))
     return Group(*parts)
 
 

@@ -152,7 +152,7 @@ def method_lines(view: WorkloadView, full: bool = True) -> list[str]:
     if view.race is not None:
         return race_method_lines(view, full)
     if not full:
-        return resolution_line(view)
+        return resolution_line(view, short=True)
     out = []
     for how in sorted({r.how for r in view.rows if r.how}):
         rows = [r for r in view.rows if r.how == how]

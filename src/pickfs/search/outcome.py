@@ -15,6 +15,7 @@ from pickfs.search.driver import Advantage, SearchResult
 from pickfs.search.space import unsafe_left_out
 from pickfs.stats.decision import MARGIN
 
+
 def setup(config: FsConfig, spec: WorkloadSpec, database: str | None) -> dict[str, Any]:
     """The answer as commands and lines to paste (pure): analysis/setup.py, as every run's report gives it."""
     return setup_of(config, spec, database).as_dict()
