@@ -14,11 +14,11 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
+from pickfs.analysis.answer import finding, recommended
 from pickfs.analysis.run import AnalysedRun, analyse, analysed
-from pickfs.analysis.views import Row
+from pickfs.analysis.views import Row, WorkloadView
 from pickfs.model import RunRecord
 from pickfs.report.envdiff import diff as env_diff
-from pickfs.report.table import build_table, terse
 from pickfs.report.text import factor_interval, fmt_p, fmt_with_unit, speed_interval
 from pickfs.stats.compare import ALPHA, Comparison, compare
 
@@ -172,13 +172,21 @@ def _verdict(p: CellPair) -> tuple[str, str]:
     return "no significant difference", "dim"
 
 
+def _answer_of(view: WorkloadView) -> str:
+    """A workload's answer in a few words: the configuration recommended, or the one a race prefers unsettled."""
+    named = recommended(view)
+    if named is not None:
+        return named
+    found = finding(view) if view.race is not None else None
+    return f"none ({found.preferred} preferred, not settled)" if found is not None else "none"
+
+
 def answers_side_by_side(a: AnalysedRun, b: AnalysedRun) -> list[tuple[str, str, str]]:
-    """Each workload's answer in each run: (workload, A's, B's), as `pickfs report --quiet` says it."""
-    ta = {v.label: terse(build_table(v)) for v in a.views if v.measured}
-    tb = {v.label: terse(build_table(v)) for v in b.views if v.measured}
+    """Each workload's answer in each run: (workload, A's, B's)."""
+    ta = {v.label: _answer_of(v) for v in a.views if v.measured}
+    tb = {v.label: _answer_of(v) for v in b.views if v.measured}
     labels = list(ta) + [x for x in tb if x not in ta]
-    return [(x, ta.get(x, f"{x}: (not in run)").split(": ", 1)[1], tb.get(x, f"{x}: (not in run)").split(": ", 1)[1])
-            for x in labels]
+    return [(x, ta.get(x, "(not in run)"), tb.get(x, "(not in run)")) for x in labels]
 
 
 def differences_once(pairs: list[CellPair]) -> list[tuple[str, tuple[str, ...]]]:
