@@ -193,7 +193,7 @@ def test_markdown_escapes_labels_and_notes(tmp_path):
     assert "<script>" not in text and "<b>" not in text and "&lt;script&gt;" in text
     assert not any(line.startswith("# x") for line in text.splitlines())
     assert "## \\# x &lt;script&gt;" in text
-    [row] = [line for line in text.splitlines() if line.startswith("| ext4 |")]
+    row = next(line for line in text.splitlines() if line.startswith("| ext4 |"))  # the results table's row
     assert row.replace("\\|", "").count("|") == 9  # 8 columns: the notes are under the table
     [note] = [line for line in text.splitlines() if line.startswith("1. ")]
     assert note == "1. a \\| b \\#\\# c \\[l\\](http://x) \\`t\\`"  # escaped: no link, no code

@@ -21,9 +21,9 @@ from tests.unit.test_race import simulate
 CELLS = {"ext4": 0, "ext4-nobarrier": 1, "xfs": 2}
 
 
-def render_text(record) -> str:
+def render_text(record, explain: bool = False) -> str:
     console = Console(width=120, record=True, file=io.StringIO())
-    console.print(render_run(record))
+    console.print(render_run(record, explain=explain))
     return console.export_text()
 
 
@@ -50,7 +50,8 @@ def test_a_decided_race_names_its_answer_and_margin(tmp_path):
     record = store.load(run)
     text = render_text(record)
     assert "use ext4" in text and "5% margin" in text
-    assert "measured side by side in a race" in text and "simultaneous" in text
+    assert "raced: 12 rounds" in text and "simultaneous" in text
+    assert "measured side by side in a race" in render_text(record, explain=True)
     doc = json.loads(render_json(record))
     [answer] = doc["answers"]
     assert answer["decided"] is True and answer["answer"] == "ext4" and answer["margin"] == 0.05
@@ -105,6 +106,6 @@ def test_a_settled_and_an_unsettled_run_of_the_same_truth_read_as_the_same_findi
         said[name] = (answer["preferred"], answer["settled"], xfs["standing"], sentence)
     assert said["long"][:3] == ("ext4", True, "within")
     assert said["short"][:3] == ("ext4", False, "at")
-    assert re.search(r"xfs \d% faster \[", said["long"][3]) and "within your 5% margin" in said["long"][3]
+    assert re.search(r"xfs \d\.\d\dx \[", said["long"][3]) and "within your 5% margin" in said["long"][3]
     assert "xfs about " in said["short"][3] and "at your 5% margin: " in said["short"][3]
     assert "would settle it" in said["short"][3] or "would." in said["short"][3]

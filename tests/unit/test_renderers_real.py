@@ -166,8 +166,9 @@ def test_sanitized_mean_values_and_space_in_every_renderer(runs):
                     assert values_text(row) in out or values_text(row, None) in out, (name, row.cell.config.name)
                     for label, value in row.space.items():
                         assert fmt_bytes(value) in out, (name, label)
-    tree_out = terminal(runs["trees"][0])
+    tree_out = terminal(runs["trees"][0], explain=True)  # the space used: with --explain, not in the default view
     assert "size of the filesystem" in tree_out and "free with the data in place" in tree_out
+    assert "size of the filesystem" not in terminal(runs["trees"][0])
 
 
 def test_terminal_shows_one_line_of_why_for_the_configurations_that_matter(runs):

@@ -6,6 +6,7 @@ import math
 from dataclasses import dataclass, replace
 
 from pickfs.analysis.margin import most_needed, open_comparisons
+from pickfs.analysis.setup import Setup, setup_of
 from pickfs.analysis.views import WorkloadView
 from pickfs.stats.decision import ALPHA, contrast
 from pickfs.stats.weather import Fit
@@ -22,10 +23,28 @@ def recommended(view: WorkloadView) -> str | None:
     return view.choice.chosen.cell.config.name if view.choice else None
 
 
+# The answer's intervals: each contender against the preferred configuration, bounded as the margin's test bounds
+# it (a one-sided 95% bound each side: a 90% interval), so that 'within the margin' is exactly an upper end at or
+# under 1 + the margin. The table's intervals are another family (each against the baseline, simultaneous 95%).
+ANSWER_LEVEL = 1 - 2 * ALPHA
+ANSWER_FAMILY = "one-sided 95% bounds"  # as the margin is tested
+
+
+def recommended_setup(view: WorkloadView) -> Setup | None:
+    """The recommended configuration as a setup to apply (None: nothing recommended): the mkfs command, the fstab
+    line, the scheduler rule and, for a database, its settings as measured."""
+    name = recommended(view)
+    row = next((r for r in view.rows if r.cell.config.name == name), None)
+    if row is None:
+        return None
+    spec = row.cell.workload if view.commits else replace(row.cell.workload, settings=())
+    return setup_of(row.cell.config, spec, view.database)
+
+
 @dataclass(frozen=True)
 class Contender:
-    """A safe configuration against the preferred one: its speed factor (contender / preferred) with its 95%
-    interval, and where it stands: 'within' the margin (settled: the preferred stays), 'at' the margin (not
+    """A safe configuration against the preferred one: its speed factor (contender / preferred) with its interval
+    at ANSWER_LEVEL, and where it stands: 'within' the margin (settled: the preferred stays), 'at' the margin (not
     settled), 'out' (slower than another by more than the margin)."""
 
     name: str
@@ -54,7 +73,7 @@ def _contender(fit: Fit, name: str, preferred: str, standing: str) -> Contender 
     c = contrast(fit, name, preferred)
     if c is None:
         return None
-    lo, hi = c.interval(0.95)
+    lo, hi = c.interval(ANSWER_LEVEL)
     return Contender(name, math.exp(c.est), math.exp(lo), math.exp(hi), standing)
 
 

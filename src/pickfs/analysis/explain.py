@@ -108,9 +108,15 @@ def other_writers(trials: Sequence[Trial]) -> list[tuple[str, float]]:
     return sorted(((g, b) for g, b in out.items() if b > 0), key=lambda x: -x[1])
 
 
-def flush_line(trials: Sequence[Trial]) -> str | None:
+# What a configuration's device is to the reader, by the kind of target it stood on: a loop device's number means
+# nothing after the run, a spare device's name does.
+DEVICE_ROLES = {"image": "its image's loop device", "directory": "the disk under its directory ({disk})",
+                "device": "{disk}"}
+
+
+def flush_line(trials: Sequence[Trial], target: str = "device") -> str | None:
     """The device's writes and flushes, in all and per unit of the workload's work (a transaction,
-    a sync call, an I/O, else a second)."""
+    a sync call, an I/O, else a second); the device named by its role on the `target` kind."""
     wrote = _median(_totals(trials, "disk_write_bytes"))
     if wrote is None:
         return None
@@ -118,7 +124,7 @@ def flush_line(trials: Sequence[Trial]) -> str | None:
     writes = _median(_totals(trials, "disk_writes")) or 0
     flushes = _median(_totals(trials, "disk_flushes")) or 0
     busy = _median(_totals(trials, "disk_busy_s")) or 0
-    disk = trials[0].monitor["totals"].get("disk", "device")
+    disk = DEVICE_ROLES.get(target, "{disk}").format(disk=trials[0].monitor["totals"].get("disk", "the device"))
     text = f"{disk} wrote {_mib(wrote)} in {writes:,.0f} writes and {flushes:,.0f} flushes"
     tx = _median(_metric(trials, "transactions"))
     syncs = _median(_metric(trials, "syncs_per_s"))
@@ -166,14 +172,15 @@ def other_activity_line(trials: Sequence[Trial]) -> str | None:
     return "other activity on this machine, not this cell's (the machine was not quiet): " + "; ".join(parts)
 
 
-def explain(trials: Sequence[Trial]) -> list[str]:
-    """A few plain lines about the measured runs of one cell (medians across runs)."""
+def explain(trials: Sequence[Trial], target: str = "device") -> list[str]:
+    """A few plain lines about the measured runs of one cell (medians across runs); its device named by its role
+    on the `target` kind (image, device, directory)."""
     trials = [t for t in trials if t.monitor]
     if not trials:
         return []
     lines: list[str] = []
     wrote = _median(_totals(trials, "disk_write_bytes"))
-    flushes = flush_line(trials)
+    flushes = flush_line(trials, target)
     if flushes is not None and wrote is not None:
         lines.append(flushes)
         journal = journal_line(trials)

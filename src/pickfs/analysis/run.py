@@ -19,6 +19,7 @@ class AnalysedRun:
     views: tuple[WorkloadView, ...]
     fixed: FixedRate
     disturbance: Disturbance | None = None  # None: its slices did not record the machine's load
+    live: bool = False  # still being executed (another pickfs holds its lock): partial figures, no answer yet
 
 
 def build_views(record: RunRecord, plan: Plan | None = None, fixed: FixedRate | None = None) -> list[WorkloadView]:

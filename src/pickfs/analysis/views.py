@@ -10,7 +10,7 @@ from typing import Any
 
 from pickfs.analysis.explain import explain, monitor_summary
 from pickfs.analysis.latency import FixedRate, LatencyChoice, fixed_rate, latency_choice
-from pickfs.analysis.race import Entrant, judge, race_roles
+from pickfs.analysis.race import Entrant, Roles, judge, race_roles, race_target
 from pickfs.fsfacts import has_filesystem, in_memory, is_reference
 from pickfs.model import (
     Cell,
@@ -26,7 +26,7 @@ from pickfs.model import (
 from pickfs.stats import relative, summarize
 from pickfs.stats.anomalies import outliers
 from pickfs.stats.compare import Comparison, compare, compare_all
-from pickfs.stats.decision import ALPHA, RACE_ALPHA, Decision, against_baseline
+from pickfs.stats.decision import ALPHA, RACE_ALPHA, Decision, against_baseline, contrast
 from pickfs.stats.paired import (
     Obs,
     PairedComparison,
@@ -226,6 +226,7 @@ class WorkloadView:
     race: RaceView | None = None  # the race's decision, for runs measured by it
     latency: LatencyChoice | None = None  # at a fixed rate: the recommendation by latency (analysis/latency.py)
     choice: Choice | None = None  # neither raced nor at a fixed rate: the judgement of analysis/whole.py
+    database: str | None = None  # the database the workload runs, as recorded with the run (None: none, or not recorded)
 
     @property
     def adjustment(self) -> str:
@@ -298,7 +299,7 @@ def _space(trials: list[Trial]) -> dict[str, float]:
     return out
 
 
-def _row(record: RunRecord, cell: Cell, defs: tuple[MetricDef, ...], method: Method) -> Row:
+def _row(record: RunRecord, cell: Cell, defs: tuple[MetricDef, ...], method: Method, target: str) -> Row:
     every = [t for t in record.trials if t.cell_index == cell.index]
     trials = [t for t in every if t.phase != "crash"]
     measured = sorted((t for t in trials if t.phase == "measured" and t.ok), key=lambda t: t.started)
@@ -317,7 +318,7 @@ def _row(record: RunRecord, cell: Cell, defs: tuple[MetricDef, ...], method: Met
         notes += _whole_run_notes(primary, method)
     own, workload_risks = _risks(record, cell)
     return Row(cell, _status(primary, failures), primary, tuple(mvs[1:]), None, own + workload_risks, tuple(notes),
-               explanation=tuple(explain(measured)), monitors=monitor_summary(measured), space=_space(trials),
+               explanation=tuple(explain(measured, target)), monitors=monitor_summary(measured), space=_space(trials),
                crash=_crash(every, cell), how=measured_how(measured), method=method_text(measured),
                neighbour_writes=tuple(neighbours),
                slice_s=statistics.median(t.metrics["slice_s"] for t in measured) if t_sliced(measured) else None,
@@ -412,7 +413,7 @@ def workload_views(record: RunRecord, plan: Plan | None = None, fixed: FixedRate
     views = []
     for wl in plan.workloads:
         defs = _metric_defs(record, wl.label)
-        rows = [_row(record, c, defs, plan.method) for c in cells if c.workload.label == wl.label]
+        rows = [_row(record, c, defs, plan.method, plan.target.kind) for c in cells if c.workload.label == wl.label]
         # The plan's baseline, or (when it has no figures for this workload, as the raw device has
         # none for a database) the first configuration that has.
         base = next((r for r in rows if r.cell.config.name == plan.baseline and r.primary.summary), None)
@@ -433,8 +434,10 @@ def workload_views(record: RunRecord, plan: Plan | None = None, fixed: FixedRate
         kind = workload_kind(record, wl)
         latency = latency_choice(fixed, wl.label, *_latency_roles(rows), "acknowledged commits" if kind == DATABASE
                                  else "data written", plan.method.margin) if wl.fixed_rate or plan.method.latency_target else None
+        database = _workload_entry(record, wl.label).get("database")
         views.append(WorkloadView(wl.label, wl.name, dict(wl.settings), base_name if base else None, tuple(rows),
-                                  breakdown, resolution(comps), kind, race, latency))
+                                  breakdown, resolution(comps), kind, race, latency,
+                                  database=str(database) if database else None))
     return views
 
 
@@ -492,6 +495,64 @@ def race_trail(view: WorkloadView, method: Method) -> tuple[tuple[int, Decision]
     return tuple(out)
 
 
+def _x(log_ratio: float) -> str:
+    """A log speed ratio as a factor, as every view prints one (report/text.py `factor`, which analysis/ may not
+    import: the same rule, two decimals, a third where two would read 1.00)."""
+    x = math.exp(log_ratio)
+    if x >= 10:
+        return f"{x:,.0f}x"
+    if x != 1 and f"{x:.2f}" == "1.00":
+        return f"{math.floor(x * 1000) / 1000:.3f}x" if x < 1 else f"{math.ceil(x * 1000) / 1000:.3f}x"
+    return f"{x:.2f}x"
+
+
+def beaten_by(fit: Fit, decision: Decision, roles: Roles, name: str, alpha: float) -> tuple[str, float, float] | None:
+    """A configuration that is out: the candidate that beats it by the most (its one-sided `alpha` lower bound),
+    with the log ratio's estimate and that bound; None when none is left to beat it."""
+    rivals = [(c, con) for c in roles.candidates if c != name and c not in dict(decision.out)
+              and (con := contrast(fit, c, name)) is not None]
+    if not rivals:
+        return None
+    c, con = max(rivals, key=lambda x: x[1].bound(alpha, upper=False))
+    return c, con.est, con.bound(alpha, upper=False)
+
+
+def standing_why(fit: Fit, decision: Decision, roles: Roles, name: str, target: float, alpha: float) -> str:
+    """Why a configuration's place is known, in factors with the bound the decision used at `alpha` (one-sided):
+    out (a candidate faster than it by more than the margin), not faster than the answer by more than the margin,
+    or (a non-candidate) its factor known within `target` (a half-width). '' while its place is open."""
+    margin = decision.margin
+    m = f"{margin:.0%}" if abs(margin * 100 - round(margin * 100)) < 1e-9 else f"{margin:.1%}"
+    edge = math.log1p(margin)
+    if name in dict(decision.out):
+        beaten = beaten_by(fit, decision, roles, name, alpha)
+        if beaten is None:
+            return ""
+        c, est, low = beaten
+        return f"{c} is faster by more than {m}: {_x(est)}, at least {_x(low)}"
+    if name not in dict(decision.decided):
+        return ""
+    answer = decision.answer
+    con = contrast(fit, name, answer) if answer and answer != name else None
+    if con is not None and (name in roles.candidates or con.bound(alpha, upper=True) <= edge):
+        return f"not faster than {answer} by more than {m}: {_x(con.est)}, at most {_x(con.bound(alpha, upper=True))}"
+    ref = roles.baseline if roles.baseline is not None and roles.baseline != name else answer
+    con = contrast(fit, name, ref) if ref is not None and ref != name else None
+    if con is None:
+        return ""
+    lo, hi = con.interval(1 - alpha)
+    return (f"its factor against {ref} is known within {target:.0%}: {_x(con.est)} "
+            f"[{_x(lo)} to {_x(hi)}]")
+
+
+RACE_FAMILY = "as the race saw it then: one-sided 99% bounds"  # the label of the race log's figures
+
+
+def final_roles(view: WorkloadView) -> Roles:
+    """The roles of the final answer (the crash tests counted), as the report's decision took them."""
+    return race_roles([entrant(r) for r in view.rows if r.observations], view.baseline)
+
+
 def race_of(rows: list[Row], base: str, method: Method) -> tuple[dict[str, Comparison], RaceView] | None:
     """The race's comparisons against the baseline and its decision, from the rows' slices (pure)."""
     if not any(r.observations for r in rows) or not all(r.observations for r in rows if r.primary.values):
@@ -503,10 +564,11 @@ def race_of(rows: list[Row], base: str, method: Method) -> tuple[dict[str, Compa
     last = {r.cell.config.name: max(o.round or 0 for o in r.observations) for r in rows if r.observations}
     final = max(last.values())
     left = []
+    roles_then = race_roles([entrant(r, final=False) for r in rows if r.observations], base)
     for name, rnd in sorted(last.items(), key=lambda kv: kv[1]):
         if rnd < final:
             then = _judge(rows, base, method, upto=rnd, alpha=RACE_ALPHA, final=False)  # as the race decided
-            why = dict((*then[1].out, *then[1].decided)).get(name, "") if then else ""
+            why = standing_why(then[0], then[1], roles_then, name, race_target(method), RACE_ALPHA) if then else ""
             left.append((name, rnd, why))
     levels = f.images_of(base)
     mean = statistics.fmean(levels)

@@ -44,7 +44,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
                                           "commits, then rebuild the disk as a power cut could have left it."),
     "results": ("pickfs.cli.results", "List the saved runs, each with its answer."),
     "report": ("pickfs.cli.report", "Show a saved run (an id, a unique prefix, or 'latest')."),
-    "compare": ("pickfs.cli.compare", "Matching cells of two runs side by side, with ratios and significance."),
+    "compare": ("pickfs.cli.compare", "Two runs side by side: each run's answer first, then matching cells with B against A."),
     "env": ("pickfs.cli.env", "Fingerprint the storage stack under PATH (default /), or: env diff A B."),
     "cleanup": ("pickfs.cli.cleanup", "Unmount, detach and remove every resource left in the ledger by a pickfs "
                                       "that is gone."),

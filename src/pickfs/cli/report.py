@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -21,7 +22,8 @@ from pickfs.model import RunRecord
 from pickfs.report.csv_export import render_csv, render_table_csv
 from pickfs.report.json_export import render_json
 from pickfs.report.markdown import render_markdown
-from pickfs.report.terminal import live_line, render_run, terse_lines
+from pickfs.report.terminal import render_run, terse_lines
+from pickfs.report.text import live_line
 from pickfs.safepaths import check_own_dir, check_target, own_dir, resolve, write_export
 from pickfs.store import ResultStore
 from pickfs.units import has_control
@@ -177,8 +179,8 @@ def write_site(store: ResultStore, path: Path) -> None:
          'pickfs report --site site/                      # every run as a static site'))
 @click.argument("run", default="latest")
 @click.option("--explain", is_flag=True, help="also the other central values (geometric mean with its interval, "
-              "sanitized mean), every slice's figure, every note whole and every configuration's full explanation (by "
-              "default one line for each that matters: the significant ones and the recommended)")
+              "sanitized mean), the space used, every slice's figure, the race log, what each configuration is, every "
+              "note whole and every configuration's full explanation (by default one line for the recommended one)")
 @click.option("--quiet", "-q", is_flag=True, help="for scripts: one line per workload, the configuration the run "
               "names ('LABEL: NAME'), instead of the tables")
 @click.option("--site", "site", type=click.Path(path_type=Path),
@@ -206,7 +208,8 @@ def command(run: str, explain: bool, quiet: bool, site: Path | None, workdir: st
     # --- end fleet
     analysis = analyse(store.load(run))  # once, for every format shown or written
     live = analysis.record.status == "running" and is_live(Path(workdir), analysis.record.id)
-    if live:
+    if live:  # every format then says so first and gives no answer
+        analysis = replace(analysis, live=True)
         check_measured(store, analysis)
     if quiet:
         if live:

@@ -331,8 +331,9 @@ def parse_max_time(text: str) -> float:
 @click.option("--quiet", "-q", is_flag=True, help="for scripts: print only one line per workload at the end, the "
               "configuration the run names ('LABEL: NAME'), instead of the tables")
 @click.option("--explain", is_flag=True, help="also the other central values (geometric mean with its "
-              "interval, sanitized mean), every slice's figure, every note whole and every configuration's full "
-              "explanation (by default one line for each that matters)")
+              "interval, sanitized mean), the space used, every slice's figure, the race log, what each configuration "
+              "is, every note whole and every configuration's full explanation (by default one line for the "
+              "recommended one)")
 @click.option("--dry-run", is_flag=True,
               help="validate the plan and show the matrix, what this machine lacks and the time it would take; "
                    "create nothing")

@@ -218,7 +218,7 @@ class FleetController:
             if not db.is_file():
                 continue
             try:
-                source = ResultStore(db)
+                source = ResultStore.read_only(db)  # a fetched file: read, never written (nor its -wal made)
                 try:  # only this fleet's runs: the host's file is not trusted to hold nothing else
                     hosts = {r.id: source.load(r.id).host for r in source.list_runs()}
                     mine = [i for i, h in hosts.items() if isinstance(h, dict) and h.get("fleet") == self.fleet_id]

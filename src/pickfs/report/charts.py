@@ -20,7 +20,7 @@ from pickfs.analysis.answer import recommended
 from pickfs.analysis.views import FILE_TREE, Row, WorkloadView
 from pickfs.fsfacts import is_reference as is_reference_type
 from pickfs.model import RunRecord, Trial
-from pickfs.report.text import direction, fmt_value, pct, speed, speed_interval, verdict
+from pickfs.report.text import direction, factor, fmt_value, speed, speed_interval, verdict
 
 GOOD, BAD, SAME, BASE, UNSAFE, SAFE = "#2b8a3e", "#c92a2a", "#868e96", "#212529", "#e8590c", "#2b8a3e"
 BAND = "rgba(28,126,214,0.12)"
@@ -118,12 +118,13 @@ def _axis_title(view: WorkloadView) -> str:
     return f"speed relative to {view.baseline} (log scale; right is faster; {what})"
 
 
-def forest_chart(view: WorkloadView, references: bool = False) -> go.Figure | None:
+def forest_chart(view: WorkloadView, references: bool = False, live: bool = False) -> go.Figure | None:
     """Each configuration's speed against the baseline with its 95% interval, sorted, on a log axis.
 
     With references=False the candidates (the baseline among them) with the run's resolution as a band
-    around 1; with references=True the in-memory and raw yardsticks apart, so they never set the scale."""
-    chosen = recommended(view)
+    around 1; with references=True the in-memory and raw yardsticks apart, so they never set the scale. `live`: a
+    run still being executed, none marked recommended."""
+    chosen = None if live else recommended(view)
     rows = [(r, s) for r, s in speeds(view) if is_reference(r) == references
             and (not references or r.cell.config.name != view.baseline)]
     if not rows or (not references and len(rows) < 2):
@@ -185,12 +186,13 @@ def safety_level(row: Row) -> str:
     return SAFETY_LEVELS[3]
 
 
-def safety_chart(view: WorkloadView) -> go.Figure | None:
+def safety_chart(view: WorkloadView, live: bool = False) -> go.Figure | None:
     """Speed against safety, for workloads that commit: one row per configuration (names never overlap),
-    grouped from safest to least safe, speed on a log axis, safety from the crash test where one ran."""
+    grouped from safest to least safe, speed on a log axis, safety from the crash test where one ran (`live`: a
+    run still being executed, none marked recommended)."""
     if not view.commits:
         return None
-    chosen = recommended(view)
+    chosen = None if live else recommended(view)
     rows = [(r, sp) for r, sp in speeds(view) if not is_reference(r)]  # tmpfs and raw: their own chart
     if len(rows) < 2:
         return None
@@ -204,7 +206,7 @@ def safety_chart(view: WorkloadView) -> go.Figure | None:
         fig.add_trace(go.Scatter(
             x=[s[0] for _, s in group], y=[label(r, chosen) for r, _ in group], mode="markers", name=level,
             marker={"color": colour, "size": 13},
-            hovertext=[f"{r.cell.config.name}: {pct(s[0])}; "
+            hovertext=[f"{r.cell.config.name}: {factor(s[0])} as fast; "
                        + ("; ".join([*r.risks, *([r.crash.verdict()] if r.crash else [])]) or "no known risk")
                        for r, s in group], hoverinfo="text"))
     best = [(r, s) for r, s in rows if r.cell.config.name == chosen]

@@ -1,21 +1,26 @@
-"""Two runs side by side (pure): matching cells, ratios and significance; the settings that differ
-between matched cells, named; each run's ranking side by side; unmatched cells listed."""
+"""Two runs side by side (pure): first each run's answer, then matching cells with B against A as a speed factor
+(the report's convention: above 1 faster in B, a time ratio inverted) and its significance; what one run did not
+record, said once; the settings that differ between matched cells, each difference once with its cells; each
+run's ranking side by side; unmatched cells listed. As a table for the terminal, or as JSON."""
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from typing import Any
 
+from rich import box
 from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
+from pickfs.analysis.answer import finding, recommended
 from pickfs.analysis.run import AnalysedRun, analyse, analysed
-from pickfs.analysis.views import Row
+from pickfs.analysis.views import Row, WorkloadView
 from pickfs.model import RunRecord
 from pickfs.report.envdiff import diff as env_diff
-from pickfs.report.text import fmt_p, fmt_with_unit
-from pickfs.stats.compare import Comparison, compare
+from pickfs.report.text import factor_interval, fmt_p, fmt_with_unit, speed_interval
+from pickfs.stats.compare import ALPHA, Comparison, compare
 
 MACHINE_DIFFERENCES = 6  # storage differences between the two machines named under the table
 
@@ -71,10 +76,25 @@ def setting_differences(a: Row, b: Row, mount_a: dict[str, Any], mount_b: dict[s
         if wa.get(key) != wb.get(key):
             out.append(f"{key}: {_show(wa.get(key))} -> {_show(wb.get(key))}")
     oa, ob = _options(mount_a), _options(mount_b)
-    if oa and ob:
-        for key in sorted(set(oa) | set(ob)):
-            if oa.get(key) != ob.get(key):
-                out.append(f"in force {key}: {oa.get(key, '(absent)')} -> {ob.get(key, '(absent)')}")
+    for key in sorted(set(oa) & set(ob)):  # an option one run did not record is said once (not_recorded)
+        if oa[key] != ob[key]:
+            out.append(f"in force {key}: {oa[key]} -> {ob[key]}")
+    return out
+
+
+def not_recorded(a: RunRecord, b: RunRecord) -> list[str]:
+    """What one run recorded and the other did not, once for the whole comparison (never a difference per cell):
+    the options in force read back after mount."""
+    def keys(record: RunRecord) -> set[str]:
+        return {k for t in record.trials if t.mount and t.mount.get("effective_options") for k in _options(t.mount)}
+    ka, kb = keys(a), keys(b)
+    out = []
+    for mine, theirs, run, other in ((ka, kb, "A", "B"), (kb, ka, "B", "A")):
+        if theirs and not mine:
+            out.append(f"run {run} did not record the options in force (run {other} did): they are not compared")
+        elif mine and theirs and theirs - mine:
+            out.append(f"run {run} did not record the options in force {', '.join(sorted(theirs - mine))} (run "
+                       f"{other} did): not compared")
     return out
 
 
@@ -128,33 +148,80 @@ def machine_differences(a: RunRecord, b: RunRecord) -> list[str]:
             for d in env_diff(fa, fb) if d.storage][:MACHINE_DIFFERENCES]
 
 
+def speed_b_vs_a(p: CellPair) -> tuple[float, float, float] | None:
+    """B against A as a speed factor with its 95% interval (above 1: faster in B; a time metric inverted)."""
+    if p.comparison is None or p.a is None:
+        return None
+    return speed_interval(p.comparison, p.a.primary.metric.higher_is_better)
+
+
+def _median(r: Row | None) -> str:
+    if r is None:
+        return "(not in run)"
+    s = r.primary.summary
+    return fmt_with_unit(s.median, r.primary.metric) if s else r.status
+
+
+def _verdict(p: CellPair) -> tuple[str, str]:
+    """The verdict on B against A, and its style."""
+    c, sp = p.comparison, speed_b_vs_a(p)
+    if c is None or sp is None:
+        return ("only in one run" if p.a is None or p.b is None else "too few to compare"), "dim"
+    if c.p < ALPHA:
+        return f"{'faster' if sp[0] > 1 else 'slower'} in B, {fmt_p(c.p)}", "bold"
+    return "no significant difference", "dim"
+
+
+def _answer_of(view: WorkloadView) -> str:
+    """A workload's answer in a few words: the configuration recommended, or the one a race prefers unsettled."""
+    named = recommended(view)
+    if named is not None:
+        return named
+    found = finding(view) if view.race is not None else None
+    return f"none ({found.preferred} preferred, not settled)" if found is not None else "none"
+
+
+def answers_side_by_side(a: AnalysedRun, b: AnalysedRun) -> list[tuple[str, str, str]]:
+    """Each workload's answer in each run: (workload, A's, B's)."""
+    ta = {v.label: _answer_of(v) for v in a.views if v.measured}
+    tb = {v.label: _answer_of(v) for v in b.views if v.measured}
+    labels = list(ta) + [x for x in tb if x not in ta]
+    return [(x, ta.get(x, "(not in run)"), tb.get(x, "(not in run)")) for x in labels]
+
+
+def differences_once(pairs: list[CellPair]) -> list[tuple[str, tuple[str, ...]]]:
+    """Each setting that differs, once, with the cells ('configuration/workload') it differs in."""
+    out: dict[str, list[str]] = {}
+    for p in pairs:
+        for d in p.differences:
+            out.setdefault(d, []).append(f"{p.config}/{p.workload}")
+    return [(d, tuple(cells)) for d, cells in out.items()]
+
+
+def _run_line(name: str, r: RunRecord) -> str:
+    when = time.strftime("%Y-%m-%d %H:%M", time.localtime(r.created))
+    return f"{name} = {r.id} ({r.host.get('hostname', '?')}, pickfs {r.pickfs_version}, {when})"
+
+
 def comparison_table(run_a: RunRecord | AnalysedRun, run_b: RunRecord | AnalysedRun) -> Table:
     a, b = analysed(run_a), analysed(run_b)
-    return _comparison_table(a, b)
+    return _comparison_table(pair_runs(a, b))
 
 
-def _comparison_table(run_a: AnalysedRun, run_b: AnalysedRun) -> Table:
-    a, b = run_a.record, run_b.record
-    table = Table(title=f"A = {a.id} ({a.host.get('hostname', '?')}), B = {b.id} ({b.host.get('hostname', '?')})",
-                  title_justify="left")
-    for col in ("configuration", "workload", "A median", "B median", "B / A", "significance"):
-        table.add_column(col, justify="right" if "median" in col or "/" in col else "left")
-    for p in pair_runs(run_a, run_b):
-        def med(r: Row | None) -> str:
-            if r is None:
-                return "(not in run)"
-            s = r.primary.summary
-            return fmt_with_unit(s.median, r.primary.metric) if s else r.status
-        c = p.comparison
-        if c is None:
-            ratio, verdict = "-", Text("only in one run" if p.a is None or p.b is None else "too few runs", style="dim")
-        else:
-            ratio = f"{c.ratio:.2f} [{c.ci_low:.2f}-{c.ci_high:.2f}]"
-            verdict = (Text(f"different, {fmt_p(c.p)}", style="bold") if c.p < 0.05
-                       else Text(f"no significant difference (p={c.p:.2f})", style="dim"))
-        if p.differences:
-            verdict.append(f" (settings differ: {'; '.join(p.differences)})", style="yellow")
-        table.add_row(p.config, p.workload, med(p.a), med(p.b), ratio, verdict)
+def _comparison_table(pairs: list[CellPair]) -> Table:
+    table = Table(title="matching cells: B against A as a speed factor of the geometric means (above 1: faster in "
+                  "B; a time inverted), 95% interval", title_justify="left", box=box.SIMPLE_HEAD, show_edge=False,
+                  pad_edge=False)
+    workloads = len({p.workload for p in pairs}) > 1  # one workload: named in the answers above, not per row
+    cols = ["configuration", *(["workload"] if workloads else []), "A median", "B median", "B vs A [95%]", "verdict"]
+    for col in cols:
+        table.add_column(col, justify="right" if "median" in col or "[" in col else "left",
+                         no_wrap=col != "verdict")
+    for p in pairs:
+        sp = speed_b_vs_a(p)
+        text, style = _verdict(p)
+        table.add_row(p.config, *([p.workload] if workloads else []), _median(p.a), _median(p.b),
+                      "-" if sp is None else factor_interval(*sp), Text(text, style=style))
     return table
 
 
@@ -170,11 +237,53 @@ def ranking_table(r: Ranking) -> Table:
 
 
 def comparison_report(a: RunRecord, b: RunRecord) -> Group:
-    """The whole `pickfs compare` output: matched cells, rankings side by side, the machines' differences."""
+    """The whole `pickfs compare` output: each run's answer side by side first, what one run did not record (once),
+    matched cells, each setting that differs once, rankings side by side, the machines' differences."""
     run_a, run_b = analyse(a), analyse(b)  # each run analysed once, for every table
-    parts: list[Any] = [comparison_table(run_a, run_b)]
+    pairs = pair_runs(run_a, run_b)
+    parts: list[Any] = [Text(_run_line("A", a), style="dim"), Text(_run_line("B", b), style="dim")]
+    answers = Table(title="the answers", title_justify="left", box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
+    for col in ("workload", "A", "B"):
+        answers.add_column(col)
+    for label, in_a, in_b in answers_side_by_side(run_a, run_b):
+        answers.add_row(label, in_a, Text(in_b, style="bold" if in_a != in_b else ""))
+    parts.append(answers)
+    parts += [Text(line, style="yellow") for line in not_recorded(a, b)]
+    parts.append(_comparison_table(pairs))
+    for what, cells in differences_once(pairs):
+        parts.append(Text(f"settings differ: {what} ({', '.join(cells)})", style="yellow"))
     parts += [ranking_table(r) for r in rankings(run_a, run_b) if r.a or r.b]
     machines = machine_differences(a, b)
     if machines:
         parts.append(Text("the machines' storage stacks differ in: " + "; ".join(machines), style="yellow"))
     return Group(*parts)
+
+
+def comparison_dict(a: RunRecord, b: RunRecord) -> dict[str, Any]:
+    """`pickfs compare --json`: the same as the terminal shows, as data (schema pickfs.compare/1)."""
+    run_a, run_b = analyse(a), analyse(b)
+    pairs = pair_runs(run_a, run_b)
+
+    def run(r: RunRecord) -> dict[str, Any]:
+        return {"id": r.id, "hostname": r.host.get("hostname"), "pickfs_version": r.pickfs_version,
+                "created": r.created, "status": r.status}
+
+    def cell(p: CellPair) -> dict[str, Any]:
+        sp = speed_b_vs_a(p)
+        row = p.a or p.b
+        return {"configuration": p.config, "workload": p.workload,
+                "unit": row.primary.metric.unit if row else None,
+                "a_median": p.a.primary.summary.median if p.a and p.a.primary.summary else None,
+                "b_median": p.b.primary.summary.median if p.b and p.b.primary.summary else None,
+                "only_in": None if p.a and p.b else ("A" if p.a else "B"),
+                "speed_b_vs_a": None if sp is None else sp[0], "ci_low": None if sp is None else sp[1],
+                "ci_high": None if sp is None else sp[2], "p": None if p.comparison is None else p.comparison.p,
+                "verdict": _verdict(p)[0], "differences": list(p.differences)}
+
+    return {"schema": "pickfs.compare/1", "a": run(a), "b": run(b),
+            "answers": [{"workload": w, "a": x, "b": y} for w, x, y in answers_side_by_side(run_a, run_b)],
+            "not_recorded": not_recorded(a, b), "cells": [cell(p) for p in pairs],
+            "differences": [{"setting": d, "cells": list(c)} for d, c in differences_once(pairs)],
+            "rankings": [{"workload": r.workload, "a": [n for n, _ in r.a], "b": [n for n, _ in r.b]}
+                         for r in rankings(run_a, run_b)],
+            "machines": machine_differences(a, b)}

@@ -35,7 +35,7 @@ def render_table_csv(run: RunRecord | AnalysedRun) -> str:
     as shown (the same cells as the terminal, Markdown, HTML and JSON), then the figures behind them unrounded
     (SI units; speed above 1 is faster), whether it is the one recommended, and whether the run decided."""
     analysis = analysed(run)
-    record, tables = analysis.record, [build_table(v) for v in analysis.views if v.measured]
+    record, tables = analysis.record, [build_table(v, analysis.live) for v in analysis.views if v.measured]
     keys: list[str] = []
     for t in tables:
         keys += [c.key for c in t.columns if c.key not in keys]

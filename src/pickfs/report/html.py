@@ -9,6 +9,7 @@ from typing import Any
 import plotly.graph_objects as go
 from plotly.offline import get_plotlyjs
 
+from pickfs.analysis.answer import recommended, recommended_setup
 from pickfs.analysis.run import AnalysedRun, analysed
 from pickfs.analysis.views import ONE_AT_A_TIME, WorkloadView, risk_legend
 from pickfs.model import RunRecord
@@ -24,6 +25,7 @@ from pickfs.report.charts import (
 from pickfs.report.crash_text import crash_details, crash_statements
 from pickfs.report.disturbance import disturbance_line
 from pickfs.report.latency import latency_html
+from pickfs.report.race_method import resolution_line
 from pickfs.report.scaling import scaling_html
 from pickfs.report.table import CONFIGURATION, VERDICT, ResultTable, build_table
 from pickfs.report.text import (
@@ -32,6 +34,7 @@ from pickfs.report.text import (
     crash_cells,
     crash_model,
     fmt_bytes,
+    live_line,
     method_lines,
     scored,
     values_text,
@@ -279,21 +282,40 @@ def _host_table(record: RunRecord) -> str:
     return f"<table>{rows}</table>"
 
 
-def charts_for(record: RunRecord, view: WorkloadView) -> list[tuple[str, go.Figure]]:
+def charts_for(record: RunRecord, view: WorkloadView, live: bool = False) -> list[tuple[str, go.Figure]]:
     """The charts that make sense for the workload, the ratio chart first: a safety chart only where
-    commits are acknowledged, phases for file trees, latency where it was measured."""
+    commits are acknowledged, phases for file trees, latency where it was measured (`live`: a run still being
+    executed, none marked recommended)."""
     if not any(r.primary.summary for r in view.rows):
         return []
-    figs = [("forest", forest_chart(view)), ("references", forest_chart(view, references=True)),
-            ("safety", safety_chart(view)), ("phases", phases_chart(view)), ("latency", latency_chart(view)),
+    figs = [("forest", forest_chart(view, live=live)), ("references", forest_chart(view, references=True, live=live)),
+            ("safety", safety_chart(view, live)), ("phases", phases_chart(view)), ("latency", latency_chart(view)),
             ("over-time", over_time_chart(view)), ("device", device_chart(record, view))]
     return [(k, f) for k, f in figs if f is not None]
 
 
+def _setup(view: WorkloadView) -> str:
+    """The setup of the recommended configuration, to apply ('' when none is recommended)."""
+    setup = recommended_setup(view)
+    if setup is None:
+        return ""
+    return (f"<p>The setup of {_e(recommended(view))} (replace DEVICE and the data directory with yours):</p>"
+            f"<pre class=why>{_e(chr(10).join(setup.lines()))}</pre>")
+
+
 def _answer(views: list[WorkloadView]) -> str:
-    """The recommendations of every workload, first on the page."""
-    items = "".join(f"<li>{_e(build_table(v).answer.text)}</li>" for v in views if v.measured)
+    """The recommendations of every workload with the setup to apply, first on the page."""
+    items = "".join(f"<li>{_e(build_table(v).answer.text)}{_setup(v)}</li>" for v in views if v.measured)
     return f'<div class="rec"><b>The answer</b><ul>{items}</ul></div>' if items else ""
+
+
+def _method(view: WorkloadView) -> str:
+    """How it was measured, under the table: a race's resolution in sight, its log folded; other methods whole."""
+    if view.race is None:
+        return "".join(f"<p class=dim>{_e(line)}</p>" for line in method_lines(view))
+    log = "".join(f"<p class=dim>{_e(line)}</p>" for line in method_lines(view, full=True))
+    return ("".join(f"<p class=dim>{_e(line)}</p>" for line in resolution_line(view))
+            + f"<details><summary class=dim>How the race measured (its log)</summary>{log}</details>")
 
 
 def render_html(run: RunRecord | AnalysedRun, plotly: str | None = INLINE) -> str:
@@ -311,21 +333,24 @@ def render_html(run: RunRecord | AnalysedRun, plotly: str | None = INLINE) -> st
     parts = [f"<h1>pickfs run {_e(record.id)}</h1>",
              (f"<p class=dim>{_e(time.strftime('%Y-%m-%d %H:%M', time.localtime(record.created)))}, status "
               f"{_e(record.status)}; {_e(how)}.</p><p class=machine>Machine: {_e(machine(record))}</p>")]
+    if analysis.live:  # a run still being executed: partial figures, no answer until it ends
+        parts.append(f'<p class="risk"><b>{_e(live_line(analysis))}</b></p>')
     busy = disturbance_line(analysis.disturbance)  # a disturbed run says so first, before the answer
     if busy:
         parts.append(f'<p class="risk"><b>{_e(busy)}</b></p>')
-    parts.append(_answer(views))
+    if not analysis.live:
+        parts.append(_answer(views))
     for w in record.plan.get("warnings", []):
         parts.append(f'<p class="risk">warning: {_e(w)}</p>')
     for view in views:
         settings = ", ".join(f"{k}={v}" for k, v in sorted(view.settings.items()))
         parts.append(f"<h2>{_e(view.label)}</h2><p class=dim>{_e(view.kind)} workload; {_e(settings)}</p>")
-        charts = charts_for(record, view)
+        charts = charts_for(record, view, analysis.live)
         if charts and charts[0][0] == "forest":
             parts.append(chart_html(charts.pop(0)[1], "forest"))
         if view.measured:
-            parts.append("".join(f"<p class=dim>{_e(line)}</p>" for line in method_lines(view)))
-            parts.append(_summary_table(build_table(view)))
+            parts.append(_summary_table(build_table(view, analysis.live)))
+            parts.append(_method(view))
             parts.append(_values_table(view))
         parts.append(_breakdown_table(view))
         parts.append(_crash_table(view))

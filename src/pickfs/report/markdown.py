@@ -6,7 +6,9 @@ import html
 import re
 import time
 
+from pickfs.analysis.answer import recommended, recommended_setup
 from pickfs.analysis.run import AnalysedRun, analysed
+from pickfs.analysis.setup import what_it_is
 from pickfs.analysis.views import risk_legend
 from pickfs.model import RunRecord
 from pickfs.report.crash_text import crash_details, crash_statements
@@ -18,6 +20,7 @@ from pickfs.report.text import (
     breakdown_cells,
     crash_cells,
     crash_model,
+    live_line,
     method_lines,
     scored,
     values_text,
@@ -76,6 +79,8 @@ def render_markdown(run: RunRecord | AnalysedRun) -> str:
              md_text(f"{time.strftime('%Y-%m-%d %H:%M', time.localtime(record.created))}, "
                      f"{host.get('hostname', '?')}: {host.get('os', '?')}, kernel {host.get('kernel', '?')}, "
                      f"{host.get('cpus', '?')} CPUs; status {record.status}."), ""]
+    if analysis.live:  # a run still being executed: partial figures, no answer until it ends
+        lines += [f"**{md_text(live_line(analysis))}**", ""]
     busy = disturbance_line(analysis.disturbance)  # a disturbed run says so first, before the answer
     if busy:
         lines += [f"**{md_text(busy)}**", ""]
@@ -85,8 +90,13 @@ def render_markdown(run: RunRecord | AnalysedRun) -> str:
         settings = ", ".join(f"{k}={v}" for k, v in sorted(view.settings.items()))
         lines += [f"## {md_text(view.label)}", "", md_code(settings), ""]
         if view.measured:
-            table = build_table(view)
-            lines += ["**Recommendation.** " + md_text(table.answer.text), ""]
+            table = build_table(view, analysis.live)
+            if not analysis.live:
+                lines += ["**Recommendation.** " + md_text(table.answer.text), ""]
+                setup = recommended_setup(view)
+                if setup is not None:
+                    lines += [f"**The setup of {md_text(recommended(view))}** (replace DEVICE and the data directory "
+                              "with yours):", "", *(f"    {line}" for line in setup.lines()), ""]
             lines += results_table(table)
         measured_rows = [r for r in view.rows if r.primary.values] if view.measured else []
         if measured_rows:
@@ -120,4 +130,6 @@ def render_markdown(run: RunRecord | AnalysedRun) -> str:
     legend = risk_legend(views)
     if legend:
         lines += ["### Settings that trade safety for speed", ""] + [f"- {md_text(x)}" for x in legend] + [""]
+    lines += ["### Configurations", "", "| configuration | what it is |", "|---|---|",
+              *(f"| {_cell(c.name)} | {_cell(what_it_is(c))} |" for c in analysis.plan.configs), ""]
     return "\n".join(lines)

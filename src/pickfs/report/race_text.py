@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import math
 
-from pickfs.analysis.answer import Finding, finding
+from pickfs.analysis.answer import ANSWER_FAMILY, Contender, Finding, finding
 from pickfs.analysis.margin import margin_words
-from pickfs.analysis.views import Row, WorkloadView
+from pickfs.analysis.views import Row, WorkloadView, beaten_by, final_roles
 from pickfs.analysis.whole import distribution_default
 from pickfs.fsfacts import is_reference
-from pickfs.report.text import fmt_with_unit, speed_words
+from pickfs.report.text import PAIR_FAMILY, factor, factor_interval, fmt_with_unit, speed, speed_words
 from pickfs.stats.compare import Comparison
-from pickfs.stats.decision import contrast
+from pickfs.stats.decision import ALPHA, contrast
 
 
 def _row(view: WorkloadView, name: str) -> Row:
@@ -24,14 +24,21 @@ def _figure(row: Row) -> str:
     return f"{fmt_with_unit(s.median, row.primary.metric)}, median of {s.n} {unit}" if s else "no figures"
 
 
-def against(view: WorkloadView, a: str, b: str) -> str:
-    """'12% faster [+8% to +16%]': a against b from the race's fit, its 95% interval (speed words)."""
+def against(view: WorkloadView, a: str, b: str) -> tuple[str, bool]:
+    """a against b in speed words with its interval, and whether it is clearly faster: the table's own comparison
+    (the same interval and verdict as its row) when b is the baseline, else from the race's fit at 95% for this
+    pair alone, labelled so."""
     assert view.race is not None
-    c = contrast(view.race.fit, a, b)
-    if c is None:
-        return "not comparable"
-    lo, hi = c.interval(0.95)
-    return speed_words(Comparison(math.exp(c.est), math.exp(lo), math.exp(hi), c.p), True)
+    row = _row(view, a)
+    if b == view.baseline and row.comparison is not None:
+        c, higher = row.comparison, row.primary.metric.higher_is_better
+        return speed_words(c, higher), c.significant and speed(c.ratio, higher) > 1
+    con = contrast(view.race.fit, a, b)
+    if con is None:
+        return "not comparable", False
+    lo, hi = con.interval(0.95)
+    words = speed_words(Comparison(math.exp(con.est), math.exp(lo), math.exp(hi), con.p), True)
+    return words.replace("]", f"; {PAIR_FAMILY}]"), lo > 0
 
 
 def _lost(view: WorkloadView) -> str:
@@ -47,8 +54,10 @@ def _preferred_why(view: WorkloadView, preferred: str, contenders: int) -> str:
     return f"the only configuration with no setting known to lose {_lost(view)}"
 
 
-def _factors(view: WorkloadView, names: list[str], preferred: str, about: bool) -> str:
-    said = [f"{n} {'about ' if about else ''}{against(view, n, preferred)}" for n in names]
+def _factors(contenders: list[Contender], about: bool) -> str:
+    """Each contender's factor against the preferred with its interval as the answer holds it (analysis/answer.py:
+    the bounds the margin is tested with)."""
+    said = [f"{c.name} {'about ' if about else ''}{factor_interval(c.factor, c.low, c.high)}" for c in contenders]
     return said[0] if len(said) == 1 else ", ".join(said[:-1]) + f" and {said[-1]}"
 
 
@@ -97,6 +106,7 @@ def decided_sentence(view: WorkloadView) -> str:
     tested = f", {row.crash.verdict()} of a crash test" if row.crash and not row.crash.error else ""
     margin = margin_words(f.margin)
     standing = {s: [c.name for c in f.contenders if c.standing == s] for s in ("within", "at", "out")}
+    listed = {s: [c for c in f.contenders if c.standing == s] for s in ("within", "at")}
     why = _preferred_why(view, f.preferred, len(f.contenders))
     head = (f"{view.label}: use {f.preferred}, {why} ({_figure(row)}{tested})" if f.settled else
             f"{view.label}: {f.preferred}, {why} ({_figure(row)}{tested}), is preferred but not settled in "
@@ -105,15 +115,18 @@ def decided_sentence(view: WorkloadView) -> str:
     if standing["out"]:
         verb = "is" if len(standing["out"]) == 1 else "are"
         parts.append(f"{_names(standing['out'])} {verb} out, slower by more than the {margin} margin")
-    if standing["within"]:
-        parts.append(f"{_factors(view, standing['within'], f.preferred, False)}, within your {margin} margin")
-    if standing["at"]:
-        parts.append(f"{_factors(view, standing['at'], f.preferred, True)}, at your {margin} margin: "
-                     f"{settle_words(f, minutes)}")
+    if listed["within"]:
+        parts.append(f"{_factors(listed['within'], False)}, within your {margin} margin")
+    if listed["at"]:
+        parts.append(f"{_factors(listed['at'], True)}, at your {margin} margin: {settle_words(f, minutes)}")
+    label = f" ({ANSWER_FAMILY} against {f.preferred})" if listed["within"] or listed["at"] else ""
     # a preferred configuration that is out: why, since the table's simultaneous intervals are wider
-    preferred_out = "".join(f" {n} is out: {why}." for n, why in d.out
-                            if distribution_default(_row(view, n).cell.config))
-    return "; ".join(parts) + "." + preferred_out
+    roles = final_roles(view)
+    beaten = [(n, b) for n, _ in d.out if distribution_default(_row(view, n).cell.config)
+              and (b := beaten_by(view.race.fit, d, roles, n, ALPHA)) is not None]
+    preferred_out = "".join(f" {n} is out: {c} is at least {factor(math.exp(low))} as fast (one-sided 95%)."
+                            for n, (c, _, low) in beaten)
+    return "; ".join(parts) + label + "." + preferred_out
 
 
 def price_sentence(view: WorkloadView) -> str:
@@ -132,9 +145,8 @@ def price_sentence(view: WorkloadView) -> str:
     r, c = max(disk, key=lambda x: x[1].est)
     risks = "; ".join([*r.risks, *([f"crash test: {r.crash.verdict()}"] if r.crash is not None and r.crash_lost
                                    else [])])
-    lo, _ = c.interval(0.95)
-    words = against(view, r.cell.config.name, ref)
-    if lo > 0:
+    words, faster_clearly = against(view, r.cell.config.name, ref)
+    if faster_clearly:
         return f"{r.cell.config.name} would be {words} against {ref}, at a price: {risks}."
     return f"{r.cell.config.name} is not clearly faster ({words}), and has a price: {risks}."
 

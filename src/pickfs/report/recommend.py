@@ -10,12 +10,19 @@ from pickfs.analysis.whole import candidates, score
 from pickfs.fsfacts import is_reference
 from pickfs.report.latency import latency_sentences
 from pickfs.report.race_text import race_sentences
-from pickfs.report.text import fmt_with_unit, speed_words
+from pickfs.report.text import PAIR_FAMILY, fmt_with_unit, speed_words
 from pickfs.stats.compare import ALPHA, Comparison, holm
 
 
-def _x(c: Comparison, higher: bool) -> str:
-    return speed_words(c, higher)
+def _vs(view: WorkloadView, a: str, b: str) -> tuple[Comparison | None, str]:
+    """a against b and its words: the table's own comparison (the same interval as its row) when b is the
+    baseline, else the pair on its own, its interval labelled so."""
+    row = next((r for r in view.rows if r.cell.config.name == a), None)
+    higher = row.primary.metric.higher_is_better if row is not None else True
+    if row is not None and b == view.baseline and row.comparison is not None:
+        return row.comparison, speed_words(row.comparison, higher)
+    c = pair(view, a, b)
+    return c, ("" if c is None else speed_words(c, higher).replace("]", f"; {PAIR_FAMILY}]"))
 
 
 def _fmt(row: Row) -> str:
@@ -44,7 +51,6 @@ def recommend(view: WorkloadView) -> list[str]:
         return [(f"{view.label}: every configuration measured has a setting that can lose {_lost(view)} "
                  "on a power cut; add one with safe settings (such as plain ext4 or xfs) to compare.")]
     safe = [r for r in rows if not r.unsafe]
-    higher = rows[0].primary.metric.higher_is_better
     tied, chosen, why = list(picked.leaders), picked.chosen, picked.why
     leader = tied[0]
     out = []
@@ -54,9 +60,9 @@ def recommend(view: WorkloadView) -> list[str]:
         text = f"{view.label}: use {leader.cell.config.name} ({_fmt(leader)}{tested})"
         if others:
             runner = max(others, key=lambda r: score(r, view))
-            c = pair(view, leader.cell.config.name, runner.cell.config.name)
+            c, words = _vs(view, leader.cell.config.name, runner.cell.config.name)
             text += (f": significantly faster than every other configuration with no setting known to lose "
-                     f"{_lost(view)}, {_x(c, higher)} against the next best, {runner.cell.config.name}"
+                     f"{_lost(view)}, {words} against the next best, {runner.cell.config.name}"
                      if c is not None else ": the only safe configuration with figures")
         else:
             text += f": the only configuration measured with no setting known to lose {_lost(view)}"
@@ -76,7 +82,7 @@ def recommend(view: WorkloadView) -> list[str]:
                     key=lambda r: (is_reference(r.cell.config.fstype), -score(r, view)))
     if unsafe:
         r = unsafe[0]
-        c = pair(view, r.cell.config.name, chosen.cell.config.name)
+        c, words = _vs(view, r.cell.config.name, chosen.cell.config.name)
         # significant only after Holm over every faster unsafe one against the chosen (as the table corrects)
         family = [pair(view, u.cell.config.name, chosen.cell.config.name) for u in unsafe]
         ps = [x.p for x in family if x is not None]
@@ -84,10 +90,10 @@ def recommend(view: WorkloadView) -> list[str]:
         risks = "; ".join([*r.risks, *([f"crash test: {r.crash.verdict()}"] if r.crash is not None and r.crash_lost
                                        else [])])
         if c is not None and p_adj < ALPHA:
-            out.append(f"{r.cell.config.name} would be {_x(c, higher)} against {chosen.cell.config.name}, "
+            out.append(f"{r.cell.config.name} would be {words} against {chosen.cell.config.name}, "
                        f"at a price: {risks}.")
         else:
-            gain = f" ({_x(c, higher)}, not a significant difference)" if c is not None else ""
+            gain = f" ({words}, not a significant difference)" if c is not None else ""
             out.append(f"{r.cell.config.name} is not significantly faster{gain}, and has a price: {risks}.")
     else:
         out.append("No configuration that trades safety for speed measured faster.")

@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from pickfs.analysis.setup import Setup
+
 
 def _pct(ratio: float) -> str:
     return f"{ratio - 1:+.0%}"
@@ -119,12 +121,7 @@ def _answer(d: Mapping[str, Any]) -> list[str]:
         out.append(f"  preset {x['name']} not raced: {x['why']}")
     s = a["setup"]
     out += ["  The setup (replace DEVICE and the data directory with yours):",
-            f"    mkfs:  {s['mkfs']}", f"    fstab: {s['fstab']}"]
-    if s["udev"]:
-        out.append(f"    udev (/etc/udev/rules.d/60-scheduler.rules): {s['udev']}")
-    if s["database_settings"]:
-        settings = ", ".join(f"{k}={v}" for k, v in s["database_settings"].items())
-        out.append(f"    {s['database'] or 'database'} settings as measured: {settings}")
+            *(f"    {line}" for line in Setup(**s).lines())]
     return out
 
 

@@ -22,7 +22,7 @@ from pickfs.report.comparison import pair_runs
 from pickfs.report.html import PLOTLY_FILE, chart_div, page, render_html
 from pickfs.report.recommend import recommend
 from pickfs.report.table import build_table, terse
-from pickfs.report.text import fmt_p, fmt_value, pct
+from pickfs.report.text import factor, fmt_p, fmt_value
 
 
 def _e(text: Any) -> str:
@@ -82,7 +82,7 @@ def comparison_chart(runs: Sequence[AnalysedRun], label: str) -> go.Figure | Non
             marker={"size": 11, "color": PALETTE[i % len(PALETTE)]},
             error_x={"type": "data", "symmetric": False, "array": [s[2] - s[0] for _, s in pts],
                      "arrayminus": [s[0] - s[1] for _, s in pts]},
-            hovertext=[f"{rec.id}: {n} {pct(s[0])}" for n, s in pts], hoverinfo="text"))
+            hovertext=[f"{rec.id}: {n} {factor(s[0])} as fast" for n, s in pts], hoverinfo="text"))
     if not fig.data:
         return None
     configs = {n for t in fig.data for n in t.y}
@@ -128,7 +128,7 @@ def comparison_page(runs: Sequence[AnalysedRun]) -> str:
             else:
                 higher = p.a.primary.metric.higher_is_better if p.a else True  # compared: both are there
                 s = c.ratio if higher else 1 / c.ratio
-                what = f"{pct(s)} in B" + (f", {fmt_p(c.p)}" if c.p < 0.05 else f" (not significant, p={c.p:.2f})")
+                what = f"{factor(s)} as fast in B" + (f", {fmt_p(c.p)}" if c.p < 0.05 else f" (not significant, p={c.p:.2f})")
             rows.append(f"<tr><td>{_e(p.workload)}</td><td>{_e(p.config)}</td><td class=num>{_e(med(p.a))}</td>"
                         f"<td class=num>{_e(med(p.b))}</td><td>{_e(what)}</td></tr>")
         parts.append(f"<h2>{_e(b.id)} against {_e(a.id)}</h2><table><tr><th>workload</th><th>configuration</th>"

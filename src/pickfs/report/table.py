@@ -9,16 +9,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from pickfs.analysis.answer import recommended
+from pickfs.analysis.answer import Finding, finding, recommended
+from pickfs.analysis.margin import margin_words
 from pickfs.analysis.views import Row, WorkloadView
 from pickfs.model import MetricDef
 from pickfs.report.latency import latency_sentences
 from pickfs.report.recommend import recommend
 from pickfs.report.text import (
     INTERVAL_HEAD,
-    as_factors,
     direction,
-    factor,
+    factor_interval,
     fmt_p,
     fmt_seconds,
     fmt_value,
@@ -28,13 +28,15 @@ from pickfs.report.text import (
     speed_interval,
     status_detail,
 )
-from pickfs.stats.compare import Comparison
 from pickfs.stats.summary import log_interval
 
 P99_METRICS = ("lat_p99", "sync_p99", "write_p99")
 
-CONFIGURATION, MEDIAN, VS, VERDICT, P99, COUNT, GEOMEAN, SANITIZED, NOTES = (
-    "configuration", "median", "vs_baseline", "verdict", "p99", "count", "geometric_mean", "sanitized_mean", "notes")
+CONFIGURATION, MEDIAN, VS, VERDICT, MARGIN, P99, COUNT, GEOMEAN, SANITIZED, NOTES = (
+    "configuration", "median", "vs_baseline", "verdict", "margin", "p99", "count", "geometric_mean", "sanitized_mean",
+    "notes")
+# A race's verdict at the margin, per row (the answer's standing of each safe contender against the preferred one)
+STANDING_CELL = {"within": "within", "at": "not settled", "out": "out"}
 
 
 @dataclass(frozen=True)
@@ -46,11 +48,18 @@ class Column:
     detail: bool = False  # the terminal shows it only with --explain; the files always
 
 
+ROUTINE_NOTES = ("fragmentation: ",)  # notes every image gets: said in one line by default, whole with --explain
+
+
 @dataclass(frozen=True)
 class Note:
     number: int
     text: str
     configs: tuple[str, ...]  # the configurations it is about, in table order
+
+    @property
+    def routine(self) -> bool:
+        return self.text.startswith(ROUTINE_NOTES)
 
 
 @dataclass(frozen=True)
@@ -96,8 +105,8 @@ class ResultTable:
 
     @property
     def caption(self) -> str:
-        against = f"; each against {self.baseline} ({self.adjusted})" if self.baseline else ""
-        return f"{self.workload}: median {self.unit}, {self.direction}{against}"
+        against = f"; vs {self.baseline}, {self.adjusted}" if self.baseline else ""
+        return f"{self.workload}: median {self.unit} ({self.direction}){against}"
 
 
 def p99(row: Row) -> tuple[str, float | None]:
@@ -109,34 +118,15 @@ def p99(row: Row) -> tuple[str, float | None]:
     return "-", None
 
 
-def factors_in(view: WorkloadView) -> bool:
-    """One unit for every ratio of a table: factors when any of them reads better as one, else percentages."""
-    higher = view.rows[0].primary.metric.higher_is_better if view.rows else True
-    return any(as_factors(*_lo_hi_s(r.comparison, higher)) for r in view.rows
-               if r.comparison is not None and r.cell.config.name != view.baseline)
-
-
-def _lo_hi_s(c: Comparison, higher: bool) -> tuple[float, float, float]:
-    s, lo, hi = speed_interval(c, higher)
-    return lo, hi, s
-
-
-def _ratio_text(s: float, lo: float, hi: float, factors: bool) -> str:
-    if factors:
-        return f"{factor(s)} [{factor(lo)} to {factor(hi)}]"
-    return f"{s - 1:+.0%} [{lo - 1:+.0%} to {hi - 1:+.0%}]"
-
-
-def vs_baseline(row: Row, view: WorkloadView, factors: bool) -> str:
-    """Speed against the baseline with its 95% interval, in one unit: '+27% [+3% to +58%]' or '2.1x [1.5x to 2.7x]'
-    (a time ratio inverted, so above 1, or +, is always faster)."""
+def vs_baseline(row: Row, view: WorkloadView) -> str:
+    """Speed against the baseline with its 95% interval, in the one unit of every view: '2.10x [1.50x to 2.70x]'
+    (a time ratio inverted, so above 1 is always faster)."""
     if row.cell.config.name == view.baseline:
         return "baseline"
     c = row.comparison
     if c is None:
         return "-"
-    s, lo, hi = speed_interval(c, row.primary.metric.higher_is_better)
-    return _ratio_text(s, lo, hi, factors)
+    return factor_interval(*speed_interval(c, row.primary.metric.higher_is_better))
 
 
 def verdict_cell(row: Row, view: WorkloadView) -> tuple[str, str]:
@@ -155,12 +145,27 @@ def verdict_cell(row: Row, view: WorkloadView) -> tuple[str, str]:
     return f"{'faster' if faster else 'slower'}, {fmt_p(c.p_adjusted)}", "good" if faster else "bad"
 
 
+def margin_cell(row: Row, found: Finding | None) -> str:
+    """A race's verdict at the margin, of its own beside the verdict on the interval: 'preferred', 'within' (the
+    margin), 'not settled' (at it), 'out' (slower than another by more than it); '-' for a row that is no
+    candidate (a setting that can lose data, a reference)."""
+    if found is None:
+        return "-"
+    name = row.cell.config.name
+    if name == found.preferred:
+        return "preferred"
+    return next((STANDING_CELL[c.standing] for c in found.contenders if c.name == name), "-")
+
+
 def columns_for(view: WorkloadView) -> tuple[Column, ...]:
     counted = counted_as(view)
     cols = [Column(CONFIGURATION, "configuration", numeric=False),
             Column(MEDIAN, "median"),
             Column(VS, f"vs {view.baseline or 'baseline'} [95% interval]"),  # the caption says when simultaneous
             Column(VERDICT, "verdict", numeric=False)]
+    if view.race is not None:
+        margin = margin_words(view.race.decision.margin)
+        cols.append(Column(MARGIN, f"{margin} margin", numeric=False))
     if any(p99(r)[1] is not None for r in view.rows):
         cols.append(Column(P99, "p99", wide=True))
     cols += [Column(COUNT, counted, wide=True),
@@ -211,24 +216,28 @@ def answer_for(view: WorkloadView) -> Answer:
                   picked is not None)
 
 
-def build_table(view: WorkloadView) -> ResultTable:
+LIVE_ANSWER = Answer((), None, "", None)  # a run still being executed: no answer until it ends
+
+
+def build_table(view: WorkloadView, live: bool = False) -> ResultTable:
+    """The table model of a workload; `live` (a run still being executed): its partial figures with no answer,
+    no configuration marked and no verdict at the margin."""
     metric = view.rows[0].primary.metric if view.rows else MetricDef("value", "", True)
-    factors = factors_in(view)
+    found = finding(view) if view.race is not None and not live else None
     notes, refs = _numbered(view)
-    answer = answer_for(view)
+    answer = LIVE_ANSWER if live else answer_for(view)
     rows = []
     for r in view.rows:
         s = r.primary.summary
         text, tone = verdict_cell(r, view)
         cells = {CONFIGURATION: r.cell.config.name, MEDIAN: fmt_value(s.median if s else None, metric),
-                 VS: vs_baseline(r, view, factors), VERDICT: text, P99: p99(r)[0], COUNT: str(s.n if s else 0),
+                 VS: vs_baseline(r, view), VERDICT: text, MARGIN: margin_cell(r, found), P99: p99(r)[0], COUNT: str(s.n if s else 0),
                  GEOMEAN: interval(r),
                  SANITIZED: sanitized(r), NOTES: " ".join(str(n) for n in refs[r.cell.config.name])}
         rows.append(TableRow(r.cell.config.name, r.status, cells, tone, r.cell.config.name == answer.choice,
                              r.unsafe, r.flags, refs[r.cell.config.name], numbers(r, view)))
     settings = ", ".join(f"{k}={v}" for k, v in sorted(view.settings.items()))
-    adjusted = "simultaneous 95% intervals; a verdict exactly when its interval excludes 1" if view.race else \
-        "Holm-adjusted verdicts"
+    adjusted = "simultaneous 95%" if view.race else "Holm-adjusted verdicts"
     return ResultTable(view.label, settings, metric.unit, direction(metric), view.baseline, counted_as(view),
                        columns_for(view), tuple(rows), tuple(notes), answer, adjusted)
 

@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 from rich import box
 from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.table import Table
 from rich.text import Text
 
-from pickfs.analysis.answer import recommended
+from pickfs.analysis.answer import recommended, recommended_setup
 from pickfs.analysis.run import AnalysedRun, analysed
+from pickfs.analysis.setup import what_it_is
 from pickfs.analysis.views import WorkloadView, risk_legend
-from pickfs.model import RunRecord
+from pickfs.model import FsConfig, RunRecord
 from pickfs.report.crash_text import crash_details, crash_statements
 from pickfs.report.disturbance import disturbance_line
 from pickfs.report.latency import latency_tables
@@ -33,6 +35,7 @@ from pickfs.report.text import (
     CRASH_COLUMNS,
     breakdown_cells,
     crash_cells,
+    live_line,
     method_lines,
     scored,
     values_text,
@@ -80,9 +83,11 @@ class FittedTable:
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         t = self.table
-        out = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, padding=(0, GAP // 2), title=t.caption,
-                    title_justify="left", title_style="bold")
         cols = fitting_columns(t, options.max_width)
+        # one space between columns where two would not fit: no verdict folded into a column of its own
+        tight = sum(_width(t, c) for c in cols) + GAP * (len(cols) - 1) > options.max_width
+        out = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, padding=(0, 0) if tight else
+                    (0, GAP // 2), title=t.caption, title_justify="left", title_style="bold")
         for c in cols:
             out.add_column(c.head, justify="right" if c.numeric else "left", min_width=_width(t, c)
                            if c.key != VERDICT else None, no_wrap=c.key != VERDICT, overflow="fold")
@@ -112,21 +117,20 @@ def central_values(table: ResultTable) -> Table:
 
 
 def notes_block(table: ResultTable, full: bool = False) -> list[Text]:
-    """The table's notes under it, each once and on one line (whole with full=True)."""
+    """The table's notes under it, each once and whole (never cut); the default view draws them without the
+    routine ones (`without_routine`)."""
     out = []
     for n in table.notes:
         line = Text(f"{n.number:>2} ", style="bold")
         line.append(n.text, style="dim")
-        if not full:
-            line.no_wrap, line.overflow = True, "ellipsis"
         out.append(line)
     return out
 
 
-def breakdown_table(view: WorkloadView) -> Table | None:
+def breakdown_table(view: WorkloadView, space: bool = True) -> Table | None:
     """The breakdown: a column per configuration when they are few, else a row per configuration (names whole
-    however many there are) and a column per figure."""
-    configs, rows = breakdown_cells(view)
+    however many there are) and a column per figure; the space used only with `space`."""
+    configs, rows = breakdown_cells(view, space)
     if not rows or not configs:
         return None
     note = f"; (n): {view.baseline} = 100" if view.baseline and scored(rows) else ""
@@ -187,11 +191,10 @@ def explanation_block(view: WorkloadView) -> list[Text]:
 
 
 def matters(view: WorkloadView) -> list[str]:
-    """The configurations worth a line of explanation: those significantly different from the baseline,
-    and the one recommended."""
+    """The configuration worth a line of explanation in the default view: the one recommended (--explain explains
+    every configuration)."""
     chosen = recommended(view)
-    return [r.cell.config.name for r in view.rows
-            if r.cell.config.name == chosen or (r.comparison is not None and r.comparison.significant)]
+    return [r.cell.config.name for r in view.rows if r.cell.config.name == chosen]
 
 
 def explanation_lines(view: WorkloadView) -> list[Text]:
@@ -224,25 +227,77 @@ def answer_lines(tables: list[ResultTable]) -> list[Text]:
     return out
 
 
-def live_line(run: RunRecord | AnalysedRun) -> str:
-    """What a report of a run still being executed says first: how far it is, and that its figures are partial."""
-    analysis = analysed(run)
-    rows = [r for v in analysis.views for r in v.rows]
-    what = "slices" if any(r.slice_s for r in rows) else "runs"
-    done = sum(1 for t in analysis.record.trials if t.ok and t.phase == "measured")
-    return (f"still running ({done} {what} so far); partial results: the answer comes when the run ends "
-            f"(then: pickfs report {analysis.record.id})")
+def setup_lines(views: list[WorkloadView]) -> list[Text]:
+    """Under the answer, for each workload's recommended configuration: the setup to apply."""
+    out = []
+    for view in views:
+        setup = recommended_setup(view)
+        name = recommended(view)
+        if setup is None or name is None:
+            continue
+        out.append(Text(f"{view.label}: the setup of {name} (DEVICE and DATABASE: yours):"))
+        out.extend(Text(line, style="cyan") for line in setup.lines())
+    return out
+
+
+def configuration_lines(configs: tuple[FsConfig, ...]) -> list[Text]:
+    """What each configuration is: its filesystem, mkfs and mount options, scheduler."""
+    if not configs:
+        return []
+    width = max(len(c.name) for c in configs)
+    return [Text("configurations:", style="bold"),
+            *(Text(f"  {c.name:<{width}}  {what_it_is(c)}", style="dim") for c in configs)]
+
+
+def without_routine(table: ResultTable) -> ResultTable:
+    """The table as the default view draws it: the routine notes (each image's fragmentation) neither under it nor
+    in its notes column (--explain shows them)."""
+    routine = {n.number for n in table.notes if n.routine}
+    if not routine:
+        return table
+    rows = tuple(replace(r, notes=kept, cells={**r.cells, NOTES: " ".join(str(n) for n in kept)})
+                 for r in table.rows for kept in [tuple(n for n in r.notes if n not in routine)])
+    return replace(table, rows=rows, notes=tuple(n for n in table.notes if not n.routine))
+
+
+def view_parts(view: WorkloadView, table: ResultTable | None, explain: bool) -> list[RenderableType]:
+    """A workload's part of the report: its table with the notes under it, the phases (and with explain the space
+    used), the crash test, how it was measured, and why."""
+    parts: list[RenderableType] = [Text("")]
+    if table is not None and not explain:
+        table = without_routine(table)
+    if table is not None:
+        parts.append(FittedTable(table))
+        parts.extend(notes_block(table, full=explain))
+        if explain:
+            parts.append(central_values(table))
+        details = breakdown_table(view, space=explain)
+        if details is not None:
+            parts += [Text(""), details]
+    crash = crash_table(view)
+    if crash:
+        parts += [Text(""), *crash]
+    parts.extend(Text(line, style="dim") for line in crash_details(view))  # crash-fidelity work
+    if table is not None:
+        parts.extend(Text(line, style="dim") for line in method_lines(view, full=explain))
+        if explain:
+            parts.extend(values_lines(view))
+        parts.extend(explanation_block(view) if explain else explanation_lines(view))
+    return parts
 
 
 def render_run(run: RunRecord | AnalysedRun, explain: bool = False, live: bool = False) -> Group:
-    """The answer first, then per workload its table with the notes under it, the breakdown, the crash test, the
-    method and one line of explanation per configuration that matters; explain=True adds the geometric and
-    sanitized means, every slice's figure, every explanation in full and the notes whole. live=True (a run another
-    pickfs is executing): first that it is still running, and no answer, whose advice (run longer) would not
-    apply to a run that has not ended."""
+    """The answer first with the setup to apply, then per workload its table with the notes under it (whole, the
+    routine ones in one line), the phases measured, the crash test, one line for the method and one for the
+    resolution; then what needs saying once (the crash model, the settings that trade safety for speed, the run's
+    notes). explain=True adds the geometric and sanitized means, the space used, every slice's figure, the race log,
+    what each configuration is, every explanation in full and every note. live=True (a run another pickfs is
+    executing; or the analysis says so): first that it is still running, and no answer, whose advice (run longer)
+    would not apply to a run that has not ended."""
     analysis = analysed(run)
+    live = live or analysis.live
     record, views = analysis.record, list(analysis.views)
-    tables = {v.label: build_table(v) for v in views if v.measured}
+    tables = {v.label: build_table(v, live) for v in views if v.measured}
     parts: list[RenderableType] = []
     if live:
         parts.append(Text(live_line(analysis), style="bold yellow"))
@@ -258,35 +313,23 @@ def render_run(run: RunRecord | AnalysedRun, explain: bool = False, live: bool =
         parts.append(Text(f"warning: {w}", style="yellow"))
     if not live:
         parts.extend(answer_lines(list(tables.values())))
+        parts.extend(setup_lines(views))
     for view in views:
-        table = tables.get(view.label)
-        parts.append(Text(""))
-        if table is not None:
-            parts.append(FittedTable(table))
-            parts.extend(notes_block(table, full=explain))
-            if explain:
-                parts.append(central_values(table))
-            details = breakdown_table(view)
-            if details is not None:
-                parts += [Text(""), details]
-        crash = crash_table(view)
-        if crash:
-            parts += [Text(""), *crash]
-        parts.extend(Text(line, style="dim") for line in crash_details(view))  # crash-fidelity work
-        if table is not None:
-            parts.extend(Text(line, style="dim") for line in method_lines(view))
-            if explain:
-                parts.extend(values_lines(view))
-            parts.extend(explanation_block(view) if explain else explanation_lines(view))
+        parts.extend(view_parts(view, tables.get(view.label), explain))
     parts.extend(Text(block) for block in scaling_text(record).split("\n\n") if block)  # report/scaling.py
     parts.extend(latency_tables(analysis.fixed))  # fixed rate and the capacity search: report/latency.py
     parts.extend(Text(line, style="dim") for line in crash_statements(views))  # the model in force, what none shows
+    if explain:
+        parts.extend(configuration_lines(analysis.plan.configs))
     legend = risk_legend(views)
     if legend:
         parts.append(Text("⚠ trades safety for speed:", style="yellow"))
-        parts.extend(Text(f"  {line}") for line in legend)
+        parts.extend(Text(line) for line in legend)
     for note in record.notes:
         parts.append(Text(f"note: {note}", style="dim"))
+    if not explain and not any(v.race is not None for v in views):  # a race's line says it already
+        parts.append(Text("more with --explain: the method, space, every note, what each configuration is",
+                          style="dim"))
     return Group(*parts)
 
 

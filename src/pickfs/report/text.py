@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import math
 
+from pickfs.analysis.run import AnalysedRun, analysed
 from pickfs.analysis.views import SIDE_BY_SIDE, WHOLE_RUNS, Row, WorkloadView
-from pickfs.model import MetricDef
-from pickfs.report.race_method import race_method_lines
+from pickfs.model import MetricDef, RunRecord
+from pickfs.report.race_method import race_method_lines, resolution_line
 from pickfs.stats.compare import Comparison
 from pickfs.stats.paired import PairedComparison
 from pickfs.stats.summary import log_interval
@@ -82,33 +83,30 @@ def speed_interval(c: Comparison, higher_is_better: bool) -> tuple[float, float,
     return speed(c.ratio, False), speed(c.ci_high, False), speed(c.ci_low, False)
 
 
-def pct(s: float) -> str:
-    """A speed ratio as 'N% faster', 'N% slower' or, from twice the speed, 'Nx as fast': never a bare
-    factor that could read either way."""
-    if s >= 1.5:
-        return f"{s:.2f}x as fast" if s < 10 else f"{s:.1f}x as fast"
-    if s >= 1:
-        return f"{s - 1:.0%} faster" if s - 1 >= 0.005 else "the same speed"
-    return f"{1 - s:.0%} slower"
-
-
 def factor(x: float) -> str:
-    """A speed ratio as a factor: 0.15x, 2.62x, 37x, 120x (as the table prints it, so the texts agree)."""
-    return f"{x:,.0f}x" if x >= 10 else f"{x:.2f}x"
+    """A speed ratio as a factor: 0.15x, 2.62x, 37x, 120x (as the table prints it, so the texts agree). One that
+    would print as 1.00x but is not 1 shows its side of 1 with a third decimal: 0.999x, 1.001x (never above or
+    below what it is)."""
+    if x >= 10:
+        return f"{x:,.0f}x"
+    if x != 1 and f"{x:.2f}" == "1.00":
+        return f"{math.floor(x * 1000) / 1000:.3f}x" if x < 1 else f"{math.ceil(x * 1000) / 1000:.3f}x"
+    return f"{x:.2f}x"
+
+
+def factor_interval(s: float, lo: float, hi: float) -> str:
+    """'1.72x [1.24x to 2.41x]': a speed ratio and its interval, in the one unit every view uses (factors)."""
+    return f"{factor(s)} [{factor(lo)} to {factor(hi)}]"
+
+
+PAIR_FAMILY = "95%, this pair alone"  # the label of an interval of a pair the table does not show
 
 
 def speed_words(c: Comparison, higher_is_better: bool) -> str:
-    """'16% faster [+9% to +24%]': the estimate and its 95% interval in speed, whatever the metric's direction;
-    an interval reaching beyond half or twice the speed as factors of it ('2.0x as fast [1.5x to 2.7x]')."""
+    """'1.16x as fast [1.09x to 1.24x]': the estimate and its interval in speed as factors (the one unit of
+    every view), whatever the metric's direction."""
     s, lo, hi = speed_interval(c, higher_is_better)
-    if as_factors(lo, hi, s):  # the estimate in the interval's unit: never "45% slower [0.44x to 0.68x]"
-        return f"{pct(s) if s >= 1.5 else f'{s:.2f}x as fast'} [{factor(lo)} to {factor(hi)}]"
-    return f"{pct(s)} [{lo - 1:+.0%} to {hi - 1:+.0%}]"
-
-
-def as_factors(lo: float, hi: float, s: float) -> bool:
-    """Whether a speed ratio and its interval read better as factors (0.44x, 2.6x) than as percentages."""
-    return lo < 0.5 or hi >= 2 or s >= 1.5
+    return f"{factor(s)} as fast [{factor(lo)} to {factor(hi)}]"
 
 
 def fmt_p(p: float) -> str:
@@ -148,10 +146,13 @@ def sanitized(row: Row) -> str:
     return fmt_value(s.sanitized_mean, row.primary.metric) if s else "-"
 
 
-def method_lines(view: WorkloadView) -> list[str]:
-    """How the view's cells were measured, what this run can resolve, and where its variance came from."""
+def method_lines(view: WorkloadView, full: bool = True) -> list[str]:
+    """How the view's cells were measured, what this run can resolve, and where its variance came from; a race's
+    in one line and the resolution unless `full` (its log: who left when, its images, what was flagged)."""
     if view.race is not None:
-        return race_method_lines(view)
+        return race_method_lines(view, full)
+    if not full:
+        return resolution_line(view, short=True)
     out = []
     for how in sorted({r.how for r in view.rows if r.how}):
         rows = [r for r in view.rows if r.how == how]
@@ -196,10 +197,10 @@ SPACE = MetricDef("space", "B", False)
 SPACE_ROWS = ("after mkfs", "data in place", "peak in the run", "size of the filesystem", "free with the data in place")
 
 
-def breakdown_cells(view: WorkloadView) -> tuple[list[str], list[tuple[str, list[str]]]]:
+def breakdown_cells(view: WorkloadView, space: bool = True) -> tuple[list[str], list[tuple[str, list[str]]]]:
     """The breakdown as configurations (columns) and (label, cells) rows: median, and vs the baseline.
 
-    Rows are the workload's breakdown metrics (phases, sync methods) and the space used.
+    Rows are the workload's breakdown metrics (phases, sync methods) and (with `space`) the space used.
     """
     rows = [r for r in view.rows if r.status == "ok"]
     base = next((r for r in rows if r.cell.config.name == view.baseline), None)
@@ -217,7 +218,7 @@ def breakdown_cells(view: WorkloadView) -> tuple[list[str], list[tuple[str, list
                 text += f" ({100 * mv.summary.median / base_mv.summary.median:.0f})"
             cells.append(text)
         out.append((f"{d.name} ({d.unit}, {direction(d)})" if d.unit != "s" else f"{d.name} ({direction(d)})", cells))
-    for label in SPACE_ROWS:
+    for label in SPACE_ROWS if space else ():
         if any(label in r.space for r in rows):
             head = label if label.startswith(("size", "free")) else f"space used {label}"
             out.append((head, [fmt_bytes(r.space[label]) if label in r.space else "-" for r in rows]))
@@ -256,3 +257,13 @@ def crash_cells(view: WorkloadView) -> list[tuple[str, list[str], bool]]:
 
 def crash_model(view: WorkloadView) -> str:
     return next((r.crash.model for r in view.rows if r.crash and r.crash.model), "")
+
+
+def live_line(run: RunRecord | AnalysedRun) -> str:
+    """What a report of a run still being executed says first: how far it is, and that its figures are partial."""
+    analysis = analysed(run)
+    rows = [r for v in analysis.views for r in v.rows]
+    what = "slices" if any(r.slice_s for r in rows) else "runs"
+    done = sum(1 for t in analysis.record.trials if t.ok and t.phase == "measured")
+    return (f"still running ({done} {what} so far); partial results: the answer comes when the run ends "
+            f"(then: pickfs report {analysis.record.id})")

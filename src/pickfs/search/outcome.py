@@ -9,35 +9,16 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from pickfs.analysis.setup import setup_of
 from pickfs.model import FsConfig, WorkloadSpec
 from pickfs.search.driver import Advantage, SearchResult
 from pickfs.search.space import unsafe_left_out
-from pickfs.stack.filesystems import fs_type
 from pickfs.stats.decision import MARGIN
-
-DEVICE = "/dev/DEVICE"
-DATA_DIR = "/var/lib/DATABASE"
-RUN_LENGTH = frozenset({"duration", "transactions", "scale", "rate", "clients", "threads", "arrivals",
-                        "latency_limit", "warehouses", "time", "tables", "table_size"})  # not database settings
 
 
 def setup(config: FsConfig, spec: WorkloadSpec, database: str | None) -> dict[str, Any]:
-    """The answer as commands and lines to paste (pure)."""
-    ft = fs_type(config.fstype)
-    mkfs = " ".join([ft.mkfs[0] if ft.mkfs else f"mkfs.{config.fstype}", *config.mkfs_options, DEVICE])
-    options = ",".join(config.mount_options) or "defaults"
-    out: dict[str, Any] = {
-        "mkfs": mkfs,
-        "fstab": f"{DEVICE}  {DATA_DIR}  {config.fstype}  {options}  0  {ft.facts.fsck_pass}",
-        "udev": None,
-        "database": database,
-        "database_settings": {k: v for k, v in sorted({**dict(spec.settings), **dict(config.database)}.items())
-                              if k not in RUN_LENGTH},
-    }
-    if config.scheduler:
-        out["udev"] = (f'ACTION=="add|change", KERNEL=="{DEVICE.rsplit("/", 1)[-1]}", '
-                       f'ATTR{{queue/scheduler}}="{config.scheduler}"')
-    return out
+    """The answer as commands and lines to paste (pure): analysis/setup.py, as every run's report gives it."""
+    return setup_of(config, spec, database).as_dict()
 
 
 def _adv(a: Advantage | None) -> dict[str, Any] | None:

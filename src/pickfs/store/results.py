@@ -351,6 +351,8 @@ class ResultStore(FleetMixin):
                 raise NotFound(f"no runs in {self.path}", "start one with: pickfs run")
             return str(row[0])
         rows = [r for r in self._conn.execute("SELECT id FROM runs").fetchall() if r[0].startswith(ref)]
+        if any(r[0] == ref for r in rows):  # a whole id, though it is also the start of another's
+            return ref
         if len(rows) == 1:
             return str(rows[0][0])
         if not rows:
