@@ -29,6 +29,8 @@ ALLOWED: dict[str, set[str]] = {
     "plan": BASE | {"crash", "workloads", "services", "databases", "stack", "stats", "safepaths"},
     "crash": BASE | {"workloads", "services", "stack", "databases", "risks", "proc", "safepaths", "sysinfo", "monitors"},
     "risks": BASE | {"databases", "workloads"},
+    # I/O errors injected under a configuration: the recorder's fault switch, the stack, the servers, the clients
+    "faults": BASE | {"crash", "stack", "services", "databases", "clients", "proc", "safepaths"},
     "workloads": BASE | {"services", "stack", "databases", "clients", "stats", "proc", "safepaths", "sysinfo",
                          "monitors"},
     "services": BASE | {"stack", "databases", "proc", "safepaths", "sysinfo", "monitors"},

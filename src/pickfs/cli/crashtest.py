@@ -29,7 +29,8 @@ DEFAULT_CRASH_TIME = "2m"  # checking time per configuration when neither --stat
          'pickfs crashtest --fs ext4,xfs --set synchronous=OFF --states 24    # exactly 24 states each',
          'pickfs crashtest --fs ext4 --crash-time 10m                     # as many states as fit in 10 minutes',
          'pickfs crashtest --workload pgbench --set full_page_writes=off --states 40 --duration 10s',
-         'pickfs crashtest --plan examples/crash-safety.toml --html crash.html'))
+         'pickfs crashtest --plan examples/crash-safety.toml --html crash.html',
+         'pickfs crashtest --fs ext4,xfs --workload pgbench --fault flush    # the disk fails a flush'))
 @click.option("--plan", "plan_file", type=click.Path(path_type=Path), help="a TOML plan file: crash-test its cells")
 @click.option("--fs", default=None, help=f"comma-separated presets or filesystem types [{DEFAULT_FS}]")
 @click.option("--workload", "workloads", multiple=True,
@@ -56,6 +57,17 @@ DEFAULT_CRASH_TIME = "2m"  # checking time per configuration when neither --stat
 @click.option("--strategies", default=None,
               help="which subsets of the unflushed writes to try, comma-separated: " + ", ".join(STRATEGIES) + " [all]")
 @click.option("--check", "check", help="with --workload command: your check, run on each state (exit 0 = consistent)")
+@click.option("--fault", default=None,
+              help="instead of power cuts, make the disk fail: flush (a cache flush), write:wal (a write to the "
+                   "write-ahead log's blocks), write:data (to the data files' blocks); comma-separated for several")
+@click.option("--fault-at", type=int, default=1, show_default=True,
+              help="with --fault: the k-th matching request once commits flow is the first to fail")
+@click.option("--fault-for", default="once", show_default=True,
+              help="with --fault: once, a count (3), a duration (2s: every matching request for that long) or forever")
+@click.option("--fault-seed", type=int, default=1, show_default=True,
+              help="with --fault: the seed of the fault's moment and of the client's transactions")
+@click.option("--fault-limit", default="2m", show_default=True,
+              help="with --fault: each cell's time limit; a cell still running then is reported as hung")
 @with_exports
 @workdir_option
 @results_option
@@ -69,7 +81,19 @@ def command(**o: Any) -> None:
     With `--workload command --set command=CMD --check CHECK` your own program runs instead, and
     your check judges each state. No speed is measured here (the recorder is slow by design);
     `pickfs run --crash-states N` does both.
+
+    With `--fault KIND` the disk fails a write or a flush instead, while the database commits; the
+    report says what the server and the filesystem did and, after a restart, which acknowledged
+    commits were lost and which failed ones were there.
     """
+    if o["fault"] is not None:
+        from pickfs.cli.faults import run_faults  # deferred: the fault path, loaded only when asked for
+
+        run_faults(crash_plan(o), o)
+        return
+    if (o["fault_at"], o["fault_for"], o["fault_seed"], o["fault_limit"]) != (1, "once", 1, "2m"):
+        raise PlanError("--fault-at, --fault-for, --fault-seed and --fault-limit need --fault",
+                        "add --fault flush (or write:wal, write:data)")
     execute_plan(crash_plan(o), o)
 
 
