@@ -28,12 +28,12 @@ SIZE = 512 * 1024**2
 
 
 def sqlite_spec(**settings):
-    return WorkloadSpec(name="sqlite-tpcb", settings=tuple({"journal_mode": "WAL", "synchronous": "FULL",
+    return WorkloadSpec(name="sqlite-tpcb", label="sqlite-tpcb", settings=tuple({"journal_mode": "WAL", "synchronous": "FULL",
                                                             **settings}.items()))
 
 
 def pgbench_spec(**settings):
-    return WorkloadSpec(name="pgbench", settings=tuple(settings.items()))
+    return WorkloadSpec(name="pgbench", label="pgbench", settings=tuple(settings.items()))
 
 
 def test_a_failed_backing_fsync_is_a_failed_flush_and_a_failed_write_a_failed_write(workdir):

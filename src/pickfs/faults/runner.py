@@ -14,6 +14,7 @@ what the server and the filesystem did, and every transaction after restart.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -196,8 +197,6 @@ class Cell:
                         clean, said)
 
     def recovered(self, datadir: Path) -> oc.Truth:
-        import json  # deferred: only here
-
         try:
             with _server(self.backend, datadir, self.settings, self.ledger, self.base / "run", False) as endpoint:
                 doc = json.loads(self.client("check", datadir, endpoint, 180).strip().splitlines()[-1])
@@ -223,7 +222,7 @@ def fault_cell(config: FsConfig, spec: WorkloadSpec, fault: FaultPlan, workdir: 
                             oc.Ended.NOT_RUN, notes=(reason,))
     base = workdir / "faults" / uuid.uuid4().hex[:12]
     with holding(ledger, "dir", path=str(base), recursive=True):
-        base.mkdir(mode=0o700, parents=True)
+        base.mkdir(mode=0o711, parents=True)  # the server's user passes through to its data directory
         cell = Cell(config, spec, fault, base, ledger, duration, limit_s, progress)
         with faulty_disk(base, size, ledger, fault) as disk:
             target = Target(kind="image", workdir=str(base), size_bytes=size)
