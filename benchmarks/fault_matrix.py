@@ -54,7 +54,7 @@ def main(argv: list[str]) -> int:
     for c in cells:
         n, b, t = c.get("counts") or {}, c.get("behaviour") or {}, c.get("truth") or {}
         after = "" if not t else ("came up" if t.get("came_up") else "did not come up") + \
-            (f"; old value" if n.get("old_value") else "") + (f"; corruption" if n.get("corruption") else "")
+            ("; old value" if n.get("old_value") else "") + ("; corruption" if n.get("corruption") else "")
         db = f"{c['database']} ({c['settings']})" if c["settings"] else c["database"]
         print(f"{c['config']:<14} {db[:48]:<48} {c['fault']:<11} {c['outcome']:<9} {c['injected']:>4} "
               f"{n.get('acked', ''):>6} {n.get('acked_lost', ''):>5} {n.get('failed', ''):>6} "

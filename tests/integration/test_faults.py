@@ -65,7 +65,7 @@ def test_a_failed_backing_fsync_is_a_failed_flush_and_a_failed_write_a_failed_wr
             finally:
                 os.close(fd)
                 buf.close()
-            assert disk.failures() >= 1
+            assert len(disk.failures()) >= 1
     assert not [e for e in ledger_entries(workdir)], ledger_entries(workdir)
 
 

@@ -19,6 +19,7 @@ from pickfs.faults.outcome import (
     filesystem_said,
     parse_client_log,
     server_said,
+    told_after,
     verdict,
 )
 from pickfs.faults.plan import KINDS, parse_faults, parse_lasting
@@ -110,6 +111,8 @@ def test_every_transaction_is_classified_against_the_truth():
     assert bad.corruption == "row 3 missing" and bad.old_value == ""
     down = classify(log, Truth(False, problem="would not start"))
     assert down.acked_lost == 3
+    assert told_after(log, [250, 260]) == pytest.approx(150e-9) and told_after(log, [450]) is None
+    assert told_after(log, []) is None
 
 
 def test_the_filesystem_and_the_server_are_described_from_what_they_said():
@@ -142,6 +145,7 @@ def test_the_verdict_says_what_was_lost_and_never_calls_anything_safe():
     assert "with ext4 and postgresql (data_sync_retry=on)" in said and "the server kept running" in said
     assert "1 acknowledged commit of 3 was lost" in said and "1 commit the client was told failed was there" in said
     assert "safe" not in said and "a sample, not a guarantee" in said
+    assert "2 errors, 5 ms after the first injected one" in verdict(cell(told_after_s=0.005))
     assert "fault never fired" in verdict(cell(injected=0))
     assert verdict(cell(outcome=Ended.HUNG, notes=("limit 2m",))).endswith("hung: the cell did not end within its "
                                                                             "time limit (limit 2m)")

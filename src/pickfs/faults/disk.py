@@ -51,11 +51,13 @@ class FaultyDisk:
         os.replace(tmp, self.ranges)  # the recorder reads it again when it changes
         return len(found)
 
-    def failures(self) -> int:
+    def failures(self) -> list[int]:
+        """The moments (CLOCK_MONOTONIC ns) of the requests the recorder failed, in order."""
         try:
-            return len(self.injected.read_text().splitlines())
+            lines = self.injected.read_text().splitlines()
         except OSError:
-            return 0
+            return []
+        return [int(line.split()[0]) for line in lines if line.split() and line.split()[0].isdigit()]
 
 
 @contextmanager

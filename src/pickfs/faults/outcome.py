@@ -168,8 +168,18 @@ class FaultCell:
     behaviour: Behaviour | None = None
     truth: Truth | None = None
     first_error: str = ""  # the first error the client was given
+    told_after_s: float | None = None  # from the first injected error to the first error the client was given
     notes: tuple[str, ...] = field(default_factory=tuple)
     seconds: float = 0.0
+
+
+def told_after(log: ClientLog, injected: list[int]) -> float | None:
+    """Seconds from the first injected error to the first error the client was given at or after it (pure);
+    None when the client was never told."""
+    if not injected:
+        return None
+    after = [t for t, _ in log.failed.values() if t >= injected[0]]
+    return (min(after) - injected[0]) / 1e9 if after else None
 
 
 def plural(n: int, one: str, many: str = "") -> str:
@@ -189,7 +199,9 @@ def verdict(cell: FaultCell) -> str:
     b, c, t = cell.behaviour, cell.counts, cell.truth
     assert b is not None and c is not None and t is not None
     what = f"{plural(cell.injected, 'injected error')}; the server {b.server}; the filesystem {b.filesystem}; "
-    told = (f"the client was given {plural(c.failed, 'error')} (first: {cell.first_error[:120]})" if c.failed
+    when = f", {cell.told_after_s * 1000:,.0f} ms after the first injected one" \
+        if cell.told_after_s is not None else ""
+    told = (f"the client was given {plural(c.failed, 'error')}{when} (first: {cell.first_error[:120]})" if c.failed
             else "the client was given no error")
     if not t.came_up:
         return f"{head}: {what}{told}; after restart the database did not come up: {t.problem[:200]}"

@@ -127,7 +127,8 @@ class Cell:
                         break
                 elif armed and self.fault.kind.part:
                     disk.aim(self.fault.kind.files(datadir, LAYOUTS[self.backend]))
-                time.sleep(AIM_EVERY_S)
+                to_arm = t0 + self.fault.arm_after_s - time.monotonic()
+                time.sleep(min(AIM_EVERY_S, to_arm) if armed is None and to_arm > 0.01 else AIM_EVERY_S)
             ended = proc.poll() is not None
             disk.disarm()  # before the client is stopped: a request blocked on the fault can finish
             if not ended:
@@ -138,6 +139,11 @@ class Cell:
                 proc.wait(timeout=60)
             except subprocess.TimeoutExpired:
                 self.notes.append("the client could not be stopped within 60 s of the fault being disarmed")
+        if ended and proc.returncode != 0:
+            said = (self.base / "client.err").read_text(errors="replace").strip().splitlines()
+            self.notes.append(f"the client failed (exit {proc.returncode}): {said[-1][:300] if said else ''}")
+        if armed is None:
+            self.notes.append("the client ended before the fault was armed")
         if not armed:
             return oc.Ended.NOT_RUN
         return oc.Ended.MEASURED if ended else oc.Ended.HUNG
@@ -259,7 +265,7 @@ def fault_cell(config: FsConfig, spec: WorkloadSpec, fault: FaultPlan, workdir: 
             truth = cell.truth(disk.image)
             injected = disk.failures()
         log = oc.parse_client_log(cell.log.read_text() if cell.log.exists() else "")
-    return oc.FaultCell(config.name, cell.backend, settings_text(spec), fault.kind.name, fault.text,
-                        ended, injected=injected,
-                        counts=oc.classify(log, truth), behaviour=behaviour, truth=truth, first_error=log.first_error,
+    return oc.FaultCell(config.name, cell.backend, settings_text(spec), fault.kind.name, fault.text, ended,
+                        injected=len(injected), counts=oc.classify(log, truth), behaviour=behaviour, truth=truth,
+                        first_error=log.first_error, told_after_s=oc.told_after(log, injected),
                         notes=tuple(cell.notes), seconds=time.monotonic() - t0)
