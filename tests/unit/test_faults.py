@@ -111,7 +111,7 @@ def test_every_transaction_is_classified_against_the_truth():
     assert bad.corruption == "row 3 missing" and bad.old_value == ""
     down = classify(log, Truth(False, problem="would not start"))
     assert down.acked_lost == 3
-    assert told_after(log, [250, 260]) == pytest.approx(150e-9) and told_after(log, [450]) is None
+    assert told_after(log, [250, 260]) == pytest.approx(50e-9) and told_after(log, [450]) is None
     assert told_after(log, []) is None
 
 
