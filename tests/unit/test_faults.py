@@ -147,8 +147,8 @@ def test_the_verdict_says_what_was_lost_and_never_calls_anything_safe():
     assert "safe" not in said and "a sample, not a guarantee" in said
     assert "2 errors, 5 ms after the first injected one" in verdict(cell(told_after_s=0.005))
     assert "fault never fired" in verdict(cell(injected=0))
-    assert verdict(cell(outcome=Ended.HUNG, notes=("limit 2m",))).endswith("hung: the cell did not end within its "
-                                                                            "time limit (limit 2m)")
+    assert "hung: the cell did not end within its time limit (limit 2m): 1 injected error" in \
+        verdict(cell(outcome=Ended.HUNG, notes=("limit 2m",)))
     assert "did not come up" in verdict(cell(truth=Truth(False, problem="PANIC at startup")))
     assert "safe" not in json.dumps(cell_doc(cell()))
     assert row(cell())[4] == "1"

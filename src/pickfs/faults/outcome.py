@@ -193,7 +193,7 @@ def verdict(cell: FaultCell) -> str:
     if cell.outcome is Ended.NOT_RUN:
         return f"{head}: not run: {'; '.join(cell.notes)}"
     if cell.outcome is Ended.HUNG:
-        return f"{head}: hung: the cell did not end within its time limit ({'; '.join(cell.notes)})"
+        head += f": hung: the cell did not end within its time limit ({'; '.join(cell.notes)})"
     if cell.injected == 0:
         return f"{head}: the fault never fired (no matching request came while it was armed), so this says nothing"
     b, c, t = cell.behaviour, cell.counts, cell.truth
