@@ -2,12 +2,12 @@
 and what PostgreSQL and SQLite on this kernel then do with the commits they acknowledged."""
 
 import json
+import mmap
 import os
 import signal
 import subprocess
 import time
 from contextlib import ExitStack
-from pathlib import Path
 
 import pytest
 
@@ -47,7 +47,7 @@ def test_a_failed_backing_fsync_is_a_failed_flush_and_a_failed_write_a_failed_wr
             disk.ranges.write_text(f"{1 << 20} {2 << 20}\n")
             disk.arm(ledger, stack)
             fd = os.open(device, os.O_RDWR | os.O_DIRECT)
-            buf = __import__("mmap").mmap(-1, 4096)
+            buf = mmap.mmap(-1, 4096)
             try:
                 if kind == "flush":
                     os.pwritev(fd, [buf], 0)

@@ -4,6 +4,7 @@ import json
 import struct
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -76,7 +77,7 @@ def test_the_switch_fails_for_a_while(tmp_path):
     s = switch(tmp_path, kind="flush", for_s=0.05)
     (tmp_path / "armed").mkdir()
     assert s.fails("flush") and s.fails("flush")
-    __import__("time").sleep(0.08)
+    time.sleep(0.08)
     assert not s.fails("flush")
 
 
