@@ -51,13 +51,14 @@ class FaultSwitch:
         self.injected = open(str(spec["injected"]), "ab", buffering=0)  # noqa: SIM115 - for the process's life
         self.seen = self.failed = self.first_ns = 0
         self.ranges: list[tuple[int, int]] = []
-        self.ranges_mtime = -1
+        self.ranges_mtime = (-1, -1)
 
     def _touches(self, offset: int, length: int) -> bool:
         try:
-            mtime = os.stat(self.ranges_file).st_mtime_ns
+            st = os.stat(self.ranges_file)
         except OSError:
             return False
+        mtime = (st.st_ino, st.st_mtime_ns)  # a new file is renamed into place each time
         if mtime != self.ranges_mtime:
             with open(self.ranges_file) as fh:
                 self.ranges = [(int(a), int(b)) for a, b in (line.split() for line in fh if line.strip())]

@@ -55,7 +55,8 @@ class Session:
     """A connection that is opened again when the database broke it."""
 
     def __init__(self, args: argparse.Namespace, log: int) -> None:
-        self.args, self.log, self.tx = args, log, None
+        self.args, self.log = args, log
+        self.tx: Tx | None = None
         self.back = databases.get(args.backend).write_back(args, 1.0)
 
     def note(self, line: str) -> None:

@@ -232,7 +232,8 @@ def fault_cell(config: FsConfig, spec: WorkloadSpec, fault: FaultPlan, workdir: 
         cell = Cell(config, spec, fault, base, ledger, duration, limit_s, progress)
         with faulty_disk(base, size, ledger, fault) as disk:
             target = Target(kind="image", workdir=str(base), size_bytes=size)
-            ended, behaviour, stopped = oc.Ended.NOT_RUN, None, ""
+            ended, stopped = oc.Ended.NOT_RUN, ""
+            behaviour: oc.Behaviour | None = None
             with provision(config, target, ledger, image=disk.image) as prov:
                 device = prov.info.device or ""
                 kernel = KernelLog(Path(device).name)

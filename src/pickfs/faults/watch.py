@@ -16,12 +16,16 @@ class KernelLog:
 
     def __init__(self, disk: str) -> None:
         self.name = re.compile(rf"\b{re.escape(disk)}\b")
-        self.fd = os.open("/dev/kmsg", os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-        os.lseek(self.fd, 0, os.SEEK_END)
         self.lines: list[str] = []
+        try:
+            self.fd = os.open("/dev/kmsg", os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+            os.lseek(self.fd, 0, os.SEEK_END)
+        except OSError as exc:  # no kernel log here (a container): the filesystem's own words are not known
+            self.fd = -1
+            self.lines.append(f"(the kernel's log could not be read: {exc.strerror})")
 
     def read(self) -> list[str]:
-        while True:
+        while self.fd >= 0:
             try:
                 record = os.read(self.fd, 8192).decode(errors="replace")
             except BlockingIOError:
@@ -36,7 +40,9 @@ class KernelLog:
         return list(self.lines)
 
     def close(self) -> None:
-        os.close(self.fd)
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
 
 
 def read_only(mountpoint: str) -> bool:
