@@ -60,14 +60,15 @@ DEFAULT_CRASH_TIME = "2m"  # checking time per configuration when neither --stat
 @click.option("--fault", default=None,
               help="instead of power cuts, make the disk fail: flush (a cache flush), write:wal (a write to the "
                    "write-ahead log's blocks), write:data (to the data files' blocks); comma-separated for several")
-@click.option("--fault-at", type=int, default=1, show_default=True,
-              help="with --fault: the k-th matching request once commits flow is the first to fail")
-@click.option("--fault-for", default="once", show_default=True,
-              help="with --fault: once, a count (3), a duration (2s: every matching request for that long) or forever")
-@click.option("--fault-seed", type=int, default=1, show_default=True,
-              help="with --fault: the seed of the fault's moment and of the client's transactions")
-@click.option("--fault-limit", default="2m", show_default=True,
-              help="with --fault: each cell's time limit; a cell still running then is reported as hung")
+@click.option("--fault-at", type=int, default=None,
+              help="with --fault: the k-th matching request once commits flow is the first to fail [1]")
+@click.option("--fault-for", default=None,
+              help="with --fault: once, a count (3), a duration (2s: every matching request for that long) or "
+                   "forever [once]")
+@click.option("--fault-seed", type=int, default=None,
+              help="with --fault: the seed of the fault's moment and of the client's transactions [1]")
+@click.option("--fault-limit", default=None,
+              help="with --fault: how long a cell may run past its commits; then it is reported as hung [2m]")
 @with_exports
 @workdir_option
 @results_option
@@ -86,15 +87,17 @@ def command(**o: Any) -> None:
     report says what the server and the filesystem did and, after a restart, which acknowledged
     commits were lost and which failed ones were there.
     """
-    if o["fault"] is not None:
+    if o["fault"] is None and (o["fault_at"], o["fault_for"], o["fault_seed"], o["fault_limit"]) != \
+            (None, None, None, None):
+        raise PlanError("--fault-at, --fault-for, --fault-seed and --fault-limit need --fault",
+                        "add --fault flush (or write:wal, write:data), or put them in the plan file")
+    plan = crash_plan(o)
+    if o["fault"] is not None or plan.method.fault:
         from pickfs.cli.faults import run_faults  # deferred: the fault path, loaded only when asked for
 
-        run_faults(crash_plan(o), o)
+        run_faults(plan, o)
         return
-    if (o["fault_at"], o["fault_for"], o["fault_seed"], o["fault_limit"]) != (1, "once", 1, "2m"):
-        raise PlanError("--fault-at, --fault-for, --fault-seed and --fault-limit need --fault",
-                        "add --fault flush (or write:wal, write:data)")
-    execute_plan(crash_plan(o), o)
+    execute_plan(plan, o)
 
 
 def crash_plan(o: dict[str, Any]) -> Plan:

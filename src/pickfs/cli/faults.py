@@ -14,7 +14,7 @@ from pickfs.faults.matrix import run_matrix
 from pickfs.faults.outcome import FaultCell, verdict
 from pickfs.faults.plan import FaultPlan, parse_faults
 from pickfs.faults.render import COLUMNS, MODEL, matrix_json, row
-from pickfs.model import Plan
+from pickfs.model import Method, Plan
 from pickfs.safepaths import write_file
 from pickfs.units import parse_duration
 from pickfs.usecases.workspace import clean_orphans, ledger_for, require_root
@@ -23,12 +23,15 @@ LEAST_DURATION_S = 3.0  # the fault is armed 0.8-1.6 s in; commits go on after i
 UNSUPPORTED_EXPORTS = ("markdown_path", "csv_path", "table_csv_path", "html_path")
 
 
-def fault_plans(o: dict[str, Any]) -> list[FaultPlan]:
-    """The fault plans the options name, checked completely (PlanError, exit 2)."""
-    return parse_faults(o["fault"], o["fault_at"], o["fault_for"], o["fault_seed"])
+def fault_plans(o: dict[str, Any], method: Method) -> list[FaultPlan]:
+    """The fault plans the options name (else the plan's [method] keys), checked completely (PlanError, exit 2)."""
+    if o["fault"] is None:
+        return parse_faults(method.fault, method.fault_at, method.fault_for, method.fault_seed)
+    return parse_faults(o["fault"], 1 if o["fault_at"] is None else o["fault_at"], o["fault_for"] or "once",
+                        1 if o["fault_seed"] is None else o["fault_seed"])
 
 
-def check_fault_options(o: dict[str, Any]) -> tuple[float, float]:
+def check_fault_options(o: dict[str, Any], method: Method) -> tuple[float, float]:
     """(commit time, time limit per cell) for a fault run, the options it does not take refused (exit 2)."""
     for name in UNSUPPORTED_EXPORTS:
         if o.get(name):
@@ -42,7 +45,7 @@ def check_fault_options(o: dict[str, Any]) -> tuple[float, float]:
     if duration < LEAST_DURATION_S:
         raise PlanError(f"--duration {o['duration']} is too short with --fault",
                         f"use at least --duration {LEAST_DURATION_S:g}s: the fault is armed once commits flow")
-    limit = parse_duration(o["fault_limit"])
+    limit = method.fault_limit if o["fault_limit"] is None else parse_duration(o["fault_limit"])
     if limit <= 0:
         raise PlanError(f"--fault-limit {o['fault_limit']} is no time", "e.g. --fault-limit 2m")
     return duration, limit
@@ -60,8 +63,8 @@ def table(cells: list[FaultCell]) -> Table:
 
 def run_faults(plan: Plan, o: dict[str, Any]) -> None:
     """Run every cell of the fault matrix, each shown and saved the moment it ends; the table and the model last."""
-    faults = fault_plans(o)
-    duration, limit = check_fault_options(o)
+    faults = fault_plans(o, plan.method)
+    duration, limit = check_fault_options(o, plan.method)
     require_root("injecting faults under filesystems (losetup, mkfs, mount, FUSE)", "run it as root (sudo)")
     workdir = Path(plan.target.workdir)
     ledger = ledger_for(str(workdir))
