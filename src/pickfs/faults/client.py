@@ -87,7 +87,10 @@ class Session:
         self.note(f"{n} A {time.monotonic_ns()}")
 
     def recover(self, tx: Tx) -> None:
+        """Roll back; a connection that then cannot answer a query (the server closed it) is opened again."""
         try:
+            tx.rollback()
+            tx.q("SELECT 1")
             tx.rollback()
         except Exception:
             _drop(tx)
