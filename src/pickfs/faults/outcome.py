@@ -124,8 +124,12 @@ def filesystem_said(kernel: list[str], read_only: bool) -> str:
 SERVER_SIGNS = (
     (re.compile(r"\bPANIC\b"), "stopped (PANIC)"),
     (re.compile(r"terminated by signal 6|Aborted"), "aborted"),
+    # what the client was told when the server's own log could not be written (on the failing filesystem)
+    (re.compile(r"crash of another server process|server closed the connection unexpectedly"),
+     "stopped (a server process crashed; its log was not written)"),
 )
-RESTARTED = re.compile(r"all server processes terminated; reinitializing")
+RESTARTED = re.compile(r"all server processes terminated; reinitializing|the database system is in recovery mode|"
+                       r"the database system is starting up")
 READY = re.compile(r"database system is ready to accept connections")
 IO_LINE = re.compile(r"PANIC|ERROR|WARNING|could not (fsync|write)|Input/output error", re.I)
 
