@@ -129,6 +129,11 @@ def test_the_filesystem_and_the_server_are_described_from_what_they_said():
     assert server_said(pg, True, False) == "stopped (PANIC), then restarted"
     assert server_said(pg[:1], False, False) == "stopped (PANIC), and stayed down"
     assert server_said([], True, False) == "kept running"
+    told = ["client: OperationalError: server closed the connection unexpectedly",
+            "client: OperationalError: FATAL:  the database system is in recovery mode"]
+    assert server_said(told, True, False, committed_after=True) == \
+        "stopped (a server process crashed; its log was not written), then restarted"
+    assert server_said(told, True, False).endswith("but did not come back up")
     assert server_said([], False, True).startswith("embedded")
 
 

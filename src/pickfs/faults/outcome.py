@@ -108,6 +108,12 @@ FS_SIGNS = (
 IO_ERROR = re.compile(r"I/O error", re.I)
 
 
+def committed_after_error(log: ClientLog) -> bool:
+    """Whether the client had a commit acknowledged after the first error it was given (pure)."""
+    first = min((t for t, _ in log.failed.values()), default=None)
+    return first is not None and any(t > first for t in log.acked.values())
+
+
 def filesystem_said(kernel: list[str], read_only: bool) -> str:
     """What the filesystem did, from the kernel's messages about its device and whether it is read-only now."""
     fs_lines = [line for line in kernel if not IO_ERROR.search(line) or "EXT4-fs" in line or "XFS" in line]
@@ -134,8 +140,9 @@ READY = re.compile(r"database system is ready to accept connections")
 IO_LINE = re.compile(r"PANIC|ERROR|WARNING|could not (fsync|write)|Input/output error", re.I)
 
 
-def server_said(log_lines: list[str], alive: bool, embedded: bool) -> str:
-    """What the server did (pure): from its log, and whether it is running at the end."""
+def server_said(log_lines: list[str], alive: bool, embedded: bool, committed_after: bool = False) -> str:
+    """What the server did (pure): from its log and what its client was told, whether it is running at the end,
+    and whether the client committed again after its first error."""
     if embedded:
         return "embedded in the client: the library's answers are the client's"
     said = next((words for sign, words in SERVER_SIGNS if any(sign.search(x) for x in log_lines)), "")
@@ -143,7 +150,8 @@ def server_said(log_lines: list[str], alive: bool, embedded: bool) -> str:
     if said and restarted:
         ready_after = any(READY.search(x) for x in log_lines[next(i for i, x in enumerate(log_lines)
                                                                if RESTARTED.search(x)):])
-        return f"{said}, then restarted" + ("" if ready_after and alive else " but did not come back up")
+        back = alive and (ready_after or committed_after)
+        return f"{said}, then restarted" + ("" if back else " but did not come back up")
     if said:
         return said + ("" if alive else ", and stayed down")
     return "kept running" if alive else "stopped"

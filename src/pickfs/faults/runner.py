@@ -179,14 +179,15 @@ class Cell:
     def behaviour(self, kernel: KernelLog, mountpoint: str, endpoint: Endpoint | None) -> oc.Behaviour:
         """What the server did (its log, which is on the filesystem under test, and what the client was told) and
         what the filesystem did (the kernel's messages, read-only or not)."""
-        told = [x.split(" ", 3)[-1] for x in (self.log.read_text().splitlines() if self.log.exists() else [])
-                if x.split(" ", 2)[1:2] in (["E"], ["C"])]
+        text = self.log.read_text() if self.log.exists() else ""
+        told = [x.split(" ", 3)[-1] for x in text.splitlines() if x.split(" ", 2)[1:2] in (["E"], ["C"])]
         lines = server_lines(endpoint.log, SERVER_LINES) + [f"client: {x}" for x in dict.fromkeys(told)] \
             if endpoint is not None else []
         up = alive(endpoint.pidfile) if endpoint is not None and endpoint.pidfile else False
         said = kernel.read()
-        return oc.Behaviour(oc.server_said(lines, up, endpoint is None), oc.filesystem_said(said, read_only(mountpoint)),
-                            tuple(said[:12]), tuple([x for x in lines if NOTABLE.search(x)][:12]))
+        server = oc.server_said(lines, up, endpoint is None, oc.committed_after_error(oc.parse_client_log(text)))
+        return oc.Behaviour(server, oc.filesystem_said(said, read_only(mountpoint)), tuple(said[:12]),
+                            tuple([x for x in lines if NOTABLE.search(x)][:12]))
 
     def truth(self, image: Path) -> oc.Truth:
         """The filesystem mounted again on a new loop device (journal replay), the database started (recovery),
