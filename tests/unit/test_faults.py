@@ -17,6 +17,7 @@ from pickfs.faults.outcome import (
     FaultCell,
     Truth,
     classify,
+    committed_after_error,
     filesystem_said,
     parse_client_log,
     server_said,
@@ -114,6 +115,7 @@ def test_every_transaction_is_classified_against_the_truth():
     assert down.acked_lost == 3
     assert told_after(log, [250, 260]) == pytest.approx(50e-9) and told_after(log, [450]) is None
     assert told_after(log, []) is None
+    assert committed_after_error(log) and not committed_after_error(parse_client_log("1 A 100\n2 E 200 x"))
 
 
 def test_the_filesystem_and_the_server_are_described_from_what_they_said():
