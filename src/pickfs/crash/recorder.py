@@ -82,11 +82,18 @@ class FaultSwitch:
         return True
 
 
-def in_the_io_path() -> None:
+NOTE = "pickfs-recorder-note: "  # a line of its stderr pickfs reports
+
+
+def in_the_io_path() -> list[str]:
     """Never wait on the writeback this process serves: an I/O flusher (no reclaim through filesystems) with its
-    memory locked (no page of it swapped out while the device waits on it)."""
-    if _LIBC.prctl(PR_SET_IO_FLUSHER, 1, 0, 0, 0) != 0 or _LIBC.mlockall(MCL_CURRENT_FUTURE) != 0:
-        raise OSError(ctypes.get_errno(), f"PR_SET_IO_FLUSHER or mlockall refused: {os.strerror(ctypes.get_errno())}")
+    memory locked (no page of it swapped out while the device waits on it). What the kernel refused, in words."""
+    refused = []
+    if _LIBC.prctl(PR_SET_IO_FLUSHER, 1, 0, 0, 0) != 0:
+        refused.append(f"PR_SET_IO_FLUSHER refused ({os.strerror(ctypes.get_errno())}; it needs CAP_SYS_RESOURCE)")
+    if _LIBC.mlockall(MCL_CURRENT_FUTURE) != 0:
+        refused.append(f"mlockall refused ({os.strerror(ctypes.get_errno())})")
+    return refused
 
 
 class Recorder(fuse.Operations):
@@ -168,7 +175,9 @@ def main(argv: list[str]) -> int:
     backing, mountpoint, log = map(Path, argv[1:4])
     faults = FaultSwitch(json.loads(Path(argv[4]).read_text())) if len(argv) > 4 else None
     if faults is not None:
-        in_the_io_path()
+        for refused in in_the_io_path():
+            print(f"{NOTE}{refused}: under memory pressure the recorder could wait on the device it serves",
+                  file=sys.stderr, flush=True)
     recorder = Recorder(backing, log, faults)
     try:
         fuse.FUSE(recorder, str(mountpoint), foreground=True, nothreads=True, fsname="pickfs-recorder")

@@ -18,6 +18,7 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from pickfs.crash.recorder import NOTE
 from pickfs.crash.session import MODULE, fuse_unavailable, sparse_image
 from pickfs.errors import ConfigUnavailable
 from pickfs.faults.extents import device_ranges
@@ -34,6 +35,15 @@ class FaultyDisk:
     switch: Path  # present: the fault is armed
     ranges: Path  # the byte ranges a failing write must touch
     injected: Path  # one line per request the recorder failed
+    errors: Path  # the recorder's stderr: what the kernel refused it (PR_SET_IO_FLUSHER, mlockall)
+
+    def notes(self) -> list[str]:
+        """What the recorder could not arrange for itself, in words."""
+        try:
+            text = self.errors.read_text(errors="replace")
+        except OSError:
+            return []
+        return [line.removeprefix(NOTE) for line in text.splitlines() if line.startswith(NOTE)]
 
     def arm(self, ledger: Ledger, stack: ExitStack) -> None:
         """Arm the fault (recorded first, so that undoing the ledger disarms it before anything else)."""
@@ -71,12 +81,12 @@ def faulty_disk(base: Path, size: int, ledger: Ledger, fault: FaultPlan) -> Iter
     mountpoint.mkdir(mode=0o700)
     check_room(base, size)
     sparse_image(backing / "image", size)
-    disk = FaultyDisk(mountpoint / "image", base / "armed", base / "ranges", base / "injected")
+    errors = base / "recorder.err"
+    disk = FaultyDisk(mountpoint / "image", base / "armed", base / "ranges", base / "injected", errors)
     disk.ranges.write_text("")
     disk.injected.write_text("")
     spec = base / "fault.json"
     spec.write_text(json.dumps(fault.switch_spec(disk.switch, disk.ranges, disk.injected)))
-    errors = base / "recorder.err"
     with ExitStack() as stack:
         group = stack.enter_context(tracked(ledger, "fault-injecting recorder"))
         box = stack.enter_context(holding(ledger, "process", child_pid=0, match=MODULE, stop_signal="SIGTERM"))

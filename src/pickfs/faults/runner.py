@@ -237,6 +237,7 @@ def fault_cell(config: FsConfig, spec: WorkloadSpec, fault: FaultPlan, workdir: 
         base.mkdir(mode=0o711, parents=True)  # the server's user passes through to its data directory
         cell = Cell(config, spec, fault, base, ledger, duration, limit_s, progress)
         with faulty_disk(base, size, ledger, fault) as disk:
+            cell.notes += disk.notes()
             target = Target(kind="image", workdir=str(base), size_bytes=size)
             ended, stopped = oc.Ended.NOT_RUN, ""
             behaviour: oc.Behaviour | None = None
