@@ -136,6 +136,10 @@ def test_the_filesystem_and_the_server_are_described_from_what_they_said():
     assert server_said(told, True, False, committed_after=True) == \
         "stopped (a server process crashed; its log was not written), then restarted"
     assert server_said(told, True, False).endswith("but did not come back up")
+    io = ["client: IoError: could not fdatasync file \"000000010000000000000001\": Input/output error",
+          "client: OperationalError: FATAL: the database system is in recovery mode"]
+    assert server_said(io, False, False).startswith("failed on the I/O error") and \
+        server_said(io, False, False).endswith("then restarted but did not come back up")
     assert server_said([], False, True).startswith("embedded")
 
 

@@ -13,7 +13,7 @@ from pickfs.errors import PlanError
 from pickfs.faults.matrix import run_matrix
 from pickfs.faults.outcome import FaultCell, verdict
 from pickfs.faults.plan import FaultPlan, parse_faults
-from pickfs.faults.render import COLUMNS, MODEL, matrix_json, row
+from pickfs.faults.render import COLUMNS, MODEL, matrix_json, notes, row
 from pickfs.model import Method, Plan
 from pickfs.safepaths import write_file
 from pickfs.units import parse_duration
@@ -89,6 +89,8 @@ def run_faults(plan: Plan, o: dict[str, Any]) -> None:
     console.show(table(cells))
     for cell in cells:
         console.plain(verdict(cell))
+    for note in notes(cells):
+        console.plain(f"note: {note}")
     console.plain(f"model: {MODEL}")
     if json_path is not None and str(json_path) == "-":
         console.plain(matrix_json(cells))

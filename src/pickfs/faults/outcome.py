@@ -133,6 +133,8 @@ SERVER_SIGNS = (
     # what the client was told when the server's own log could not be written (on the failing filesystem)
     (re.compile(r"crash of another server process|server closed the connection unexpectedly"),
      "stopped (a server process crashed; its log was not written)"),
+    (re.compile(r"^client: .*(could not (fdatasync|fsync|write)|Input/output error)"),
+     "failed on the I/O error (its log on the failing filesystem has no more)"),
 )
 RESTARTED = re.compile(r"all server processes terminated; reinitializing|the database system is in recovery mode|"
                        r"the database system is starting up")
@@ -147,6 +149,7 @@ def server_said(log_lines: list[str], alive: bool, embedded: bool, committed_aft
         return "embedded in the client: the library's answers are the client's"
     said = next((words for sign, words in SERVER_SIGNS if any(sign.search(x) for x in log_lines)), "")
     restarted = any(RESTARTED.search(x) for x in log_lines)
+    said = said or ("stopped" if restarted else "")
     if said and restarted:
         ready_after = any(READY.search(x) for x in log_lines[next(i for i, x in enumerate(log_lines)
                                                                if RESTARTED.search(x)):])

@@ -24,8 +24,13 @@ def row(cell: FaultCell) -> tuple[str, ...]:
         return (cell.config, db, cell.fault, "", "", "", "", "", "", cell.outcome.value)
     after = "did not come up" if not t.came_up else ("corrupt" if c.corruption else "came up")
     return (cell.config, db, cell.fault, f"{c.acked:,}", f"{c.acked_lost:,}", f"{c.failed:,}",
-            f"{c.false_failures:,}", b.server if b else "", b.filesystem if b else "",
+            f"{c.false_failures:,}", b.server.split(":")[0].split(" (")[0] if b else "", b.filesystem if b else "",
             after if cell.outcome is Ended.MEASURED else f"{cell.outcome.value}; {after}")
+
+
+def notes(cells: list[FaultCell]) -> list[str]:
+    """What the cells noted, each once, in order (the recorder's refusals are the same in every cell)."""
+    return list(dict.fromkeys(n for c in cells for n in c.notes))
 
 
 def cell_doc(cell: FaultCell) -> dict[str, Any]:
