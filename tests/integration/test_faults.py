@@ -139,7 +139,7 @@ def test_kill_9_while_a_fault_is_armed_then_cleanup_leaves_nothing(workdir):
 
 def test_errors_panic_is_refused_before_anything_is_made(workdir, tmp_path):
     plan = tmp_path / "plan.toml"
-    plan.write_text('[[config]]\nname = "ext4-panic"\nfs = "ext4"\nmount_options = ["errors=panic"]\n'
+    plan.write_text('[[config]]\nname = "ext4-panic"\nfs = "ext4"\nmount = ["errors=panic"]\n'
                     '[[workload]]\nname = "sqlite-tpcb"\n')
     r = pickfs(workdir, "crashtest", "--plan", str(plan), "--fault", "flush")
     assert r.returncode == 2, r.stderr

@@ -305,6 +305,6 @@ WORKLOAD = Section("Workloads", "workload", (
 ), intro=f"One table per workload; without any, the plan runs {DEFAULT_WORKLOAD}. Every other key of the table is a "
          "setting of the named workload.", array=True)
 
-SECTIONS: tuple[Section, ...] = (TOP, PRODUCTION, TARGET, METHOD, CRASH, CONFIG, WORKLOAD)
+SECTIONS: tuple[Section, ...] = (TOP, PRODUCTION, TARGET, METHOD, CRASH, FAULTS, CONFIG, WORKLOAD)
 TOP_KEYS = frozenset(TOP.names() | PRODUCTION.names() | set(TABLES))
 METHOD_KEYS = {k.name: k for s in METHOD_TABLE for k in s.keys}
