@@ -158,6 +158,8 @@ def test_the_verdict_says_what_was_lost_and_never_calls_anything_safe():
     assert "1 acknowledged commit of 3 was lost" in said and "1 commit the client was told failed was there" in said
     assert "safe" not in said and "a sample, not a guarantee" in said
     assert "2 errors, 5 ms after the first injected one" in verdict(cell(told_after_s=0.005))
+    assert "a write-back it asked for failed (checkpoint request failed)" in \
+        verdict(cell(write_back_errors=("checkpoint request failed",)))
     assert "fault never fired" in verdict(cell(injected=0))
     assert "hung: the cell did not end within its time limit (limit 2m): 1 injected error" in \
         verdict(cell(outcome=Ended.HUNG, notes=("limit 2m",)))

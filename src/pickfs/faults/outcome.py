@@ -184,6 +184,7 @@ class FaultCell:
     truth: Truth | None = None
     first_error: str = ""  # the first error the client was given
     told_after_s: float | None = None  # from the first injected error to the first error the client was given
+    write_back_errors: tuple[str, ...] = ()  # the write-backs the client asked for that failed (the first ones)
     notes: tuple[str, ...] = field(default_factory=tuple)
     seconds: float = 0.0
 
@@ -217,7 +218,9 @@ def verdict(cell: FaultCell) -> str:
     when = f", {cell.told_after_s * 1000:,.0f} ms after the first injected one" \
         if cell.told_after_s is not None else ""
     told = (f"the client was given {plural(c.failed, 'error')}{when} (first: {cell.first_error[:120]})" if c.failed
-            else "the client was given no error")
+            else "the client was given no error on a commit")
+    if cell.write_back_errors:
+        told += f"; a write-back it asked for failed ({cell.write_back_errors[0][:120]})"
     if not t.came_up:
         return f"{head}: {what}{told}; after restart the database did not come up: {t.problem[:200]}"
     after = (f"after restart {plural(c.acked_lost, 'acknowledged commit')} of {c.acked:,} "

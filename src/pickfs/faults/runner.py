@@ -276,4 +276,5 @@ def fault_cell(config: FsConfig, spec: WorkloadSpec, fault: FaultPlan, workdir: 
     return oc.FaultCell(config.name, cell.backend, settings_text(spec), fault.kind.name, fault.text, ended,
                         injected=len(injected), counts=oc.classify(log, truth), behaviour=behaviour, truth=truth,
                         first_error=log.first_error, told_after_s=oc.told_after(log, injected),
+                        write_back_errors=log.write_back_errors,
                         notes=tuple(cell.notes), seconds=time.monotonic() - t0)
