@@ -49,17 +49,20 @@ def main(argv: list[str]) -> int:
             print(r.stderr[-3000:], file=sys.stderr)
             return 1
         cells = json.loads(out.read_text())["faults"]["cells"]
-    print(f"{'configuration':<14} {'database':<48} {'fault':<11} {'outcome':<9} {'inj':>4} {'acked':>6} {'lost':>5} "
+    print(f"{'configuration':<14} {'database':<32} {'fault':<11} {'outcome':<9} {'inj':>4} {'acked':>6} {'lost':>5} "
           f"{'errors':>6} {'false':>5}  server / filesystem / after restart")
     for c in cells:
         n, b, t = c.get("counts") or {}, c.get("behaviour") or {}, c.get("truth") or {}
         after = "" if not t else ("came up" if t.get("came_up") else "did not come up") + \
             ("; old value" if n.get("old_value") else "") + ("; corruption" if n.get("corruption") else "")
-        db = f"{c['database']} ({c['settings']})" if c["settings"] else c["database"]
-        print(f"{c['config']:<14} {db[:48]:<48} {c['fault']:<11} {c['outcome']:<9} {c['injected']:>4} "
+        retry = "data_sync_retry=on" in c["settings"]
+        db = f"{c['database']}{' data_sync_retry=on' if retry else ''}"
+        print(f"{c['config']:<14} {db:<32} {c['fault']:<11} {c['outcome']:<9} {c['injected']:>4} "
               f"{n.get('acked', ''):>6} {n.get('acked_lost', ''):>5} {n.get('failed', ''):>6} "
               f"{n.get('false_failures', ''):>5}  {b.get('server', '')} / {b.get('filesystem', '')} / {after}"
-              + (f" [{'; '.join(c['notes'])[:160]}]" if c.get("notes") else ""))
+              + (f" [{'; '.join(n for n in c['notes'] if 'PR_SET_IO_FLUSHER' not in n)[:200]}]" if c.get("notes") else ""))
+    for note in dict.fromkeys(n for c in cells for n in c.get("notes", ()) if "PR_SET_IO_FLUSHER" in n):
+        print(f"note: {note}")
     print(f"wall time of the matrix: {wall / 60:.1f} min ({len(cells)} cells); load average before "
           f"{load0[0]:.2f}, after {load1[0]:.2f}")
     return 0

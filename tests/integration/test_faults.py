@@ -85,6 +85,21 @@ def test_postgresql_with_defaults_panics_on_a_failed_flush_and_loses_no_acknowle
     assert not ledger_entries(workdir) and not mounts_under(workdir) and not loops_under(workdir)
 
 
+@pytest.mark.skipif(PostgreSQL.unavailable_reason() is not None, reason=str(PostgreSQL.unavailable_reason()))
+def test_postgresql_with_data_sync_retry_keeps_running_after_a_failed_data_file_fsync(workdir):
+    """The setting fsyncgate added: on, a failed checkpoint fsync is an ERROR and the server goes on; off (the
+    default, covered above for the WAL) it PANICs."""
+    ledger = Ledger(workdir / "ledger")
+    cell = fault_cell(resolve_fs_name("ext4"), pgbench_spec(data_sync_retry="on"), parse_faults("write:data")[0],
+                      workdir, ledger, SIZE, duration=4.0, limit_s=120)
+    said = verdict(cell)
+    assert cell.outcome is Ended.MEASURED and cell.injected == 1, said
+    assert cell.behaviour is not None and cell.behaviour.server == "kept running", said
+    assert any("ERROR" in x and "could not fsync" in x for x in cell.behaviour.server_log), cell.behaviour.server_log
+    assert cell.write_back_errors, said  # the checkpoint the client asked for failed
+    assert cell.truth is not None and cell.truth.came_up, said
+
+
 def test_sqlite_returns_an_io_error_for_the_commit_whose_flush_failed(workdir):
     ledger = Ledger(workdir / "ledger")
     cell = fault_cell(resolve_fs_name("ext4"), sqlite_spec(), parse_faults("flush")[0], workdir, ledger, SIZE,
