@@ -122,6 +122,19 @@ def test_a_write_fault_on_the_wal_reaches_sqlite_as_an_error(workdir):
     assert cell.truth is not None and cell.truth.came_up and cell.counts.acked_lost == 0, said
 
 
+@pytest.mark.skipif(PostgreSQL.unavailable_reason() is not None, reason=str(PostgreSQL.unavailable_reason()))
+def test_a_write_fault_is_never_aimed_where_the_mapping_is_not_the_devices(workdir):
+    """btrfs maps files to its own logical addresses (through its chunk tree): PostgreSQL's files there are not
+    where FIEMAP says on the device, so a write fault would fail some other block; the cell is not run, and says
+    why."""
+    ledger = Ledger(workdir / "ledger")
+    cell = fault_cell(resolve_fs_name("btrfs"), pgbench_spec(), parse_faults("write:data")[0], workdir, ledger, SIZE,
+                      duration=3.0, limit_s=120)
+    assert cell.outcome is Ended.NOT_RUN and cell.injected == 0, verdict(cell)
+    assert any("not the device's addresses" in n for n in cell.notes), cell.notes
+    assert not ledger_entries(workdir)
+
+
 def test_crashtest_fault_reports_each_cell_in_words_and_json(workdir, tmp_path):
     out = tmp_path / "faults.json"
     r = pickfs(workdir, "crashtest", "--fs", "ext4", "--fault", "flush", "--duration", "3s", "--json", str(out))
