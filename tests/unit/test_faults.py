@@ -1,6 +1,7 @@
 """The fault plan, the recorder's fault switch, the client's log, the classification and the verdict words."""
 
 import json
+import os
 import struct
 import subprocess
 import sys
@@ -10,7 +11,7 @@ import pytest
 
 from pickfs.crash.recorder import FaultSwitch
 from pickfs.errors import PlanError
-from pickfs.faults.extents import EXTENT, HEADER, merged, parse_fiemap
+from pickfs.faults.extents import EXTENT, HEADER, mapping_disagrees, merged, parse_fiemap
 from pickfs.faults.outcome import (
     Behaviour,
     Ended,
@@ -177,3 +178,16 @@ def test_crashtest_refuses_bad_fault_options_with_exit_2_before_anything_is_made
         r = subprocess.run([sys.executable, "-m", "pickfs", "crashtest", "--fs", "ext4", *args], capture_output=True,
                            text=True, env={"PICKFS_WORKDIR": str(tmp_path / "w"), "PATH": "/usr/bin:/bin"})
         assert r.returncode == 2 and said in r.stderr and "Traceback" not in r.stderr, (args, r.stderr)
+
+
+def test_a_mapping_of_which_no_block_could_be_checked_is_not_trusted(tmp_path):
+    """Files with nothing to compare (all zeros, inline, compressed) prove nothing about the mapping: a write fault
+    is not aimed on it."""
+    zeros = tmp_path / "zeros"
+    zeros.write_bytes(bytes(64 * 1024))
+    try:
+        os.close(os.open(zeros, os.O_RDONLY | os.O_DIRECT))
+    except OSError:
+        pytest.skip("no O_DIRECT on the temporary directory's filesystem")
+    said = mapping_disagrees(str(zeros), [zeros])
+    assert said is not None and "could be checked against the device" in said
