@@ -146,6 +146,17 @@ def test_crashtest_fault_reports_each_cell_in_words_and_json(workdir, tmp_path):
     assert "with ext4 and sqlite" in r.stdout and "model:" in r.stdout
 
 
+def test_a_plans_fault_key_runs_the_fault_matrix(workdir, tmp_path):
+    plan, out = tmp_path / "plan.toml", tmp_path / "faults.json"
+    plan.write_text('[method]\nfault = "flush"\nfault_seed = 3\n[[config]]\npreset = "xfs"\n'
+                    '[[workload]]\nname = "sqlite-tpcb"\n')
+    r = pickfs(workdir, "crashtest", "--plan", str(plan), "--json", str(out))
+    assert r.returncode == 0, r.stderr[-2000:]
+    (cell,) = json.loads(out.read_text())["faults"]["cells"]
+    assert (cell["config"], cell["fault"], cell["outcome"]) == ("xfs", "flush", "measured")
+    assert "(seed 3)" in cell["plan"] and cell["injected"] == 1
+
+
 def test_kill_9_while_a_fault_is_armed_then_cleanup_leaves_nothing(workdir):
     proc = start_pickfs(workdir, "crashtest", "--fs", "ext4", "--fault", "flush", "--fault-for", "forever",
                         "--duration", "30s")

@@ -191,3 +191,17 @@ def test_a_mapping_of_which_no_block_could_be_checked_is_not_trusted(tmp_path):
         pytest.skip("no O_DIRECT on the temporary directory's filesystem")
     said = mapping_disagrees(str(zeros), [zeros])
     assert said is not None and "could be checked against the device" in said
+
+
+def test_the_plan_keys_are_checked_and_read_by_crashtest_only(tmp_path):
+    def pickfs(*args: str, fault: str = "flush") -> subprocess.CompletedProcess[str]:
+        plan = tmp_path / "plan.toml"
+        plan.write_text(f'[method]\nfault = "{fault}"\nfault_for = "2s"\n[[config]]\npreset = "ext4"\n'
+                        '[[workload]]\nname = "sqlite-tpcb"\n')
+        return subprocess.run([sys.executable, "-m", "pickfs", *args, "--plan", str(plan)], capture_output=True,
+                              text=True, env={"PICKFS_WORKDIR": str(tmp_path / "w"), "PATH": "/usr/bin:/bin"})
+
+    r = pickfs("run")
+    assert r.returncode == 2 and "read by pickfs crashtest" in r.stderr, r.stderr
+    r = pickfs("crashtest", fault="write:everything")
+    assert r.returncode == 2 and "no fault pickfs injects" in r.stderr, r.stderr
