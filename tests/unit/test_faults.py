@@ -123,7 +123,7 @@ def test_the_filesystem_and_the_server_are_described_from_what_they_said():
     assert filesystem_said(["XFS (loop3): Filesystem has been shut down due to log error (0x2)."], False) \
         == "shut down (xfs)"
     assert filesystem_said(["EXT4-fs error (device loop3): ...", "EXT4-fs (loop3): Remounting filesystem read-only"],
-                           True) == "went read-only (errors=remount-ro)"
+                           True) == "remounted itself read-only (ext4)"
     assert "said nothing" in filesystem_said(["I/O error, dev loop3, sector 0 op 0x1:(WRITE) flags 0x800"], False)
     assert filesystem_said([], True) == "went read-only"
     pg = ["PANIC:  could not fdatasync file \"000000010000000000000001\": Input/output error",

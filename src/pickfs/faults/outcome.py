@@ -101,7 +101,7 @@ class Behaviour:
 FS_SIGNS = (
     (re.compile(r"Filesystem has been shut down|Shutting down filesystem|shutdown", re.I), "shut down (xfs)"),
     (re.compile(r"Transaction aborted|forced readonly", re.I), "aborted its transaction and went read-only (btrfs)"),
-    (re.compile(r"Remounting filesystem read-only", re.I), "went read-only (errors=remount-ro)"),
+    (re.compile(r"Remounting filesystem read-only", re.I), "remounted itself read-only (ext4)"),
     (re.compile(r"Aborting journal|Detected aborted journal", re.I), "aborted its journal"),
     (re.compile(r"error", re.I), "logged the error and kept running"),
 )
