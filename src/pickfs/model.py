@@ -108,6 +108,12 @@ class Method:
     crash_recovery: float = 0.25  # share of crash states that lose power again during recovery
     crash_keep: str = ""  # a directory to keep the images of crash states that lost or broke something
     crash_strategies: str = ""  # comma-separated subsets to try (pickfs.crash.states.STRATEGIES); "": all
+    # pickfs crashtest: the disk fails instead of losing power (pickfs.faults.plan.KINDS, comma-separated); "": none
+    fault: str = ""
+    fault_at: int = 1  # the k-th matching request once commits flow is the first to fail
+    fault_for: str = "once"  # once, a count, a duration or forever
+    fault_seed: int = 1
+    fault_limit: float = 120.0  # seconds each fault cell may run past its commits before it is called hung
     # Side by side (the default): all configurations built at once, measured in short slices that
     # take turns in rounds, each round in a fresh random order; `blocks` repetitions on fresh
     # filesystems. Workloads that cannot be sliced alternate whole runs in the same rounds.

@@ -26,9 +26,11 @@ ALLOWED: dict[str, set[str]] = {
     "fleet": BASE | {"pickfs", "console", "run_console", "usecases", "report", "engine", "plan", "store", "stack", "safepaths", "host"},
     "engine": BASE | {"analysis", "plan", "crash", "workloads", "services", "stack", "databases", "monitors", "store", "stats",
                       "risks", "fingerprint", "host", "proc", "safepaths", "sysinfo"},
-    "plan": BASE | {"crash", "workloads", "services", "databases", "stack", "stats", "safepaths"},
+    "plan": BASE | {"crash", "faults", "workloads", "services", "databases", "stack", "stats", "safepaths"},
     "crash": BASE | {"workloads", "services", "stack", "databases", "risks", "proc", "safepaths", "sysinfo", "monitors"},
     "risks": BASE | {"databases", "workloads"},
+    # I/O errors injected under a configuration: the recorder's fault switch, the stack, the servers, the clients
+    "faults": BASE | {"crash", "stack", "services", "databases", "clients", "proc", "safepaths"},
     "workloads": BASE | {"services", "stack", "databases", "clients", "stats", "proc", "safepaths", "sysinfo",
                          "monitors"},
     "services": BASE | {"stack", "databases", "proc", "safepaths", "sysinfo", "monitors"},

@@ -29,7 +29,8 @@ DEFAULT_CRASH_TIME = "2m"  # checking time per configuration when neither --stat
          'pickfs crashtest --fs ext4,xfs --set synchronous=OFF --states 24    # exactly 24 states each',
          'pickfs crashtest --fs ext4 --crash-time 10m                     # as many states as fit in 10 minutes',
          'pickfs crashtest --workload pgbench --set full_page_writes=off --states 40 --duration 10s',
-         'pickfs crashtest --plan examples/crash-safety.toml --html crash.html'))
+         'pickfs crashtest --plan examples/crash-safety.toml --html crash.html',
+         'pickfs crashtest --fs ext4,xfs --workload pgbench --fault flush    # the disk fails a flush'))
 @click.option("--plan", "plan_file", type=click.Path(path_type=Path), help="a TOML plan file: crash-test its cells")
 @click.option("--fs", default=None, help=f"comma-separated presets or filesystem types [{DEFAULT_FS}]")
 @click.option("--workload", "workloads", multiple=True,
@@ -56,6 +57,18 @@ DEFAULT_CRASH_TIME = "2m"  # checking time per configuration when neither --stat
 @click.option("--strategies", default=None,
               help="which subsets of the unflushed writes to try, comma-separated: " + ", ".join(STRATEGIES) + " [all]")
 @click.option("--check", "check", help="with --workload command: your check, run on each state (exit 0 = consistent)")
+@click.option("--fault", default=None,
+              help="instead of power cuts, make the disk fail: flush (a cache flush), write:wal (a write to the "
+                   "write-ahead log's blocks), write:data (to the data files' blocks); comma-separated for several")
+@click.option("--fault-at", type=int, default=None,
+              help="with --fault: the k-th matching request once commits flow is the first to fail [1]")
+@click.option("--fault-for", default=None,
+              help="with --fault: once, a count (3), a duration (2s: every matching request for that long) or "
+                   "forever [once]")
+@click.option("--fault-seed", type=int, default=None,
+              help="with --fault: the seed of the fault's moment and of the client's transactions [1]")
+@click.option("--fault-limit", default=None,
+              help="with --fault: how long a cell may run past its commits; then it is reported as hung [2m]")
 @with_exports
 @workdir_option
 @results_option
@@ -69,8 +82,22 @@ def command(**o: Any) -> None:
     With `--workload command --set command=CMD --check CHECK` your own program runs instead, and
     your check judges each state. No speed is measured here (the recorder is slow by design);
     `pickfs run --crash-states N` does both.
+
+    With `--fault KIND` the disk fails a write or a flush instead, while the database commits; the
+    report says what the server and the filesystem did and, after a restart, which acknowledged
+    commits were lost and which failed ones were there.
     """
-    execute_plan(crash_plan(o), o)
+    if o["fault"] is None and (o["fault_at"], o["fault_for"], o["fault_seed"], o["fault_limit"]) != \
+            (None, None, None, None):
+        raise PlanError("--fault-at, --fault-for, --fault-seed and --fault-limit need --fault",
+                        "add --fault flush (or write:wal, write:data), or put them in the plan file")
+    plan = crash_plan(o)
+    if o["fault"] is not None or plan.method.fault:
+        from pickfs.cli.faults import run_faults  # deferred: the fault path, loaded only when asked for
+
+        run_faults(plan, o)
+        return
+    execute_plan(plan, o)
 
 
 def crash_plan(o: dict[str, Any]) -> Plan:

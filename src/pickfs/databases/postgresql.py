@@ -23,6 +23,9 @@ RISKS = {
     ("synchronous_commit", "off"): "synchronous_commit=off: commits are acknowledged before their WAL is on disk; "
                                    "a power cut loses the last ones (the database stays consistent)",
     ("full_page_writes", "off"): "full_page_writes=off: a torn page after a power cut can corrupt the database",
+    ("data_sync_retry", "on"): "data_sync_retry=on: after a failed fsync of a data file PostgreSQL retries "
+                               "instead of stopping; the kernel may have dropped the failed pages, so "
+                               "acknowledged commits can be lost silently",
 }
 
 
@@ -49,6 +52,7 @@ class PostgreSQL(Database):
         "checkpoint_timeout": ValueShape("5min", r"[0-9]{1,9}(us|ms|s|min|h|d)?", case_sensitive=True),
         "fsync": ValueShape("on", choices=BOOL),
         "full_page_writes": ValueShape("on", choices=BOOL),
+        "data_sync_retry": ValueShape("off", choices=BOOL),
         "synchronous_commit": ValueShape("on", choices=(*BOOL, "local", "remote_write", "remote_apply")),
         "wal_sync_method": ValueShape("fdatasync", choices=("fsync", "fdatasync", "open_sync", "open_datasync",
                                                              "fsync_writethrough")),

@@ -10,6 +10,7 @@ from typing import Any
 from pickfs.crash.runner import kept_images_only
 from pickfs.crash.states import STRATEGIES, parse_strategies
 from pickfs.errors import PlanError
+from pickfs.faults.plan import parse_faults
 from pickfs.model import Method, Target
 from pickfs.plan.schema import METHOD_KEYS, Span
 from pickfs.plan.values import unknown_keys
@@ -109,6 +110,8 @@ def check_crash_method(method: Method, target: Target) -> None:
             raise PlanError(problem, "name a new or empty directory of your own (it is made if missing)")
         if not Path(os.path.abspath(keep)).parent.is_dir():
             raise PlanError(f"crash_keep {keep}: its parent directory does not exist", "make it first, or name another")
+    if method.fault:
+        parse_faults(method.fault, method.fault_at, method.fault_for, method.fault_seed)  # PlanError naming the fix
     if not method.crash_states:
         return
     if method.crash_duration <= 0:

@@ -246,7 +246,20 @@ CRASH = Section("Crash test", "method", (
                 example='crash_strategies = "unflushed lost,torn writes"'),
 ), intro="Keys of [method] for the crash test (`pickfs crashtest`, or crash_states with a run).")
 
-METHOD_TABLE = (METHOD, CRASH)  # both are written under [method]
+FAULTS = Section("Injected I/O errors", "method", (
+    _method_key("fault", "`pickfs crashtest`: the disk fails instead of losing power: flush, write:wal or write:data "
+                "(comma-separated for several)", default_text="none (power cuts)", example='fault = "flush"'),
+    _method_key("fault_at", "the k-th matching request once commits flow is the first to fail", Span(1, 10**6),
+                "fault_at = 1"),
+    _method_key("fault_for", "how long the fault lasts: once, a count, a duration or forever",
+                example='fault_for = "once"'),
+    _method_key("fault_seed", "the seed of the fault's moment and of the client's transactions", Span(0, 2**31),
+                "fault_seed = 1"),
+    _method_key("fault_limit", "seconds a fault cell may run past its commits before it is reported as hung",
+                Span(1, 86400), "fault_limit = 120", "seconds"),
+), intro="Keys of [method] for injected I/O errors (`pickfs crashtest`, see when the disk fails a write).")
+
+METHOD_TABLE = (METHOD, CRASH, FAULTS)  # all are written under [method]
 
 
 # -- [[config]] -----------------------------------------------------------------------------------------------
@@ -292,6 +305,6 @@ WORKLOAD = Section("Workloads", "workload", (
 ), intro=f"One table per workload; without any, the plan runs {DEFAULT_WORKLOAD}. Every other key of the table is a "
          "setting of the named workload.", array=True)
 
-SECTIONS: tuple[Section, ...] = (TOP, PRODUCTION, TARGET, METHOD, CRASH, CONFIG, WORKLOAD)
+SECTIONS: tuple[Section, ...] = (TOP, PRODUCTION, TARGET, METHOD, CRASH, FAULTS, CONFIG, WORKLOAD)
 TOP_KEYS = frozenset(TOP.names() | PRODUCTION.names() | set(TABLES))
 METHOD_KEYS = {k.name: k for s in METHOD_TABLE for k in s.keys}

@@ -88,6 +88,7 @@ SETTING_TEXT: dict[str, str] = {
     "synchronous_commit": "PostgreSQL synchronous_commit",
     "wal_sync_method": "PostgreSQL wal_sync_method",
     "full_page_writes": "PostgreSQL full_page_writes",
+    "data_sync_retry": "PostgreSQL data_sync_retry (on: retry a failed data-file fsync instead of stopping)",
     "innodb_buffer_pool_size": "InnoDB buffer pool size",
     "innodb_flush_log_at_trx_commit": "InnoDB's log flush at each commit",
     "innodb_flush_method": "InnoDB's flush method",

@@ -26,7 +26,7 @@ from pickfs.stack.ledger import Ledger
 
 # Server settings pickfs passes on the command line when a workload names them.
 SETTINGS = ("shared_buffers", "checkpoint_timeout", "max_wal_size", "fsync", "synchronous_commit",
-            "wal_sync_method", "full_page_writes")
+            "wal_sync_method", "full_page_writes", "data_sync_retry")
 PORT = 5432
 CONF = "pickfs.conf"
 OS_USER = "postgres"

@@ -142,6 +142,7 @@ class Pgbench(FixedRate, Workload):
         "synchronous_commit": "on",
         "wal_sync_method": "fdatasync",
         "full_page_writes": "on",
+        "data_sync_retry": "off",
     }
 
     @classmethod

@@ -1,0 +1,98 @@
+"""`pickfs crashtest --fault KIND`: the disk fails a write or a flush; what does each configuration and database do
+with the commits it acknowledged?"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from rich.table import Table
+
+from pickfs import console
+from pickfs.errors import PlanError
+from pickfs.faults.matrix import run_matrix
+from pickfs.faults.outcome import FaultCell, verdict
+from pickfs.faults.plan import FaultPlan, parse_faults
+from pickfs.faults.render import COLUMNS, MODEL, matrix_json, notes, row
+from pickfs.model import Method, Plan
+from pickfs.safepaths import write_file
+from pickfs.units import parse_duration
+from pickfs.usecases.workspace import clean_orphans, ledger_for, require_root
+
+LEAST_DURATION_S = 3.0  # the fault is armed 0.8-1.6 s in; commits go on after it
+UNSUPPORTED_EXPORTS = ("markdown_path", "csv_path", "table_csv_path", "html_path")
+
+
+def fault_plans(o: dict[str, Any], method: Method) -> list[FaultPlan]:
+    """The fault plans the options name (else the plan's [method] keys), checked completely (PlanError, exit 2)."""
+    if o["fault"] is None:
+        return parse_faults(method.fault, method.fault_at, method.fault_for, method.fault_seed)
+    return parse_faults(o["fault"], 1 if o["fault_at"] is None else o["fault_at"], o["fault_for"] or "once",
+                        1 if o["fault_seed"] is None else o["fault_seed"])
+
+
+def check_fault_options(o: dict[str, Any], method: Method) -> tuple[float, float]:
+    """(commit time, time limit per cell) for a fault run, the options it does not take refused (exit 2)."""
+    for name in UNSUPPORTED_EXPORTS:
+        if o.get(name):
+            raise PlanError(f"--{name.removesuffix('_path').replace('_', '-')} is not written for a fault run yet",
+                            "use --json FILE (or the terminal's table)")
+    for name in ("states", "crash_time", "keep", "strategies", "check", "unit", "recovery"):
+        if o.get(name) is not None:
+            raise PlanError(f"--{name.replace('_', '-')} is for power cuts, not for --fault",
+                            "leave it out, or run the power-cut test without --fault")
+    duration = parse_duration(o["duration"])
+    if duration < LEAST_DURATION_S:
+        raise PlanError(f"--duration {o['duration']} is too short with --fault",
+                        f"use at least --duration {LEAST_DURATION_S:g}s: the fault is armed once commits flow")
+    limit = method.fault_limit if o["fault_limit"] is None else parse_duration(o["fault_limit"])
+    if limit <= 0:
+        raise PlanError(f"--fault-limit {o['fault_limit']} is no time", "e.g. --fault-limit 2m")
+    return duration, limit
+
+
+def table(cells: list[FaultCell]) -> Table:
+    t = Table(title="what the database kept when the disk failed", title_justify="left")
+    for name in COLUMNS:
+        t.add_column(name, justify="right" if name in ("acknowledged", "lost", "errors to client", "false failures")
+                     else "left")
+    for cell in cells:
+        t.add_row(*row(cell))
+    return t
+
+
+def run_faults(plan: Plan, o: dict[str, Any]) -> None:
+    """Run every cell of the fault matrix, each shown and saved the moment it ends; the table and the model last."""
+    faults = fault_plans(o, plan.method)
+    duration, limit = check_fault_options(o, plan.method)
+    require_root("injecting faults under filesystems (losetup, mkfs, mount, FUSE)", "run it as root (sudo)")
+    workdir = Path(plan.target.workdir)
+    ledger = ledger_for(str(workdir))
+    n, problems = clean_orphans(ledger)
+    for p in problems:
+        console.warn(p)
+    if n:
+        console.info(f"undid {n} resources an earlier, interrupted pickfs left behind")
+    json_path = o.get("json_path")
+    cells: list[FaultCell] = []
+
+    def done(cell: FaultCell) -> None:
+        cells.append(cell)
+        console.info(verdict(cell))
+        if json_path is not None and str(json_path) != "-":
+            write_file(json_path, matrix_json(cells).encode(), "--json")
+
+    size = plan.method.crash_size
+    for fault in faults:
+        console.info(f"fault plan: {fault.text}")
+    run_matrix(plan.configs, plan.workloads, faults, workdir, ledger, size, duration, limit, console.info, done)
+    console.show(table(cells))
+    for cell in cells:
+        console.plain(verdict(cell))
+    for note in notes(cells):
+        console.plain(f"note: {note}")
+    console.plain(f"model: {MODEL}")
+    if json_path is not None and str(json_path) == "-":
+        console.plain(matrix_json(cells))
+    elif json_path is not None:
+        console.info(f"json written to {json_path}")

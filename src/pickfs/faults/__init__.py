@@ -1,0 +1,1 @@
+"""I/O errors injected under a storage setup: what the database and the filesystem then do with acknowledged commits."""

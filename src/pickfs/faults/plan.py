@@ -1,0 +1,114 @@
+"""The fault plan: which requests the disk fails, which occurrence, for how long, from which seed (pure)."""
+
+from __future__ import annotations
+
+import random
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from pickfs.errors import PlanError
+from pickfs.units import parse_duration
+
+
+@dataclass(frozen=True)
+class FaultKind:
+    """A kind of fault: the request the recorder fails ("write" or "flush"), and for writes which files' blocks."""
+
+    name: str
+    request: str
+    text: str  # what fails, in words
+    part: str = ""  # for writes: the part of the database whose blocks fail ("wal", "data")
+
+    def files(self, datadir: Path, layout: Layout) -> list[Path]:
+        """The files whose blocks a write must touch to fail (none for a flush)."""
+        patterns = layout.parts.get(self.part, ()) if self.part else ()
+        return sorted(p for pattern in patterns for p in datadir.glob(pattern) if p.is_file())
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Where a database keeps each part under its data directory (glob patterns), and the settings a fault's
+    outcome depends on (stated with every cell)."""
+
+    parts: dict[str, tuple[str, ...]]
+    shown: tuple[str, ...]
+
+
+LAYOUTS = {
+    "sqlite": Layout({"wal": ("commits.db-wal", "commits.db-journal"), "data": ("commits.db",)},
+                     ("journal_mode", "synchronous")),
+    "postgresql": Layout({"wal": ("pgdata/pg_wal/[0-9A-F]*",), "data": ("pgdata/base/*/[0-9]*",)},
+                         ("fsync", "synchronous_commit", "data_sync_retry")),
+}
+
+KINDS = {k.name: k for k in (
+    FaultKind("flush", "flush", "a cache flush fails"),
+    FaultKind("write:wal", "write", "a write to the write-ahead log's blocks fails", "wal"),
+    FaultKind("write:data", "write", "a write to the data files' blocks fails", "data"),
+)}
+NOT_YET = {"write:journal": "the filesystem's journal is not resolved to its blocks yet"}
+
+
+@dataclass(frozen=True)
+class FaultPlan:
+    kind: FaultKind
+    nth: int = 1  # the k-th matching request after commits flow is the first to fail
+    times: int = 1  # how many fail (0: every one from then on)
+    for_s: float = 0.0  # instead of `times`: every matching request for this long
+    seed: int = 1
+    arm_after_s: float = 1.0  # commits flowing this long before the fault is armed (drawn from the seed)
+
+    @property
+    def text(self) -> str:
+        """The plan in words (pure)."""
+        which = "the first" if self.nth == 1 else f"the {ordinal(self.nth)}"
+        span = (f"every one for {self.for_s:g} s" if self.for_s else "every one from then on" if self.times == 0
+                else "once" if self.times == 1 else f"{self.times} times")
+        return (f"{self.kind.text}: {which} such request after {self.arm_after_s:.2f} s of commits, then {span} "
+                f"(seed {self.seed})")
+
+    def switch_spec(self, switch: Path, ranges: Path, injected: Path) -> dict[str, object]:
+        """What the recorder is told (crash/recorder.py's FaultSwitch)."""
+        return {"kind": self.kind.request, "nth": self.nth, "times": self.times, "for_s": self.for_s,
+                "switch": str(switch), "ranges": str(ranges), "injected": str(injected)}
+
+
+def ordinal(n: int) -> str:
+    return f"{n}{'th' if 10 <= n % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"
+
+
+def parse_lasting(text: str) -> tuple[int, float]:
+    """--fault-for: 'once', a count ('3'), a duration ('2s') or 'forever' -> (times, for_s) (pure)."""
+    t = text.strip().lower()
+    if t == "once":
+        return 1, 0.0
+    if t == "forever":
+        return 0, 0.0
+    if re.fullmatch(r"[0-9]{1,6}", t) and int(t) > 0:
+        return int(t), 0.0
+    try:
+        seconds = parse_duration(t)
+    except PlanError:
+        seconds = 0.0
+    if seconds <= 0:
+        raise PlanError(f"--fault-for {text!r} is not once, a count, a duration or forever",
+                        "e.g. --fault-for once, --fault-for 3, --fault-for 2s or --fault-for forever")
+    return 0, seconds
+
+
+def parse_faults(kinds: str, nth: int = 1, lasting: str = "once", seed: int = 1) -> list[FaultPlan]:
+    """The fault plans --fault names (comma-separated kinds), checked (PlanError, exit 2) (pure)."""
+    names = [k.strip() for k in kinds.split(",") if k.strip()]
+    if not names:
+        raise PlanError("--fault names no fault", f"use one or more of: {', '.join(KINDS)}")
+    for name in names:
+        if name in NOT_YET:
+            raise PlanError(f"--fault {name}: {NOT_YET[name]}", f"use one of: {', '.join(KINDS)}")
+        if name not in KINDS:
+            raise PlanError(f"--fault {name!r} is no fault pickfs injects", f"use one of: {', '.join(KINDS)}")
+    if nth < 1:
+        raise PlanError(f"--fault-at {nth}: the occurrence counts from 1", "e.g. --fault-at 3 (the third)")
+    times, for_s = parse_lasting(lasting)
+    arm = round(random.Random(seed).uniform(0.8, 1.6), 2)
+    return [FaultPlan(KINDS[n], nth, times, for_s, seed, arm) for n in dict.fromkeys(names)]

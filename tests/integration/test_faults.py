@@ -1,0 +1,188 @@
+"""I/O errors injected under real filesystems on real loop devices: the recorder's failed fsync is a failed flush,
+and what PostgreSQL and SQLite on this kernel then do with the commits they acknowledged."""
+
+import json
+import mmap
+import os
+import signal
+import subprocess
+import time
+from contextlib import ExitStack
+
+import pytest
+
+from pickfs.crash.session import fuse_unavailable
+from pickfs.faults.disk import faulty_disk
+from pickfs.faults.outcome import Ended, verdict
+from pickfs.faults.plan import parse_faults
+from pickfs.faults.runner import fault_cell
+from pickfs.model import WorkloadSpec
+from pickfs.plan import resolve_fs_name
+from pickfs.services.postgresql import PostgreSQL
+from pickfs.stack.ledger import Ledger
+from pickfs.stack.provision import attached
+from tests.conftest import ledger_entries, loops_under, mounts_under, needs_root, pickfs, start_pickfs
+
+pytestmark = [needs_root, pytest.mark.skipif(fuse_unavailable() is not None, reason=str(fuse_unavailable()))]
+SIZE = 512 * 1024**2
+
+
+def sqlite_spec(**settings):
+    return WorkloadSpec(name="sqlite-tpcb", label="sqlite-tpcb", settings=tuple({"journal_mode": "WAL", "synchronous": "FULL",
+                                                            **settings}.items()))
+
+
+def pgbench_spec(**settings):
+    return WorkloadSpec(name="pgbench", label="pgbench", settings=tuple(settings.items()))
+
+
+def test_a_failed_backing_fsync_is_a_failed_flush_and_a_failed_write_a_failed_write(workdir):
+    """The loop driver passes the recorder's EIO up as a block I/O error: fsync of the device fails, and a direct
+    write to the aimed range fails while one beside it succeeds; disarmed, both work again."""
+    ledger = Ledger(workdir / "ledger")
+    for kind in ("flush", "write:data"):
+        fault = parse_faults(kind, lasting="forever")[0]
+        with faulty_disk(workdir / kind.replace(":", "-"), 64 * 1024**2, ledger, fault) as disk, \
+                attached(disk.image, ledger) as device, ExitStack() as stack:
+            disk.ranges.write_text(f"{1 << 20} {2 << 20}\n")
+            disk.arm(ledger, stack)
+            fd = os.open(device, os.O_RDWR | os.O_DIRECT)
+            buf = mmap.mmap(-1, 4096)
+            try:
+                if kind == "flush":
+                    os.pwritev(fd, [buf], 0)
+                    with pytest.raises(OSError) as exc:
+                        os.fsync(fd)
+                    assert exc.value.errno == 5
+                else:
+                    os.pwritev(fd, [buf], 0)  # outside the range: written
+                    with pytest.raises(OSError) as exc:
+                        os.pwritev(fd, [buf], 1 << 20)
+                    assert exc.value.errno == 5
+                disk.disarm()
+                os.pwritev(fd, [buf], 1 << 20)
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+                buf.close()
+            assert len(disk.failures()) >= 1
+    assert not [e for e in ledger_entries(workdir)], ledger_entries(workdir)
+
+
+@pytest.mark.skipif(PostgreSQL.unavailable_reason() is not None, reason=str(PostgreSQL.unavailable_reason()))
+def test_postgresql_with_defaults_panics_on_a_failed_flush_and_loses_no_acknowledged_commit(workdir):
+    ledger = Ledger(workdir / "ledger")
+    cell = fault_cell(resolve_fs_name("ext4"), pgbench_spec(), parse_faults("flush")[0], workdir, ledger, SIZE,
+                      duration=4.0, limit_s=120)
+    said = verdict(cell)
+    assert cell.outcome is Ended.MEASURED, said
+    assert cell.injected == 1, said
+    assert cell.behaviour is not None and cell.behaviour.server.startswith("stopped (PANIC)"), said
+    assert any("PANIC" in line for line in cell.behaviour.server_log), cell.behaviour.server_log
+    assert cell.truth is not None and cell.truth.came_up, said
+    assert cell.counts is not None and cell.counts.acked > 0 and cell.counts.acked_lost == 0, said
+    assert cell.counts.corruption == "", said
+    assert not ledger_entries(workdir) and not mounts_under(workdir) and not loops_under(workdir)
+
+
+@pytest.mark.skipif(PostgreSQL.unavailable_reason() is not None, reason=str(PostgreSQL.unavailable_reason()))
+def test_postgresql_with_data_sync_retry_keeps_running_after_a_failed_data_file_fsync(workdir):
+    """The setting fsyncgate added: on, a failed checkpoint fsync is an ERROR and the server goes on; off (the
+    default, covered above for the WAL) it PANICs."""
+    ledger = Ledger(workdir / "ledger")
+    cell = fault_cell(resolve_fs_name("ext4"), pgbench_spec(data_sync_retry="on"), parse_faults("write:data")[0],
+                      workdir, ledger, SIZE, duration=4.0, limit_s=120)
+    said = verdict(cell)
+    assert cell.outcome is Ended.MEASURED and cell.injected == 1, said
+    assert cell.behaviour is not None and cell.behaviour.server == "kept running", said
+    assert any("ERROR" in x and "could not fsync" in x for x in cell.behaviour.server_log), cell.behaviour.server_log
+    assert cell.write_back_errors, said  # the checkpoint the client asked for failed
+    assert cell.truth is not None and cell.truth.came_up, said
+
+
+def test_sqlite_returns_an_io_error_for_the_commit_whose_flush_failed(workdir):
+    ledger = Ledger(workdir / "ledger")
+    cell = fault_cell(resolve_fs_name("ext4"), sqlite_spec(), parse_faults("flush")[0], workdir, ledger, SIZE,
+                      duration=3.0, limit_s=120)
+    said = verdict(cell)
+    assert cell.outcome is Ended.MEASURED and cell.injected == 1, said
+    assert cell.counts is not None and cell.counts.failed >= 1, said
+    assert "disk I/O error" in cell.first_error, said
+    assert cell.counts.acked_lost == 0 and cell.truth is not None and cell.truth.came_up, said
+    assert not ledger_entries(workdir)
+
+
+def test_a_write_fault_on_the_wal_reaches_sqlite_as_an_error(workdir):
+    ledger = Ledger(workdir / "ledger")
+    cell = fault_cell(resolve_fs_name("ext4"), sqlite_spec(), parse_faults("write:wal")[0], workdir, ledger, SIZE,
+                      duration=3.0, limit_s=120)
+    said = verdict(cell)
+    assert cell.outcome is Ended.MEASURED and cell.injected == 1, said
+    assert cell.counts is not None and cell.counts.failed >= 1, said
+    assert cell.truth is not None and cell.truth.came_up and cell.counts.acked_lost == 0, said
+
+
+@pytest.mark.skipif(PostgreSQL.unavailable_reason() is not None, reason=str(PostgreSQL.unavailable_reason()))
+def test_a_write_fault_is_never_aimed_where_the_mapping_is_not_the_devices(workdir):
+    """btrfs maps files to its own logical addresses (through its chunk tree): PostgreSQL's files there are not
+    where FIEMAP says on the device, so a write fault would fail some other block; the cell is not run, and says
+    why."""
+    ledger = Ledger(workdir / "ledger")
+    cell = fault_cell(resolve_fs_name("btrfs"), pgbench_spec(), parse_faults("write:data")[0], workdir, ledger, SIZE,
+                      duration=3.0, limit_s=120)
+    assert cell.outcome is Ended.NOT_RUN and cell.injected == 0, verdict(cell)
+    assert any("not the device's addresses" in n for n in cell.notes), cell.notes
+    assert not ledger_entries(workdir)
+
+
+def test_crashtest_fault_reports_each_cell_in_words_and_json(workdir, tmp_path):
+    out = tmp_path / "faults.json"
+    r = pickfs(workdir, "crashtest", "--fs", "ext4", "--fault", "flush", "--duration", "3s", "--json", str(out))
+    assert r.returncode == 0, r.stderr[-2000:]
+    doc = json.loads(out.read_text())["faults"]
+    (cell,) = doc["cells"]
+    assert cell["fault"] == "flush" and cell["outcome"] == "measured" and cell["injected"] == 1
+    assert "safe" not in cell["verdict"] and "a sample, not a guarantee" in cell["verdict"]
+    assert "with ext4 and sqlite" in r.stdout and "model:" in r.stdout
+
+
+def test_a_plans_fault_key_runs_the_fault_matrix(workdir, tmp_path):
+    plan, out = tmp_path / "plan.toml", tmp_path / "faults.json"
+    plan.write_text('[method]\nfault = "flush"\nfault_seed = 3\n[[config]]\npreset = "xfs"\n'
+                    '[[workload]]\nname = "sqlite-tpcb"\n')
+    r = pickfs(workdir, "crashtest", "--plan", str(plan), "--json", str(out))
+    assert r.returncode == 0, r.stderr[-2000:]
+    (cell,) = json.loads(out.read_text())["faults"]["cells"]
+    assert (cell["config"], cell["fault"], cell["outcome"]) == ("xfs", "flush", "measured")
+    assert "(seed 3)" in cell["plan"] and cell["injected"] == 1
+
+
+def test_kill_9_while_a_fault_is_armed_then_cleanup_leaves_nothing(workdir):
+    proc = start_pickfs(workdir, "crashtest", "--fs", "ext4", "--fault", "flush", "--fault-for", "forever",
+                        "--duration", "30s")
+    deadline = time.monotonic() + 180
+    def armed() -> list[dict]:
+        return [e for e in ledger_entries(workdir) if str(e["fields"].get("path", "")).endswith("/armed")]
+
+    while time.monotonic() < deadline and not armed():
+        time.sleep(0.2)
+    seen = armed()
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert seen, ledger_entries(workdir)
+    r = pickfs(workdir, "cleanup", timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert not ledger_entries(workdir) and not mounts_under(workdir) and not loops_under(workdir)
+    assert not subprocess.run(["pgrep", "-f", f"pickfs.crash.recorder {workdir}"], capture_output=True).stdout
+
+
+def test_errors_panic_is_refused_before_anything_is_made(workdir, tmp_path):
+    plan = tmp_path / "plan.toml"
+    plan.write_text('[[config]]\nname = "ext4-panic"\nfs = "ext4"\nmount = ["errors=panic"]\n'
+                    '[[workload]]\nname = "sqlite-tpcb"\n')
+    r = pickfs(workdir, "crashtest", "--plan", str(plan), "--fault", "flush")
+    assert r.returncode == 2, r.stderr
+    assert "errors=panic" in r.stderr and "Traceback" not in r.stderr
+    assert not ledger_entries(workdir)
+
+

@@ -1,0 +1,207 @@
+"""The fault plan, the recorder's fault switch, the client's log, the classification and the verdict words."""
+
+import json
+import os
+import struct
+import subprocess
+import sys
+import time
+
+import pytest
+
+from pickfs.crash.recorder import FaultSwitch
+from pickfs.errors import PlanError
+from pickfs.faults.extents import EXTENT, HEADER, mapping_disagrees, merged, parse_fiemap
+from pickfs.faults.outcome import (
+    Behaviour,
+    Ended,
+    FaultCell,
+    Truth,
+    classify,
+    committed_after_error,
+    filesystem_said,
+    parse_client_log,
+    server_said,
+    told_after,
+    verdict,
+)
+from pickfs.faults.plan import KINDS, parse_faults, parse_lasting
+from pickfs.faults.render import cell_doc, row
+
+
+def test_the_fault_plan_is_parsed_and_stated():
+    (plan,) = parse_faults("flush", nth=3, lasting="2s", seed=7)
+    assert (plan.kind, plan.nth, plan.times, plan.for_s) == (KINDS["flush"], 3, 0, 2.0)
+    assert "the 3rd such request" in plan.text and "every one for 2 s" in plan.text and "seed 7" in plan.text
+    assert parse_faults("flush", seed=7)[0].arm_after_s == plan.arm_after_s  # the seed fixes the moment
+    assert [p.kind.name for p in parse_faults("flush,write:wal,flush")] == ["flush", "write:wal"]
+    assert parse_lasting("once") == (1, 0.0) and parse_lasting("forever") == (0, 0.0) and parse_lasting("4") == (4, 0.0)
+
+
+@pytest.mark.parametrize(("kinds", "nth", "lasting", "said"), [
+    ("bogus", 1, "once", "no fault pickfs injects"),
+    ("write:journal", 1, "once", "not resolved"),
+    ("", 1, "once", "names no fault"),
+    ("flush", 0, "once", "counts from 1"),
+    ("flush", 1, "sometimes", "not once, a count"),
+])
+def test_bad_fault_plans_are_refused_with_the_fix(kinds, nth, lasting, said):
+    with pytest.raises(PlanError) as exc:
+        parse_faults(kinds, nth, lasting)
+    assert said in exc.value.message and exc.value.exit_code == 2
+
+
+def switch(tmp_path, **spec):
+    (tmp_path / "ranges").write_text("4096 8192\n")
+    return FaultSwitch({"switch": str(tmp_path / "armed"), "ranges": str(tmp_path / "ranges"),
+                        "injected": str(tmp_path / "injected"), **spec})
+
+
+def test_the_switch_fails_the_kth_request_once_and_only_while_armed(tmp_path):
+    s = switch(tmp_path, kind="flush", nth=2, times=1)
+    assert not s.fails("flush")  # not armed
+    (tmp_path / "armed").mkdir()
+    assert [s.fails("flush") for _ in range(4)] == [False, True, False, False]
+    assert not s.fails("write", 4096, 512)  # another kind
+    assert len((tmp_path / "injected").read_text().splitlines()) == 1
+
+
+def test_the_switch_fails_writes_that_touch_its_ranges_from_then_on_until_disarmed(tmp_path):
+    s = switch(tmp_path, kind="write", nth=1, times=0)
+    (tmp_path / "armed").mkdir()
+    assert not s.fails("write", 0, 4096) and not s.fails("write", 8192, 4096)  # beside the range
+    assert s.fails("write", 4000, 200) and s.fails("write", 8000, 4096) and s.fails("write", 5000, 1)
+    (tmp_path / "armed").rmdir()
+    assert not s.fails("write", 4096, 4096)
+
+
+def test_the_switch_fails_for_a_while(tmp_path):
+    s = switch(tmp_path, kind="flush", for_s=0.05)
+    (tmp_path / "armed").mkdir()
+    assert s.fails("flush") and s.fails("flush")
+    time.sleep(0.08)
+    assert not s.fails("flush")
+
+
+def test_fiemap_answers_are_read():
+    buf = HEADER.pack(0, 0, 0, 2, 2, 0) + EXTENT.pack(0, 1 << 20, 8192, 0, 0, 0) + \
+        EXTENT.pack(8192, 0, 4096, 0, 0, 0x4)
+    assert parse_fiemap(buf) == [(0, 1 << 20, 8192, 0), (8192, 0, 4096, 4)]
+    assert merged([(10, 20), (0, 5), (5, 8), (19, 30)]) == [(0, 8), (10, 30)]
+    assert struct.calcsize("=QQQQQI12x") == 56
+
+
+LOG = """1 A 100
+2 A 200
+3 E 300 OperationalError: disk I/O error
+- C 350 OperationalError: connection refused
+4 E 400 OperationalError: disk I/O error
+5 A 500
+- K 510 a WAL checkpoint
+- k 520 OperationalError: disk I/O error
+6 A"""
+
+
+def test_every_transaction_is_classified_against_the_truth():
+    log = parse_client_log(LOG)
+    assert sorted(log.acked) == [1, 2, 5] and sorted(log.failed) == [3, 4] and log.unconnected == 1
+    assert log.write_backs == 1 and log.write_back_errors and log.first_error.endswith("disk I/O error")
+    c = classify(log, Truth(True, frozenset({1, 2, 3}), newest=2, own_check="ok", invariant="ok"))
+    assert (c.acked, c.acked_present, c.acked_lost, c.failed, c.false_failures) == (3, 2, 1, 2, 1)
+    assert c.lost_ids == (5,) and c.false_ids == (3,)
+    assert "reads commit 2, but commit 3 is there" in c.old_value and c.corruption == ""
+    bad = classify(log, Truth(True, frozenset({1, 2, 5}), newest=5, own_check="row 3 missing", invariant="ok"))
+    assert bad.corruption == "row 3 missing" and bad.old_value == ""
+    down = classify(log, Truth(False, problem="would not start"))
+    assert down.acked_lost == 3
+    assert told_after(log, [250, 260]) == pytest.approx(50e-9) and told_after(log, [450]) is None
+    assert told_after(log, []) is None
+    assert committed_after_error(log) and not committed_after_error(parse_client_log("1 A 100\n2 E 200 x"))
+
+
+def test_the_filesystem_and_the_server_are_described_from_what_they_said():
+    assert filesystem_said(["XFS (loop3): Filesystem has been shut down due to log error (0x2)."], False) \
+        == "shut down (xfs)"
+    assert filesystem_said(["EXT4-fs error (device loop3): ...", "EXT4-fs (loop3): Remounting filesystem read-only"],
+                           True) == "remounted itself read-only (ext4)"
+    assert "said nothing" in filesystem_said(["I/O error, dev loop3, sector 0 op 0x1:(WRITE) flags 0x800"], False)
+    assert filesystem_said([], True) == "went read-only"
+    pg = ["PANIC:  could not fdatasync file \"000000010000000000000001\": Input/output error",
+          "LOG:  all server processes terminated; reinitializing",
+          "LOG:  database system is ready to accept connections"]
+    assert server_said(pg, True, False) == "stopped (PANIC), then restarted"
+    assert server_said(pg[:1], False, False) == "stopped (PANIC), and stayed down"
+    assert server_said([], True, False) == "kept running"
+    told = ["client: OperationalError: server closed the connection unexpectedly",
+            "client: OperationalError: FATAL:  the database system is in recovery mode"]
+    assert server_said(told, True, False, committed_after=True) == \
+        "stopped (a server process crashed; its log was not written), then restarted"
+    assert server_said(told, True, False).endswith("but did not come back up")
+    io = ["client: IoError: could not fdatasync file \"000000010000000000000001\": Input/output error",
+          "client: OperationalError: FATAL: the database system is in recovery mode"]
+    assert server_said(io, False, False).startswith("failed on the I/O error") and \
+        server_said(io, False, False).endswith("then restarted but did not come back up")
+    assert server_said([], False, True).startswith("embedded")
+
+
+def cell(**kw):
+    log = parse_client_log(LOG)
+    truth = Truth(True, frozenset({1, 2, 3}), newest=3, own_check="ok", invariant="ok")
+    base = dict(config="ext4", database="postgresql", settings="data_sync_retry=on", fault="flush",
+                plan="a cache flush fails", outcome=Ended.MEASURED, injected=1, counts=classify(log, truth),
+                behaviour=Behaviour("kept running", "said nothing"), truth=truth, first_error=log.first_error)
+    return FaultCell(**{**base, **kw})
+
+
+def test_the_verdict_says_what_was_lost_and_never_calls_anything_safe():
+    said = verdict(cell())
+    assert "with ext4 and postgresql (data_sync_retry=on)" in said and "the server kept running" in said
+    assert "1 acknowledged commit of 3 was lost" in said and "1 commit the client was told failed was there" in said
+    assert "safe" not in said and "a sample, not a guarantee" in said
+    assert "2 errors, 5 ms after the first injected one" in verdict(cell(told_after_s=0.005))
+    assert "a write-back it asked for failed (checkpoint request failed)" in \
+        verdict(cell(write_back_errors=("checkpoint request failed",)))
+    assert "fault never fired" in verdict(cell(injected=0))
+    assert "hung: the cell did not end within its time limit (limit 2m): 1 injected error" in \
+        verdict(cell(outcome=Ended.HUNG, notes=("limit 2m",)))
+    assert "did not come up" in verdict(cell(truth=Truth(False, problem="PANIC at startup")))
+    assert "safe" not in json.dumps(cell_doc(cell()))
+    assert row(cell())[4] == "1"
+
+
+def test_crashtest_refuses_bad_fault_options_with_exit_2_before_anything_is_made(tmp_path):
+    for args, said in ((["--fault", "bogus"], "no fault pickfs injects"),
+                       (["--fault", "flush", "--states", "3"], "for power cuts"),
+                       (["--fault", "flush", "--duration", "1s"], "too short"),
+                       (["--fault-at", "2"], "need --fault"),
+                       (["--fault", "flush", "--html", str(tmp_path / "x.html")], "not written for a fault run")):
+        r = subprocess.run([sys.executable, "-m", "pickfs", "crashtest", "--fs", "ext4", *args], capture_output=True,
+                           text=True, env={"PICKFS_WORKDIR": str(tmp_path / "w"), "PATH": "/usr/bin:/bin"})
+        assert r.returncode == 2 and said in r.stderr and "Traceback" not in r.stderr, (args, r.stderr)
+
+
+def test_a_mapping_of_which_no_block_could_be_checked_is_not_trusted(tmp_path):
+    """Files with nothing to compare (all zeros, inline, compressed) prove nothing about the mapping: a write fault
+    is not aimed on it."""
+    zeros = tmp_path / "zeros"
+    zeros.write_bytes(bytes(64 * 1024))
+    try:
+        os.close(os.open(zeros, os.O_RDONLY | os.O_DIRECT))
+    except OSError:
+        pytest.skip("no O_DIRECT on the temporary directory's filesystem")
+    said = mapping_disagrees(str(zeros), [zeros])
+    assert said is not None and "could be checked against the device" in said
+
+
+def test_the_plan_keys_are_checked_and_read_by_crashtest_only(tmp_path):
+    def pickfs(*args: str, fault: str = "flush") -> subprocess.CompletedProcess[str]:
+        plan = tmp_path / "plan.toml"
+        plan.write_text(f'[method]\nfault = "{fault}"\nfault_for = "2s"\n[[config]]\npreset = "ext4"\n'
+                        '[[workload]]\nname = "sqlite-tpcb"\n')
+        return subprocess.run([sys.executable, "-m", "pickfs", *args, "--plan", str(plan)], capture_output=True,
+                              text=True, env={"PICKFS_WORKDIR": str(tmp_path / "w"), "PATH": "/usr/bin:/bin"})
+
+    r = pickfs("run")
+    assert r.returncode == 2 and "read by pickfs crashtest" in r.stderr, r.stderr
+    r = pickfs("crashtest", fault="write:everything")
+    assert r.returncode == 2 and "no fault pickfs injects" in r.stderr, r.stderr
