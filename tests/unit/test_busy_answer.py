@@ -112,3 +112,15 @@ def test_the_flag_and_the_plan_key_set_it():
     base = {"target_ci": None, "max_time": None, "no_monitors": False}
     assert method_overrides({**base, "accept_busy": True})["accept_busy"] is True
     assert "accept_busy" not in method_overrides(base)
+
+
+def test_a_run_busy_throughout_keeps_its_answer_and_says_it_is_the_busy_machines(record):
+    """Every slice busy: nothing quiet to answer from; the answer stays (the busy machine's) and says so."""
+    run = analyse(loaded(record, busy_every=1))
+    view = run.views[0]
+    assert view.race is not None and view.race.decision.answer == "ext4"
+    assert run.disturbance is not None and run.disturbance.unchecked == (view.label,) and run.disturbance.changes == ()
+    text = " ".join(terminal(run).split())
+    assert f"Too few quiet slices to answer {view.label} without the busy ones: that answer is the busy machine's" in text
+    doc = json.loads(render_json(run))
+    assert doc["answers"] and doc["disturbance"]["too_few_quiet_slices"] == [view.label]

@@ -49,9 +49,15 @@ def _decided_quietly(record: RunRecord, plan: Plan, views: tuple[WorkloadView, .
     slices' (the busy ones would change the answer); where it is the same, every slice counts."""
     quiet_record = replace(record, trials=quiet_trials(record.trials))
     quiet = {v.label: v for v in build_views(quiet_record, plan, fixed_rate(quiet_record, plan))}
-    changed = tuple(v.label for v in views if v.label in quiet and _answer(quiet[v.label]) != _answer(v))
+    answers = {label: _answer(v) for label, v in quiet.items()}
+    # too few quiet slices to answer from (none measured, no race fitted, nothing named): not checked
+    unchecked = tuple(v.label for v in views if v.measured and (
+        v.label not in quiet or not quiet[v.label].measured or answers[v.label][0] is None
+        or (v.race is not None and quiet[v.label].race is None)))
+    changed = tuple(v.label for v in views if v.label in quiet and v.label not in unchecked
+                    and answers[v.label] != _answer(v))
     return (tuple(quiet[v.label] if v.label in changed else v for v in views),
-            replace(dist, rechecked=True, changes=changed))
+            replace(dist, rechecked=True, changes=changed, unchecked=unchecked))
 
 
 def analyse(record: RunRecord) -> AnalysedRun:

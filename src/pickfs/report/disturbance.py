@@ -44,9 +44,15 @@ def disturbance_line(d: Disturbance | None) -> str | None:
     if not d.disturbed:
         return None
     line = f"disturbed: {_busy_words(d)}."
+    said = []
     if d.changes:
-        return (f"{line} Without the busy slices the answer for {_names(d.changes)} differs: it is decided on the "
-                f"{d.slices - d.busy_slices} quiet slices alone (--accept-busy to decide on a busy machine).")
+        said.append(f"Without the busy slices the answer for {_names(d.changes)} differs: it is decided on the "
+                    f"{d.slices - d.busy_slices} quiet slices alone (--accept-busy to decide on a busy machine).")
+    if d.unchecked:
+        said.append(f"Too few quiet slices to answer {_names(d.unchecked)} without the busy ones: that answer is the "
+                    "busy machine's.")
+    if said:
+        return " ".join([line, *said])
     if d.rechecked:
         return f"{line} Without the busy slices the answer is the same."
     return f"{line} The answer below may be the busy machine's as much as the configurations'."
@@ -71,6 +77,7 @@ def disturbance_dict(d: Disturbance) -> dict[str, Any]:
         "others": list(d.others),
         "accepted": d.accepted,
         "decided_on_quiet_slices": list(d.changes),
+        "too_few_quiet_slices": list(d.unchecked),
         "thresholds": {"others_share_of_cpus": OTHERS_SHARE, "steal_share": STEAL_SHARE,
                        "disturbed_share_of_time": DISTURBED_SHARE},
     }
