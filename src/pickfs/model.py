@@ -133,6 +133,14 @@ class Method:
     race: bool = True
     margin: float = 0.05  # the smallest difference worth a recommendation over the safer or default choice
     baseline_copies: int | None = None  # images of the baseline per block (None: about sqrt(k - 1))
+    # What moves a configuration's level from one run to the next that no run can see in itself (log scale, a
+    # standard deviation): added to every level's variance, so that intervals and decisions hold across reruns.
+    # The default is the reference machine's, estimated across stored reruns (benchmarks/rerun_variance.py).
+    rerun_sd: float = 0.01
+    # A busy machine is the condition to measure: slices where other processes took the CPUs count like any
+    # other, and the report says the answer is for a busy machine (False: a disturbed run decides on its quiet
+    # slices where they change the answer, and says so).
+    accept_busy: bool = False
     # the capacity search (engine/capacity.py): e.g. "p99<=5ms", the highest fixed rate each configuration
     # holds within it; None: no search
     latency_target: str | None = None

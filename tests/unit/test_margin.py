@@ -9,14 +9,18 @@ from pickfs.analysis.margin import (
     MIN_ROUNDS,
     STOP_FACTOR,
     Hopeless,
+    WouldSettle,
     cannot_settle,
+    hopeful_more_s,
     margin_words,
     round_margin,
     settle_margin,
+    settle_phrase,
     settle_target,
+    would_settle,
 )
 from pickfs.engine.race import stop_note
-from pickfs.stats.decision import RACE_ALPHA, Contrast, decide
+from pickfs.stats.decision import ALPHA, RACE_ALPHA, Contrast, contrast, decide
 from pickfs.stats.weather import fit
 from tests.unit.test_race import simulate
 
@@ -81,7 +85,7 @@ def test_an_a_a_copy_at_a_tiny_margin_cannot_settle_in_a_short_budget():
     f, d = _decided({"base": 0.0, "copy": 0.0}, image_sd=0.0, slice_sd=0.03, drift=0.02)
     assert not d.settled
     stop = cannot_settle(f, d, "base", 0.005, 0.1, 60.0, 20.0, MIN_ROUNDS + 2, RACE_ALPHA)
-    assert stop is not None and [n for n, _ in stop.needs] == ["copy"]
+    assert stop is not None and stop.open == ("copy",)
     # the same race with a budget many times as long left goes on
     assert cannot_settle(f, d, "base", 0.005, 0.1, 60.0, 1e6, MIN_ROUNDS + 2, RACE_ALPHA) is None
 
@@ -104,8 +108,46 @@ def test_a_margin_is_said_as_typed():
     assert margin_words(0.05) == "5%" and margin_words(0.005) == "0.5%" and margin_words(0.1) == "10%"
 
 
-def test_the_stop_note_says_the_time_each_comparison_needs():
-    text = stop_note("sqlite-tpcb", 9, 0.005, Hopeless((("ext4-again", 1500.0), ("xfs", None)), 40.0))
+def test_the_stop_note_says_what_would_settle_the_answer_in_the_answers_words():
+    settle = WouldSettle(("ext4-again",), 1500.0, 0.05)
+    text = stop_note("sqlite-tpcb", 9, 0.005, Hopeless(("ext4-again",), 40.0), "ext4", settle, ("tmpfs",), 3.0)
     assert text.startswith("sqlite-tpcb: the race stops after round 9 with 40 s of its budget left")
-    assert "0.5% margin" in text and "ext4-again: about 25 min more" in text
-    assert "xfs: no amount of time is likely to settle it" in text
+    assert "0.5% margin" in text
+    assert "ext4-again against ext4: " + settle_phrase(1500.0, 0.05, 3.0) in text
+    assert "about 25 more minutes (--max-time 30m) or a 5% margin (--margin 5%) would settle it" in text
+    assert "tmpfs: its factor is not yet known within the target" in text
+    at = stop_note("sqlite-tpcb", 9, 0.05, Hopeless(("xfs",), 40.0), "ext4", WouldSettle(("xfs",), None, 0.10), (),
+                   3.0)
+    assert "xfs against ext4: no amount of time is likely to settle it, a 10% margin (--margin 10%) would" in at
+
+
+def test_the_stop_note_and_the_answer_give_one_figure():
+    """The race stops on its own level (1%), but says what the answer (at 5%) will say on the same slices: the
+    figure at the race's level was a different one."""
+    f, _ = _decided({"base": 0.0, "copy": math.log(1.03)}, seed=5, image_sd=0.0, slice_sd=0.03, drift=0.02,
+                    rounds=MIN_ROUNDS + 4)
+    race_level = decide(f, ["base", "copy"], [], "base", margin=0.05, alpha=RACE_ALPHA)
+    answer_level = decide(f, ["base", "copy"], [], "base", margin=0.05, alpha=ALPHA)
+    stop = cannot_settle(f, race_level, "base", 0.05, 0.1, 60.0, 1.0, MIN_ROUNDS + 4, RACE_ALPHA)
+    if stop is None or answer_level.settled:
+        pytest.skip("this draw settles or goes on")
+    said = would_settle(f, answer_level, 60.0)
+    text = stop_note("w", MIN_ROUNDS + 4, 0.05, stop, answer_level.answer, said, answer_level.pending, 1.0)
+    assert settle_phrase(said.more_s, said.wider, 1.0) in text
+    at_race_level = settle_margin("copy", contrast(f, "copy", "base"), 0.05, 60.0, RACE_ALPHA)
+    assert at_race_level is not None and at_race_level.more_s != said.more_s
+
+
+def test_time_cannot_narrow_the_run_to_run_floor():
+    # +3% at a 5% margin, the run's own standard error tiny: without a floor, time settles it; with a floor that
+    # alone reaches the edge, no amount of time is likely to
+    plain = settle_margin("xfs", Contrast(math.log(1.03), 0.012, math.inf), 0.05, 600.0, 0.05)
+    floored = settle_margin("xfs", Contrast(math.log(1.03), 0.013, math.inf, floor=0.012**2), 0.05, 600.0, 0.05)
+    assert plain is not None and plain.more_s is not None and plain.more_s > 0
+    assert floored is not None and floored.more_s is None and floored.at_margin
+    # a floor that leaves room: the time to settle is longer than without it
+    some = settle_margin("xfs", Contrast(math.log(1.02), 0.02, math.inf, floor=0.005**2), 0.05, 600.0, 0.05)
+    none = settle_margin("xfs", Contrast(math.log(1.02), 0.02, math.inf), 0.05, 600.0, 0.05)
+    assert some is not None and none is not None and some.more_s is not None and none.more_s is not None
+    assert some.more_s > none.more_s
+    assert math.isinf(hopeful_more_s(Contrast(math.log(1.045), 0.015, math.inf, floor=0.014**2), 0.05, 600.0, 0.05))

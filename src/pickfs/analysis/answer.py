@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
-from pickfs.analysis.margin import most_needed, open_comparisons
+from pickfs.analysis.margin import would_settle
 from pickfs.analysis.setup import Setup, setup_of
 from pickfs.analysis.views import WorkloadView
 from pickfs.stats.decision import ALPHA, contrast
@@ -90,6 +90,5 @@ def finding(view: WorkloadView) -> Finding | None:
     contenders = tuple(c for n, s in listed if (c := _contender(race.fit, n, preferred, s)) is not None)
     if d.settled:
         return Finding(preferred, True, d.margin, contenders, None, None)
-    opened = open_comparisons(race.fit, replace(d, pending=()), None, d.margin, 0.0, race.minutes * 60, ALPHA)
-    more, wider = most_needed(opened)
-    return Finding(preferred, False, d.margin, contenders, more, wider)
+    settle = would_settle(race.fit, d, race.minutes * 60)  # the figure the race's stop note gave
+    return Finding(preferred, False, d.margin, contenders, settle.more_s, settle.wider)

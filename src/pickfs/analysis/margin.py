@@ -4,31 +4,35 @@ A contender is settled against the preferred configuration when its one-sided bo
 preferred) clears the margin's edge: its upper bound at or under it (within the margin: the preferred stays),
 or its lower bound over it (faster by more than the margin: the preferred is out). While the interval straddles
 the edge, two things would settle it:
-- more time: the interval's half-width narrows about as 1 / sqrt(slices), so about as 1 / sqrt(time measured).
-  At the current estimate, the half-width must shrink to the estimate's distance from the edge; the time that
-  takes is the time so far times (half-width / distance)^2. An estimate AT THE MARGIN (within a standard error
-  of the edge and within AT_MARGIN of the margin, e.g. 4% to 6% at a 5% margin) is as likely to land on either
-  side of the edge: no amount of time is likely to settle it;
+- more time: the part of the interval's variance that this run measures narrows about as 1 / slices, so about
+  as 1 / time measured; the part that moves from one run to the next (the plan's rerun_sd, `Contrast.floor`)
+  does not narrow at all. At the current estimate, the half-width must shrink to the estimate's distance from
+  the edge: q^2 (within x T / (T + more) + floor) = distance^2, T the time so far (with no floor: T times
+  (half-width / distance)^2 in all). Where q^2 x floor alone reaches the distance, no amount of time is likely
+  to settle it; likewise an estimate AT THE MARGIN (within a standard error of the edge and within AT_MARGIN of
+  the margin, e.g. 4% to 6% at a 5% margin), as likely to land on either side of the edge;
 - a wider margin: the smallest round margin (a multiple of 5%) at or over the upper bound settles it now.
 
 A non-candidate (a setting that can lose data, a reference) is settled when its factor is known within the
-plan's target: the time that takes is the time so far times (half-width / target)^2.
+plan's target: the same projection, with the target in place of the distance.
 
 The race stops early (engine/race.py) when every comparison still open needs, at the most hopeful reading, more
 than STOP_FACTOR times the budget left: the hopeful reading takes the true difference a standard error further
 from the edge than the estimate, so that an early, noisy estimate near the edge does not stop a race that
-could settle.
+could settle. That reading is the race's own, at its level (RACE_ALPHA); what the race then says it would need
+is the answer's figure (`would_settle`, at ALPHA, on the same slices), so that the run's notes and its answer
+give one figure.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from scipy import stats as sps
 
-from pickfs.stats.decision import Contrast, Decision, contrast
+from pickfs.stats.decision import ALPHA, Contrast, Decision, contrast
 from pickfs.stats.weather import Fit
 
 ROUND_MARGIN = 0.05  # a wider margin is said as a multiple of this
@@ -40,8 +44,9 @@ MIN_DF = 3.0  # degrees of freedom of a comparison before it is projected
 
 @dataclass(frozen=True)
 class Settling:
-    """What would settle an open comparison: `more_s` more seconds at the current rate (None: at the margin, no
-    amount of time is likely to), or the wider margin that settles it now (None for a non-candidate)."""
+    """What would settle an open comparison: `more_s` more seconds at the current rate (None: no amount of time is
+    likely to: at the margin, or the run-to-run term alone reaches it), or the wider margin that settles it now
+    (None for a non-candidate)."""
 
     name: str
     more_s: float | None
@@ -63,11 +68,22 @@ def round_margin(x: float, step: float = ROUND_MARGIN) -> float:
     return step * max(1, math.ceil(x / step - 1e-9))
 
 
+def more_time(c: Contrast, q: float, reach: float, elapsed_s: float) -> float:
+    """The more seconds after `elapsed_s` until q standard errors of `c` come within `reach` (log scale), the part
+    of its variance this run measures narrowing as 1 / time, its floor not at all; inf when the floor alone
+    reaches it."""
+    room = (reach / q) ** 2 - c.floor
+    if room <= 0:
+        return math.inf
+    return elapsed_s * max(c.within / room - 1, 0.0)
+
+
 def settle_margin(name: str, c: Contrast, margin: float, elapsed_s: float, alpha: float) -> Settling | None:
     """What would settle contender `name` against the preferred (`c`: log(contender / preferred)) at `margin`,
     after `elapsed_s` seconds of measuring; None when it is settled already."""
     edge = math.log1p(margin)
-    half = _q(c, alpha) * c.se
+    q = _q(c, alpha)
+    half = q * c.se
     if c.est + half <= edge or c.est - half > edge:
         return None
     wider = round_margin(math.expm1(c.est + half))
@@ -75,27 +91,29 @@ def settle_margin(name: str, c: Contrast, margin: float, elapsed_s: float, alpha
     distance = abs(c.est - edge)
     if distance <= min(c.se, AT_MARGIN * edge):
         return Settling(name, None, wider, True)
-    return Settling(name, elapsed_s * max((half / distance) ** 2 - 1, 0.0), wider, False)
+    more = more_time(c, q, distance, elapsed_s)
+    return Settling(name, more if math.isfinite(more) else None, wider, not math.isfinite(more))
 
 
 def settle_target(name: str, c: Contrast, target: float, elapsed_s: float, alpha: float) -> Settling | None:
     """What would know a non-candidate's factor within `target` (a 1 - alpha two-sided half-width); None: known."""
-    half = _q(c, alpha / 2) * c.se
+    q = _q(c, alpha / 2)
     goal = math.log1p(target)
-    if half <= goal:
+    if q * c.se <= goal:
         return None
-    return Settling(name, elapsed_s * ((half / goal) ** 2 - 1), None, False)
+    more = more_time(c, q, goal, elapsed_s)
+    return Settling(name, more if math.isfinite(more) else None, None, False)
 
 
 def hopeful_more_s(c: Contrast, margin: float, elapsed_s: float, alpha: float) -> float:
     """The fewest more seconds a contender could plausibly need: as `settle_margin`, with the true difference a
-    standard error further from the edge than its estimate (how a race avoids stopping on early noise)."""
+    standard error further from the edge than its estimate (how a race avoids stopping on early noise); inf when
+    even then the run-to-run term alone reaches the edge."""
     edge = math.log1p(margin)
-    half = _q(c, alpha) * c.se
-    if c.est + half <= edge or c.est - half > edge:
+    q = _q(c, alpha)
+    if c.est + q * c.se <= edge or c.est - q * c.se > edge:
         return 0.0
-    distance = abs(c.est - edge) + c.se
-    return elapsed_s * max((half / distance) ** 2 - 1, 0.0)
+    return more_time(c, q, abs(c.est - edge) + c.se, elapsed_s)
 
 
 def open_comparisons(fit: Fit, decision: Decision, reference: str | None, margin: float, target: float,
@@ -118,9 +136,9 @@ def open_comparisons(fit: Fit, decision: Decision, reference: str | None, margin
 
 @dataclass(frozen=True)
 class Hopeless:
-    """Why a race stops before its budget: each open comparison and the more seconds it would need."""
+    """Why a race stops before its budget: the comparisons its level leaves open, the seconds left."""
 
-    needs: tuple[tuple[str, float | None], ...]  # name, more seconds at the current estimate (None: at the margin)
+    open: tuple[str, ...]
     left_s: float
 
 
@@ -144,20 +162,17 @@ def cannot_settle(fit: Fit, decision: Decision, reference: str | None, margin: f
         pairs.append((name, c, False))
     if not pairs:
         return None
-    needs: list[tuple[str, float | None]] = []
     for name, c, candidate in pairs:
         if c.df < MIN_DF:
             return None
         if candidate:
             hopeful = hopeful_more_s(c, margin, elapsed_s, alpha)
-            said = settle_margin(name, c, margin, elapsed_s, alpha)
         else:
             said = settle_target(name, c, target, elapsed_s, alpha)
-            hopeful = (said.more_s or 0.0) if said is not None else 0.0
+            hopeful = (math.inf if said.more_s is None else said.more_s) if said is not None else 0.0
         if hopeful <= STOP_FACTOR * left_s:
             return None
-        needs.append((name, said.more_s if said is not None else 0.0))
-    return Hopeless(tuple(needs), left_s)
+    return Hopeless(tuple(name for name, _, _ in pairs), left_s)
 
 
 def most_needed(settlings: Sequence[Settling]) -> tuple[float | None, float | None]:
@@ -173,3 +188,48 @@ def most_needed(settlings: Sequence[Settling]) -> tuple[float | None, float | No
 
 def by_name(settlings: Sequence[Settling]) -> Mapping[str, Settling]:
     return {s.name: s for s in settlings}
+
+
+@dataclass(frozen=True)
+class WouldSettle:
+    """What would settle a race's answer: the one figure its answer and its stop note give. `contenders`: those
+    still at the margin; `more_s`: more seconds at the current rate that would settle every one (None: no amount of
+    time is likely to; 0.0 with no contender open); `wider`: the wider margin that settles them now."""
+
+    contenders: tuple[str, ...]
+    more_s: float | None
+    wider: float | None
+
+
+def would_settle(fit: Fit, decision: Decision, elapsed_s: float) -> WouldSettle:
+    """What would settle the answer of `decision` (taken at ALPHA, the answer's level) after `elapsed_s` seconds
+    measured (the span of the slices: first to last): every contender still at the margin against the preferred
+    configuration, at ALPHA."""
+    opened = open_comparisons(fit, replace(decision, pending=()), None, decision.margin, 0.0, elapsed_s, ALPHA)
+    more, wider = most_needed(opened)
+    return WouldSettle(tuple(s.name for s in opened), more, wider)
+
+
+def more_time_words(seconds: float) -> str:
+    """'about 20 more minutes', 'about 3 more hours': more time as the answer and the race's notes say it."""
+    minutes = seconds / 60
+    if minutes < 1.5:
+        return "about a minute more"
+    if minutes < 60:
+        step = 5 if minutes >= 15 else 1
+        return f"about {step * round(minutes / step)} more minutes"
+    hours = minutes / 60
+    if hours < 1.5:
+        return "about an hour more"
+    return f"about {hours:.0f} more hours" if hours < 48 else "more than two days more"
+
+
+def settle_phrase(more_s: float | None, wider: float | None, measured_min: float) -> str:
+    """What would settle an unsettled answer, in the words its answer and the race's stop note both use: more time
+    at the current rate (with the --max-time that gives it, after `measured_min` minutes measured), or a wider
+    margin."""
+    margin = f"a {wider:.0%} margin (--margin {wider:.0%})" if wider is not None else "a wider margin"
+    if more_s is None:
+        return f"no amount of time is likely to settle it, {margin} would"
+    total = math.ceil((measured_min + more_s / 60) / 5) * 5
+    return f"{more_time_words(more_s)} (--max-time {total}m) or {margin} would settle it"

@@ -19,6 +19,9 @@ from pickfs.stats.paired import Obs, primary_value
 from pickfs.stats.weather import Fit, fit
 
 TARGET = 0.05  # the default of the plan's target_ci: a 95% interval within +/- 5%
+# The degrees of freedom the plan's rerun_sd is known with: those of the estimate behind its default (reruns on the
+# reference machine, benchmarks/rerun_variance.py; docs/method.md "What moves a comparison between runs").
+RERUN_DF = 25.0
 
 
 @dataclass(frozen=True)
@@ -89,10 +92,23 @@ def race_target(method: Method) -> float:
     return 2 * (method.target_ci if method.target_ci is not None else TARGET)
 
 
+def decision_at(f: Fit, roles: Roles, method: Method, alpha: float = ALPHA) -> Decision:
+    """The decision on a fit at the plan's margin, at level `alpha`."""
+    return decide(f, roles.candidates, roles.others, roles.baseline, method.margin, race_target(method), alpha)
+
+
 def judge(series: Mapping[str, Sequence[Obs]], roles: Roles, method: Method,
           alpha: float = ALPHA) -> tuple[Fit, Decision] | None:
     """The race's weather and its decision on the slices so far, at the plan's margin (None: too few to fit)."""
-    f = fit({k: list(v) for k, v in series.items() if v}, roles.references, roles.in_memory)
+    f = fit({k: list(v) for k, v in series.items() if v}, roles.references, roles.in_memory, method.rerun_sd,
+            RERUN_DF)
     if f is None:
         return None
-    return f, decide(f, roles.candidates, roles.others, roles.baseline, method.margin, race_target(method), alpha)
+    return f, decision_at(f, roles, method, alpha)
+
+
+def measured_s(series: Mapping[str, Sequence[Obs]]) -> float:
+    """The seconds a race has measured for: from the middle of its first slice to the middle of its last (what
+    the analysis reads as its minutes, and the time a projection of more time starts from)."""
+    times = [o.t for obs in series.values() for o in obs]
+    return max(times) - min(times) if times else 0.0

@@ -1,15 +1,20 @@
 """A stored run analysed once (pure): its plan parsed, every workload's view with its judge's answer, its
-fixed-rate figures, and how busy the machine was while it measured. Every renderer reads this; a renderer given a stored run analyses it here first."""
+fixed-rate figures, and how busy the machine was while it measured. Every renderer reads this; a renderer given a stored run analyses it here first.
+
+A disturbed run does not decide on slices whose removal would change its answer: it is decided again on its
+quiet slices, and a workload whose answer differs is answered from those (the disturbance says which, first).
+A plan that accepts a busy machine (`accept_busy`) decides on every slice."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from pickfs.analysis.answer import recommended
 from pickfs.analysis.latency import FixedRate, fixed_rate
 from pickfs.analysis.views import WorkloadView, workload_views
 from pickfs.analysis.whole import choice
 from pickfs.model import Plan, RunRecord, plan_from_dict
-from pickfs.stats.disturbance import Disturbance, disturbance
+from pickfs.stats.disturbance import Disturbance, disturbance, quiet_trials
 
 
 @dataclass(frozen=True)
@@ -30,10 +35,42 @@ def build_views(record: RunRecord, plan: Plan | None = None, fixed: FixedRate | 
     return [replace(v, choice=choice(v)) if v.race is None and v.latency is None else v for v in views]
 
 
+def _answer(view: WorkloadView) -> tuple[str | None, bool]:
+    """What a workload's answer names, and whether it is settled (a race's preferred configuration, settled
+    or not; otherwise the configuration its judge recommends)."""
+    if view.race is not None:
+        return view.race.decision.answer, view.race.decision.settled
+    named = recommended(view)
+    return named, named is not None
+
+
+def _decided_quietly(record: RunRecord, plan: Plan, views: tuple[WorkloadView, ...],
+                     dist: Disturbance) -> tuple[tuple[WorkloadView, ...], Disturbance]:
+    """A disturbed run decided again on its quiet slices: where a workload's answer differs, its view is the quiet
+    slices' (the busy ones would change the answer); where it is the same, every slice counts."""
+    quiet_record = replace(record, trials=quiet_trials(record.trials))
+    quiet = {v.label: v for v in build_views(quiet_record, plan, fixed_rate(quiet_record, plan))}
+    answers = {label: _answer(v) for label, v in quiet.items()}
+    # too few quiet slices to answer from (none measured, no race fitted, nothing named): not checked
+    unchecked = tuple(v.label for v in views if v.measured and (
+        v.label not in quiet or not quiet[v.label].measured or answers[v.label][0] is None
+        or (v.race is not None and quiet[v.label].race is None)))
+    changed = tuple(v.label for v in views if v.label in quiet and v.label not in unchecked
+                    and answers[v.label] != _answer(v))
+    return (tuple(quiet[v.label] if v.label in changed else v for v in views),
+            replace(dist, rechecked=True, changes=changed, unchecked=unchecked))
+
+
 def analyse(record: RunRecord) -> AnalysedRun:
     plan = plan_from_dict(record.plan)
     fixed = fixed_rate(record, plan)
-    return AnalysedRun(record, plan, tuple(build_views(record, plan, fixed)), fixed, disturbance(record.trials))
+    views = tuple(build_views(record, plan, fixed))
+    dist = disturbance(record.trials)
+    if dist is not None and plan.method.accept_busy:
+        dist = replace(dist, accepted=True)
+    elif dist is not None and dist.disturbed:
+        views, dist = _decided_quietly(record, plan, views, dist)
+    return AnalysedRun(record, plan, views, fixed, dist)
 
 
 def analysed(run: RunRecord | AnalysedRun) -> AnalysedRun:

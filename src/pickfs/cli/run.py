@@ -207,14 +207,14 @@ def method_overrides(o: dict[str, Any]) -> dict[str, Any]:
         out["target_ci"] = parse_share(o["target_ci"], "--target-ci", "e.g. --target-ci 2% or 0.02", upper=1.0)
     if o["max_time"] is not None:
         out["max_seconds"] = parse_max_time(str(o["max_time"]))
-    if o.get("no_race"):
-        out["race"] = False
+    for flag, key, value in (("no_race", "race", False), ("accept_busy", "accept_busy", True),
+                             ("no_monitors", "monitors", False)):
+        if o.get(flag):
+            out[key] = value
     if o.get("margin") is not None:
         out["margin"] = parse_share(o["margin"], "--margin", "e.g. --margin 5% or 0.05", upper=0.5)
     if o.get("latency_target"):
         out["latency_target"] = latency_target(o["latency_target"], bool(o.get("one_at_a_time")))
-    if o["no_monitors"]:
-        out["monitors"] = False
     if o.get("crash_states") is not None:
         out["crash_states"] = o["crash_states"]
     if o.get("crash_time") is not None:
@@ -319,6 +319,10 @@ def parse_max_time(text: str) -> float:
 @click.option("--seed", type=int, help="seed of the rounds' random order [from the run id]")
 @click.option("--margin", help="the smallest difference worth recommending a faster configuration over the safer "
                                "or default one, e.g. 5% [5%]; within it they count as equivalent")
+@click.option("--accept-busy", is_flag=True,
+              help="a busy machine is the condition to measure: slices while other processes take the CPUs count "
+                   "like the others, and the report says the answer is for a busy machine (by default a disturbed "
+                   "run decides on its quiet slices where the busy ones would change the answer)")
 @click.option("--no-race", is_flag=True,
               help="side by side without the race: every configuration in every round to the end, each compared "
                    "with the baseline's slices around it (the earlier design)")

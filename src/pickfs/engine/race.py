@@ -15,7 +15,8 @@ configuration (stats/weather.py):
 - the race stops when the decision is settled and every factor known, or at the time budget;
 - it stops early when it cannot settle within its budget at the current rate (analysis/margin.py): after
   the fewest rounds to project from, every comparison still open would need, at its most hopeful reading,
-  more than twice the time left; the run's notes say so, with the time it would need.
+  more than twice the time left; the run's notes say so, with what would settle the answer: the figure the
+  answer gives (analysis/margin.py `would_settle`, at the answer's level, on the same slices).
 """
 
 from __future__ import annotations
@@ -25,8 +26,17 @@ import time
 from collections import defaultdict
 from contextlib import ExitStack
 
-from pickfs.analysis.margin import Hopeless, cannot_settle, margin_words
-from pickfs.analysis.race import Entrant, Roles, judge, race_roles, race_series, race_target
+from pickfs.analysis.margin import Hopeless, WouldSettle, cannot_settle, margin_words, settle_phrase, would_settle
+from pickfs.analysis.race import (
+    Entrant,
+    Roles,
+    decision_at,
+    judge,
+    measured_s,
+    race_roles,
+    race_series,
+    race_target,
+)
 from pickfs.engine.schedule import RoundBudget, auto_blocks, round_budget, round_order, standing_up_order
 from pickfs.engine.sidebyside import Member, SideBySide, SliceFailed, is_reference, why_failed
 from pickfs.errors import PickfsError, ResultsWriteFailed
@@ -34,7 +44,7 @@ from pickfs.model import Cell, Trial
 from pickfs.risks import config_risks
 from pickfs.stack.filesystems import fs_type
 from pickfs.stack.signals import interrupted
-from pickfs.stats.decision import RACE_ALPHA, Decision, contrast
+from pickfs.stats.decision import ALPHA, RACE_ALPHA, Decision, contrast
 from pickfs.stats.paired import Obs
 from pickfs.stats.weather import Fit
 from pickfs.workloads import workload_class
@@ -241,10 +251,13 @@ class Race:
             return members, True, widest, False
         m = self.plan.method
         left = deadline - time.monotonic()
-        hopeless = cannot_settle(f, decision, r.baseline, m.margin, race_target(m), _span(history), left,
-                                 rounds_done, RACE_ALPHA)
+        span = measured_s(series(self.cells, history))
+        hopeless = cannot_settle(f, decision, r.baseline, m.margin, race_target(m), span, left, rounds_done,
+                                 RACE_ALPHA)
         if hopeless is not None:
-            text = stop_note(self.label, round_no, m.margin, hopeless)
+            answer = decision_at(f, r, m, ALPHA)  # what the answer will say on these slices
+            text = stop_note(self.label, round_no, m.margin, hopeless, answer.answer,
+                             would_settle(f, answer, span), answer.pending, span / 60)
             self.sbs.observer.note(text)
             self.sbs.store.add_note(self.sbs.run_id, text)
             return members, True, widest, False
@@ -265,23 +278,30 @@ class Race:
         return members, False, widest, grew
 
 
-def _span(history: list[Trial]) -> float:
-    """The seconds the race has measured for, from its first slice to the end of its last."""
-    if not history:
-        return 0.0
-    return max(t.started + t.elapsed_s for t in history) - min(t.started for t in history)
-
-
 def _minutes(seconds: float) -> str:
     return f"{seconds / 60:.0f} min" if seconds >= 90 else f"{seconds:.0f} s"
 
 
-def stop_note(label: str, round_no: int, margin: float, hopeless: Hopeless) -> str:
-    """Why a race stopped before its budget, with the time each open comparison would need (pure)."""
-    needs = "; ".join(f"{name}: no amount of time is likely to settle it at this margin" if more is None
-                      else f"{name}: about {_minutes(more)} more" for name, more in hopeless.needs)
-    return (f"{label}: the race stops after round {round_no} with {_minutes(hopeless.left_s)} of its budget left: "
-            f"at a {margin_words(margin)} margin it cannot settle within the budget at the current rate ({needs})")
+def _names(names: tuple[str, ...]) -> str:
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + f" and {names[-1]}"
+
+
+def stop_note(label: str, round_no: int, margin: float, hopeless: Hopeless, preferred: str | None,
+              settle: WouldSettle, pending: tuple[str, ...], measured_min: float) -> str:
+    """Why a race stopped before its budget, with what would settle its answer: the figure and the words the
+    answer gives on the same slices (`settle`, at the answer's level), and the factors not yet known (pure)."""
+    head = (f"{label}: the race stops after round {round_no} with {_minutes(hopeless.left_s)} of its budget left: "
+            f"at a {margin_words(margin)} margin it cannot settle within the budget at the current rate")
+    parts = []
+    if settle.contenders and preferred is not None:
+        parts.append(f"{_names(settle.contenders)} against {preferred}: "
+                     f"{settle_phrase(settle.more_s, settle.wider, measured_min)}")
+    if pending:
+        parts.append(f"{_names(pending)}: {'its factor is' if len(pending) == 1 else 'their factors are'} not yet "
+                     "known within the target")
+    if not parts:
+        parts.append("at the answer's 95% level it is settled")
+    return f"{head} ({'; '.join(parts)})"
 
 
 def _rounds(history: list[Trial]) -> int:

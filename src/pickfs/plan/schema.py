@@ -221,6 +221,11 @@ METHOD = Section("Method", "method", (
                 Span(0, 0.5), "margin = 0.05", "share"),
     _method_key("baseline_copies", "race: images of the baseline per block", Span(1, 12), "baseline_copies = 3",
                 python=int, default_text="about the square root of the other configurations"),
+    _method_key("rerun_sd", "what moves a configuration's level from one run to the next that no run can see "
+                "in itself (a standard deviation on the log scale, added to every interval; estimated across "
+                "stored reruns by benchmarks/rerun_variance.py)", Span(0, 0.5), "rerun_sd = 0.01", "share"),
+    _method_key("accept_busy", "a busy machine is the condition to measure: slices while other processes took "
+                "the CPUs count like the others, and the report says the answer is for a busy machine"),
     _method_key("latency_target", 'search the highest fixed rate each configuration holds within this latency, '
                 'e.g. "p99<=5ms"', python=str, default_text="none", example='latency_target = "p99<=5ms"'),
 ), intro="How the comparison is measured and when it stops.")

@@ -2,7 +2,9 @@
 
 A run whose slices did not record the machine's load (stored before, or monitors off) has no
 disturbance: nothing is said, and the JSON has no `disturbance` key. A recorded run that was not
-disturbed says nothing either; its JSON carries the figures with `disturbed: false`."""
+disturbed says nothing either; its JSON carries the figures with `disturbed: false`. A disturbed run says
+whether its answer changes without the busy slices (then it is decided on the quiet ones); a run that
+accepted a busy machine as the condition to measure says which condition its answer is for."""
 
 from __future__ import annotations
 
@@ -11,10 +13,7 @@ from typing import Any
 from pickfs.stats.disturbance import DISTURBED_SHARE, OTHERS_SHARE, STEAL_SHARE, Disturbance
 
 
-def disturbance_line(d: Disturbance | None) -> str | None:
-    """'the machine was busy for 40% of this run ...', or None when there is nothing to say."""
-    if d is None or not d.disturbed:
-        return None
+def _busy_words(d: Disturbance) -> str:
     what = []
     if d.by_others:
         names = f" ({', '.join(d.others)})" if d.others else ""
@@ -23,9 +22,40 @@ def disturbance_line(d: Disturbance | None) -> str | None:
         what.append(f"the hypervisor stole {d.steal_share:.0%} of the CPU time")
     if d.cpu_pressure is not None:
         what.append(f"some task waited for a CPU {min(d.cpu_pressure, 1):.0%} of the time")
-    return (f"disturbed: the machine was busy for {d.busy_share:.0%} of this run ({d.busy_slices} of {d.slices} "
-            f"slices): {'; '.join(what)}. The answer below may be the busy machine's as much as the "
-            "configurations'.")
+    return (f"the machine was busy for {d.busy_share:.0%} of this run ({d.busy_slices} of {d.slices} slices): "
+            f"{'; '.join(what)}")
+
+
+def _names(names: tuple[str, ...]) -> str:
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + f" and {names[-1]}"
+
+
+def disturbance_line(d: Disturbance | None) -> str | None:
+    """'the machine was busy for 40% of this run ...', or None when there is nothing to say. A run that accepted
+    a busy machine says which condition its answer is for, busy or not."""
+    if d is None:
+        return None
+    if d.accepted:
+        if not d.disturbed:
+            return ("condition: a busy machine was accepted, and the machine was quiet: the answer below is for a "
+                    "quiet machine.")
+        return (f"condition: a busy machine, as the plan accepts: {_busy_words(d)}. The answer below is for a "
+                "machine this busy, not for a quiet one.")
+    if not d.disturbed:
+        return None
+    line = f"disturbed: {_busy_words(d)}."
+    said = []
+    if d.changes:
+        said.append(f"Without the busy slices the answer for {_names(d.changes)} differs: it is decided on the "
+                    f"{d.slices - d.busy_slices} quiet slices alone (--accept-busy to decide on a busy machine).")
+    if d.unchecked:
+        said.append(f"Too few quiet slices to answer {_names(d.unchecked)} without the busy ones: that answer is the "
+                    "busy machine's.")
+    if said:
+        return " ".join([line, *said])
+    if d.rechecked:
+        return f"{line} Without the busy slices the answer is the same."
+    return f"{line} The answer below may be the busy machine's as much as the configurations'."
 
 
 def disturbance_dict(d: Disturbance) -> dict[str, Any]:
@@ -45,6 +75,9 @@ def disturbance_dict(d: Disturbance) -> dict[str, Any]:
         "busy_by_others": d.by_others,
         "busy_by_steal": d.by_steal,
         "others": list(d.others),
+        "accepted": d.accepted,
+        "decided_on_quiet_slices": list(d.changes),
+        "too_few_quiet_slices": list(d.unchecked),
         "thresholds": {"others_share_of_cpus": OTHERS_SHARE, "steal_share": STEAL_SHARE,
                        "disturbed_share_of_time": DISTURBED_SHARE},
     }

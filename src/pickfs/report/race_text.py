@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 from pickfs.analysis.answer import ANSWER_FAMILY, Contender, Finding, finding
-from pickfs.analysis.margin import margin_words
+from pickfs.analysis.margin import margin_words, settle_phrase
 from pickfs.analysis.views import Row, WorkloadView, beaten_by, final_roles
 from pickfs.analysis.whole import distribution_default
 from pickfs.fsfacts import is_reference
@@ -65,31 +65,14 @@ def _names(names: list[str]) -> str:
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + f" and {names[-1]}"
 
 
-def _duration(seconds: float) -> str:
-    """'about 20 more minutes', 'about 3 more hours'."""
-    minutes = seconds / 60
-    if minutes < 1.5:
-        return "about a minute more"
-    if minutes < 60:
-        step = 5 if minutes >= 15 else 1
-        return f"about {step * round(minutes / step)} more minutes"
-    hours = minutes / 60
-    if hours < 1.5:
-        return "about an hour more"
-    return f"about {hours:.0f} more hours" if hours < 48 else "more than two days more"
-
-
 def _took(minutes: float) -> str:
     return f"{minutes:.0f} min" if minutes >= 1 else f"{minutes * 60:.0f} s"
 
 
 def settle_words(f: Finding, minutes: float) -> str:
-    """What would settle an unsettled finding: more time at the current rate, or a wider margin."""
-    wider = f"a {f.wider:.0%} margin (--margin {f.wider:.0%})" if f.wider is not None else "a wider margin"
-    if f.more_s is None:
-        return f"no amount of time is likely to settle it, {wider} would"
-    total = math.ceil((minutes + f.more_s / 60) / 5) * 5
-    return f"{_duration(f.more_s)} (--max-time {total}m) or {wider} would settle it"
+    """What would settle an unsettled finding: more time at the current rate, or a wider margin (the words the
+    race's stop note uses too)."""
+    return settle_phrase(f.more_s, f.wider, minutes)
 
 
 def decided_sentence(view: WorkloadView) -> str:

@@ -1,7 +1,10 @@
 """The race's decision (pure): which configuration to recommend, or that the run cannot tell yet.
 
 Comparisons come from the weather model (stats/weather.py): the difference of two configurations'
-levels, its variance the sum of theirs, Satterthwaite's degrees of freedom.
+levels, its variance the sum of theirs, Satterthwaite's degrees of freedom. Each level's variance
+carries what moves it from one run to the next (the plan's `rerun_sd`), so every interval and
+every decision below holds across reruns, not only within the run; the part of a comparison's
+variance that is that term (`Contrast.floor`) no more measuring shrinks.
 
 The decision works with a practical margin m (default 5%): the smallest difference a user cares
 about. Safe candidates are ranked by preference first (the caller's order: safety, the
@@ -74,11 +77,18 @@ def preference(config: FsConfig, facts: TypeFacts) -> tuple[bool, bool, int]:
 
 @dataclass(frozen=True)
 class Contrast:
-    """log(a / b): estimate, standard error, degrees of freedom."""
+    """log(a / b): estimate, standard error, degrees of freedom; `floor`, the part of se^2 that moves from one run
+    to the next (more measuring in this run does not shrink it)."""
 
     est: float
     se: float
     df: float
+    floor: float = 0.0
+
+    @property
+    def within(self) -> float:
+        """The part of se^2 that more measuring shrinks."""
+        return max(self.se * self.se - self.floor, 0.0)
 
     def bound(self, alpha: float, upper: bool) -> float:
         """A one-sided (1 - alpha) bound of log(a / b)."""
@@ -106,7 +116,7 @@ def contrast(fit: Fit, a: str, b: str) -> Contrast | None:
     if var <= 0 or not (math.isfinite(sa.df) and math.isfinite(sb.df)) or sa.df <= 0 or sb.df <= 0:
         return None
     df = var * var / (sa.var**2 / sa.df + sb.var**2 / sb.df)
-    return Contrast(sa.level - sb.level, math.sqrt(var), df)
+    return Contrast(sa.level - sb.level, math.sqrt(var), df, sa.rerun_var + sb.rerun_var)
 
 
 def against_baseline(fit: Fit, baseline: str, level: float = 0.95) -> dict[str, PairedComparison]:

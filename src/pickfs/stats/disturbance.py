@@ -7,6 +7,12 @@ hypervisor stole at least a tenth of the CPU time; a run is disturbed when its b
 least 5% of its measured time. Why these thresholds: see the method page ("A busy machine").
 Slices that did not record it (runs stored before, or with the monitors off) count for nothing:
 a run none of whose slices recorded it has no disturbance to tell (None), not a quiet one.
+
+A disturbed run does not decide on slices whose removal would change its answer: the analysis
+(analysis/run.py) decides again on its quiet slices (`quiet_trials`), and where the answer differs,
+answers from the quiet slices and says so first (`Disturbance.changes`). A plan that accepts a busy
+machine as the condition to measure (`accept_busy`) decides on every slice, and its report says
+which condition the answer is for (`Disturbance.accepted`).
 """
 
 from __future__ import annotations
@@ -86,6 +92,10 @@ class Disturbance:
     by_others: int  # busy slices in which other processes took the CPUs
     by_steal: int  # busy slices in which the hypervisor stole it
     others: tuple[str, ...]  # the names of the other processes that took most CPU in the busy slices
+    accepted: bool = False  # the plan accepts a busy machine as the condition to measure: every slice counts
+    rechecked: bool = False  # decided again on the quiet slices alone (a disturbed run that did not accept it)
+    changes: tuple[str, ...] = ()  # workloads whose answer the busy slices changed: answered from the quiet ones
+    unchecked: tuple[str, ...] = ()  # workloads with too few quiet slices to answer from: the busy machine's answer
 
     @property
     def busy_share(self) -> float:
@@ -123,3 +133,8 @@ def disturbance(trials: Iterable[Trial]) -> Disturbance | None:
         io_pressure=_weighted(over, (s.io_pressure for s in over)),
         by_others=sum(1 for s in busy if s.busy_by_others), by_steal=sum(1 for s in busy if s.busy_by_steal),
         others=tuple(n for n, _ in sorted(names.items(), key=lambda item: -item[1])[:3]))
+
+
+def quiet_trials(trials: Iterable[Trial]) -> tuple[Trial, ...]:
+    """The trials but the busy slices (those that recorded the machine's load and found it busy)."""
+    return tuple(t for t in trials if (load := slice_load(t)) is None or not load.busy)

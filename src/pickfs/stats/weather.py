@@ -29,7 +29,13 @@ The variance of a configuration's level has two parts:
   spread says little, and one odd image widens its interval without making it useless), over
   its k images;
 - what moved all its images at once in a round beyond the shared weather (a slow-down that hits
-  this configuration more than the others), from the spread of its rounds' means.
+  this configuration more than the others), from the spread of its rounds' means;
+- what moves a configuration's level from one run to the next that no run can see in itself (the
+  company it keeps, the host's state at stand-up, where its images land on the host): a
+  configuration x run term, the same for every configuration, whose variance the caller passes
+  (the plan's `rerun_sd`, estimated across stored reruns by benchmarks/rerun_variance.py). More
+  slices and more images do not shrink it: it is the floor of every interval, and kept apart
+  (`Spread.rerun_var`) so that a projection of the time a comparison needs knows it.
 With one image per configuration (one block) the mkfs part cannot be seen: the report says so.
 """
 
@@ -40,7 +46,7 @@ import statistics
 from bisect import bisect_left
 from collections import defaultdict
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from pickfs.stats.paired import Obs
 
@@ -70,6 +76,7 @@ class Spread:
     images: int
     slices: int
     own_sd: float | None  # the spread of its images' levels (log scale), when it has two or more
+    rerun_var: float = 0.0  # the part of `var` that moves from one run to the next (no more measuring shrinks it)
 
 
 @dataclass(frozen=True)
@@ -206,8 +213,8 @@ def _pooled(parts: Mapping[str, _Parts], informs: Collection[str]) -> tuple[floa
 
 
 def _spread(p: _Parts, slices: int, pool: tuple[float, float]) -> Spread:
-    """A configuration's level and its variance. What one image's level varies by, as the model says
-    (the pooled mkfs spread plus its own slices' noise over its slices), is moderated with its images'
+    """A configuration's level and its variance within the run. What one image's level varies by, as the model
+    says (the pooled mkfs spread plus its own slices' noise over its slices), is moderated with its images'
     own spread: PRIOR_DF degrees of freedom of the first, k - 1 of the second (an empirical-Bayes
     moderated variance), over its number of images; plus what its rounds moved all its images by."""
     s_img, d_pool = pool
@@ -225,6 +232,15 @@ def _spread(p: _Parts, slices: int, pool: tuple[float, float]) -> Spread:
     return Spread(level, var, df, k, slices, sd)
 
 
+def with_rerun(s: Spread, rerun_sd: float, rerun_df: float = math.inf) -> Spread:
+    """A level's spread with what moves it from one run to the next (a standard deviation on the log scale, known
+    with `rerun_df` degrees of freedom) added to its variance, and kept apart as `rerun_var`."""
+    if rerun_sd <= 0:
+        return s
+    var, df = _satterthwaite([(s.var - s.rerun_var, s.df), (rerun_sd * rerun_sd, rerun_df)])
+    return replace(s, var=var, df=df, rerun_var=rerun_sd * rerun_sd)
+
+
 def _satterthwaite(terms: Sequence[tuple[float, float]]) -> tuple[float, float]:
     """(sum, degrees of freedom) of variance terms, each (value, df); zero terms left out."""
     terms = [(v, df) for v, df in terms if v > 0]
@@ -234,9 +250,11 @@ def _satterthwaite(terms: Sequence[tuple[float, float]]) -> tuple[float, float]:
 
 
 def fit(series: Mapping[str, Sequence[Obs]], references: Collection[str] = (),
-        in_memory: Collection[str] = ()) -> Fit | None:
+        in_memory: Collection[str] = (), rerun_sd: float = 0.0, rerun_df: float = math.inf) -> Fit | None:
     """Levels, weather and spreads of every configuration's slices; None without a positive slice.
-    `references` do not inform the weather; `in_memory` ones do not feel it either."""
+    `references` do not inform the weather; `in_memory` ones do not feel it either. `rerun_sd` (log scale,
+    estimated with `rerun_df` degrees of freedom): what moves every configuration's level from one run to
+    the next, added to each level's variance (0: the run's own variance alone)."""
     pts, stalled = _points(series)
     if not pts:
         return None
@@ -262,7 +280,8 @@ def fit(series: Mapping[str, Sequence[Obs]], references: Collection[str] = (),
         parts[name] = _parts([(p.block, p.round, e) for p, e in zip(pts, resid) if p.config == name],
                              {b: v for (c, b), v in level.items() if c == name}, own_counts)
     pool = _pooled(parts, informs)
-    spreads = {name: _spread(p, int(sum(1 / x for x in p.inv_n)), pool) for name, p in parts.items()}
+    spreads = {name: with_rerun(_spread(p, int(sum(1 / x for x in p.inv_n)), pool), rerun_sd, rerun_df)
+               for name, p in parts.items()}
     mad = _scale(pts, w, level, informs)
     odd_slices = tuple((p.config, p.block, p.round, e) for p, e in zip(pts, raw)
                        if mad > 0 and abs(e) > OUTLIER_SLICE * mad)
