@@ -211,8 +211,10 @@ def test_kill_9_in_a_crash_test(workdir, when):
     def there() -> bool:
         mounts = mounts_under(workdir)
         if when == "recording":
-            return any(m.endswith("/recorder") and "/checks/" not in m for m in mounts) and len(mounts) >= 2
-        return any("/checks/recorder" in m for m in mounts) and len(mounts) >= 2
+            return any(m.endswith("/recorder") and "/checks-" not in m for m in mounts) and len(mounts) >= 2
+        # a workbench's recorder (benches-*/checks-N/recorder) and a state mounted at its station
+        return any("/checks-" in m and m.endswith("/recorder") for m in mounts) and \
+            any("/station-" in m for m in mounts)
 
     assert wait_for(there, seen, workdir)
     kill_then_clean(proc, workdir, seen)

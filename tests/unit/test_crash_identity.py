@@ -70,3 +70,21 @@ def test_a_write_off_sector_boundaries_makes_the_identity_unknown(tmp_path: Path
     assert ids.of(2, ()) is not None
     assert ids.of(2, (wlog.Piece(2),)) is None  # its own piece: unknown
     assert ids.of(4, ()) is None  # once durable, every later identity is unknown
+
+
+def test_a_rewound_batch_gets_the_same_identities_without_hashing_again(tmp_path: Path, monkeypatch):
+    log = tmp_path / "w.log"
+    records = _log(log, 7)
+    states = generate(records, 0, 10**6, 60, seed=7, unit=4096)
+    ids = Identities(log, records, 0)
+    first = [ids.of(st.durable, st.kept) for st in states]
+    import pickfs.crash.identity as identity
+
+    hashed = []
+    monkeypatch.setattr(identity, "_entry", lambda *a: hashed.append(a) or b"\0" * 16)
+    ids.rewind()
+    assert [ids.of(st.durable, st.kept) for st in states] == first
+    assert not hashed  # every piece's entries were kept from the first batch
+    fresh = Identities(log, records, 0)
+    monkeypatch.undo()
+    assert [fresh.of(st.durable, st.kept) for st in states] == first

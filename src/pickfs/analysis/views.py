@@ -8,6 +8,7 @@ import statistics
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
+from pickfs.analysis.crash_verdict import clean_verdict, unexercised_verdict
 from pickfs.analysis.explain import explain, monitor_summary
 from pickfs.analysis.latency import FixedRate, LatencyChoice, fixed_rate, latency_choice
 from pickfs.analysis.race import Entrant, Roles, judge, race_roles, race_target
@@ -83,15 +84,15 @@ class CrashView:
         return "lost acknowledged commits" if self.metrics.get("crash_states_lost") else "did not recover cleanly"
 
     def verdict(self) -> str:
-        """'none lost in N states', never 'safe'."""
+        """What the states showed; when none lost anything, what that sample rules out (crash_verdict), never
+        'safe'."""
         if self.error:
             return self.error
         m = self.metrics
         if not self.lost_any and self.gaps:
-            return (f"none lost in {self.tried} states, but this model could not exercise "
-                    f"{', '.join(g.split(':', 1)[0] for g in self.gaps)}: no verdict on it")
+            return unexercised_verdict(m, self.gaps)
         if not self.lost_any:
-            return f"none lost in {self.tried} states"
+            return clean_verdict(m)
         parts = []
         if m.get("crash_states_lost"):
             parts.append(f"lost acknowledged commits in {int(m['crash_states_lost'])} of {self.tried} states "

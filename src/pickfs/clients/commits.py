@@ -8,6 +8,8 @@
            --events, so that crash moments can be put around them
     check  after recovery: which commits are present, the database's own consistency check,
            and the transactions' invariant (the accounts' balances sum to the commits' deltas)
+    serve  check after check in one process (its start-up paid once): each asked for on stdin as
+           one JSON line, the options of a `check`, each answered on stdout as one JSON line
 
 Each transaction moves a random delta into one account and records it as a commit row, so a
 torn transaction breaks the invariant even where the database's own check passes.
@@ -110,9 +112,23 @@ def check(args: argparse.Namespace) -> dict[str, Any]:
     return out
 
 
-def main(argv: list[str] | None = None) -> int:
+def serve(args: argparse.Namespace) -> dict[str, Any]:
+    """Checks one after another, each on a connection of its own that is closed before the answer is written (so
+    nothing of the state's filesystem is held open between checks); until stdin ends."""
+    parser = _parser()
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        asked = parser.parse_args(["check", *json.loads(line)])
+        json.dump(check(asked), sys.stdout)
+        sys.stdout.write("\n")
+        sys.stdout.flush()
+    return {"client": "pickfs-commits", "step": "serve"}
+
+
+def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="pickfs.clients.commits")
-    p.add_argument("step", choices=("load", "run", "check"))
+    p.add_argument("step", choices=("load", "run", "check", "serve"))
     add_connection_options(p)
     p.add_argument("--acks", help="run: the acknowledgement log")
     p.add_argument("--transactions", type=int, default=10**9)
@@ -120,8 +136,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--events", help="run: where to log the write-backs asked for")
     p.add_argument("--checkpoint-every", type=float, default=0.0, help="run: seconds between write-backs (0: none)")
-    args = p.parse_args(argv)
-    result = {"load": load, "run": run, "check": check}[args.step](args)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    result = {"load": load, "run": run, "check": check, "serve": serve}[args.step](args)
     json.dump(result, sys.stdout)
     sys.stdout.write("\n")
     return 0

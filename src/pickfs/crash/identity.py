@@ -3,8 +3,9 @@
 Cheap to compute, and never the hash of a whole image: the identity is a digest of the set of
 (sector, content) pairs that differ from the image the workload started on, kept up to date as the
 durable writes advance (states come in the order of their cuts), with each state's own unflushed
-pieces laid over it. Each sector's entry is a 128-bit hash of its content; the set's digest is the
-exclusive-or of the entries' hashes, so a sector written again changes it in constant time.
+pieces laid over it. Each sector's entry is a 128-bit hash of its number and content; the set's digest is
+the exclusive-or of the entries, so a sector written again changes it in constant time. What each piece of
+the log contributes is worked out once: a later batch of states from the start of the run hashes nothing again.
 
 Equal identities mean equal images (but for a hash collision, about 2^-64 at these sizes); a sector
 written back to its first content counts as changed, which can only make two equal images look
@@ -24,60 +25,79 @@ from pickfs.crash.log import TRUNCATE, WRITE, ZERO, Piece, Record
 SECTOR = 512
 
 
-def _h(data: bytes) -> bytes:
-    return hashlib.blake2b(data, digest_size=16).digest()
+ENTRY = 16  # bytes of one sector's entry: a 128-bit hash of its number and content
+ZEROS = b"\0" * SECTOR
 
 
-def _entry(sector: int, content: bytes) -> int:
-    return int.from_bytes(_h(sector.to_bytes(8, "little") + content), "little")
-
-
-ZEROS = _h(b"\0" * SECTOR)
+def _entry(sector: int, content: bytes) -> bytes:
+    return hashlib.blake2b(sector.to_bytes(8, "little") + content, digest_size=ENTRY).digest()
 
 
 class Identities:
-    """The identities of states over one recorded log, from record `first` (the start image) on."""
+    """The identities of states over one recorded log, from record `first` (the start image) on.
+
+    What a piece of a record contributes (each sector's entry) is worked out once and kept, so a later batch of
+    states from the start of the run (`rewind`) hashes nothing again: it only lays the kept entries."""
 
     def __init__(self, log: Path, records: Sequence[Record], first: int) -> None:
-        self.log, self.records, self.at = log, records, first
-        self.sectors: dict[int, bytes] = {}  # changed sector -> hash of its content now (durable writes)
+        self.log, self.records, self.first = log, records, first
+        # (record, skip, length) -> (first sector, each sector's entry: ENTRY bytes each); None: not whole sectors
+        self._kept: dict[tuple[int, int, int | None], tuple[int, bytes] | None] = {}
+        self.rewind()
+
+    def rewind(self) -> None:
+        """Back to the start image, for states from the start of the run again (the entries worked out are kept)."""
+        self.at = self.first
+        self.sectors: dict[int, int] = {}  # changed sector -> its entry now (durable writes)
         self.digest = 0
         self.exact = True
 
-    def _hashes(self, piece: Piece, fh: BinaryIO) -> list[tuple[int, bytes]] | None:
-        """(sector, content hash) of what one piece writes; None when it is not whole sectors."""
+    def _entries(self, piece: Piece, fh: BinaryIO) -> tuple[int, bytes] | None:
+        """(first sector, each sector's entry) of what one piece writes; None when it is not whole sectors."""
+        key = (piece.record, piece.skip, piece.length)
+        if key in self._kept:
+            return self._kept[key]
         r = self.records[piece.record]
+        found: tuple[int, bytes] | None
         if r.kind not in (WRITE, ZERO):
-            return None if r.kind == TRUNCATE else []
-        length = r.length - piece.skip if piece.length is None else piece.length
-        start = r.offset + piece.skip
-        if start % SECTOR or length % SECTOR:
-            return None
-        if r.kind == ZERO:
-            return [(start // SECTOR + k, ZEROS) for k in range(length // SECTOR)]
-        fh.seek(r.data_pos + piece.skip)
-        data = fh.read(length)
-        return [(start // SECTOR + k, _h(data[k * SECTOR:(k + 1) * SECTOR])) for k in range(length // SECTOR)]
+            found = None if r.kind == TRUNCATE else (0, b"")
+        else:
+            length = r.length - piece.skip if piece.length is None else piece.length
+            start = r.offset + piece.skip
+            if start % SECTOR or length % SECTOR:
+                found = None
+            else:
+                first, n = start // SECTOR, length // SECTOR
+                if r.kind == ZERO:
+                    found = (first, b"".join(_entry(first + k, ZEROS) for k in range(n)))
+                else:
+                    fh.seek(r.data_pos + piece.skip)
+                    data = fh.read(length)
+                    found = (first, b"".join(_entry(first + k, data[k * SECTOR:(k + 1) * SECTOR]) for k in range(n)))
+        self._kept[key] = found
+        return found
 
-    def _lay(self, base: dict[int, bytes], overlay: dict[int, bytes], digest: int,
-             pieces: Iterable[Piece]) -> int | None:
+    def _lay(self, base: dict[int, int], overlay: dict[int, int], digest: int, pieces: Iterable[Piece]) -> int | None:
         """Lay pieces over `base` into `overlay` (changed in place; the same dict as `base` to change it) and
         return the new digest; None when it cannot be followed."""
         with open(self.log, "rb") as fh:
             for piece in pieces:
-                hashes = self._hashes(piece, fh)
-                if hashes is None:
+                found = self._entries(piece, fh)
+                if found is None:
                     return None
-                for sector, h in hashes:
+                first, entries = found
+                for k in range(len(entries) // ENTRY):
+                    sector = first + k
+                    entry = int.from_bytes(entries[k * ENTRY:(k + 1) * ENTRY], "little")
                     before = overlay.get(sector, base.get(sector))
                     if before is not None:
-                        digest ^= _entry(sector, before)
-                    overlay[sector] = h
-                    digest ^= _entry(sector, h)
+                        digest ^= before
+                    overlay[sector] = entry
+                    digest ^= entry
         return digest
 
     def advance(self, durable: int) -> None:
-        """The durable writes up to record `durable` (never back)."""
+        """The durable writes up to record `durable` (never back, but through `rewind`)."""
         if durable <= self.at:
             return
         pieces = [Piece(i) for i in range(self.at, durable)]

@@ -14,7 +14,10 @@
    its writes are recorded too, cut, and recovery is run a second time on what is left.
 States are built on one working image that the recorder serves, so the writes of each check are
 known: a state is the base (which follows the durable writes, each applied once) plus its own
-pieces, and after its check exactly what changed is copied back from the base.
+pieces, and after its check exactly what changed is copied back from the base. Where the
+filesystem mounts two copies of itself at once, two workbenches check states side by side
+(workbenches, check_states); each checker's commits client stays up for all its states
+(client.py) and its mount point and ledger entries are made once (station.py).
 Speed is never measured here: the recorder is slow by design.
 """
 
@@ -22,6 +25,7 @@ from __future__ import annotations
 
 import json
 import os
+import queue
 import random
 import shutil
 import subprocess
@@ -37,6 +41,7 @@ from typing import Any
 
 from pickfs import databases
 from pickfs.crash import log as wlog
+from pickfs.crash.client import Clients, clients
 from pickfs.crash.files import FileWatch
 from pickfs.crash.identity import Identities
 from pickfs.crash.session import Recording, fuse_unavailable, recording, sparse_image
@@ -44,6 +49,7 @@ from pickfs.crash.states import (
     DEFAULT_UNIT,
     Coverage,
     CrashState,
+    Event,
     coverage,
     covered,
     generate,
@@ -59,6 +65,7 @@ from pickfs.crash.states import (
 from pickfs.crash.states import (
     REGISTRY as STRATEGY_REGISTRY,
 )
+from pickfs.crash.station import Station
 from pickfs.errors import CommandFailed, PickfsError
 from pickfs.model import FsConfig, Target, WorkloadSpec
 from pickfs.proc import run as run_program
@@ -228,23 +235,30 @@ class CrashResult:
         return json.dumps(asdict(self))
 
 
+HUNG = {"query_error": f"the database did not answer its check within {CHECK_TIMEOUT_S} s: it hung"}
+
+
 def _client(step: str, backend: str, datadir: Path, endpoint: Endpoint | None, settings: dict[str, Any],
-            extra: tuple[str, ...] | list[str] = ()) -> dict[str, Any]:
+            extra: tuple[str, ...] | list[str] = (), standing: Clients | None = None) -> dict[str, Any]:
+    """One step of the commits client; a check by a client that stays up (`standing`) where the database allows it."""
     db = databases.get(backend)
-    argv = [sys.executable, "-m", CLIENT, step, "--backend", backend,
-            *db.connection_args(datadir, endpoint, settings, DB_STEM)]
+    options = ["--backend", backend, *db.connection_args(datadir, endpoint, settings, DB_STEM)]
+    argv = [sys.executable, "-m", CLIENT, step, *options]
     env = db.client_env(datadir, None, endpoint)
-    try:
-        out = run_program([*argv, *extra], timeout=CHECK_TIMEOUT_S if step == "check" else 3600, env=env).text
-    except CommandFailed as exc:
-        if step != "check" or exc.returncode != -1:
-            raise
+    if step == "check" and standing is not None and not db.one_client:
         # a damaged database can make a query wait for ever (PostgreSQL on a transaction its lost commit
         # log calls running): a state whose check hangs is broken, and the test goes on
-        return {"query_error": f"the database did not answer its check within {CHECK_TIMEOUT_S} s: it hung"}
-    if step == "load":
-        db.after_load(datadir, endpoint, env, settings, DB_STEM)
-    doc: dict[str, Any] = json.loads(out.strip().splitlines()[-1])
+        doc: dict[str, Any] = standing.ask(backend, env, [*options, *extra], CHECK_TIMEOUT_S) or dict(HUNG)
+    else:
+        try:
+            out = run_program([*argv, *extra], timeout=CHECK_TIMEOUT_S if step == "check" else 3600, env=env).text
+        except CommandFailed as exc:
+            if step != "check" or exc.returncode != -1:
+                raise
+            return dict(HUNG)
+        if step == "load":
+            db.after_load(datadir, endpoint, env, settings, DB_STEM)
+        doc = json.loads(out.strip().splitlines()[-1])
     if step == "check" and "own_check" in doc:
         errors, warnings = db.outside_check(datadir, DB_STEM, env)
         if errors:
@@ -292,9 +306,10 @@ class Commits:
                  "--events", str(base / "events.log"), "--checkpoint-every", str(WRITE_BACK_EVERY_S)])
 
     def check(self, datadir: Path, endpoint: Endpoint | None, base: Path, acks: dict[int, int],
-              t_cut: int) -> tuple[bool, bool | None, set[int] | None, str]:
-        """(opened, consistent, commits present or None when not known, problem)."""
-        doc = _client("check", self.backend, datadir, endpoint, self.settings)
+              t_cut: int, standing: Clients | None = None) -> tuple[bool, bool | None, set[int] | None, str]:
+        """(opened, consistent, commits present or None when not known, problem); `standing`: client processes that
+        stay up (client.py), where the database allows it, instead of one process per check."""
+        doc = _client("check", self.backend, datadir, endpoint, self.settings, standing=standing)
         if "open_error" in doc or "query_error" in doc:
             opened = "open_error" not in doc
             return opened, (False if opened else None), set(), \
@@ -330,7 +345,8 @@ class Program:
         self.ended.extend(json.loads(raw.text).get("ended") or [])
 
     def check(self, datadir: Path, endpoint: Endpoint | None, base: Path, acks: dict[int, int],
-              t_cut: int) -> tuple[bool, bool | None, set[int] | None, str]:
+              t_cut: int, standing: Clients | None = None) -> tuple[bool, bool | None, set[int] | None, str]:
+        """The user's check, their own program, run per state (`standing` is for the commits client)."""
         owed = base / "acks-owed.txt"
         stamped = (base / "acks.log").read_text() if (base / "acks.log").exists() else ""
         owed.write_text("".join(f"{line}\n" for line in owed_lines(stamped, t_cut)))
@@ -403,8 +419,13 @@ class Outcome:
 
 
 def check_image(config: FsConfig, image: Path, work: Path, ledger: Ledger, driver: Commits | Program,
-                acks: dict[int, int], state: CrashState, run_fsck: bool = True) -> Outcome:
-    """Mount the crash image (journal replay), recover the database, list the commits present, fsck."""
+                acks: dict[int, int], state: CrashState, run_fsck: bool = True,
+                standing: Clients | None = None, station: Station | None = None) -> Outcome:
+    """Mount the crash image (journal replay), recover the database, list the commits present, fsck. `standing`: the
+    checker's client processes that stay up (None: a client process per check); `station`: the checker's mount
+    point and ledger entries, made once (None: made for this state, at `work`/mnt-N)."""
+    if station is not None:
+        return _check_at(station, config, work, ledger, driver, acks, state, run_fsck, standing)
     mnt = work / f"mnt-{state.index}"
     clean: bool | None = None
     with attached(image, ledger) as device:
@@ -419,17 +440,49 @@ def check_image(config: FsConfig, image: Path, work: Path, ledger: Ledger, drive
             except PickfsError as exc:
                 problem = f"would not mount: {exc.message}"
             if mounted:
-                datadir = mnt / "pickfs-data"
-                try:
-                    with driver.server(datadir, ledger, work / "run", fresh=False) as endpoint:
-                        opened, consistent, present, problem = driver.check(datadir, endpoint, work, acks, state.t_ns)
-                except PickfsError as exc:
-                    problem = f"database would not start: {exc.one_line()}"[:400]
+                opened, consistent, present, problem = _recovered(driver, mnt / "pickfs-data", ledger, work, acks,
+                                                                  state, standing)
         if run_fsck:
             clean, said = fsck(config.fstype, device)
             if clean is False:
                 problem = "; ".join(x for x in (problem, f"fsck: {said}") if x)
     return Outcome(mounted, clean, opened, consistent, None if present is None else frozenset(present), problem)
+
+
+def _check_at(station: Station, config: FsConfig, work: Path, ledger: Ledger, driver: Commits | Program,
+              acks: dict[int, int], state: CrashState, run_fsck: bool, standing: Clients | None) -> Outcome:
+    """check_image at the checker's station: the same steps, with nothing recorded in the ledger per state."""
+    mounted, opened, problem = False, False, ""
+    consistent: bool | None = None
+    clean: bool | None = None
+    present: set[int] | None = set()
+    with station.attached() as device:
+        with station.mounted(device) as refused:
+            if refused:
+                problem = refused
+            else:
+                mounted = True
+                opened, consistent, present, problem = _recovered(driver, station.mountpoint / "pickfs-data", ledger,
+                                                                  work, acks, state, standing)
+        if run_fsck:
+            clean, said = fsck(config.fstype, device)
+            if clean is False:
+                problem = "; ".join(x for x in (problem, f"fsck: {said}") if x)
+    return Outcome(mounted, clean, opened, consistent, None if present is None else frozenset(present), problem)
+
+
+def _recovered(driver: Commits | Program, datadir: Path, ledger: Ledger, work: Path, acks: dict[int, int],
+               state: CrashState, standing: Clients | None) -> tuple[bool, bool | None, set[int] | None, str]:
+    """The database started on the mounted state (its recovery) and checked: (opened, consistent, present, problem)."""
+    opened, problem = False, ""
+    consistent: bool | None = None
+    present: set[int] | None = set()
+    try:
+        with driver.server(datadir, ledger, work / "run", fresh=False) as endpoint:
+            opened, consistent, present, problem = driver.check(datadir, endpoint, work, acks, state.t_ns, standing)
+    except PickfsError as exc:
+        problem = f"database would not start: {exc.one_line()}"[:400]
+    return opened, consistent, present, problem
 
 
 def judged(state: CrashState, acks: dict[int, int], out: Outcome, seconds: float) -> StateResult:
@@ -447,10 +500,11 @@ def judged(state: CrashState, acks: dict[int, int], out: Outcome, seconds: float
 
 
 def check_state(config: FsConfig, image: Path, work: Path, ledger: Ledger, driver: Commits | Program,
-                acks: dict[int, int], state: CrashState, run_fsck: bool = True) -> StateResult:
+                acks: dict[int, int], state: CrashState, run_fsck: bool = True,
+                standing: Clients | None = None, station: Station | None = None) -> StateResult:
     """Mount the crash image (journal replay), recover the database, count what is missing, fsck."""
     t0 = time.monotonic()
-    out = check_image(config, image, work, ledger, driver, acks, state, run_fsck)
+    out = check_image(config, image, work, ledger, driver, acks, state, run_fsck, standing, station)
     return judged(state, acks, out, time.monotonic() - t0)
 
 
@@ -590,16 +644,17 @@ class Workbench:
 
 
 def _recover_twice(config: FsConfig, bench: Workbench, st: CrashState, base: Path, ledger: Ledger,
-                   driver: Commits | Program, acks: dict[int, int], rng: random.Random, unit: int) -> StateResult:
+                   driver: Commits | Program, acks: dict[int, int], rng: random.Random, unit: int,
+                   standing: Clients | None = None, station: Station | None = None) -> StateResult:
     """Recover the state (its writes recorded), cut that recovery's writes, and recover what is left."""
-    first = check_state(config, bench.image, base, ledger, driver, acks, st, run_fsck=False)
+    first = check_state(config, bench.image, base, ledger, driver, acks, st, False, standing, station)
     recovery = bench.checked()
     cut, pieces, dropped = recovery_crash(recovery, unit, rng)
     bench.reset(forget_log=False)  # the recovery's writes are still in the log: applied next, in part
     bench.add(bench.log, bench.records, st.kept)
     bench.add(bench.served.log, recovery, pieces)
     os.truncate(bench.served.log, 0)
-    second = check_state(config, bench.image, base, ledger, driver, acks, st)
+    second = check_state(config, bench.image, base, ledger, driver, acks, st, True, standing, station)
     said = (f"lost {first.lost:,} acknowledged commits" if first.lost else "would not mount" if not first.mounted
             else "the database would not open" if not first.db_opened else "inconsistent" if first.consistent is False
             else "recovered")
@@ -608,20 +663,207 @@ def _recover_twice(config: FsConfig, bench: Workbench, st: CrashState, base: Pat
                                     f"recovery: {said}")
 
 
+@dataclass(frozen=True)
+class Recorded:
+    """What a crash test's checks need of its recording (its files under `base`, removed with it)."""
+
+    base: Path
+    log: Path  # the recorder's log of the workload's writes and flushes
+    records: list[wlog.Record]
+    first: int  # the window of records that arrived while the workload ran: [first, last)
+    last: int
+    t_start: int
+    t_end: int
+    acks: dict[int, int]
+    events: list[Event]
+    start_image: Path  # the image as the workload began
+    size: int
+    seconds: float  # the recording took
+
+
+def _record(config: FsConfig, driver: Commits | Program, backend: str, base: Path, ledger: Ledger, size: int,
+            duration: float, seed: int) -> Recorded:
+    """Run the workload on the recorder once; its log, acknowledgements, events and start image (under `base`)."""
+    t0 = time.monotonic()
+    with recording(base, size, ledger) as rec:
+        target = Target(kind="image", workdir=str(base), size_bytes=size)
+        with provision(config, target, ledger, image=rec.image) as prov:
+            with driver.server(prov.datadir, ledger, base / "run", fresh=True) as endpoint:
+                driver.load(prov.datadir, endpoint)
+                os.sync()
+                watch = FileWatch(prov.datadir).start()
+                t_start = time.monotonic_ns()
+                try:
+                    driver.run(prov.datadir, endpoint, base, duration, seed)
+                finally:
+                    t_end = time.monotonic_ns()
+                    file_events = watch.stop()
+    record_s = time.monotonic() - t0
+    records = wlog.read_log(rec.log)
+    acks_log = base / "acks.log"
+    if backend == PROGRAM:  # the pipe's lines, "arrival-ns line": owed once arrived
+        acks = dict(enumerate(_arrivals(acks_log))) if acks_log.exists() else {}
+    else:
+        acks = parse_acks(acks_log.read_text())
+    events_path = base / "events.log"
+    events = sorted([*(parse_events(events_path.read_text()) if events_path.exists() else []), *file_events],
+                    key=lambda e: e.t_ns)
+    first, last = window(records, t_start, t_end)
+    start_image = base / "start.img"
+    sparse_image(start_image, size)
+    wlog.apply(rec.log, records[:first], start_image)
+    os.unlink(rec.backing)  # the final state is not needed; keep the disk use down
+    return Recorded(base, rec.log, records, first, last, t_start, t_end, acks, events, start_image, size, record_s)
+
+
+@contextmanager
+def recorded(config: FsConfig, spec: WorkloadSpec, workdir: Path, ledger: Ledger, size: int = 512 * 1024**2,
+             duration: float = 3.0, seed: int = 1, driver: Commits | Program | None = None) -> Iterator[Recorded]:
+    """The workload recorded once (by `driver`, else a new one), its files removed on exit."""
+    backend = backend_of(spec)
+    if backend is None:
+        raise PickfsError(f"{spec.name} has no database to crash-test", "pick another workload for the crash test")
+    base = workdir / "crash" / uuid.uuid4().hex[:12]
+    with holding(ledger, "dir", path=str(base), recursive=True):
+        try:
+            yield _record(config, driver or driver_for(spec, workdir), backend, base, ledger, size, duration, seed)
+        finally:
+            shutil.rmtree(base, ignore_errors=True)
+
+
+PARALLEL = 2  # states checked at once where they can be (this machine's cores, at least two)
+
+
+def workers_for(backend: str, fstype: str) -> int:
+    """How many states are checked at once: PARALLEL where the filesystem mounts two copies of itself at once
+    (FsType.clones_mount_together: the workbenches' images are copies of one filesystem, its UUID too), each
+    check then on its own image, mount, client process and server (each server its own socket directory, or a
+    free port); else one. The user's own program: one (its check reads files of the test's own)."""
+    return PARALLEL if backend != PROGRAM and fs_type(fstype).clones_mount_together else 1
+
+
+@contextmanager
+def workbenches(rec: Recorded, ledger: Ledger, workers: int, rewinds: bool) -> Iterator[tuple[list[Workbench], Path]]:
+    """One workbench per worker, each its own base image, working image and recorder, all at the start image (left
+    as it is); with the start image's pristine copy (`rewinds`: for batches that start again; else not made).
+    Their files are in a directory of their own under the recording's, removed on exit."""
+    here = rec.base / f"benches-{uuid.uuid4().hex[:8]}"
+    here.mkdir(mode=0o700)
+    pristine = here / "pristine.img"
+    if rewinds:
+        copy_image(rec.start_image, pristine)
+    bases = [here / f"base-{k}.img" for k in range(workers)]
+    working = [here / f"working-{k}.img" for k in range(workers)]
+    for image in (*bases, *working):
+        copy_image(rec.start_image, image)  # the only whole copies: states are built on them and undone
+    try:
+        with ExitStack() as stack:
+            benches = []
+            for k in range(workers):
+                served = stack.enter_context(recording(here / f"checks-{k}", rec.size, ledger, image=working[k]))
+                benches.append(Workbench(rec.log, rec.records, bases[k], rec.first, served))
+            yield benches, pristine
+    finally:
+        shutil.rmtree(here, ignore_errors=True)
+
+
+def dealt(states: Sequence[CrashState], identities: Sequence[int | None],
+          n: int) -> list[list[tuple[CrashState, int | None]]]:
+    """The states dealt out to n checkers, in order: every state of one identity to the same checker, the distinct
+    ones in turn (pure)."""
+    owner: dict[int, int] = {}
+    queues: list[list[tuple[CrashState, int | None]]] = [[] for _ in range(n)]
+    turn = 0
+    for st, identity in zip(states, identities):
+        if identity is not None and identity in owner:
+            k = owner[identity]
+        else:
+            k, turn = turn, (turn + 1) % n
+            if identity is not None:
+                owner[identity] = k
+        queues[k].append((st, identity))
+    return queues
+
+
+def check_states(checkers: Sequence[StateChecker], states: Sequence[CrashState], identities: Sequence[int | None],
+                 halt: threading.Event) -> Iterator[StateResult]:
+    """Each state checked by one of the checkers, its result yielded as soon as it is known; none started once
+    `halt` is set. One checker: in this thread, in order. More: one thread each, every state of one identity on
+    the same checker (so a duplicate finds its first check done), the distinct ones dealt out in turn; results in
+    the order of the states (one that ends early waits for those before it). A worker's error is raised here once
+    the others have stopped."""
+    if len(checkers) == 1:
+        for st, identity in zip(states, identities):
+            if halt.is_set():
+                return
+            yield checkers[0].check(st, identity)
+        return
+    yield from _in_threads(checkers, states, identities, halt)
+
+
+def _in_threads(checkers: Sequence[StateChecker], states: Sequence[CrashState], identities: Sequence[int | None],
+                halt: threading.Event) -> Iterator[StateResult]:
+    """check_states with one thread per checker."""
+    queues = dealt(states, identities, len(checkers))
+    place = {id(st): k for k, st in enumerate(states)}
+    done: queue.Queue[tuple[int, StateResult | None, BaseException | None]] = queue.Queue()
+
+    def work(checker: StateChecker, mine: list[tuple[CrashState, int | None]]) -> None:
+        try:
+            for st, identity in mine:
+                if halt.is_set():
+                    break
+                done.put((place[id(st)], checker.check(st, identity), None))
+        except BaseException as exc:  # handed to the consuming thread, raised there
+            halt.set()
+            done.put((-1, None, exc))
+        finally:
+            done.put((-1, None, None))
+
+    threads = [threading.Thread(target=work, args=(c, q), daemon=True) for c, q in zip(checkers, queues)]
+    for t in threads:
+        t.start()
+    error: BaseException | None = None
+    ended: dict[int, StateResult] = {}
+    at = 0  # results are handed on in the order of the states: what is saved is always a first part of them
+    try:
+        running = len(threads)
+        while running:
+            k, r, exc = done.get()
+            if r is not None:
+                ended[k] = r
+                while at in ended:
+                    yield ended.pop(at)
+                    at += 1
+            elif exc is not None:
+                error = error or exc
+            else:
+                running -= 1
+        if error is None:
+            yield from (ended[k] for k in sorted(ended))  # halted: those checked after a state never started
+    finally:
+        halt.set()  # a consumer that stops early, or a Ctrl-C: the workers end after the state each is checking
+        for t in threads:
+            t.join()
+    if error is not None:
+        raise error
+
+
 def crash_test(config: FsConfig, spec: WorkloadSpec, workdir: Path, ledger: Ledger, n_states: int = 12,
                size: int = 512 * 1024**2, duration: float = 3.0, seed: int = 1,
                progress: Callable[[str], None] = lambda s: None, unit: int = DEFAULT_UNIT,
                recovery_share: float = 0.25, keep: Path | None = None, strategies: str = "",
                kept: tuple[StateResult, ...] = (),
                checked: Callable[[StateResult], None] = lambda r: None, budget_s: float = 0.0,
-               clear: Callable[[int, int], bool] = lambda failed, n: False) -> CrashResult:
+               clear: Callable[[int, int], bool] = lambda failed, n: False, workers: int = 0) -> CrashResult:
     """Record the workload once, then check `n_states` power-cut states of it, handing each result to `checked`
     as soon as it is known (to be saved). `kept`: states an interrupted attempt checked already (on its own
     recording): only the rest are checked here, numbered after them, and the result holds both.
 
     `budget_s` > 0: after those, more states in batches (each from the start of the run, sized to what is left
     at the pace so far) until the budget of checking time ends, or `clear(failed, n)` says the distinct states
-    cut at random moments, n of them, `failed` lost or damaged something, answer clearly (`_clear_answer`)."""
+    cut at random moments, n of them, `failed` lost or damaged something, answer clearly (`_clear_answer`).
+    `workers`: states checked at once (0: as many as they can be, `workers_for`)."""
     backend = backend_of(spec)
     reason = crash_unavailable(config, spec)
     if reason or backend is None:
@@ -631,59 +873,26 @@ def crash_test(config: FsConfig, spec: WorkloadSpec, workdir: Path, ledger: Ledg
     except ValueError as exc:
         raise PickfsError(str(exc), f"use some of: {', '.join(strategy_names())}") from None
     driver = driver_for(spec, workdir)
-    base = workdir / "crash" / uuid.uuid4().hex[:12]
-    with holding(ledger, "dir", path=str(base), recursive=True):
-        t0 = time.monotonic()
-        with recording(base, size, ledger) as rec:
-            target = Target(kind="image", workdir=str(base), size_bytes=size)
-            with provision(config, target, ledger, image=rec.image) as prov:
-                with driver.server(prov.datadir, ledger, base / "run", fresh=True) as endpoint:
-                    driver.load(prov.datadir, endpoint)
-                    os.sync()
-                    watch = FileWatch(prov.datadir).start()
-                    t_start = time.monotonic_ns()
-                    try:
-                        driver.run(prov.datadir, endpoint, base, duration, seed)
-                    finally:
-                        t_end = time.monotonic_ns()
-                        file_events = watch.stop()
-        record_s = time.monotonic() - t0
-        records = wlog.read_log(rec.log)
-        acks_log = base / "acks.log"
-        if backend == PROGRAM:  # the pipe's lines, "arrival-ns line": owed once arrived
-            acks = dict(enumerate(_arrivals(acks_log))) if acks_log.exists() else {}
-        else:
-            acks = parse_acks(acks_log.read_text())
-        events_path = base / "events.log"
-        events = sorted([*(parse_events(events_path.read_text()) if events_path.exists() else []), *file_events],
-                        key=lambda e: e.t_ns)
-        first, last = window(records, t_start, t_end)
+    workers = workers or workers_for(backend, config.fstype)
+    with recorded(config, spec, workdir, ledger, size, duration, seed, driver) as rec:
+        records, first, last, acks, events = rec.records, rec.first, rec.last, rec.acks, rec.events
+        t_start, t_end = rec.t_start, rec.t_end
         flushes = sum(1 for r in records[first:last] if r.kind == wlog.FLUSH)
         after = len(kept)  # the states checked before an interruption come first
-        start_image = base / "start.img"
-        sparse_image(start_image, size)
-        wlog.apply(rec.log, records[:first], start_image)
-        os.unlink(rec.backing)  # the final state is not needed; keep the disk use down
-        working = base / "working.img"
-        copy_image(start_image, working)  # the only whole copy: states are built on it and undone
-        pristine = base / "pristine.img"
-        if budget_s > 0:  # each further batch of states starts again from the start image
-            copy_image(start_image, pristine)
-        rng = random.Random(seed * 7919 + 1)
         results = list(kept)
-        t_check = time.monotonic()
-        deadline = t_check + budget_s - sum(r.seconds for r in kept)
         stopped = ""
         tried: list[CrashState] = []  # this attempt's states, for what of the recording they covered
-        with recording(base / "checks", size, ledger, image=working) as served:
-            bench = Workbench(rec.log, records, start_image, first, served)
-            checker = StateChecker(config, bench, base, ledger, driver, acks, rng, unit, keep,
-                                   f"{config.name}-{spec.label}", t_start, events)
+        with workbenches(rec, ledger, workers, budget_s > 0) as (benches, pristine), ExitStack() as stack:
+            t_check = time.monotonic()
+            deadline = t_check + budget_s - sum(r.seconds for r in kept)
+            checkers = checkers_for(config, rec, ledger, driver, benches, stack, seed, unit, keep,
+                                    f"{config.name}-{spec.label}")
+            identities = None if backend == PROGRAM else Identities(rec.log, records, first)
             batch, n_batch = 0, max(0, n_states - after)
             if not n_batch and budget_s > 0:  # resumed with the first states kept: on to the budget's batches
                 n_batch = _states_that_fit(deadline - t_check, sum(r.seconds for r in kept), after)
             while n_batch > 0:
-                states = [replace(st, index=st.index + len(results))
+                states = [replace(st, index=st.index + max((r.index + 1 for r in results), default=0))
                           for st in generate(records, t_start, t_end, n_batch, seed + batch, unit, events,
                                              recovery_share, chosen, covered(records, first, last, tried, unit))]
                 tried += states
@@ -692,54 +901,76 @@ def crash_test(config: FsConfig, spec: WorkloadSpec, workdir: Path, ledger: Ledg
                     progress(f"recorded {len(acks):,} acknowledgements, {last - first:,} writes and flushes, "
                              f"{len(events):,} events; checking {len(states)} states"
                              + (f" ({after} kept from an interrupted attempt)" if after else "")
+                             + (f" {workers} at a time" if workers > 1 else "")
                              + (f", then more within {budget_s:.0f} s" if budget_s > 0 else ""))
                 else:
                     progress(f"{len(states)} more states within the {max(0.0, deadline - time.monotonic()):.0f} s "
                              "left")
                 # a state whose image an earlier one had is not checked again: that check counts for both (not a
                 # recovery crash, whose second cut is drawn anew; not the user's program, whose check reads the cut)
-                identities = None if backend == PROGRAM else Identities(rec.log, records, first)
-                for st in states:
-                    r = checker.check(st, None if identities is None or st.recovery
-                                      else identities.of(st.durable, st.kept))
+                if identities is not None:
+                    identities.rewind()  # the batch's states from the start of the run again; nothing hashed again
+                ids = [None if identities is None or st.recovery else identities.of(st.durable, st.kept)
+                       for st in states]
+                halt = threading.Event()
+                for r in check_states(checkers, states, ids, halt):
                     results.append(r)
                     checked(r)
-                    progress(f"state {st.index + 1}{total} ({st.mode}{', recovery crashed' if st.recovery else ''}): "
+                    progress(f"state {r.index + 1}{total} ({r.mode}{', recovery crashed' if r.recovery else ''}): "
                              + _said(r, backend))
                     if budget_s > 0:
-                        stopped = _clear_answer(results, clear)
+                        stopped = stopped or _clear_answer(results, clear)
                         if stopped or (batch and time.monotonic() > deadline + OVERRUN * budget_s):
-                            break
+                            halt.set()
                 if budget_s <= 0 or stopped:
                     break
                 n_batch = _states_that_fit(deadline - time.monotonic(), time.monotonic() - t_check,
                                            len(results) - after)
                 if n_batch:
-                    bench.rewind(pristine)
+                    for bench in benches:
+                        bench.rewind(pristine)
                     batch += 1
-        check_s = time.monotonic() - t_check + sum(r.seconds for r in kept)
-        shutil.rmtree(base, ignore_errors=True)
+            check_s = time.monotonic() - t_check + sum(r.seconds for r in kept)
+            build_s = sum(bench.seconds for bench in benches)
+    results.sort(key=lambda r: r.index)  # checked at once, they may end out of order
     gaps = crash_model_gaps(spec, unit, sum(1 for r in results if r.torn))
     resumed = (f"{after} of the {len(results)} states were checked before an interruption, on an earlier recording "
                "of the same workload; the commits, writes and flushes counted are this recording's",) if after else ()
-    return CrashResult(backend, len(acks), last - first, flushes, tuple(results), record_s,
-                       model_text(unit, recovery_share, chosen), UNSEEN, unit, recovery_share, check_s, bench.seconds,
+    return CrashResult(backend, len(acks), last - first, flushes, tuple(results), rec.seconds,
+                       model_text(unit, recovery_share, chosen), UNSEEN, unit, recovery_share, check_s, build_s,
                        tuple(f"{(e.t_ns - t_start) / 1e9:.2f} s: {e.what}" for e in events[:50]), tuple(gaps),
                        (*(driver.notes() if isinstance(driver, Program) else ()), *resumed), budget_s, stopped,
                        coverage(records, first, last, tried, unit))
 
 
+def checkers_for(config: FsConfig, rec: Recorded, ledger: Ledger, driver: Commits | Program, benches: list[Workbench],
+                 stack: ExitStack, seed: int, unit: int = DEFAULT_UNIT, keep: Path | None = None,
+                 name: str = "") -> list[StateChecker]:
+    """A checker per workbench, each with its client processes that stay up and its station (both ended with
+    `stack`), all sharing what was found per identity."""
+    outcomes: dict[int, tuple[int, Outcome, str]] = {}  # identity -> its check
+    tag = uuid.uuid4().hex[:8]
+    return [StateChecker(config, bench, rec.base, ledger, driver, rec.acks, seed, unit, keep, name, rec.t_start,
+                         rec.events, outcomes, stack.enter_context(clients(ledger, rec.base / f"client-{tag}-{k}.err")),
+                         Station(stack, ledger, config, bench.image, rec.base / f"station-{tag}-{k}"))
+            for k, bench in enumerate(benches)]
+
+
 class StateChecker:
-    """Checks states one by one on the workbench; a state whose image an earlier one had (the same identity) takes
-    that check's findings, its losses counted against its own cut."""
+    """Checks states one by one on its workbench; a state whose image an earlier one had (the same identity) takes
+    that check's findings, its losses counted against its own cut. Checkers working at once share `outcomes`."""
 
     def __init__(self, config: FsConfig, bench: Workbench, base: Path, ledger: Ledger, driver: Commits | Program,
-                 acks: dict[int, int], rng: random.Random, unit: int, keep: Path | None, name: str, t_start: int,
-                 events: Sequence[Any]) -> None:
+                 acks: dict[int, int], seed: int, unit: int, keep: Path | None, name: str, t_start: int,
+                 events: Sequence[Any], outcomes: dict[int, tuple[int, Outcome, str]] | None = None,
+                 standing: Clients | None = None, station: Station | None = None) -> None:
         self.config, self.bench, self.base, self.ledger, self.driver = config, bench, base, ledger, driver
-        self.acks, self.rng, self.unit, self.keep, self.name = acks, rng, unit, keep, name
+        self.standing = standing  # the client processes that stay up for its checks (None: one per check)
+        self.station = station  # its mount point and ledger entries, made once (None: made per state)
+        self.acks, self.seed, self.unit, self.keep, self.name = acks, seed, unit, keep, name
         self.t_start, self.events = t_start, events
-        self.outcomes: dict[int, tuple[int, Outcome, str]] = {}  # identity -> (state checked, found, kept as)
+        # identity -> (state checked, found, kept as)
+        self.outcomes: dict[int, tuple[int, Outcome, str]] = {} if outcomes is None else outcomes
 
     def _placed(self, r: StateResult, st: CrashState, t_state: float) -> StateResult:
         return replace(r, seconds=time.monotonic() - t_state,  # building the image included
@@ -755,11 +986,13 @@ class StateChecker:
                                 t_state)
         bench.prepare(st)
         found: Outcome | None = None
-        if st.recovery:
-            r = _recover_twice(self.config, bench, st, self.base, self.ledger, self.driver, self.acks, self.rng,
-                               self.unit)
+        if st.recovery:  # the second cut drawn from the state's own number: the same whichever checker checks it
+            rng = random.Random(self.seed * 7919 + 1 + st.index)
+            r = _recover_twice(self.config, bench, st, self.base, self.ledger, self.driver, self.acks, rng, self.unit,
+                               self.standing, self.station)
         else:
-            found = check_image(self.config, bench.image, self.base, self.ledger, self.driver, self.acks, st)
+            found = check_image(self.config, bench.image, self.base, self.ledger, self.driver, self.acks, st,
+                                standing=self.standing, station=self.station)
             r = judged(st, self.acks, found, 0.0)
         bench.checked()
         r = self._placed(r, st, t_state)

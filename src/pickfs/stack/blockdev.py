@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import os
 import re
+import time
 from pathlib import Path
 
-from pickfs.errors import ConfigUnavailable
+from pickfs.errors import CommandFailed, ConfigUnavailable
 from pickfs.proc import run
 
 
@@ -41,9 +42,19 @@ def loops_backed_by(image: Path) -> list[str]:
 
 
 def detach_loop(device: str) -> None:
+    """Detach a loop device; one the kernel detached meanwhile is done (not an error). A detach while something
+    else still has the device open (udev's probe after an unmount) is left by the kernel to that last close: a
+    device listed as attached a moment before can be gone when losetup reaches it ("No such device or address")."""
     if not is_loop(device):
         raise ConfigUnavailable(f"{device!r} is not a loop device", "pickfs detaches only /dev/loopN devices")
-    run(["losetup", "-d", device], package="util-linux")
+    try:
+        run(["losetup", "-d", device], package="util-linux")
+    except CommandFailed:
+        for _ in range(20):  # one being detached (refused while its last close is pending) is gone within moments
+            if device not in loop_backing_files():
+                return
+            time.sleep(0.1)
+        raise
 
 
 def loop_direct_io(device: str) -> bool | None:

@@ -105,6 +105,9 @@ class FsType:
     # the mkfs and mount options it accepts (stack/option_grammar.py): none that names a device or a file
     mkfs_grammar: OptionGrammar = CONSERVATIVE_MKFS
     mount_grammar: OptionGrammar = CONSERVATIVE_MOUNT
+    # two copies of one filesystem (the same UUID) can be mounted at once, each as itself (xfs refuses the second;
+    # btrfs takes them for devices of one filesystem): crash states can be checked side by side
+    clones_mount_together: bool = False
 
     @property
     def kernel_name(self) -> str:
@@ -167,7 +170,7 @@ XFS_FREESP = FreeSpaceTool(("xfs_spaceman", "-c", "freesp -s"), "xfsprogs", pars
 def _ext(name: str, journal: Journal | None = None, shown_as: tuple[str, ...] = ()) -> FsType:
     return FsType(name, (f"mkfs.{name}", "-F", "-q"), "e2fsprogs", "ext4", _EXT_STEADY, _EXT_IMPLICIT, fsck=E2FSCK,
                   free_space=E2FREEFRAG, journal=journal, shown_as=shown_as, options_file=EXT4_OPTIONS,
-                  mkfs_grammar=MKE2FS, mount_grammar=EXT_MOUNT)
+                  mkfs_grammar=MKE2FS, mount_grammar=EXT_MOUNT, clones_mount_together=True)
 
 
 _KNOWN: tuple[FsType, ...] = (

@@ -131,18 +131,22 @@ def _kernel_log_tail(lines: int = 3) -> str:
 
 
 def mount(ledger: Ledger, stack: ExitStack, source: str, mountpoint: Path, fstype: str,
-           options: tuple[str, ...]) -> None:
+          options: tuple[str, ...]) -> None:
     """Mount `source` on the empty `mountpoint` pickfs just made (ledger-tracked). The options are checked against
     the type's grammar again right here (none may name a device or a file), and mount runs from inside the empty
     mount point, so a bare relative name in an option reaches nothing."""
-    grammar = mounted_type(fstype).mount_grammar
-    problem = grammar.problem(options)
-    if problem:
-        raise PlanError(f"mount option {problem[:300]}", grammar.hint)
+    _check_mount_options(fstype, options)
+    stack.enter_context(held(ledger, MOUNT, mountpoint=str(mountpoint)))
+    mount_held(source, mountpoint, fstype, options)
+
+
+def mount_held(source: str, mountpoint: Path, fstype: str, options: tuple[str, ...]) -> None:
+    """Mount `source` on the empty `mountpoint` pickfs made, whose ledger entry the caller holds already (one entry
+    for mounts one after another on the same mount point, each unmounted before the next), as `mount` does."""
+    _check_mount_options(fstype, options)
     argv = ["mount", "-t", fstype]
     if options:
         argv += ["-o", ",".join(options)]
-    stack.enter_context(held(ledger, MOUNT, mountpoint=str(mountpoint)))
     try:
         run([*argv, source, str(mountpoint)], package="util-linux", cwd=str(mountpoint))
     except CommandFailed as exc:
@@ -150,6 +154,13 @@ def mount(ledger: Ledger, stack: ExitStack, source: str, mountpoint: Path, fstyp
             f"mount -t {fstype} -o {','.join(options) or 'defaults'} refused: {_kernel_log_tail(2) or exc.one_line()}",
             "drop or change the refused option in this configuration",
         ) from None
+
+
+def _check_mount_options(fstype: str, options: tuple[str, ...]) -> None:
+    grammar = mounted_type(fstype).mount_grammar
+    problem = grammar.problem(options)
+    if problem:
+        raise PlanError(f"mount option {problem[:300]}", grammar.hint)
 
 
 @contextmanager

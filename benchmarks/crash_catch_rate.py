@@ -1,0 +1,119 @@
+"""Does the default crash test catch the settings known to lose commits, every time, and never raise a false alarm?
+
+For each known-unsafe setting (PostgreSQL full_page_writes=off and fsync=off, InnoDB innodb_doublewrite=0 and
+innodb_flush_log_at_trx_commit=0, SQLite synchronous=OFF, Firebird forced writes off, ext4-nobarrier under each
+database) it runs the default `pickfs crashtest` (no --states: the time budget) --runs times and counts the runs
+that caught it (some state lost acknowledged commits or left a database that would not open or was inconsistent);
+each must be caught in every run. Each database's default settings on ext4 and xfs must be caught in none (no
+false alarm). With --long, one longer run per unsafe setting gives its loss rate per distinct state (all states,
+and the states cut at random moments, with the exact 95% interval).
+
+Real recorder, filesystems and servers; root. Long: the default budget is 2 minutes per run, so five runs of
+one setting take about ten minutes; --crash-time shortens each run (a shorter budget than the default measures
+a weaker command than the one users run, and says so). Wrap it in the disk lock:
+
+    flock /tmp/pickfs-bench.lock .venv/bin/python benchmarks/crash_catch_rate.py --database sqlite
+    flock /tmp/pickfs-bench.lock .venv/bin/python benchmarks/crash_catch_rate.py --database postgresql \\
+        --runs 2 --crash-time 30s
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from pickfs.stats.crashbound import bound
+
+
+@dataclass(frozen=True)
+class Case:
+    database: str
+    fs: str
+    workload: str
+    sets: tuple[str, ...]
+    unsafe: bool  # known to lose commits: must be caught in every run; else: must be caught in none
+
+    @property
+    def name(self) -> str:
+        return f"{self.database}: {self.workload} {' '.join(self.sets) or 'defaults'} on {self.fs}"
+
+
+def cases() -> list[Case]:
+    out = []
+    for database, workload, unsafe_sets in (
+        ("postgresql", "pgbench", (("full_page_writes=off",), ("fsync=off",))),
+        ("mariadb", "sysbench-oltp", (("innodb_doublewrite=0",), ("innodb_flush_log_at_trx_commit=0",))),
+        ("sqlite", "sqlite-tpcb", (("synchronous=OFF",),)),
+        ("firebird", "firebird-tpcb", (("forced_writes=off",),)),
+    ):
+        out += [Case(database, "ext4", workload, sets, True) for sets in unsafe_sets]
+        out.append(Case(database, "ext4-nobarrier", workload, (), True))
+        out += [Case(database, fs, workload, (), False) for fs in ("ext4", "xfs")]
+    return out
+
+
+def crashtest(case: Case, crash_time: str | None, workdir: str) -> dict:
+    """One `pickfs crashtest` of the case; its cell's crash document."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "crash.json"
+        argv = [sys.executable, "-m", "pickfs", "crashtest", "--fs", case.fs, "--workload", case.workload,
+                "--json", str(out)]
+        for s in case.sets:
+            argv += ["--set", s]
+        if crash_time:
+            argv += ["--crash-time", crash_time]
+        proc = subprocess.run(argv, capture_output=True, text=True, env={**os.environ, "PICKFS_WORKDIR": workdir})
+        if proc.returncode != 0:
+            raise RuntimeError(f"{case.name}: pickfs crashtest exited {proc.returncode}: {proc.stderr[-800:]}")
+        crash: dict = json.loads(out.read_text())["cells"][0]["crash"]
+        return crash
+
+
+def main(argv: list[str]) -> int:
+    p = argparse.ArgumentParser()
+    p.add_argument("--database", action="append", default=[], help="repeatable; default every one")
+    p.add_argument("--runs", type=int, default=5)
+    p.add_argument("--crash-time", default=None, help="each run's budget (default: the command's own)")
+    p.add_argument("--long", default=None, help="also one run of this budget per unsafe setting, e.g. 10m")
+    p.add_argument("--workdir", default="/var/tmp/pickfs-catch-bench")
+    a = p.parse_args(argv)
+    chosen = [c for c in cases() if not a.database or c.database in a.database]
+    print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} CPUs"
+          + (f"; each run's budget {a.crash_time} (shorter than the command's default)" if a.crash_time else ""))
+    failures = 0
+    for case in chosen:
+        t0 = time.monotonic()
+        caught, distinct = 0, []
+        for _ in range(a.runs):
+            crash = crashtest(case, a.crash_time, a.workdir)
+            caught += bool(crash["lost_any"])
+            distinct.append(int(crash["metrics"].get("crash_distinct_states", crash["metrics"]["crash_states"])))
+        ok = caught == a.runs if case.unsafe else caught == 0
+        failures += not ok
+        want = "caught" if case.unsafe else "false alarms"
+        print(f"{'ok  ' if ok else 'FAIL'} {case.name}: {want} {caught} of {a.runs} runs "
+              f"({min(distinct)}-{max(distinct)} distinct states a run, {time.monotonic() - t0:.0f} s)")
+        if a.long and case.unsafe:
+            crash = crashtest(case, a.long, a.workdir)
+            m = crash["metrics"]
+            n = int(m.get("crash_distinct_states", m["crash_states"]))
+            failed = sum(1 for s in crash["states"] if s.get("same_as", -1) < 0 and (
+                s["lost"] or not s["mounted"] or not s["db_opened"] or s["consistent"] is False))
+            drawn, drawn_failed = int(m.get("crash_drawn_states", 0)), int(m.get("crash_drawn_failed", 0))
+            b = bound(drawn_failed, drawn)
+            print(f"     one {a.long} run: {failed} of {n} distinct states failed ({failed / n if n else 0:.1%}); "
+                  f"cut at random moments {drawn_failed} of {drawn}: a loss rate between {b.low:.2%} and "
+                  f"{b.high:.2%} (95%, exact binomial)")
+    print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

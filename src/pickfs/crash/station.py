@@ -1,0 +1,56 @@
+"""Where one checker mounts its crash states, one after another: made and recorded in the ledger once.
+
+Every state's check attaches a loop device to the checker's working image, mounts it (journal
+replay), unmounts it and detaches the device, as before; what is made once for all of them is the
+mount point and the ledger's entries for it, for a mount on it and for any loop device on the
+working image. So a state's check writes nothing to the ledger (each entry was a file written and
+synced), and after a kill -9 at any moment `pickfs cleanup` still finds the mount, the device and
+the directory: the entries were recorded before the first of them was made.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from pathlib import Path
+
+from pickfs.errors import PickfsError
+from pickfs.model import FsConfig
+from pickfs.stack import blockdev
+from pickfs.stack.cleanup import KINDS, holding
+from pickfs.stack.ledger import Ledger
+from pickfs.stack.provision import mount_held
+
+
+class Station:
+    """A checker's mount point and ledger entries, until the ExitStack given ends (then undone, newest first)."""
+
+    def __init__(self, stack: ExitStack, ledger: Ledger, config: FsConfig, image: Path, mountpoint: Path) -> None:
+        self.config, self.image, self.mountpoint = config, image, mountpoint
+        stack.enter_context(holding(ledger, "dir", path=str(mountpoint)))
+        mountpoint.mkdir()  # as a state's own was: what the mounted root allows is what counts
+        stack.enter_context(holding(ledger, "loop", image=str(image)))  # any loop device on the working image
+        self._mount = stack.enter_context(holding(ledger, "mount", mountpoint=str(mountpoint)))[0]
+
+    @contextmanager
+    def attached(self) -> Iterator[str]:
+        """A loop device on the working image, detached on exit."""
+        device = blockdev.attach_loop(self.image)
+        try:
+            yield device
+        finally:
+            blockdev.detach_loop(device)
+
+    @contextmanager
+    def mounted(self, device: str) -> Iterator[str]:
+        """The device mounted with the configuration's options ("" yielded), or why it would not mount; unmounted
+        on exit (the mount entry's own undo: retried while busy, lazily at last)."""
+        try:
+            mount_held(device, self.mountpoint, self.config.fstype, self.config.mount_options)
+        except PickfsError as exc:
+            yield f"would not mount: {exc.message}"
+            return
+        try:
+            yield ""
+        finally:
+            KINDS["mount"].undo(self._mount)
