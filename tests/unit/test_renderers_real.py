@@ -469,3 +469,29 @@ def test_the_answer_never_contradicts_the_table(runs):
                 assert loser not in leaders, (record.id, view.label, row.cell.config.name)
                 checked += 1
     assert checked >= 1
+
+
+def test_over_time_panels_do_not_share_one_axis_with_tmpfs(runs):
+    """The default job's per-slice panels shared one log axis with tmpfs (11x the others): ext4's whole range
+    filled 12% of its panel."""
+    from pickfs.report.charts import over_time_chart
+
+    record = next(r for r in runs["all"] if len(r.plan["configs"]) == 12)
+    [view] = build_views(record)
+    fig = over_time_chart(view)
+    titles = [a.text for a in fig.layout.annotations]
+    axis_of = {}
+    for trace in fig.data:
+        if trace.name:
+            axis_of[trace.name] = "yaxis" + trace.yaxis.removeprefix("y")
+    assert "tmpfs (own scale)" in titles and "ext4" in titles
+    ext4 = next(t for t in fig.data if t.name == "ext4")
+    lo, hi = fig.layout[axis_of["ext4"]].range
+    span = math.log10(max(ext4.y)) - math.log10(min(ext4.y))
+    every = [y for t in fig.data if t.name for y in t.y]
+    one_axis = math.log10(max(every)) - math.log10(min(every))
+    assert (hi - lo) < one_axis / 1.8, (hi - lo, one_axis)  # ext4's slices fill twice the share of their panel
+    assert span / (hi - lo) > 0.15
+    tlo, thi = fig.layout[axis_of["tmpfs"]].range
+    tmpfs = next(t for t in fig.data if t.name == "tmpfs")
+    assert tlo <= math.log10(min(tmpfs.y)) and math.log10(max(tmpfs.y)) <= thi  # and tmpfs's fit in its own

@@ -273,7 +273,9 @@ FACET_COLUMNS = 3
 
 def over_time_chart(view: WorkloadView) -> go.Figure | None:
     """Every slice or run measured in rounds, at its moment: one small panel per configuration on one shared log
-    axis (the host's speed moving, the configurations moving with it), the baseline faint in each for reference."""
+    axis (the host's speed moving, the configurations moving with it), the baseline faint in each for reference.
+    A reference (tmpfs, the raw device) or a configuration far from the baseline's level has an axis of its own,
+    marked in its title: on the shared axis it squeezed every other panel into a strip."""
     obs = [(r, sorted(r.observations, key=lambda o: o.t)) for r in view.rows if r.observations]
     if not obs:
         return None
@@ -281,10 +283,13 @@ def over_time_chart(view: WorkloadView) -> go.Figure | None:
     metric = view.rows[0].primary.metric
     cols = min(FACET_COLUMNS, len(obs))
     nrows = math.ceil(len(obs) / cols)
-    fig = make_subplots(rows=nrows, cols=cols, shared_xaxes=True, shared_yaxes=True,
-                        subplot_titles=[r.cell.config.name for r, _ in obs], vertical_spacing=0.25 / nrows,
-                        horizontal_spacing=0.04)
     base = next((os_ for r, os_ in obs if r.cell.config.name == view.baseline), None)
+    own = own_axis([(r.cell.config.fstype, [o.value for o in pts]) for r, pts in obs],
+                   [o.value for o in base] if base else None)
+    fig = make_subplots(rows=nrows, cols=cols, shared_xaxes=True,
+                        subplot_titles=[r.cell.config.name + (" (own scale)" if mine else "")
+                                        for (r, _), mine in zip(obs, own, strict=True)],
+                        vertical_spacing=0.25 / nrows, horizontal_spacing=0.04)
     for i, (r, pts) in enumerate(obs):
         row, col = i // cols + 1, i % cols + 1
         if base is not None and r.cell.config.name != view.baseline:
@@ -297,13 +302,37 @@ def over_time_chart(view: WorkloadView) -> go.Figure | None:
             hovertext=[f"{r.cell.config.name}, block {o.block}, round {o.round}: {fmt_value(o.value, metric)}"
                        for o in pts], hoverinfo="text"), row=row, col=col)
     how = "slice" if any(r.slice_s for r in view.rows) else "run"
-    fig.update_yaxes(**value_ticks([o.value for _, os_ in obs for o in os_]))
+    shared = value_ticks([o.value for (_, os_), mine in zip(obs, own, strict=True) if not mine for o in os_])
+    for i, ((_, pts), mine) in enumerate(zip(obs, own, strict=True)):
+        fig.update_yaxes(**(value_ticks([o.value for o in pts]) if mine else shared), row=i // cols + 1,
+                         col=i % cols + 1)
     fig.update_yaxes(title_text=f"{metric.unit} (log)", col=1)
     fig.update_xaxes(title_text=f"s since the first {how}", row=nrows)
     fig.update_annotations(font_size=12)
     fig.update_layout(title=f"{view.label}: every {how} at its moment, one panel per configuration ({direction(metric)}; "
                             f"grey: {view.baseline})", height=160 + 170 * nrows, showlegend=False)
     return fig
+
+
+OWN_AXIS_FACTOR = 2.0  # a panel whose median is over twice or under half the baseline's gets an axis of its own
+
+
+def own_axis(panels: Sequence[tuple[str, Sequence[float]]], baseline: Sequence[float] | None) -> list[bool]:
+    """Which panels (filesystem type, values) get a log axis of their own: references, and any whose median is
+    more than OWN_AXIS_FACTOR from the baseline's (pure)."""
+    def median(vs: Sequence[float]) -> float | None:
+        pos = [v for v in vs if v > 0]
+        return statistics.median(pos) if pos else None
+
+    ref = median(baseline) if baseline else None
+    out = []
+    for fstype, values in panels:
+        m = median(values)
+        far = ref is not None and m is not None and max(m / ref, ref / m) > OWN_AXIS_FACTOR
+        out.append(is_reference_type(fstype) or far)
+    if all(out):  # nothing left to share: every panel on the one axis as before
+        return [False] * len(out)
+    return out
 
 
 def phases_chart(view: WorkloadView) -> go.Figure | None:
