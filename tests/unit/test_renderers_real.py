@@ -495,3 +495,21 @@ def test_over_time_panels_do_not_share_one_axis_with_tmpfs(runs):
     tlo, thi = fig.layout[axis_of["tmpfs"]].range
     tmpfs = next(t for t in fig.data if t.name == "tmpfs")
     assert tlo <= math.log10(min(tmpfs.y)) and math.log10(max(tmpfs.y)) <= thi  # and tmpfs's fit in its own
+
+
+def test_a_configuration_keeps_its_colour_across_charts_and_never_wears_a_verdicts(runs):
+    """A configuration drawn in the 'unsafe' orange or the 'faster' green in one chart read as a verdict in
+    another; its colour also depended on each chart's own order of configurations."""
+    from pickfs.report.charts import latency_chart, over_time_chart
+    from pickfs.report.colours import MEANINGS, PALETTE
+
+    assert not MEANINGS & set(PALETTE)
+    seen: dict[str, set[str]] = {}
+    for record in runs["all"]:
+        for view in build_views(record):
+            for chart in (over_time_chart(view), latency_chart(view)):
+                for trace in chart.data if chart is not None else ():
+                    if trace.name and trace.line and trace.line.color:
+                        seen.setdefault(f"{record.id}/{view.label}/{trace.name}", set()).add(trace.line.color)
+    assert seen and all(len(c) == 1 for c in seen.values()), {k: c for k, c in seen.items() if len(c) > 1}
+    assert not MEANINGS & {c for cs in seen.values() for c in cs}

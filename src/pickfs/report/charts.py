@@ -20,12 +20,10 @@ from pickfs.analysis.answer import recommended
 from pickfs.analysis.views import FILE_TREE, Row, WorkloadView
 from pickfs.fsfacts import is_reference as is_reference_type
 from pickfs.model import RunRecord, Trial
+from pickfs.report.colours import BAD, BASE, GOOD, PALETTE, SAFE, SAME, UNSAFE, colour_of
 from pickfs.report.text import direction, factor, fmt_value, speed, speed_interval, verdict
 
-GOOD, BAD, SAME, BASE, UNSAFE, SAFE = "#2b8a3e", "#c92a2a", "#868e96", "#212529", "#e8590c", "#2b8a3e"
 BAND = "rgba(28,126,214,0.12)"
-PALETTE = ("#1c7ed6", "#e8590c", "#2b8a3e", "#ae3ec9", "#f08c00", "#0ca678", "#c2255c", "#5c7cfa",
-           "#868e96", "#74b816", "#d6336c", "#15aabf")
 NICE_TICKS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.25, 0.33, 0.5, 0.67, 0.8, 0.9, 1.0, 1.1, 1.25, 1.5, 2.0, 3.0, 4.0,
               5.0, 10.0, 20.0, 50.0, 100.0, 200.0, 500.0, 1000.0)
 ROW_PX = 34  # height per configuration in the row charts
@@ -244,8 +242,9 @@ def latency_chart(view: WorkloadView) -> go.Figure | None:
         return None
     titles = [t for _, t, _ in families] if len(families) > 1 else None
     fig = make_subplots(rows=1, cols=len(families), subplot_titles=titles)
+    names = [r.cell.config.name for r in view.rows]
     for col, (prefix, _, present) in enumerate(families, start=1):
-        for i, r in enumerate(view.rows):
+        for r in view.rows:
             xs, ys = [], []
             for p, lab in present:
                 mv = r.metric(f"{prefix}_{p}")
@@ -255,7 +254,7 @@ def latency_chart(view: WorkloadView) -> go.Figure | None:
             if ys:
                 name = r.cell.config.name
                 fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines+markers", name=name, legendgroup=name,
-                                         showlegend=col == 1, line={"color": PALETTE[i % len(PALETTE)]}),
+                                         showlegend=col == 1, line={"color": colour_of(name, names)}),
                               row=1, col=col)
         fig.update_yaxes(**value_ticks([y for t in fig.data if t.xaxis == ("x" if col == 1 else f"x{col}")
                                         for y in t.y]),
@@ -284,6 +283,7 @@ def over_time_chart(view: WorkloadView) -> go.Figure | None:
     cols = min(FACET_COLUMNS, len(obs))
     nrows = math.ceil(len(obs) / cols)
     base = next((os_ for r, os_ in obs if r.cell.config.name == view.baseline), None)
+    names = [r.cell.config.name for r in view.rows]
     own = own_axis([(r.cell.config.fstype, [o.value for o in pts]) for r, pts in obs],
                    [o.value for o in base] if base else None)
     fig = make_subplots(rows=nrows, cols=cols, shared_xaxes=True,
@@ -298,7 +298,7 @@ def over_time_chart(view: WorkloadView) -> go.Figure | None:
                           row=row, col=col)
         fig.add_trace(go.Scatter(
             x=[o.t - t0 for o in pts], y=[o.value for o in pts], mode="lines+markers", name=r.cell.config.name,
-            line={"color": PALETTE[i % len(PALETTE)], "width": 1}, marker={"size": 4}, showlegend=False,
+            line={"color": colour_of(r.cell.config.name, names), "width": 1}, marker={"size": 4}, showlegend=False,
             hovertext=[f"{r.cell.config.name}, block {o.block}, round {o.round}: {fmt_value(o.value, metric)}"
                        for o in pts], hoverinfo="text"), row=row, col=col)
     how = "slice" if any(r.slice_s for r in view.rows) else "run"
@@ -384,16 +384,17 @@ def device_chart(record: RunRecord, view: WorkloadView) -> go.Figure | None:
     device's utilisation and the CPU's iowait; the throughput on a log axis so no configuration is flattened."""
     if any(r.slice_s for r in view.rows) or view.kind == FILE_TREE:
         return None  # slices: the over-time chart; file trees: no per-second figure, their phases instead
-    medians = [(i, row, t) for i, row in enumerate(view.rows) if (t := _median_trial(record, row)) is not None]
-    if not any(per_second(t) for _, _, t in medians):
+    medians = [(row, t) for row in view.rows if (t := _median_trial(record, row)) is not None]
+    if not any(per_second(t) for _, t in medians):
         return None  # without a per-second figure, the monitors' panels alone are an empty-looking chart
     fig = make_subplots(rows=3, cols=1, shared_xaxes=True, vertical_spacing=0.07,
                         subplot_titles=("throughput per second (log scale)", "device utilisation", "CPU iowait"))
     drawn = False
-    for i, row, t in medians:
+    names = [r.cell.config.name for r in view.rows]
+    for row, t in medians:
         per_s = per_second(t)
         name = row.cell.config.name
-        style = {"name": name, "legendgroup": name, "line": {"color": PALETTE[i % len(PALETTE)]}}
+        style = {"name": name, "legendgroup": name, "line": {"color": colour_of(name, names)}}
         if per_s and all(v > 0 for v in per_s):
             fig.add_trace(go.Scatter(x=list(range(1, len(per_s) + 1)), y=per_s, mode="lines+markers", **style),
                           row=1, col=1)

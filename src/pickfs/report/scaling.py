@@ -15,11 +15,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from pickfs.model import RunRecord
+from pickfs.report.colours import PALETTE
 
 _LABEL = re.compile(r"^(?P<base>.+)-c(?P<n>\d+)$")
 COUNT_KEYS = ("clients", "threads")
 P99 = "lat_p99"
-PALETTE = ("#1c7ed6", "#e8590c", "#2b8a3e", "#9c36b5", "#f08c00", "#0ca678", "#c92a2a", "#495057")
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,8 @@ from plotly.offline import get_plotlyjs
 
 from pickfs.analysis.run import AnalysedRun, analyse
 from pickfs.model import RunRecord
-from pickfs.report.charts import PALETTE, ROW_PX, log_axis, speeds
+from pickfs.report.charts import ROW_PX, log_axis, speeds
+from pickfs.report.colours import PALETTE
 from pickfs.report.comparison import pair_runs
 from pickfs.report.html import PLOTLY_FILE, chart_div, page, render_html
 from pickfs.report.recommend import recommend
