@@ -26,6 +26,7 @@ from pickfs.faults.outcome import (
     verdict,
 )
 from pickfs.faults.plan import KINDS, parse_faults, parse_lasting
+from pickfs.faults.watch import alive
 from pickfs.faults.render import cell_doc, row
 
 
@@ -142,6 +143,26 @@ def test_the_filesystem_and_the_server_are_described_from_what_they_said():
     assert server_said(io, False, False).startswith("failed on the I/O error") and \
         server_said(io, False, False).endswith("then restarted but did not come back up")
     assert server_said([], False, True).startswith("embedded")
+
+
+def test_mariadbs_abort_on_a_failed_fdatasync_is_named_and_so_is_a_server_that_exited_unreaped(tmp_path):
+    """InnoDB treats a failed flush of its redo log as fatal and aborts; its log says so in its own words. Until
+    the process that started it reaps it, the aborted server is a zombie, which is not running."""
+    maria = ["2026-11-27 18:15:37 8 [ERROR] [FATAL] InnoDB: fdatasync() returned 5",
+             "261127 18:15:37 [ERROR] /usr/sbin/mariadbd got signal 6 ;",
+             "client: OperationalError: (2013, 'Lost connection to MySQL server during query')"]
+    assert server_said(maria, False, False) == "aborted, and stayed down"
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    (tmp_path / "pid").write_text(f"{child.pid}\n")
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and ") Z " not in open(f"/proc/{child.pid}/stat").read():
+        time.sleep(0.02)
+    try:
+        assert not alive(str(tmp_path / "pid"))  # exited, not yet reaped
+    finally:
+        child.wait()
+    (tmp_path / "pid").write_text(f"{os.getpid()}\n")
+    assert alive(str(tmp_path / "pid"))
 
 
 def cell(**kw):
