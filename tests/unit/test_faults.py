@@ -26,8 +26,8 @@ from pickfs.faults.outcome import (
     verdict,
 )
 from pickfs.faults.plan import KINDS, parse_faults, parse_lasting
-from pickfs.faults.watch import alive
 from pickfs.faults.render import cell_doc, row
+from pickfs.faults.watch import alive
 
 
 def test_the_fault_plan_is_parsed_and_stated():
