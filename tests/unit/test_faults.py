@@ -6,6 +6,7 @@ import struct
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -155,7 +156,7 @@ def test_mariadbs_abort_on_a_failed_fdatasync_is_named_and_so_is_a_server_that_e
     child = subprocess.Popen([sys.executable, "-c", "pass"])
     (tmp_path / "pid").write_text(f"{child.pid}\n")
     deadline = time.monotonic() + 10
-    while time.monotonic() < deadline and ") Z " not in open(f"/proc/{child.pid}/stat").read():
+    while time.monotonic() < deadline and ") Z " not in Path(f"/proc/{child.pid}/stat").read_text():
         time.sleep(0.02)
     try:
         assert not alive(str(tmp_path / "pid"))  # exited, not yet reaped
