@@ -110,16 +110,23 @@ def test_postgresql_with_data_sync_retry_keeps_running_after_a_failed_data_file_
 def test_mariadb_aborts_on_a_failed_flush_of_its_redo_log_and_stays_down(workdir, flush_method):
     """InnoDB (O_DIRECT, its default, or fsync) takes a failed fdatasync of its redo log as fatal: the server
     aborts and, with no supervisor, stays down; the client is told the connection was lost; after restart
-    (InnoDB's crash recovery) no acknowledged commit is missing and CHECK TABLE passes."""
+    (InnoDB's crash recovery) no acknowledged commit is missing and CHECK TABLE passes. When the flush that
+    fails is ext4's own journal commit instead (which one comes first after the fault is armed is a race),
+    ext4 aborts its journal and goes read-only, and the server stops with its log (on that filesystem)
+    unwritten: the same truth after restart."""
     ledger = Ledger(workdir / "ledger")
     settings = {"innodb_flush_method": flush_method} if flush_method else {}
     cell = fault_cell(resolve_fs_name("ext4"), sysbench_spec(**settings), parse_faults("flush")[0], workdir, ledger,
                       SIZE, duration=4.0, limit_s=120)
     said = verdict(cell)
     assert cell.outcome is Ended.MEASURED and cell.injected == 1, said
-    assert cell.behaviour is not None and cell.behaviour.server == "aborted, and stayed down", said
-    assert any("[FATAL] InnoDB: fdatasync() returned 5" in x for x in cell.behaviour.server_log), \
-        cell.behaviour.server_log
+    b = cell.behaviour
+    assert b is not None, said
+    if b.filesystem.startswith("remounted itself read-only"):
+        assert b.server == "stopped" and any("aborted journal" in x for x in b.kernel), said
+    else:
+        assert b.server == "aborted, and stayed down", said
+        assert any("[FATAL] InnoDB: fdatasync() returned 5" in x for x in b.server_log), b.server_log
     assert "Lost connection" in cell.first_error, said
     assert cell.truth is not None and cell.truth.came_up and cell.truth.own_check == "ok", said
     assert cell.counts is not None and cell.counts.acked > 0 and cell.counts.acked_lost == 0, said
