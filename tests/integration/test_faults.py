@@ -12,6 +12,7 @@ from contextlib import ExitStack
 import pytest
 
 from pickfs.crash.session import fuse_unavailable
+from pickfs.databases.firebird import firebird_unavailable
 from pickfs.faults.disk import faulty_disk
 from pickfs.faults.outcome import Ended, verdict
 from pickfs.faults.plan import parse_faults
@@ -148,6 +149,41 @@ def test_mariadb_aborts_on_a_failed_write_of_its_redo_log(workdir):
     assert cell.truth is not None and cell.truth.came_up, said
     assert cell.counts is not None and cell.counts.acked > 0 and cell.counts.acked_lost == 0, said
     assert cell.counts.false_failures == 0 and cell.counts.corruption == "", said
+    assert not ledger_entries(workdir)
+
+
+@pytest.mark.skipif(firebird_unavailable() is not None, reason=str(firebird_unavailable()))
+@pytest.mark.parametrize("kind", ["flush", "write:data"])
+def test_firebird_with_forced_writes_under_a_failed_flush_or_data_write(workdir, kind):
+    """Firebird (embedded, forced writes: its file opened O_DSYNC) has no write-ahead log: a write fault is aimed
+    at the database file. Whether the committing client is told depends on which write meets the fault (its own
+    O_DSYNC write: 'I/O error during "write" operation'; another thread's or the journal's: nothing); after
+    restart no acknowledged commit was lost and gfix -v found nothing."""
+    ledger = Ledger(workdir / "ledger")
+    spec = WorkloadSpec(name="firebird-tpcb", label="firebird-tpcb",
+                        settings=(("backend", "firebird"), ("clients", 1), ("forced_writes", "on")))
+    cell = fault_cell(resolve_fs_name("ext4"), spec, parse_faults(kind)[0], workdir, ledger, SIZE, duration=4.0,
+                      limit_s=120)
+    said = verdict(cell)
+    assert cell.outcome is Ended.MEASURED and cell.injected == 1, said
+    assert cell.settings == "forced_writes=on" and cell.behaviour is not None, said
+    assert cell.behaviour.server.startswith("embedded"), said
+    assert cell.counts is not None and cell.counts.failed <= 1, said
+    assert cell.counts.failed == 0 or "I/O error" in cell.first_error, said
+    assert cell.truth is not None and cell.truth.came_up and cell.truth.own_check == "ok", said
+    assert cell.counts.acked > 0 and cell.counts.acked_lost == 0 and cell.counts.corruption == "", said
+    assert not ledger_entries(workdir) and not mounts_under(workdir) and not loops_under(workdir)
+
+
+def test_firebird_has_no_write_ahead_log_to_fail(workdir):
+    if firebird_unavailable():
+        pytest.skip(str(firebird_unavailable()))
+    spec = WorkloadSpec(name="firebird-tpcb", label="firebird-tpcb", settings=(("backend", "firebird"), ("clients", 1)))
+    cell = fault_cell(resolve_fs_name("ext4"), spec, parse_faults("write:wal")[0], workdir, Ledger(workdir / "ledger"),
+                      SIZE, duration=3.0, limit_s=120)
+    assert cell.outcome is Ended.NOT_RUN and cell.notes == ("firebird keeps no wal files to fail writes to",), \
+        cell.notes
+    assert cell.seconds < 5, cell.seconds  # refused before anything was made
     assert not ledger_entries(workdir)
 
 
