@@ -227,3 +227,41 @@ def test_the_plan_keys_are_checked_and_read_by_crashtest_only(tmp_path):
     assert r.returncode == 2 and "read by pickfs crashtest" in r.stderr, r.stderr
     r = pickfs("crashtest", fault="write:everything")
     assert r.returncode == 2 and "no fault pickfs injects" in r.stderr, r.stderr
+
+
+def test_the_fault_client_puts_back_what_a_write_back_changed_for_a_while(tmp_path):
+    """After each acknowledged commit the write-back is ticked (InnoDB's page flush returns to its old limit),
+    as the crash test's client does; a tick that fails is logged as a failed write-back, not as a failed commit."""
+    import argparse
+
+    from pickfs.faults.client import Session
+
+    class Tx:
+        conn = "the connection"
+
+        def q(self, *a):
+            return []
+
+        def commit(self):
+            pass
+
+        def rollback(self):
+            pass
+
+    class Back:
+        ticks: list[str] = []
+
+        def tick(self, conn):
+            self.ticks.append(conn)
+            if len(self.ticks) == 2:
+                raise RuntimeError("gone")
+
+    fd = os.open(tmp_path / "log", os.O_WRONLY | os.O_CREAT)
+    session = Session(argparse.Namespace(backend="mariadb"), fd)
+    session.tx, session.back = Tx(), Back()  # type: ignore[assignment]
+    session.commit(1, 5, 1)
+    session.commit(2, 5, 1)
+    os.close(fd)
+    assert Back.ticks == ["the connection", "the connection"]
+    lines = (tmp_path / "log").read_text().splitlines()
+    assert [x.split()[:2] for x in lines] == [["1", "A"], ["2", "A"], ["-", "k"]]
