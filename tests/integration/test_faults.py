@@ -12,12 +12,14 @@ from contextlib import ExitStack
 import pytest
 
 from pickfs.crash.session import fuse_unavailable
+from pickfs.databases.firebird import firebird_unavailable
 from pickfs.faults.disk import faulty_disk
 from pickfs.faults.outcome import Ended, verdict
 from pickfs.faults.plan import parse_faults
 from pickfs.faults.runner import fault_cell
 from pickfs.model import WorkloadSpec
 from pickfs.plan import resolve_fs_name
+from pickfs.services.mariadb import MariaDB
 from pickfs.services.postgresql import PostgreSQL
 from pickfs.stack.ledger import Ledger
 from pickfs.stack.provision import attached
@@ -34,6 +36,10 @@ def sqlite_spec(**settings):
 
 def pgbench_spec(**settings):
     return WorkloadSpec(name="pgbench", label="pgbench", settings=tuple(settings.items()))
+
+
+def sysbench_spec(**settings):
+    return WorkloadSpec(name="sysbench-oltp", label="sysbench-oltp", settings=tuple(settings.items()))
 
 
 def test_a_failed_backing_fsync_is_a_failed_flush_and_a_failed_write_a_failed_write(workdir):
@@ -98,6 +104,87 @@ def test_postgresql_with_data_sync_retry_keeps_running_after_a_failed_data_file_
     assert any("ERROR" in x and "could not fsync" in x for x in cell.behaviour.server_log), cell.behaviour.server_log
     assert cell.write_back_errors, said  # the checkpoint the client asked for failed
     assert cell.truth is not None and cell.truth.came_up, said
+
+
+@pytest.mark.skipif(MariaDB.unavailable_reason() is not None, reason=str(MariaDB.unavailable_reason()))
+@pytest.mark.parametrize("flush_method", ["", "fsync"])
+def test_mariadb_aborts_on_a_failed_flush_of_its_redo_log_and_stays_down(workdir, flush_method):
+    """InnoDB (O_DIRECT, its default, or fsync) takes a failed fdatasync of its redo log as fatal: the server
+    aborts and, with no supervisor, stays down; the client is told the connection was lost; after restart
+    (InnoDB's crash recovery) no acknowledged commit is missing and CHECK TABLE passes. When the flush that
+    fails is ext4's own journal commit instead (which one comes first after the fault is armed is a race),
+    ext4 aborts its journal and goes read-only, and the server stops with its log (on that filesystem)
+    unwritten: the same truth after restart."""
+    ledger = Ledger(workdir / "ledger")
+    settings = {"innodb_flush_method": flush_method} if flush_method else {}
+    cell = fault_cell(resolve_fs_name("ext4"), sysbench_spec(**settings), parse_faults("flush")[0], workdir, ledger,
+                      SIZE, duration=4.0, limit_s=120)
+    said = verdict(cell)
+    assert cell.outcome is Ended.MEASURED and cell.injected == 1, said
+    b = cell.behaviour
+    assert b is not None, said
+    if b.filesystem.startswith("remounted itself read-only"):
+        assert b.server == "stopped" and any("aborted journal" in x for x in b.kernel), said
+    else:
+        assert b.server == "aborted, and stayed down", said
+        assert any("[FATAL] InnoDB: fdatasync() returned 5" in x for x in b.server_log), b.server_log
+    assert "Lost connection" in cell.first_error, said
+    assert cell.truth is not None and cell.truth.came_up and cell.truth.own_check == "ok", said
+    assert cell.counts is not None and cell.counts.acked > 0 and cell.counts.acked_lost == 0, said
+    assert cell.counts.failed == 1 and cell.counts.corruption == "", said
+    assert not ledger_entries(workdir) and not mounts_under(workdir) and not loops_under(workdir)
+
+
+@pytest.mark.skipif(MariaDB.unavailable_reason() is not None, reason=str(MariaDB.unavailable_reason()))
+def test_mariadb_aborts_on_a_failed_write_of_its_redo_log(workdir):
+    """The redo log is written with O_DIRECT: the failed block write is the server's own pwrite error, and fatal."""
+    ledger = Ledger(workdir / "ledger")
+    cell = fault_cell(resolve_fs_name("ext4"), sysbench_spec(), parse_faults("write:wal")[0], workdir, ledger, SIZE,
+                      duration=4.0, limit_s=120)
+    said = verdict(cell)
+    assert cell.outcome is Ended.MEASURED and cell.injected == 1, said
+    assert cell.behaviour is not None and cell.behaviour.server == "aborted, and stayed down", said
+    assert any('pwrite("ib_logfile0") returned -1, operating system error 5' in x
+               for x in cell.behaviour.server_log), cell.behaviour.server_log
+    assert cell.truth is not None and cell.truth.came_up, said
+    assert cell.counts is not None and cell.counts.acked > 0 and cell.counts.acked_lost == 0, said
+    assert cell.counts.false_failures == 0 and cell.counts.corruption == "", said
+    assert not ledger_entries(workdir)
+
+
+@pytest.mark.skipif(firebird_unavailable() is not None, reason=str(firebird_unavailable()))
+@pytest.mark.parametrize("kind", ["flush", "write:data"])
+def test_firebird_with_forced_writes_under_a_failed_flush_or_data_write(workdir, kind):
+    """Firebird (embedded, forced writes: its file opened O_DSYNC) has no write-ahead log: a write fault is aimed
+    at the database file. Whether the committing client is told depends on which write meets the fault (its own
+    O_DSYNC write: 'I/O error during "write" operation'; another thread's or the journal's: nothing); after
+    restart no acknowledged commit was lost and gfix -v found nothing."""
+    ledger = Ledger(workdir / "ledger")
+    spec = WorkloadSpec(name="firebird-tpcb", label="firebird-tpcb",
+                        settings=(("backend", "firebird"), ("clients", 1), ("forced_writes", "on")))
+    cell = fault_cell(resolve_fs_name("ext4"), spec, parse_faults(kind)[0], workdir, ledger, SIZE, duration=4.0,
+                      limit_s=120)
+    said = verdict(cell)
+    assert cell.outcome is Ended.MEASURED and cell.injected == 1, said
+    assert cell.settings == "forced_writes=on" and cell.behaviour is not None, said
+    assert cell.behaviour.server.startswith("embedded"), said
+    assert cell.counts is not None and cell.counts.failed <= 1, said
+    assert cell.counts.failed == 0 or "I/O error" in cell.first_error, said
+    assert cell.truth is not None and cell.truth.came_up and cell.truth.own_check == "ok", said
+    assert cell.counts.acked > 0 and cell.counts.acked_lost == 0 and cell.counts.corruption == "", said
+    assert not ledger_entries(workdir) and not mounts_under(workdir) and not loops_under(workdir)
+
+
+def test_firebird_has_no_write_ahead_log_to_fail(workdir):
+    if firebird_unavailable():
+        pytest.skip(str(firebird_unavailable()))
+    spec = WorkloadSpec(name="firebird-tpcb", label="firebird-tpcb", settings=(("backend", "firebird"), ("clients", 1)))
+    cell = fault_cell(resolve_fs_name("ext4"), spec, parse_faults("write:wal")[0], workdir, Ledger(workdir / "ledger"),
+                      SIZE, duration=3.0, limit_s=120)
+    assert cell.outcome is Ended.NOT_RUN and cell.notes == ("firebird keeps no wal files to fail writes to",), \
+        cell.notes
+    assert cell.seconds < 5, cell.seconds  # refused before anything was made
+    assert not ledger_entries(workdir)
 
 
 def test_sqlite_returns_an_io_error_for_the_commit_whose_flush_failed(workdir):

@@ -6,6 +6,7 @@ import struct
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -27,6 +28,7 @@ from pickfs.faults.outcome import (
 )
 from pickfs.faults.plan import KINDS, parse_faults, parse_lasting
 from pickfs.faults.render import cell_doc, row
+from pickfs.faults.watch import alive
 
 
 def test_the_fault_plan_is_parsed_and_stated():
@@ -144,6 +146,26 @@ def test_the_filesystem_and_the_server_are_described_from_what_they_said():
     assert server_said([], False, True).startswith("embedded")
 
 
+def test_mariadbs_abort_on_a_failed_fdatasync_is_named_and_so_is_a_server_that_exited_unreaped(tmp_path):
+    """InnoDB treats a failed flush of its redo log as fatal and aborts; its log says so in its own words. Until
+    the process that started it reaps it, the aborted server is a zombie, which is not running."""
+    maria = ["2026-11-27 18:15:37 8 [ERROR] [FATAL] InnoDB: fdatasync() returned 5",
+             "261127 18:15:37 [ERROR] /usr/sbin/mariadbd got signal 6 ;",
+             "client: OperationalError: (2013, 'Lost connection to MySQL server during query')"]
+    assert server_said(maria, False, False) == "aborted, and stayed down"
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    (tmp_path / "pid").write_text(f"{child.pid}\n")
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and ") Z " not in Path(f"/proc/{child.pid}/stat").read_text():
+        time.sleep(0.02)
+    try:
+        assert not alive(str(tmp_path / "pid"))  # exited, not yet reaped
+    finally:
+        child.wait()
+    (tmp_path / "pid").write_text(f"{os.getpid()}\n")
+    assert alive(str(tmp_path / "pid"))
+
+
 def cell(**kw):
     log = parse_client_log(LOG)
     truth = Truth(True, frozenset({1, 2, 3}), newest=3, own_check="ok", invariant="ok")
@@ -205,3 +227,41 @@ def test_the_plan_keys_are_checked_and_read_by_crashtest_only(tmp_path):
     assert r.returncode == 2 and "read by pickfs crashtest" in r.stderr, r.stderr
     r = pickfs("crashtest", fault="write:everything")
     assert r.returncode == 2 and "no fault pickfs injects" in r.stderr, r.stderr
+
+
+def test_the_fault_client_puts_back_what_a_write_back_changed_for_a_while(tmp_path):
+    """After each acknowledged commit the write-back is ticked (InnoDB's page flush returns to its old limit),
+    as the crash test's client does; a tick that fails is logged as a failed write-back, not as a failed commit."""
+    import argparse
+
+    from pickfs.faults.client import Session
+
+    class Tx:
+        conn = "the connection"
+
+        def q(self, *a):
+            return []
+
+        def commit(self):
+            pass
+
+        def rollback(self):
+            pass
+
+    class Back:
+        ticks: list[str] = []
+
+        def tick(self, conn):
+            self.ticks.append(conn)
+            if len(self.ticks) == 2:
+                raise RuntimeError("gone")
+
+    fd = os.open(tmp_path / "log", os.O_WRONLY | os.O_CREAT)
+    session = Session(argparse.Namespace(backend="mariadb"), fd)
+    session.tx, session.back = Tx(), Back()  # type: ignore[assignment]
+    session.commit(1, 5, 1)
+    session.commit(2, 5, 1)
+    os.close(fd)
+    assert Back.ticks == ["the connection", "the connection"]
+    lines = (tmp_path / "log").read_text().splitlines()
+    assert [x.split()[:2] for x in lines] == [["1", "A"], ["2", "A"], ["-", "k"]]

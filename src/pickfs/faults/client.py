@@ -85,6 +85,11 @@ class Session:
             self.recover(tx)
             return
         self.note(f"{n} A {time.monotonic_ns()}")
+        try:
+            self.back.tick(tx.conn)  # what a write-back changed for a while put back when due (InnoDB's page flush)
+        except Exception as exc:
+            self.note(f"- k {time.monotonic_ns()} {one_line(exc)}")
+            self.recover(tx)
 
     def recover(self, tx: Tx) -> None:
         """Roll back; a connection that then cannot answer a query (the server closed it) is opened again."""

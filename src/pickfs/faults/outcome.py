@@ -129,7 +129,7 @@ def filesystem_said(kernel: list[str], read_only: bool) -> str:
 
 SERVER_SIGNS = (
     (re.compile(r"\bPANIC\b"), "stopped (PANIC)"),
-    (re.compile(r"terminated by signal 6|Aborted"), "aborted"),
+    (re.compile(r"terminated by signal 6|Aborted|got signal 6\b"), "aborted"),  # PostgreSQL's words, MariaDB's
     # what the client was told when the server's own log could not be written (on the failing filesystem)
     (re.compile(r"crash of another server process|server closed the connection unexpectedly"),
      "stopped (a server process crashed; its log was not written)"),

@@ -40,6 +40,10 @@ LAYOUTS = {
                      ("journal_mode", "synchronous")),
     "postgresql": Layout({"wal": ("pgdata/pg_wal/[0-9A-F]*",), "data": ("pgdata/base/*/[0-9]*",)},
                          ("fsync", "synchronous_commit", "data_sync_retry")),
+    "mariadb": Layout({"wal": ("mysql/ib_logfile[0-9]*",), "data": ("mysql/ibdata1", "mysql/sbtest/pickfs_*.ibd")},
+                      ("innodb_flush_method", "innodb_flush_log_at_trx_commit", "innodb_doublewrite")),
+    # no write-ahead log: Firebird orders its page writes (careful write), all in the database file
+    "firebird": Layout({"data": ("commits.fdb",)}, ("forced_writes",)),
 }
 
 KINDS = {k.name: k for k in (

@@ -52,13 +52,15 @@ SERVER_LINES = re.compile(r"PANIC|FATAL|ERROR|WARNING|LOG:  (all server processe
 NOTABLE = re.compile(r"PANIC|FATAL|ERROR|WARNING|terminated by|reinitializing")
 
 
-def fault_unavailable(config: FsConfig, spec: WorkloadSpec) -> str | None:
+def fault_unavailable(config: FsConfig, spec: WorkloadSpec, fault: FaultPlan) -> str | None:
     """Why this cell cannot run here (None: it can)."""
     if not fs_type(config.fstype).on_block_device:
         return f"a fault needs a filesystem on a block device, not {config.fstype}"
     backend = backend_of(spec)
     if backend not in LAYOUTS:
-        return f"faults are injected under {' and '.join(LAYOUTS)} so far, not {backend or spec.name}"
+        return f"faults are injected under {', '.join(LAYOUTS)} so far, not {backend or spec.name}"
+    if fault.kind.part and fault.kind.part not in LAYOUTS[str(backend)].parts:
+        return f"{backend} keeps no {fault.kind.part} files to fail writes to"
     db = databases.get(str(backend))
     if db.service is not None:
         reason = service_class(db.service).unavailable_reason()
@@ -104,6 +106,17 @@ class Cell:
     def client(self, step: str, datadir: Path, endpoint: Endpoint | None, timeout: float) -> str:
         argv, env = _client_argv(step, self.backend, datadir, endpoint, self.settings)
         return run_program(argv, timeout=timeout, env=env).text
+
+    def after_load(self, datadir: Path, endpoint: Endpoint | None) -> None:
+        """Settings made on the database once its tables exist (Firebird's forced writes)."""
+        _, env = _client_argv("load", self.backend, datadir, endpoint, self.settings)
+        databases.get(self.backend).after_load(datadir, endpoint, env, self.settings, STEM)
+
+    def outside_check(self, datadir: Path, endpoint: Endpoint | None) -> list[str]:
+        """What the database's check run outside its client found broken (Firebird's gfix -v); [] for none."""
+        _, env = _client_argv("check", self.backend, datadir, endpoint, self.settings)
+        errors, _ = databases.get(self.backend).outside_check(datadir, STEM, env)
+        return errors
 
     def commit_through(self, disk: FaultyDisk, datadir: Path, endpoint: Endpoint | None,
                        stack: ExitStack) -> oc.Ended:
@@ -212,6 +225,7 @@ class Cell:
         try:
             with _server(self.backend, datadir, self.settings, self.ledger, self.base / "run", False) as endpoint:
                 doc = json.loads(self.client("check", datadir, endpoint, 180).strip().splitlines()[-1])
+                broken = self.outside_check(datadir, endpoint) if "present" in doc else []
         except (PickfsError, ValueError, IndexError) as exc:
             why = exc.one_line() if isinstance(exc, PickfsError) else str(exc)
             return oc.Truth(False, problem=f"the database would not start: {why}"[:400])
@@ -219,7 +233,8 @@ class Cell:
             return oc.Truth(False, problem=f"the database would not open: {doc['open_error']}")
         if "present" not in doc:
             return oc.Truth(True, problem=str(doc.get("query_error", "")), own_check=str(doc.get("query_error")))
-        return oc.Truth(True, frozenset(doc["present"]), doc.get("newest"), str(doc.get("own_check", "")),
+        own = "; ".join(broken)[:300] if broken else str(doc.get("own_check", ""))
+        return oc.Truth(True, frozenset(doc["present"]), doc.get("newest"), own,
                         str(doc.get("invariant", "")), str(doc.get("query_error", "")))
 
 
@@ -228,7 +243,7 @@ def fault_cell(config: FsConfig, spec: WorkloadSpec, fault: FaultPlan, workdir: 
                progress: Callable[[str], None] = lambda s: None) -> oc.FaultCell:
     """Run one cell; everything it made undone before it returns (recorded in the ledger before it was made)."""
     t0 = time.monotonic()
-    reason = fault_unavailable(config, spec)
+    reason = fault_unavailable(config, spec, fault)
     if reason:
         return oc.FaultCell(config.name, str(backend_of(spec) or spec.name), "", fault.kind.name, fault.text,
                             oc.Ended.NOT_RUN, notes=(reason,))
@@ -250,6 +265,7 @@ def fault_cell(config: FsConfig, spec: WorkloadSpec, fault: FaultPlan, workdir: 
                             with _server(cell.backend, prov.datadir, cell.settings, ledger, base / "run",
                                          True) as endpoint:
                                 cell.client("load", prov.datadir, endpoint, 600)
+                                cell.after_load(prov.datadir, endpoint)
                                 os.sync()
                                 wrong = cell.mapping_problem(prov.datadir, device) if fault.kind.part else None
                                 if wrong:

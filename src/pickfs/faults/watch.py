@@ -64,10 +64,11 @@ def server_lines(log: str, pattern: re.Pattern[str]) -> list[str]:
 
 
 def alive(pidfile: str) -> bool:
-    """Whether the process a server's pid file names is running."""
+    """Whether the process a server's pid file names is running: a server that ended and was not yet reaped by
+    the process that started it (a zombie, as an aborted MariaDB is until its service stops it) is not."""
     try:
         pid = int(Path(pidfile).read_text().split()[0])
-        os.kill(pid, 0)
+        stat = Path(f"/proc/{pid}/stat").read_text()
     except (OSError, ValueError, IndexError):
         return False
-    return True
+    return stat.rpartition(")")[2].split()[:1] not in (["Z"], ["X"])
