@@ -43,3 +43,16 @@ def test_a_commit_row_without_an_id_is_damage_and_the_other_rows_still_count(tmp
     check = json.loads(client("check", "--backend", "sqlite", "--db", str(db)).stdout)
     assert "query_error" not in check, check
     assert check["present"] == [1, 2] and check["own_check"] == "1 commit rows without an id"
+
+
+def test_commits_read_before_a_later_query_fails_are_present_not_lost(tmp_path):
+    """A damaged accounts table fails the invariant's query after every commit was read (embedded Firebird, a torn
+    page): the state is damaged, its commits present; the check had counted every one of them lost."""
+    from pickfs.crash.runner import DB_STEM, Commits
+
+    with sqlite3.connect(tmp_path / f"{DB_STEM}.db") as conn:  # the commits table only: the accounts' query fails
+        conn.execute("CREATE TABLE pickfs_commits (id INTEGER NOT NULL PRIMARY KEY, delta INTEGER, filler TEXT)")
+        conn.executemany("INSERT INTO pickfs_commits VALUES (?, 0, 'x')", [(1,), (2,), (3,)])
+    opened, consistent, present, problem = Commits("sqlite", {}).check(tmp_path, None, tmp_path, {}, 0)
+    assert opened and consistent is False and present == {1, 2, 3}
+    assert "pickfs_accounts" in problem
