@@ -49,3 +49,34 @@ def test_forced_writes_on_and_off(workdir):
     assert on["monitors"]["disk_flushes"] > 10 * max(1, off["monitors"]["disk_flushes"])
     assert any(x.startswith("forced_writes=off") for x in off["risks"]) and on["risks"] == []
     assert mounts_under(workdir) == [] and ledger_entries(workdir) == []
+
+
+def test_a_validation_that_stops_on_a_broken_page_is_damage_not_a_database_that_would_not_start(tmp_path):
+    """A torn index page's sibling pointer past the file's end: the commits still read, gfix -v stops on it (as
+    crash states with torn 8 KiB pages showed); the check says the database is damaged, with its commits present."""
+    import struct
+    import sys
+
+    from pickfs.crash.runner import Commits
+    from pickfs.databases.firebird import FIREBIRD_ROOT, fbclient, firebird_db
+    from pickfs.proc import run as run_program
+
+    datadir = tmp_path / "data"
+    datadir.mkdir()
+    commits = Commits("firebird", {})
+    commits.load(datadir, None)
+    env = {"FIREBIRD": FIREBIRD_ROOT, "FIREBIRD_LOCK": str(datadir / "fblock"), "FIREBIRD_TMP": str(datadir / "fblock")}
+    db = firebird_db(datadir, "commits")
+    run_program([sys.executable, "-m", "pickfs.clients.commits", "run", "--backend", "firebird", "--db", str(db),
+                 "--fb-client", fbclient() or "", "--acks", str(tmp_path / "acks.log"), "--transactions", "300"],
+                env=env)
+    page = 8192
+    data = db.read_bytes()
+    btree = [i for i in range(len(data) // page) if data[i * page] == 7]  # page type 7: an index (b-tree) page
+    with db.open("r+b") as fh:
+        fh.seek(btree[-1] * page + 16)  # btr_sibling: the next page of the index's level
+        fh.write(struct.pack("<I", 0x0FFFFFFF))
+    opened, consistent, present, problem = commits.check(datadir, None, tmp_path, {}, 0)
+    assert opened and consistent is False
+    assert present == set(range(1, 301))
+    assert "gfix -v" in problem and "validation stopped" in problem and "read" in problem

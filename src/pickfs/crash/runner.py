@@ -311,8 +311,9 @@ class Commits:
         stay up (client.py), where the database allows it, instead of one process per check."""
         doc = _client("check", self.backend, datadir, endpoint, self.settings, standing=standing)
         if "open_error" in doc or "query_error" in doc:
+            # the commits read before a later query failed (a damaged accounts table) are there: damage, not loss
             opened = "open_error" not in doc
-            return opened, (False if opened else None), set(), \
+            return opened, (False if opened else None), set(doc.get("present", ())), \
                 f"database: {doc.get('open_error') or doc.get('query_error')}"
         bad = [x for x in (doc["own_check"], doc["invariant"]) if x != "ok"]
         return True, not bad, set(doc["present"]), "; ".join([*bad, *([doc["warnings"]] if doc.get("warnings") else [])])

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from pickfs.databases.base import Database, Dialect, Driver, conf_values, is_block_device
 from pickfs.databases.values import BOOL, ValueShape
+from pickfs.errors import CommandFailed
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -164,11 +165,21 @@ class Firebird(Database):
         set_forced_writes(firebird_db(datadir, stem), str(settings.get("forced_writes", "on")) == "on", env or {})
 
     def outside_check(self, datadir: Path, stem: str, env: dict[str, str] | None) -> tuple[list[str], list[str]]:
-        """Firebird's own validation, read-only (-n): it names every page and record it finds broken."""
+        """Firebird's own validation, read-only (-n): it names every page and record it finds broken.
+
+        It runs after the check's queries: where they read the database and gfix stops on a broken page (a torn
+        page's pointer past the file's end: 'I/O error during "read"'), the database opened but is damaged, and
+        that is what is said, not that it would not start (a validation that hangs still raises)."""
         from pickfs.proc import run as run_program  # deferred: pickfs.stack (via proc), which no client process loads
 
-        said = run_program(["gfix", "-v", "-full", "-n", str(firebird_db(datadir, stem))],
-                           package="firebird3.0-utils", env=env).text
+        try:
+            said = run_program(["gfix", "-v", "-full", "-n", str(firebird_db(datadir, stem))],
+                               package="firebird3.0-utils", env=env).text
+        except CommandFailed as exc:
+            if exc.returncode == -1:
+                raise
+            first = next((line.strip() for line in exc.stderr.splitlines() if line.strip()), "no output")
+            return [f"validation stopped ({first})"], []
         return gfix_findings(said)
 
     def risks(self, spec: WorkloadSpec) -> list[str]:
