@@ -211,12 +211,15 @@ def comparison_table(run_a: RunRecord | AnalysedRun, run_b: RunRecord | Analysed
 def _comparison_table(pairs: list[CellPair]) -> Table:
     table = Table(title="matching cells: B against A as a speed factor of the geometric means (above 1: faster in "
                   "B; a time inverted), 95% interval", title_justify="left", box=box.SIMPLE_HEAD, show_edge=False,
-                  pad_edge=False)
+                  pad_edge=False, padding=(0, 1, 0, 0))
     workloads = len({p.workload for p in pairs}) > 1  # one workload: named in the answers above, not per row
     cols = ["configuration", *(["workload"] if workloads else []), "A median", "B median", "B vs A [95%]", "verdict"]
+    # a narrow terminal wraps the verdict and the medians (figure, then unit) at their spaces, never cuts a word
+    longest_word = max((len(w) for p in pairs for w in _verdict(p)[0].split()), default=0)
     for col in cols:
         table.add_column(col, justify="right" if "median" in col or "[" in col else "left",
-                         no_wrap=col != "verdict")
+                         no_wrap=col not in ("verdict", "A median", "B median"),
+                         min_width=longest_word if col == "verdict" else None)
     for p in pairs:
         sp = speed_b_vs_a(p)
         text, style = _verdict(p)
