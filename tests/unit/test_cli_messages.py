@@ -146,3 +146,20 @@ def test_env_diff_of_a_missing_file_says_no_such_file_not_no_run(tmp_path, capsy
         err = refusal(capsys, "env", "diff", str(present), missing, "--workdir", str(tmp_path / "w"))
         assert f"no such fingerprint file: {missing}" in err, err
         assert "results" not in err
+
+
+def test_the_dry_run_says_the_race_stops_when_its_answer_is_settled_as_the_method_line_does():
+    """The estimate said 'until every interval is within ±5%' where the race stops once the recommendation is settled
+    at the margin (the method line above it, and the run's own first line, say so)."""
+    from pickfs.cli.plan_check import method_lines
+    from pickfs.cli.run import workload_specs
+    from pickfs.engine.estimate import estimate
+    from pickfs.model import Method, Target
+    from pickfs.plan import build_plan, configs_from_names
+
+    plan = build_plan(Target(workdir="/var/tmp/x"), configs_from_names("ext4,xfs"), workload_specs((), (), None),
+                      Method(max_seconds=600.0), None)
+    [est] = estimate(plan)
+    assert "settled at a 5% margin" in " ".join(method_lines(plan))
+    assert "until the recommendation is settled at a 5% margin or 10 min are spent" in est.how
+    assert "every interval" not in est.how

@@ -76,10 +76,12 @@ def _sliced(plan: Plan, way: Measuring, cells: list[Cell], measured: Mapping[Any
         return WorkloadEstimate(
             wl.label, blocks * per_block,
             f"{budget.min_rounds} rounds x {blocks} block(s) x {n} configurations, {slice_s:g} s slices")
+    until = (f"the recommendation is settled at a {m.margin:.0%} margin" if m.race
+             else f"every interval is within ±{budget.target:.0%}")
     return WorkloadEstimate(
         wl.label, budget.budget_s,
-        f"its time budget: at least {budget.min_rounds} rounds, then until every interval "
-        f"is within ±{budget.target:.0%} or {budget.budget_s / 60:g} min are spent")
+        f"its time budget: at least {budget.min_rounds} rounds, then until {until} "
+        f"or {budget.budget_s / 60:g} min are spent")
 
 
 def _whole_runs(plan: Plan, way: Measuring, cells: list[Cell],
