@@ -205,3 +205,23 @@ def test_the_plan_keys_are_checked_and_read_by_crashtest_only(tmp_path):
     assert r.returncode == 2 and "read by pickfs crashtest" in r.stderr, r.stderr
     r = pickfs("crashtest", fault="write:everything")
     assert r.returncode == 2 and "no fault pickfs injects" in r.stderr, r.stderr
+
+
+def test_the_fault_table_cuts_no_word_at_80_columns():
+    """At 80 columns the ten-column table was cut to 'conf…', 'data…', 'ackn…' in every header and cell; a narrow
+    terminal gets each cell as a block of its own instead, every figure whole."""
+    import io
+
+    from rich.console import Console
+
+    from pickfs.cli.faults import table
+
+    cells = [cell(settings="fsync=on, synchronous_commit=on, data_sync_retry=off"), cell(config="ext4-nobarrier",
+             behaviour=Behaviour("kept running", "said nothing (the kernel logged the block I/O error)"))]
+    for width in (80, 160, 250):
+        console = Console(width=width, record=True, file=io.StringIO(), color_system=None)
+        console.print(table(cells))
+        text = console.export_text()
+        assert "…" not in text and all(len(line) <= width for line in text.splitlines())
+        assert "ext4-nobarrier" in text and "acknowledged" in text and "synchronous_commit=on" in text
+        assert "false failures" in text.replace("\n", " ") or "false" in text

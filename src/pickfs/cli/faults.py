@@ -3,10 +3,14 @@ with the commits it acknowledged?"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from rich.console import Console, ConsoleOptions, Group, RenderResult
+from rich.measure import Measurement
 from rich.table import Table
+from rich.text import Text
 
 from pickfs import console
 from pickfs.errors import PlanError
@@ -51,14 +55,47 @@ def check_fault_options(o: dict[str, Any], method: Method) -> tuple[float, float
     return duration, limit
 
 
-def table(cells: list[FaultCell]) -> Table:
-    t = Table(title="what the database kept when the disk failed", title_justify="left")
-    for name in COLUMNS:
-        t.add_column(name, justify="right" if name in ("acknowledged", "lost", "errors to client", "false failures")
-                     else "left")
-    for cell in cells:
-        t.add_row(*row(cell))
-    return t
+TITLE = "what the database kept when the disk failed"
+FIGURES = ("acknowledged", "lost", "errors to client", "false failures")
+NAMED = 3  # configuration, database, fault: what names a cell
+UNBOUNDED = 10_000  # columns
+
+
+@dataclass(frozen=True)
+class FaultTable:
+    """The cells as a table where it fits the width unwrapped; narrower, each cell as a block of its own
+    (what names it, then its figures, then what the server and the filesystem did), so no word is ever cut."""
+
+    rows: tuple[tuple[str, ...], ...]
+
+    def table(self) -> Table:
+        t = Table(title=TITLE, title_justify="left")
+        for name in COLUMNS:
+            t.add_column(name, justify="right" if name in FIGURES else "left")
+        for r in self.rows:
+            t.add_row(*r)
+        return t
+
+    def blocks(self) -> Group:
+        parts: list[Text] = [Text(TITLE)]
+        for r in self.rows:
+            named = dict(zip(COLUMNS, r, strict=True))
+            parts.append(Text(", ".join(r[:NAMED]) + ":", style="bold"))
+            parts.append(Text("  " + ", ".join(f"{k} {named[k]}" for k in FIGURES if named[k])))
+            rest = [f"{k}: {v}" for k, v in list(named.items())[NAMED:] if k not in FIGURES and v]
+            parts.append(Text("  " + "; ".join(rest)))
+        return Group(*parts)
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        t = self.table()
+        # measured unbounded (a measurement within the width is clamped to it); a table squeezed below its
+        # natural width cuts words (rich shrinks columns past their longest word), so only one that fits whole
+        fits = Measurement.get(console, options.update_width(UNBOUNDED), t).maximum <= options.max_width
+        yield t if fits else self.blocks()
+
+
+def table(cells: list[FaultCell]) -> FaultTable:
+    return FaultTable(tuple(row(cell) for cell in cells))
 
 
 def run_faults(plan: Plan, o: dict[str, Any]) -> None:
