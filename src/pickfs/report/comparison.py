@@ -14,7 +14,7 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from pickfs.analysis.answer import finding, recommended
+from pickfs.analysis.answer import answer_words
 from pickfs.analysis.run import AnalysedRun, analyse, analysed
 from pickfs.analysis.views import Row, WorkloadView
 from pickfs.model import RunRecord
@@ -172,19 +172,10 @@ def _verdict(p: CellPair) -> tuple[str, str]:
     return "no significant difference", "dim"
 
 
-def _answer_of(view: WorkloadView) -> str:
-    """A workload's answer in a few words: the configuration recommended, or the one a race prefers unsettled."""
-    named = recommended(view)
-    if named is not None:
-        return named
-    found = finding(view) if view.race is not None else None
-    return f"none ({found.preferred} preferred, not settled)" if found is not None else "none"
-
-
 def answers_side_by_side(a: AnalysedRun, b: AnalysedRun) -> list[tuple[str, str, str]]:
     """Each workload's answer in each run: (workload, A's, B's)."""
-    ta = {v.label: _answer_of(v) for v in a.views if v.measured}
-    tb = {v.label: _answer_of(v) for v in b.views if v.measured}
+    ta = {v.label: answer_words(v) for v in a.views if v.measured}
+    tb = {v.label: answer_words(v) for v in b.views if v.measured}
     labels = list(ta) + [x for x in tb if x not in ta]
     return [(x, ta.get(x, "(not in run)"), tb.get(x, "(not in run)")) for x in labels]
 
