@@ -16,7 +16,7 @@ from rich.text import Text
 
 from pickfs.analysis.answer import answer_words
 from pickfs.analysis.run import AnalysedRun, analyse, analysed
-from pickfs.analysis.views import Row, WorkloadView
+from pickfs.analysis.views import Row
 from pickfs.model import RunRecord
 from pickfs.report.envdiff import diff as env_diff
 from pickfs.report.text import factor_interval, fmt_p, fmt_with_unit, speed_interval
