@@ -34,6 +34,7 @@ from scipy import stats as sps
 
 from pickfs.stats.decision import ALPHA, Contrast, Decision, contrast
 from pickfs.stats.weather import Fit
+from pickfs.units import a_percent
 
 ROUND_MARGIN = 0.05  # a wider margin is said as a multiple of this
 STOP_FACTOR = 2.0  # the race stops when every open comparison needs more than this times the budget left
@@ -228,7 +229,7 @@ def settle_phrase(more_s: float | None, wider: float | None, measured_min: float
     """What would settle an unsettled answer, in the words its answer and the race's stop note both use: more time
     at the current rate (with the --max-time that gives it, after `measured_min` minutes measured), or a wider
     margin."""
-    margin = f"a {wider:.0%} margin (--margin {wider:.0%})" if wider is not None else "a wider margin"
+    margin = f"{a_percent(wider)} margin (--margin {wider:.0%})" if wider is not None else "a wider margin"
     if more_s is None:
         return f"no amount of time is likely to settle it, {margin} would"
     total = math.ceil((measured_min + more_s / 60) / 5) * 5

@@ -16,6 +16,7 @@ from pickfs.model import Plan
 from pickfs.plan import load_plan_file
 from pickfs.risks import config_risks
 from pickfs.stack.targets import target_kind
+from pickfs.units import a_percent
 from pickfs.usecases.preview import Preview
 from pickfs.usecases.run import RunRequest, Silent, run_plan
 
@@ -40,7 +41,7 @@ def method_lines(plan: Plan) -> list[str]:
         lines.append("no speed runs")
     elif m.side_by_side:
         budget = round_budget(m)
-        until = (f"until the recommendation is settled at a {m.margin:.0%} margin, configurations leaving as their "
+        until = (f"until the recommendation is settled at {a_percent(m.margin)} margin, configurations leaving as their "
                  "place is decided" if m.race else f"until every interval is within ±{budget.target:.0%}")
         rounds = f"exactly {m.rounds} rounds" if budget.fixed else \
             f"at least {budget.min_rounds} rounds, then {until}" + \

@@ -18,6 +18,7 @@ from pickfs.engine.schedule import (
     slot_key,
 )
 from pickfs.model import Cell, Plan
+from pickfs.units import a_percent
 from pickfs.workloads import workload_class
 
 
@@ -76,7 +77,7 @@ def _sliced(plan: Plan, way: Measuring, cells: list[Cell], measured: Mapping[Any
         return WorkloadEstimate(
             wl.label, blocks * per_block,
             f"{budget.min_rounds} rounds x {blocks} block(s) x {n} configurations, {slice_s:g} s slices")
-    until = (f"the recommendation is settled at a {m.margin:.0%} margin" if m.race
+    until = (f"the recommendation is settled at {a_percent(m.margin)} margin" if m.race
              else f"every interval is within ±{budget.target:.0%}")
     return WorkloadEstimate(
         wl.label, budget.budget_s,
