@@ -66,7 +66,7 @@ def margin_words(margin: float) -> str:
 
 def round_margin(x: float, step: float = ROUND_MARGIN) -> float:
     """The smallest multiple of `step` at or over x (a margin a person would type)."""
-    return step * max(1, math.ceil(x / step - 1e-9))
+    return round(step * max(1, math.ceil(x / step - 1e-9)), 9)  # 0.3, not 0.30000000000000004
 
 
 def more_time(c: Contrast, q: float, reach: float, elapsed_s: float) -> float:
