@@ -59,9 +59,3 @@ def has_control(text: str) -> bool:
     """Does the text hold a control character (newline, NUL, escape ...)?"""
     return any(ord(c) < 32 or ord(c) == 127 for c in text)
 
-
-def a_percent(share: float) -> str:
-    """A share as a percentage with its article, as a sentence reads it: 'a 5%', 'an 8%', 'an 11%', 'an 85%'."""
-    said = f"{share:.0%}"
-    spoken_with_a_vowel = said[0] == "8" or (said[:2] in ("11", "18") and len(said) in (3, 5))  # 11%, 18%, 18xx%
-    return f"{'an' if spoken_with_a_vowel else 'a'} {said}"

@@ -155,7 +155,7 @@ def test_time_cannot_narrow_the_run_to_run_floor():
 
 def test_a_margin_is_said_with_its_article():
     """'or a 85% margin (--margin 85%) would settle it' (a real run's note and answer): 'an 85% margin'."""
-    from pickfs.units import a_percent
+    from pickfs.analysis.margin import a_percent
 
     assert "or an 85% margin (--margin 85%) would settle it" in settle_phrase(60.0, 0.85, 1.0)
     assert "a 30% margin" in settle_phrase(60.0, 0.30, 1.0)

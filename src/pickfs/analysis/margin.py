@@ -34,7 +34,6 @@ from scipy import stats as sps
 
 from pickfs.stats.decision import ALPHA, Contrast, Decision, contrast
 from pickfs.stats.weather import Fit
-from pickfs.units import a_percent
 
 ROUND_MARGIN = 0.05  # a wider margin is said as a multiple of this
 STOP_FACTOR = 2.0  # the race stops when every open comparison needs more than this times the budget left
@@ -62,6 +61,13 @@ def _q(c: Contrast, alpha: float) -> float:
 def margin_words(margin: float) -> str:
     """'5%', '0.5%': a margin as a person typed it."""
     return f"{margin:.0%}" if abs(margin * 100 - round(margin * 100)) < 1e-9 else f"{margin:.1%}"
+
+
+def a_percent(share: float) -> str:
+    """A share as a percentage with its article, as a sentence reads it: 'a 5%', 'an 8%', 'an 11%', 'an 85%'."""
+    said = f"{share:.0%}"
+    spoken_with_a_vowel = said[0] == "8" or (said[:2] in ("11", "18") and len(said) in (3, 5))  # 11%, 18%, 18xx%
+    return f"{'an' if spoken_with_a_vowel else 'a'} {said}"
 
 
 def round_margin(x: float, step: float = ROUND_MARGIN) -> float:

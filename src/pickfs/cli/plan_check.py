@@ -9,6 +9,7 @@ import click
 from rich.text import Text
 
 from pickfs import console
+from pickfs.analysis.margin import a_percent
 from pickfs.analysis.views import short_flag
 from pickfs.cli.examples import examples
 from pickfs.engine.schedule import round_budget
@@ -16,7 +17,6 @@ from pickfs.model import Plan
 from pickfs.plan import load_plan_file
 from pickfs.risks import config_risks
 from pickfs.stack.targets import target_kind
-from pickfs.units import a_percent
 from pickfs.usecases.preview import Preview
 from pickfs.usecases.run import RunRequest, Silent, run_plan
 

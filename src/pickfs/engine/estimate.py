@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from pickfs.analysis.margin import a_percent
 from pickfs.engine.choice import Measuring, how_measured
 from pickfs.engine.schedule import (
     RUN_OVERHEAD_S,
@@ -18,7 +19,6 @@ from pickfs.engine.schedule import (
     slot_key,
 )
 from pickfs.model import Cell, Plan
-from pickfs.units import a_percent
 from pickfs.workloads import workload_class
 
 

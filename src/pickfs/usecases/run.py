@@ -29,7 +29,6 @@ from pickfs.stack.signals import interrupted
 from pickfs.stack.targets import target_kind
 from pickfs.store import ResultStore, RunRecord
 from pickfs.store.results import new_run_id
-from pickfs.units import a_percent
 from pickfs.usecases.preview import Preview, nothing_can_run, preview_plan, unavailable_cells
 from pickfs.usecases.workspace import clean_orphans, ledger_for, open_store, require_root
 from pickfs.workloads import REGISTRY
@@ -266,7 +265,7 @@ def method_words(m: Method) -> str:
     if not m.speed:
         what = "no speed runs"
     elif m.side_by_side:
-        until = f"rounds until the answer is settled at {a_percent(m.margin)} margin" if m.race else \
+        until = f"rounds until the answer is settled at a {m.margin:.0%} margin" if m.race else \
             "rounds until the intervals settle"
         rounds = f"{m.rounds} rounds" if m.rounds else until
         blocks = "automatic blocks" if m.blocks is None else f"{m.blocks} block(s)"
