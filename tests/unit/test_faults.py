@@ -225,3 +225,13 @@ def test_the_fault_table_cuts_no_word_at_80_columns():
         assert "…" not in text and all(len(line) <= width for line in text.splitlines())
         assert "ext4-nobarrier" in text and "acknowledged" in text and "synchronous_commit=on" in text
         assert "false failures" in text.replace("\n", " ") or "false" in text
+
+
+def test_a_fault_run_nothing_of_which_can_run_is_refused_as_the_power_cut_test_refuses_it(tmp_path):
+    """`--fs tmpfs --fault flush` printed 'not run' for every cell and exited 0, where the power-cut test of the
+    same cells refuses with exit 3 before anything is made."""
+    r = subprocess.run([sys.executable, "-m", "pickfs", "crashtest", "--fs", "tmpfs", "--fault", "flush"],
+                       capture_output=True, text=True, env={"PICKFS_WORKDIR": str(tmp_path / "w"), "PATH": "/usr/bin:/bin"})
+    assert r.returncode == 3 and "Traceback" not in r.stderr, r.stderr
+    assert "nothing in this plan can run" in r.stderr and "a fault needs a filesystem on a block device" in r.stderr
+    assert not (tmp_path / "w").exists()

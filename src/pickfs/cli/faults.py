@@ -18,9 +18,11 @@ from pickfs.faults.matrix import run_matrix
 from pickfs.faults.outcome import FaultCell, verdict
 from pickfs.faults.plan import FaultPlan, parse_faults
 from pickfs.faults.render import COLUMNS, MODEL, matrix_json, notes, row
+from pickfs.faults.runner import fault_unavailable
 from pickfs.model import Method, Plan
 from pickfs.safepaths import write_file
 from pickfs.units import parse_duration
+from pickfs.usecases.preview import nothing_can_run
 from pickfs.usecases.workspace import clean_orphans, ledger_for, require_root
 
 LEAST_DURATION_S = 3.0  # the fault is armed 0.8-1.6 s in; commits go on after it
@@ -102,6 +104,10 @@ def run_faults(plan: Plan, o: dict[str, Any]) -> None:
     """Run every cell of the fault matrix, each shown and saved the moment it ends; the table and the model last."""
     faults = fault_plans(o, plan.method)
     duration, limit = check_fault_options(o, plan.method)
+    unavailable = {c.index: why for c in plan.cells() if (why := fault_unavailable(c.config, c.workload)) is not None}
+    refusal = nothing_can_run(plan, unavailable)  # as the power-cut test refuses it: before anything is made
+    if refusal is not None:
+        raise refusal
     require_root("injecting faults under filesystems (losetup, mkfs, mount, FUSE)", "run it as root (sudo)")
     workdir = Path(plan.target.workdir)
     ledger = ledger_for(str(workdir))
