@@ -235,3 +235,25 @@ def test_a_fault_run_nothing_of_which_can_run_is_refused_as_the_power_cut_test_r
     assert r.returncode == 3 and "Traceback" not in r.stderr, r.stderr
     assert "nothing in this plan can run" in r.stderr and "a fault needs a filesystem on a block device" in r.stderr
     assert not (tmp_path / "w").exists()
+
+
+def test_json_to_stdout_is_the_json_alone(tmp_path, monkeypatch):
+    """`crashtest --fault flush --json -` printed the table, the verdicts, the notes and the model on standard output
+    before the JSON: a script could not parse it. The cell here is a finished one handed to the CLI as the matrix
+    hands it (the matrix itself runs in the integration tests)."""
+    from click.testing import CliRunner
+
+    import pickfs.cli.faults as cli_faults
+    from pickfs.cli.main import cli
+
+    def matrix(configs, specs, faults, workdir, ledger, size, duration, limit, progress, done):
+        done(cell(config="ext4", notes=("a note",)))
+        return []
+
+    monkeypatch.setattr(cli_faults, "run_matrix", matrix)
+    r = CliRunner().invoke(cli, ["crashtest", "--fs", "ext4", "--workload", "pgbench", "--fault", "flush",
+                                  "--json", "-", "--workdir", str(tmp_path / "w")])
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.stdout)
+    assert doc["faults"]["cells"][0]["config"] == "ext4" and "model" in doc["faults"]
+    assert "model: " in r.stderr and "note: a note" in r.stderr

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import click
 from rich.console import Console, ConsoleOptions, Group, RenderResult
 from rich.measure import Measurement
 from rich.table import Table
@@ -129,13 +130,18 @@ def run_faults(plan: Plan, o: dict[str, Any]) -> None:
     for fault in faults:
         console.info(f"fault plan: {fault.text}")
     run_matrix(plan.configs, plan.workloads, faults, workdir, ledger, size, duration, limit, console.info, done)
+    if json_path is not None and str(json_path) == "-":
+        # standard output is the JSON's alone (a script reads it): each cell was said as it ended, on stderr
+        for note in notes(cells):
+            console.info(f"note: {note}")
+        console.info(f"model: {MODEL}")
+        click.echo(matrix_json(cells), nl=False)
+        return
     console.show(table(cells))
     for cell in cells:
         console.plain(verdict(cell))
     for note in notes(cells):
         console.plain(f"note: {note}")
     console.plain(f"model: {MODEL}")
-    if json_path is not None and str(json_path) == "-":
-        console.plain(matrix_json(cells))
-    elif json_path is not None:
+    if json_path is not None:
         console.info(f"json written to {json_path}")
