@@ -163,3 +163,27 @@ def test_the_dry_run_says_the_race_stops_when_its_answer_is_settled_as_the_metho
     assert "settled at a 5% margin" in " ".join(method_lines(plan))
     assert "until the recommendation is settled at a 5% margin or 10 min are spent" in est.how
     assert "every interval" not in est.how
+
+
+def test_a_run_exported_to_stdout_prints_the_export_alone(tmp_path, monkeypatch, capsys):
+    """`pickfs run --json -` printed the terminal report on standard output before the JSON: no script could parse
+    it (`pickfs report RUN --json -` gives the JSON alone). The run here is a stored one handed back as the run
+    ends (the run itself is measured in the integration tests)."""
+    import json
+
+    import pickfs.cli.run as cli_run
+    from pickfs.cli.report import FORMATS
+    from pickfs.store import ResultStore
+    from pickfs.usecases.run import RunOutcome
+    from tests.records import fill, make_plan
+
+    store = ResultStore(tmp_path / "r.db")
+    record = store.load(fill(store, make_plan()))
+    monkeypatch.setattr(cli_run, "run_plan", lambda request, events: RunOutcome("complete", record.id, "r.db", record))
+    options = {f"{fmt.replace('-', '_')}_path": None for fmt in FORMATS}
+    cli_run.run_and_show(None, {**options, "json_path": "-"})  # type: ignore[arg-type]
+    out = capsys.readouterr().out
+    assert json.loads(out)["run_id"] == record.id
+    cli_run.run_and_show(None, options)  # type: ignore[arg-type]
+    assert "vs ext4" in capsys.readouterr().out  # without an export to stdout, the report as ever
+    store.close()
