@@ -187,3 +187,16 @@ def test_a_run_exported_to_stdout_prints_the_export_alone(tmp_path, monkeypatch,
     cli_run.run_and_show(None, options)  # type: ignore[arg-type]
     assert "vs ext4" in capsys.readouterr().out  # without an export to stdout, the report as ever
     store.close()
+
+
+def test_plan_check_of_a_fault_plan_says_it_is_crashtests_and_what_it_injects(tmp_path):
+    """`pickfs plan check` of a plan with `fault = "flush"` described a 9-minute speed run and exited 0, where
+    `pickfs run --plan` of it is refused; the fault plan and accept_busy were not said."""
+    from click.testing import CliRunner
+
+    plan = tmp_path / "f.toml"
+    plan.write_text('[[config]]\npreset = "ext4"\n[[workload]]\nname = "sqlite-tpcb"\n'
+                    '[method]\nfault = "flush"\naccept_busy = true\n')
+    out = CliRunner().invoke(cli, ["plan", "check", str(plan)], terminal_width=300).output
+    assert "fault: a cache flush fails" in out and "pickfs crashtest --plan" in out and "pickfs run refuses" in out
+    assert "a busy machine is the condition to measure" in out
