@@ -58,3 +58,4 @@ def parse_duration(text: str | int | float) -> float:
 def has_control(text: str) -> bool:
     """Does the text hold a control character (newline, NUL, escape ...)?"""
     return any(ord(c) < 32 or ord(c) == 127 for c in text)
+

@@ -146,3 +146,57 @@ def test_env_diff_of_a_missing_file_says_no_such_file_not_no_run(tmp_path, capsy
         err = refusal(capsys, "env", "diff", str(present), missing, "--workdir", str(tmp_path / "w"))
         assert f"no such fingerprint file: {missing}" in err, err
         assert "results" not in err
+
+
+def test_the_dry_run_says_the_race_stops_when_its_answer_is_settled_as_the_method_line_does():
+    """The estimate said 'until every interval is within ±5%' where the race stops once the recommendation is settled
+    at the margin (the method line above it, and the run's own first line, say so)."""
+    from pickfs.cli.plan_check import method_lines
+    from pickfs.cli.run import workload_specs
+    from pickfs.engine.estimate import estimate
+    from pickfs.model import Method, Target
+    from pickfs.plan import build_plan, configs_from_names
+
+    plan = build_plan(Target(workdir="/var/tmp/x"), configs_from_names("ext4,xfs"), workload_specs((), (), None),
+                      Method(max_seconds=600.0), None)
+    [est] = estimate(plan)
+    assert "settled at a 5% margin" in " ".join(method_lines(plan))
+    assert "until the recommendation is settled at a 5% margin or 10 min are spent" in est.how
+    assert "every interval" not in est.how
+
+
+def test_a_run_exported_to_stdout_prints_the_export_alone(tmp_path, monkeypatch, capsys):
+    """`pickfs run --json -` printed the terminal report on standard output before the JSON: no script could parse
+    it (`pickfs report RUN --json -` gives the JSON alone). The run here is a stored one handed back as the run
+    ends (the run itself is measured in the integration tests)."""
+    import json
+
+    import pickfs.cli.run as cli_run
+    from pickfs.cli.report import FORMATS
+    from pickfs.store import ResultStore
+    from pickfs.usecases.run import RunOutcome
+    from tests.records import fill, make_plan
+
+    store = ResultStore(tmp_path / "r.db")
+    record = store.load(fill(store, make_plan()))
+    monkeypatch.setattr(cli_run, "run_plan", lambda request, events: RunOutcome("complete", record.id, "r.db", record))
+    options = {f"{fmt.replace('-', '_')}_path": None for fmt in FORMATS}
+    cli_run.run_and_show(None, {**options, "json_path": "-"})  # type: ignore[arg-type]
+    out = capsys.readouterr().out
+    assert json.loads(out)["run_id"] == record.id
+    cli_run.run_and_show(None, options)  # type: ignore[arg-type]
+    assert "vs ext4" in capsys.readouterr().out  # without an export to stdout, the report as ever
+    store.close()
+
+
+def test_plan_check_of_a_fault_plan_says_it_is_crashtests_and_what_it_injects(tmp_path):
+    """`pickfs plan check` of a plan with `fault = "flush"` described a 9-minute speed run and exited 0, where
+    `pickfs run --plan` of it is refused; the fault plan and accept_busy were not said."""
+    from click.testing import CliRunner
+
+    plan = tmp_path / "f.toml"
+    plan.write_text('[[config]]\npreset = "ext4"\n[[workload]]\nname = "sqlite-tpcb"\n'
+                    '[method]\nfault = "flush"\naccept_busy = true\n')
+    out = CliRunner().invoke(cli, ["plan", "check", str(plan)], terminal_width=300).output
+    assert "fault: a cache flush fails" in out and "pickfs crashtest --plan" in out and "pickfs run refuses" in out
+    assert "a busy machine is the condition to measure" in out

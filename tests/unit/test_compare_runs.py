@@ -87,3 +87,16 @@ def test_compare_json_for_scripts(tmp_path, capsys):
     doc = json.loads(capsys.readouterr().out, parse_constant=lambda c: (_ for _ in ()).throw(ValueError(c)))
     assert doc["schema"] == "pickfs.compare/1" and doc["a"]["id"] == "20260101-000000-aaaa"
     assert doc["not_recorded"] and doc["answers"][0]["a"] and doc["cells"]
+
+
+def test_the_comparison_fits_80_columns_without_a_word_cut(tmp_path):
+    """At 80 columns the verdict column was squeezed until 'significant' read 'significa…'."""
+    store = ResultStore(tmp_path / "r.db")
+    a = _run(store, "20260101-000000-aaaa", NEW)
+    b = _run(store, "20260101-000000-bbbb", NEW)
+    console = Console(width=80, record=True, file=io.StringIO(), color_system=None)
+    console.print(comparison_report(a, b))
+    text = console.export_text()
+    assert "significant" in text and "…" not in text
+    assert all(len(line) <= 80 for line in text.splitlines())
+    store.close()

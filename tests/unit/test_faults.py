@@ -265,3 +265,53 @@ def test_the_fault_client_puts_back_what_a_write_back_changed_for_a_while(tmp_pa
     assert Back.ticks == ["the connection", "the connection"]
     lines = (tmp_path / "log").read_text().splitlines()
     assert [x.split()[:2] for x in lines] == [["1", "A"], ["2", "A"], ["-", "k"]]
+def test_the_fault_table_cuts_no_word_at_80_columns():
+    """At 80 columns the ten-column table was cut to 'conf…', 'data…', 'ackn…' in every header and cell; a narrow
+    terminal gets each cell as a block of its own instead, every figure whole."""
+    import io
+
+    from rich.console import Console
+
+    from pickfs.cli.faults import table
+
+    cells = [cell(settings="fsync=on, synchronous_commit=on, data_sync_retry=off"), cell(config="ext4-nobarrier",
+             behaviour=Behaviour("kept running", "said nothing (the kernel logged the block I/O error)"))]
+    for width in (80, 160, 250):
+        console = Console(width=width, record=True, file=io.StringIO(), color_system=None)
+        console.print(table(cells))
+        text = console.export_text()
+        assert "…" not in text and all(len(line) <= width for line in text.splitlines())
+        assert "ext4-nobarrier" in text and "acknowledged" in text and "synchronous_commit=on" in text
+        assert "false failures" in text.replace("\n", " ") or "false" in text
+
+
+def test_a_fault_run_nothing_of_which_can_run_is_refused_as_the_power_cut_test_refuses_it(tmp_path):
+    """`--fs tmpfs --fault flush` printed 'not run' for every cell and exited 0, where the power-cut test of the
+    same cells refuses with exit 3 before anything is made."""
+    r = subprocess.run([sys.executable, "-m", "pickfs", "crashtest", "--fs", "tmpfs", "--fault", "flush"],
+                       capture_output=True, text=True, env={"PICKFS_WORKDIR": str(tmp_path / "w"), "PATH": "/usr/bin:/bin"})
+    assert r.returncode == 3 and "Traceback" not in r.stderr, r.stderr
+    assert "nothing in this plan can run" in r.stderr and "a fault needs a filesystem on a block device" in r.stderr
+    assert not (tmp_path / "w").exists()
+
+
+def test_json_to_stdout_is_the_json_alone(tmp_path, monkeypatch):
+    """`crashtest --fault flush --json -` printed the table, the verdicts, the notes and the model on standard output
+    before the JSON: a script could not parse it. The cell here is a finished one handed to the CLI as the matrix
+    hands it (the matrix itself runs in the integration tests)."""
+    from click.testing import CliRunner
+
+    import pickfs.cli.faults as cli_faults
+    from pickfs.cli.main import cli
+
+    def matrix(configs, specs, faults, workdir, ledger, size, duration, limit, progress, done):
+        done(cell(config="ext4", notes=("a note",)))
+        return []
+
+    monkeypatch.setattr(cli_faults, "run_matrix", matrix)
+    r = CliRunner().invoke(cli, ["crashtest", "--fs", "ext4", "--workload", "pgbench", "--fault", "flush",
+                                  "--json", "-", "--workdir", str(tmp_path / "w")])
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.stdout)
+    assert doc["faults"]["cells"][0]["config"] == "ext4" and "model" in doc["faults"]
+    assert "model: " in r.stderr and "note: a note" in r.stderr

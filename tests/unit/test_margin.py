@@ -151,3 +151,21 @@ def test_time_cannot_narrow_the_run_to_run_floor():
     assert some is not None and none is not None and some.more_s is not None and none.more_s is not None
     assert some.more_s > none.more_s
     assert math.isinf(hopeful_more_s(Contrast(math.log(1.045), 0.015, math.inf, floor=0.014**2), 0.05, 600.0, 0.05))
+
+
+def test_a_margin_is_said_with_its_article():
+    """'or a 85% margin (--margin 85%) would settle it' (a real run's note and answer): 'an 85% margin'."""
+    from pickfs.analysis.margin import a_percent
+
+    assert "or an 85% margin (--margin 85%) would settle it" in settle_phrase(60.0, 0.85, 1.0)
+    assert "a 30% margin" in settle_phrase(60.0, 0.30, 1.0)
+    assert [a_percent(x) for x in (0.05, 0.08, 0.11, 0.18, 0.8, 0.81, 1.0, 0.1, 0.17, 1.1, 8.0)] == [
+        "a 5%", "an 8%", "an 11%", "an 18%", "an 80%", "an 81%", "a 100%", "a 10%", "a 17%", "a 110%", "an 800%"]
+
+
+def test_a_wider_margin_is_the_number_a_person_types():
+    """The JSON's would_settle.margin read 0.30000000000000004 (six steps of 5% in floating point)."""
+    from pickfs.analysis.margin import round_margin
+
+    assert round_margin(0.26) == 0.3 and round_margin(0.84) == 0.85 and round_margin(0.01) == 0.05
+    assert str(round_margin(0.26)) == "0.3"

@@ -110,3 +110,11 @@ def test_a_settled_and_an_unsettled_run_of_the_same_truth_read_as_the_same_findi
     assert re.search(r"xfs \d\.\d\dx \[", said["long"][3]) and "within your 5% margin" in said["long"][3]
     assert "xfs about " in said["short"][3] and "at your 5% margin: " in said["short"][3]
     assert "would settle it" in said["short"][3] or "would." in said["short"][3]
+
+
+def test_a_resolution_the_same_for_every_configuration_is_said_once():
+    """A real run read 'resolution: under 10% cannot be told apart in this run (10%-10% by configuration)'."""
+    from pickfs.report.race_method import by_configuration
+
+    assert by_configuration(0.101, 0.099) == ""
+    assert by_configuration(0.17, 0.20) == " (17%-20% by configuration)"

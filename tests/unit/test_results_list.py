@@ -106,3 +106,21 @@ def test_listing_runs_loads_no_plotly(real, tmp_path):
             "print('plotly' in sys.modules)")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.stdout.splitlines()[-1] == "False", done.stderr
+
+
+def test_an_unsettled_race_reads_as_compare_says_it_and_the_json_names_nothing(tmp_path):
+    """`pickfs results` said 'sqlite-tpcb: none' where `pickfs compare` of the same run said 'none (ext4 preferred,
+    not settled)'."""
+    import math
+
+    from tests.unit.test_race_report import raced_run
+
+    store = ResultStore(tmp_path / "r.db")
+    raced_run(store, {"ext4": 0.0, "ext4-nobarrier": math.log(1.8), "xfs": math.log(1.04)}, "20260101-000000-r2ab",
+              blocks=2, rounds=3, slice_sd=0.3, image_sd=0.1)
+    store.close()
+    done = pickfs("--results", str(tmp_path / "r.db"), columns=120)
+    assert done.returncode == 0, done.stderr
+    assert "sqlite-tpcb: none (ext4 preferred, not settled)" in done.stdout
+    done = pickfs("--results", str(tmp_path / "r.db"), "--json", "-")
+    assert json.loads(done.stdout)[0]["answer"] == {"sqlite-tpcb": None}

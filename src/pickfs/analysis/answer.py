@@ -92,3 +92,13 @@ def finding(view: WorkloadView) -> Finding | None:
         return Finding(preferred, True, d.margin, contenders, None, None)
     settle = would_settle(race.fit, d, race.minutes * 60)  # the figure the race's stop note gave
     return Finding(preferred, False, d.margin, contenders, settle.more_s, settle.wider)
+
+
+def answer_words(view: WorkloadView) -> str:
+    """A workload's answer in a few words, as `pickfs compare` and `pickfs results` say it: the configuration
+    recommended, or the one a race prefers unsettled ('none (ext4 preferred, not settled)'), or 'none'."""
+    named = recommended(view)
+    if named is not None:
+        return named
+    found = finding(view) if view.race is not None else None
+    return f"none ({found.preferred} preferred, not settled)" if found is not None else "none"

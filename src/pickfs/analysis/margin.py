@@ -63,9 +63,16 @@ def margin_words(margin: float) -> str:
     return f"{margin:.0%}" if abs(margin * 100 - round(margin * 100)) < 1e-9 else f"{margin:.1%}"
 
 
+def a_percent(share: float) -> str:
+    """A share as a percentage with its article, as a sentence reads it: 'a 5%', 'an 8%', 'an 11%', 'an 85%'."""
+    said = f"{share:.0%}"
+    spoken_with_a_vowel = said[0] == "8" or (said[:2] in ("11", "18") and len(said) in (3, 5))  # 11%, 18%, 18xx%
+    return f"{'an' if spoken_with_a_vowel else 'a'} {said}"
+
+
 def round_margin(x: float, step: float = ROUND_MARGIN) -> float:
     """The smallest multiple of `step` at or over x (a margin a person would type)."""
-    return step * max(1, math.ceil(x / step - 1e-9))
+    return round(step * max(1, math.ceil(x / step - 1e-9)), 9)  # 0.3, not 0.30000000000000004
 
 
 def more_time(c: Contrast, q: float, reach: float, elapsed_s: float) -> float:
@@ -228,7 +235,7 @@ def settle_phrase(more_s: float | None, wider: float | None, measured_min: float
     """What would settle an unsettled answer, in the words its answer and the race's stop note both use: more time
     at the current rate (with the --max-time that gives it, after `measured_min` minutes measured), or a wider
     margin."""
-    margin = f"a {wider:.0%} margin (--margin {wider:.0%})" if wider is not None else "a wider margin"
+    margin = f"{a_percent(wider)} margin (--margin {wider:.0%})" if wider is not None else "a wider margin"
     if more_s is None:
         return f"no amount of time is likely to settle it, {margin} would"
     total = math.ceil((measured_min + more_s / 60) / 5) * 5

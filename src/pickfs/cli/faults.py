@@ -3,10 +3,15 @@ with the commits it acknowledged?"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import click
+from rich.console import Console, ConsoleOptions, Group, RenderResult
+from rich.measure import Measurement
 from rich.table import Table
+from rich.text import Text
 
 from pickfs import console
 from pickfs.errors import PlanError
@@ -14,9 +19,11 @@ from pickfs.faults.matrix import run_matrix
 from pickfs.faults.outcome import FaultCell, verdict
 from pickfs.faults.plan import FaultPlan, parse_faults
 from pickfs.faults.render import COLUMNS, MODEL, matrix_json, notes, row
+from pickfs.faults.runner import fault_unavailable
 from pickfs.model import Method, Plan
 from pickfs.safepaths import write_file
 from pickfs.units import parse_duration
+from pickfs.usecases.preview import nothing_can_run
 from pickfs.usecases.workspace import clean_orphans, ledger_for, require_root
 
 LEAST_DURATION_S = 3.0  # the fault is armed 0.8-1.6 s in; commits go on after it
@@ -51,20 +58,61 @@ def check_fault_options(o: dict[str, Any], method: Method) -> tuple[float, float
     return duration, limit
 
 
-def table(cells: list[FaultCell]) -> Table:
-    t = Table(title="what the database kept when the disk failed", title_justify="left")
-    for name in COLUMNS:
-        t.add_column(name, justify="right" if name in ("acknowledged", "lost", "errors to client", "false failures")
-                     else "left")
-    for cell in cells:
-        t.add_row(*row(cell))
-    return t
+TITLE = "what the database kept when the disk failed"
+FIGURES = ("acknowledged", "lost", "errors to client", "false failures")
+NAMED = 3  # configuration, database, fault: what names a cell
+UNBOUNDED = 10_000  # columns
+
+
+@dataclass(frozen=True)
+class FaultTable:
+    """The cells as a table where it fits the width unwrapped; narrower, each cell as a block of its own
+    (what names it, then its figures, then what the server and the filesystem did), so no word is ever cut."""
+
+    rows: tuple[tuple[str, ...], ...]
+
+    def table(self) -> Table:
+        t = Table(title=TITLE, title_justify="left")
+        for name in COLUMNS:
+            t.add_column(name, justify="right" if name in FIGURES else "left")
+        for r in self.rows:
+            t.add_row(*r)
+        return t
+
+    def blocks(self) -> Group:
+        parts: list[Text] = [Text(TITLE)]
+        for r in self.rows:
+            named = dict(zip(COLUMNS, r, strict=True))
+            parts.append(Text(", ".join(r[:NAMED]) + ":", style="bold"))
+            parts.append(Text("  " + ", ".join(f"{k} {named[k]}" for k in FIGURES if named[k])))
+            rest = [f"{k}: {v}" for k, v in list(named.items())[NAMED:] if k not in FIGURES and v]
+            parts.append(Text("  " + "; ".join(rest)))
+        return Group(*parts)
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        t = self.table()
+        # measured unbounded (a measurement within the width is clamped to it); a table squeezed below its
+        # natural width cuts words (rich shrinks columns past their longest word), so only one that fits whole
+        fits = Measurement.get(console, options.update_width(UNBOUNDED), t).maximum <= options.max_width
+        yield t if fits else self.blocks()
+
+
+def table(cells: list[FaultCell]) -> FaultTable:
+    return FaultTable(tuple(row(cell) for cell in cells))
 
 
 def run_faults(plan: Plan, o: dict[str, Any]) -> None:
     """Run every cell of the fault matrix, each shown and saved the moment it ends; the table and the model last."""
     faults = fault_plans(o, plan.method)
     duration, limit = check_fault_options(o, plan.method)
+    unavailable = {}  # cells no fault of the plan can run in
+    for c in plan.cells():
+        whys = [fault_unavailable(c.config, c.workload, f) for f in faults]
+        if whys and all(whys):
+            unavailable[c.index] = str(whys[0])
+    refusal = nothing_can_run(plan, unavailable)  # as the power-cut test refuses it: before anything is made
+    if refusal is not None:
+        raise refusal
     require_root("injecting faults under filesystems (losetup, mkfs, mount, FUSE)", "run it as root (sudo)")
     workdir = Path(plan.target.workdir)
     ledger = ledger_for(str(workdir))
@@ -86,13 +134,18 @@ def run_faults(plan: Plan, o: dict[str, Any]) -> None:
     for fault in faults:
         console.info(f"fault plan: {fault.text}")
     run_matrix(plan.configs, plan.workloads, faults, workdir, ledger, size, duration, limit, console.info, done)
+    if json_path is not None and str(json_path) == "-":
+        # standard output is the JSON's alone (a script reads it): each cell was said as it ended, on stderr
+        for note in notes(cells):
+            console.info(f"note: {note}")
+        console.info(f"model: {MODEL}")
+        click.echo(matrix_json(cells), nl=False)
+        return
     console.show(table(cells))
     for cell in cells:
         console.plain(verdict(cell))
     for note in notes(cells):
         console.plain(f"note: {note}")
     console.plain(f"model: {MODEL}")
-    if json_path is not None and str(json_path) == "-":
-        console.plain(matrix_json(cells))
-    elif json_path is not None:
+    if json_path is not None:
         console.info(f"json written to {json_path}")

@@ -9,9 +9,11 @@ import click
 from rich.text import Text
 
 from pickfs import console
+from pickfs.analysis.margin import a_percent
 from pickfs.analysis.views import short_flag
 from pickfs.cli.examples import examples
 from pickfs.engine.schedule import round_budget
+from pickfs.faults.plan import parse_faults
 from pickfs.model import Plan
 from pickfs.plan import load_plan_file
 from pickfs.risks import config_risks
@@ -40,7 +42,7 @@ def method_lines(plan: Plan) -> list[str]:
         lines.append("no speed runs")
     elif m.side_by_side:
         budget = round_budget(m)
-        until = (f"until the recommendation is settled at a {m.margin:.0%} margin, configurations leaving as their "
+        until = (f"until the recommendation is settled at {a_percent(m.margin)} margin, configurations leaving as their "
                  "place is decided" if m.race else f"until every interval is within ±{budget.target:.0%}")
         rounds = f"exactly {m.rounds} rounds" if budget.fixed else \
             f"at least {budget.min_rounds} rounds, then {until}" + \
@@ -53,6 +55,8 @@ def method_lines(plan: Plan) -> list[str]:
         lines.append(f"  budget: {budget.budget_s / 60:g} min per workload; seed "
                      f"{m.seed if m.seed is not None else 'from the run id'}")
         lines.append(f"  workloads that cannot be sliced: {m.runs} whole run(s) per configuration, random-order rounds")
+        if m.accept_busy:
+            lines.append("  a busy machine is the condition to measure (accept_busy): every slice counts")
     else:
         order = "interleaved (A B C A B C)" if m.interleave else "sequential (A A B B)"
         lines.append(f"one at a time: {m.runs} run(s) per cell after {m.warmup} warm-up(s), each on a fresh "
@@ -65,6 +69,10 @@ def method_lines(plan: Plan) -> list[str]:
                   if m.crash_time else f"{m.crash_states} power-cut states per cell")
         lines.append(f"crash test: {states}, {m.crash_duration:g} s of commits recorded on a {_size(m.crash_size)} "
                      "image")
+    if m.fault:
+        said = "; ".join(f.text for f in parse_faults(m.fault, m.fault_at, m.fault_for, m.fault_seed))
+        lines.append(f"fault: {said}: run by pickfs crashtest --plan, which measures no speed (pickfs run refuses "
+                     "this plan)")
     extras = [x for x, on in (("drop caches", m.drop_caches), ("monitors", m.monitors)) if on]
     lines.append(f"each run: {', '.join(extras) or 'no cache drop, no monitors'}; the device idle "
                  f"{m.quiesce_seconds:g} s first")

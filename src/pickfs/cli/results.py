@@ -22,7 +22,9 @@ from pickfs.safepaths import check_target, write_export
 from pickfs.store import ResultStore
 from pickfs.store.results import RunSummaryRow, default_results_path
 
-Answers = dict[str, str | None]  # workload label -> the configuration its answer names (None: none, undecided)
+# workload label -> (the configuration its answer names, None: none, undecided; the answer in words, as `pickfs
+# compare` says it: 'none (ext4 preferred, not settled)')
+Answers = dict[str, tuple[str | None, str]]
 STILL_RUNNING = "still running"
 NOT_ASKED = "-"  # --no-answers
 
@@ -30,7 +32,7 @@ NOT_ASKED = "-"  # --no-answers
 def answers(store: ResultStore, run: RunSummaryRow, workdir: Path, asked: bool = True) -> Answers | str:
     """What each measured workload of the run answers, by the analysis that every report draws (loads no plotly);
     or why there is none: the run is still being executed, cannot be read, or its answer was not asked for."""
-    from pickfs.analysis.answer import recommended  # deferred: the statistics, only when answers are asked for
+    from pickfs.analysis.answer import answer_words, recommended  # deferred: the statistics, when asked for
     from pickfs.analysis.run import analyse  # deferred: the statistics, as above
 
     if run.status == "running" and is_live(workdir, run.id):
@@ -41,16 +43,17 @@ def answers(store: ResultStore, run: RunSummaryRow, workdir: Path, asked: bool =
         analysis = analyse(store.load(run.id))
     except PickfsError as exc:
         return f"cannot be read: {exc.message}"
-    return {v.label: recommended(v) for v in analysis.views if v.measured}
+    return {v.label: (recommended(v), answer_words(v)) for v in analysis.views if v.measured}
 
 
 def answer_text(run: RunSummaryRow, found: Answers | str) -> str:
     """The answer column: a line per workload of the plan, 'LABEL: NAME' ('none' when nothing is named: nothing
-    safe measured, or a race that could not decide; '-' when it was not measured); or why there is none."""
+    safe measured, or 'none (ext4 preferred, not settled)' for a race that could not decide, as `pickfs compare`
+    says it; '-' when it was not measured); or why there is none."""
     if isinstance(found, str):
         return found
     labels = [w for w in run.workloads.split(",") if w] or list(found)
-    return "\n".join(f"{w}: {found[w] or 'none'}" if w in found else f"{w}: -" for w in labels)
+    return "\n".join(f"{w}: {found[w][1]}" if w in found else f"{w}: -" for w in labels)
 
 
 def measured_text(run: RunSummaryRow) -> str:
@@ -63,7 +66,7 @@ def run_dict(run: RunSummaryRow, found: Answers | str) -> dict[str, object]:
     return {"id": run.id, "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(run.created)),
             "status": run.status, "live": found == STILL_RUNNING, "configs": run.configs,
             "workloads": run.workloads.split(",") if run.workloads else [], "measured": run.trials_ok,
-            "failures": run.trials_failed, "answer": found if isinstance(found, dict) else None}
+            "failures": run.trials_failed, "answer": {w: named for w, (named, _) in found.items()} if isinstance(found, dict) else None}
 
 
 GAP = 2  # between two columns

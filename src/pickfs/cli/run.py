@@ -389,12 +389,15 @@ def run_and_show(request: RunRequest, o: dict[str, Any]) -> None:
         return
     if outcome.record is None:  # interrupted: what was measured is kept, and the way to resume was said
         raise SystemExit(EXIT_INTERRUPTED)
-    if o.get("quiet"):
+    targets = export_targets(o)
+    if any(path is not None and str(path) == "-" for path in targets.values()):
+        pass  # standard output is the export's alone (a script reads it); the progress went to stderr
+    elif o.get("quiet"):
         for line in terse_lines(outcome.record):
             console.plain(line)
     else:
         console.show(render_run(outcome.record, explain=bool(o.get("explain"))))
-    write_exports(outcome.record, export_targets(o))
+    write_exports(outcome.record, targets)
     console.info(f"saved as run {outcome.run_id} in {outcome.results}; re-render with: pickfs report {outcome.run_id}")
     error = outcome.error()
     if error is not None:

@@ -154,10 +154,11 @@ def command(**o: Any) -> None:
     result = _search(space, setting, store, ledger, state, request, o["workdir"])
     d = to_dict(state.id, result, spec, database_of(spec), request,
                 presets_not_raced() if request["presets"] else ())
-    console.show(render(d))
-    if o["json_path"] and str(o["json_path"]) == "-":
+    if o["json_path"] and str(o["json_path"]) == "-":  # standard output is the JSON's alone (a script reads it)
         click.echo(render_json(d), nl=False)
-    elif o["json_path"]:
+    else:
+        console.show(render(d))
+    if o["json_path"] and str(o["json_path"]) != "-":
         write_export(o["json_path"], render_json(d).encode(), "--json")
         console.info(f"wrote {o['json_path']}")
     console.info(f"each stage is a run in {store.path}: pickfs report RUN shows one in full")

@@ -14,9 +14,9 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from pickfs.analysis.answer import finding, recommended
+from pickfs.analysis.answer import answer_words
 from pickfs.analysis.run import AnalysedRun, analyse, analysed
-from pickfs.analysis.views import Row, WorkloadView
+from pickfs.analysis.views import Row
 from pickfs.model import RunRecord
 from pickfs.report.envdiff import diff as env_diff
 from pickfs.report.text import factor_interval, fmt_p, fmt_with_unit, speed_interval
@@ -172,19 +172,10 @@ def _verdict(p: CellPair) -> tuple[str, str]:
     return "no significant difference", "dim"
 
 
-def _answer_of(view: WorkloadView) -> str:
-    """A workload's answer in a few words: the configuration recommended, or the one a race prefers unsettled."""
-    named = recommended(view)
-    if named is not None:
-        return named
-    found = finding(view) if view.race is not None else None
-    return f"none ({found.preferred} preferred, not settled)" if found is not None else "none"
-
-
 def answers_side_by_side(a: AnalysedRun, b: AnalysedRun) -> list[tuple[str, str, str]]:
     """Each workload's answer in each run: (workload, A's, B's)."""
-    ta = {v.label: _answer_of(v) for v in a.views if v.measured}
-    tb = {v.label: _answer_of(v) for v in b.views if v.measured}
+    ta = {v.label: answer_words(v) for v in a.views if v.measured}
+    tb = {v.label: answer_words(v) for v in b.views if v.measured}
     labels = list(ta) + [x for x in tb if x not in ta]
     return [(x, ta.get(x, "(not in run)"), tb.get(x, "(not in run)")) for x in labels]
 
@@ -211,12 +202,15 @@ def comparison_table(run_a: RunRecord | AnalysedRun, run_b: RunRecord | Analysed
 def _comparison_table(pairs: list[CellPair]) -> Table:
     table = Table(title="matching cells: B against A as a speed factor of the geometric means (above 1: faster in "
                   "B; a time inverted), 95% interval", title_justify="left", box=box.SIMPLE_HEAD, show_edge=False,
-                  pad_edge=False)
+                  pad_edge=False, padding=(0, 1, 0, 0))
     workloads = len({p.workload for p in pairs}) > 1  # one workload: named in the answers above, not per row
     cols = ["configuration", *(["workload"] if workloads else []), "A median", "B median", "B vs A [95%]", "verdict"]
+    # a narrow terminal wraps the verdict and the medians (figure, then unit) at their spaces, never cuts a word
+    longest_word = max((len(w) for p in pairs for w in _verdict(p)[0].split()), default=0)
     for col in cols:
         table.add_column(col, justify="right" if "median" in col or "[" in col else "left",
-                         no_wrap=col != "verdict")
+                         no_wrap=col not in ("verdict", "A median", "B median"),
+                         min_width=longest_word if col == "verdict" else None)
     for p in pairs:
         sp = speed_b_vs_a(p)
         text, style = _verdict(p)

@@ -22,15 +22,21 @@ def _design(view: WorkloadView) -> str:
             f"disk configuration's slices, each configuration's level from its images")
 
 
+def by_configuration(lo: float, hi: float) -> str:
+    """The resolution's spread over the configurations, as its line ends: ' (17%-20% by configuration)', nothing
+    when every configuration's rounds to the same (it read '(10%-10% by configuration)')."""
+    return "" if f"{lo:.0%}" == f"{hi:.0%}" else f" ({lo:.0%}-{hi:.0%} by configuration)"
+
+
 def resolution_line(view: WorkloadView, short: bool = False) -> list[str]:
     """What this run can tell apart, in one line (`short`: as the default view says it)."""
     if not view.resolution:
         return []
     med, lo, hi = view.resolution
     if short:
-        return [f"resolution: under {med:.0%} cannot be told apart in this run ({lo:.0%}-{hi:.0%} by configuration)"]
-    return [f"resolution: differences under {med:.0%} cannot be told apart on this machine in this run "
-            f"({lo:.0%}-{hi:.0%} by configuration)"]
+        return [f"resolution: under {med:.0%} cannot be told apart in this run{by_configuration(lo, hi)}"]
+    return [f"resolution: differences under {med:.0%} cannot be told apart on this machine in this run"
+            f"{by_configuration(lo, hi)}"]
 
 
 def race_summary_line(view: WorkloadView) -> str:

@@ -7,7 +7,7 @@ import math
 from pickfs.analysis.run import AnalysedRun, analysed
 from pickfs.analysis.views import SIDE_BY_SIDE, WHOLE_RUNS, Row, WorkloadView
 from pickfs.model import MetricDef, RunRecord
-from pickfs.report.race_method import race_method_lines, resolution_line
+from pickfs.report.race_method import by_configuration, race_method_lines, resolution_line
 from pickfs.stats.compare import Comparison
 from pickfs.stats.paired import PairedComparison
 from pickfs.stats.summary import log_interval
@@ -173,8 +173,8 @@ def method_lines(view: WorkloadView, full: bool = True) -> list[str]:
                        "filesystem")
     if view.resolution:
         med, lo, hi = view.resolution
-        out.append(f"resolution: differences under {med:.0%} cannot be told apart on this machine in this run "
-                   f"({lo:.0%}-{hi:.0%} by configuration)")
+        out.append(f"resolution: differences under {med:.0%} cannot be told apart on this machine in this run"
+                   f"{by_configuration(lo, hi)}")
     comps = [r.comparison for r in view.rows if isinstance(r.comparison, PairedComparison) and r.comparison.blocks > 1]
     if comps:
         between_blocks = sum(c.block_share for c in comps) / len(comps)
