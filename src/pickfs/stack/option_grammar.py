@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Protocol
 
 
@@ -51,9 +51,12 @@ class Shape:
     words: str  # what it accepts, in an error's words
     pattern: str
     example: str  # one value it accepts
+    why: str = ""  # why the values it leaves out are left out, when that is not plain
 
     def problem(self, value: str) -> str | None:
-        return None if re.fullmatch(self.pattern, value) else f"{value!r} is not {self.words}"
+        if re.fullmatch(self.pattern, value):
+            return None
+        return f"{value!r} is not {self.words}" + (f" ({self.why})" if self.why else "")
 
 
 def one_of(*choices: str) -> Shape:
@@ -321,7 +324,8 @@ def _keys(*names: str, value: ValueRule | None = None, bare: bool = False) -> tu
 
 
 # what a filesystem does on an error it finds: never panic the machine pickfs runs on
-ERRORS = one_of("continue", "remount-ro")
+ERRORS = replace(one_of("continue", "remount-ro"),
+                 why="panic would stop the machine pickfs runs on at the filesystem's first error")
 # mke2fs (ext2, ext3, ext4). Left out: -d (a host directory copied in), -l (a bad-blocks file), -z (an undo file
 # written on the host), -J device= and -O journal_dev (external journals), -U (a chosen UUID), -e panic, -M, -S, -n,
 # -c, -t.
