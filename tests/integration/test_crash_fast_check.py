@@ -11,6 +11,7 @@ import pytest
 
 from pickfs.crash.identity import Identities
 from pickfs.crash.runner import (
+    PARALLEL,
     StateChecker,
     check_states,
     checkers_for,
@@ -71,7 +72,7 @@ def test_the_fast_check_gives_the_reference_verdict_on_every_state(workdir, pres
     for a, b in zip(old, new):
         assert a == b, (a, b)
     assert sum(started) == len(checkers), ("a client process per checker, not per state", started)
-    assert workers == 2
+    assert workers == PARALLEL
     if workload == "sqlite-tpcb":
         assert any(v[6] for v in old), "no state lost a commit: the comparison would prove little"
         assert any(v[6] == 0 and v[1] < 0 for v in old), ("every state lost: the comparison would prove little", old)

@@ -15,8 +15,8 @@
 States are built on one working image that the recorder serves, so the writes of each check are
 known: a state is the base (which follows the durable writes, each applied once) plus its own
 pieces, and after its check exactly what changed is copied back from the base. Where the
-filesystem mounts two copies of itself at once, two workbenches check states side by side
-(workbenches, check_states); each checker's commits client stays up for all its states
+filesystem mounts two copies of itself at once, PARALLEL workbenches can check states side by side
+(workbenches, check_states; one for now); each checker's commits client stays up for all its states
 (client.py) and its mount point and ledger entries are made once (station.py).
 Speed is never measured here: the recorder is slow by design.
 """
@@ -73,6 +73,7 @@ from pickfs.risks import crash_model_gaps
 from pickfs.safepaths import open_dir, own_dir
 from pickfs.services import service_class
 from pickfs.services.base import Endpoint
+from pickfs.stack import blockdev
 from pickfs.stack.cleanup import holding
 from pickfs.stack.filesystems import SBIN_PATH, fs_type, unavailable_reason
 from pickfs.stack.ledger import Ledger
@@ -466,6 +467,9 @@ def _check_at(station: Station, config: FsConfig, work: Path, ledger: Ledger, dr
                 opened, consistent, present, problem = _recovered(driver, station.mountpoint / "pickfs-data", ledger,
                                                                   work, acks, state, standing)
         if run_fsck:
+            # a mount left busy is unmounted lazily: the filesystem lives on, and fsck would read it half written
+            if not blockdev.wait_unused(device):
+                problem = "; ".join(x for x in (problem, "the filesystem was still in use after its unmount") if x)
             clean, said = fsck(config.fstype, device)
             if clean is False:
                 problem = "; ".join(x for x in (problem, f"fsck: {said}") if x)
@@ -732,7 +736,10 @@ def recorded(config: FsConfig, spec: WorkloadSpec, workdir: Path, ledger: Ledger
             shutil.rmtree(base, ignore_errors=True)
 
 
-PARALLEL = 2  # states checked at once where they can be (this machine's cores, at least two)
+# States checked at once where they can be. Two at once (a workbench each) once gave a state an fsck verdict the
+# one-at-a-time reference did not (tests/integration/test_crash_fast_check.py, SQLite on ext4-nobarrier, 1 state
+# of 41 in 1 of 3 runs): until that is explained, one; the standing client and the station still apply.
+PARALLEL = 1
 
 
 def workers_for(backend: str, fstype: str) -> int:

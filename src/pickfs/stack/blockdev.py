@@ -19,6 +19,20 @@ def attach_loop(image: Path, direct_io: bool = True) -> str:
     return out.text.strip()
 
 
+def wait_unused(device: str, timeout_s: float = 10.0) -> bool:
+    """Wait until nothing holds the device (no mount, not even a lazily unmounted one still in use): an exclusive
+    open succeeds. False when something still holds it after `timeout_s`."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            os.close(os.open(device, os.O_RDONLY | os.O_EXCL | os.O_CLOEXEC))
+            return True
+        except OSError:
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.02)
+
+
 def loop_backing_files(sys_block: Path = Path("/sys/block")) -> dict[str, str]:
     """Every attached loop device and the file behind it, from sysfs (a path may hold any character)."""
     out = {}
