@@ -737,7 +737,7 @@ def recorded(config: FsConfig, spec: WorkloadSpec, workdir: Path, ledger: Ledger
 
 
 # States checked at once where they can be. The fast check gave a state an fsck verdict the one-at-a-time
-# reference did not (tests/integration/test_crash_fast_check.py, SQLite on ext4-nobarrier: 3 of 6 runs, with two
+# reference did not (tests/integration/test_crash_fast_check.py, SQLite on ext4-nobarrier: 3 of 12 runs, with two
 # workbenches and with one) until fsck waited for the device to be free (_check_at); two at once is left until it
 # is shown to agree as well: one. The standing client and the station still apply.
 PARALLEL = 1
