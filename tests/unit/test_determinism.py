@@ -27,7 +27,7 @@ from pickfs.store import ResultStore
 from rich.console import Console
 
 uuid = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
-store = ResultStore(sys.argv[1])
+store = ResultStore.read_only(sys.argv[1])  # as report reads it: two at once never race for the file
 for summary in store.list_runs():
     record = store.load(summary.id)
     console = Console(width=80, record=True, file=open("/dev/null", "w"))
