@@ -29,6 +29,12 @@ pytestmark = [needs_root, pytest.mark.skipif(fuse_unavailable() is not None, rea
 SIZE = 512 * 1024**2
 
 
+def one_cell(fs, spec, fault, workdir, ledger, duration):
+    """One fault cell on a preset with the first fault `fault` names, a 2-minute limit past its commits."""
+    return fault_cell(resolve_fs_name(fs), spec, parse_faults(fault)[0], workdir, ledger, SIZE, duration=duration,
+                      limit_s=120)
+
+
 def sqlite_spec(**settings):
     return WorkloadSpec(name="sqlite-tpcb", label="sqlite-tpcb", settings=tuple({"journal_mode": "WAL", "synchronous": "FULL",
                                                             **settings}.items()))
@@ -78,8 +84,7 @@ def test_a_failed_backing_fsync_is_a_failed_flush_and_a_failed_write_a_failed_wr
 @pytest.mark.skipif(PostgreSQL.unavailable_reason() is not None, reason=str(PostgreSQL.unavailable_reason()))
 def test_postgresql_with_defaults_panics_on_a_failed_flush_and_loses_no_acknowledged_commit(workdir):
     ledger = Ledger(workdir / "ledger")
-    cell = fault_cell(resolve_fs_name("ext4"), pgbench_spec(), parse_faults("flush")[0], workdir, ledger, SIZE,
-                      duration=4.0, limit_s=120)
+    cell = one_cell("ext4", pgbench_spec(), "flush", workdir, ledger, 4.0)
     said = verdict(cell)
     assert cell.outcome is Ended.MEASURED, said
     assert cell.injected == 1, said
@@ -96,8 +101,7 @@ def test_postgresql_with_data_sync_retry_keeps_running_after_a_failed_data_file_
     """The setting fsyncgate added: on, a failed checkpoint fsync is an ERROR and the server goes on; off (the
     default, covered above for the WAL) it PANICs."""
     ledger = Ledger(workdir / "ledger")
-    cell = fault_cell(resolve_fs_name("ext4"), pgbench_spec(data_sync_retry="on"), parse_faults("write:data")[0],
-                      workdir, ledger, SIZE, duration=4.0, limit_s=120)
+    cell = one_cell("ext4", pgbench_spec(data_sync_retry="on"), "write:data", workdir, ledger, 4.0)
     said = verdict(cell)
     assert cell.outcome is Ended.MEASURED and cell.injected == 1, said
     assert cell.behaviour is not None and cell.behaviour.server == "kept running", said
@@ -117,8 +121,7 @@ def test_mariadb_aborts_on_a_failed_flush_of_its_redo_log_and_stays_down(workdir
     unwritten: the same truth after restart."""
     ledger = Ledger(workdir / "ledger")
     settings = {"innodb_flush_method": flush_method} if flush_method else {}
-    cell = fault_cell(resolve_fs_name("ext4"), sysbench_spec(**settings), parse_faults("flush")[0], workdir, ledger,
-                      SIZE, duration=4.0, limit_s=120)
+    cell = one_cell("ext4", sysbench_spec(**settings), "flush", workdir, ledger, 4.0)
     said = verdict(cell)
     assert cell.outcome is Ended.MEASURED and cell.injected == 1, said
     b = cell.behaviour
@@ -139,8 +142,7 @@ def test_mariadb_aborts_on_a_failed_flush_of_its_redo_log_and_stays_down(workdir
 def test_mariadb_aborts_on_a_failed_write_of_its_redo_log(workdir):
     """The redo log is written with O_DIRECT: the failed block write is the server's own pwrite error, and fatal."""
     ledger = Ledger(workdir / "ledger")
-    cell = fault_cell(resolve_fs_name("ext4"), sysbench_spec(), parse_faults("write:wal")[0], workdir, ledger, SIZE,
-                      duration=4.0, limit_s=120)
+    cell = one_cell("ext4", sysbench_spec(), "write:wal", workdir, ledger, 4.0)
     said = verdict(cell)
     assert cell.outcome is Ended.MEASURED and cell.injected == 1, said
     assert cell.behaviour is not None and cell.behaviour.server == "aborted, and stayed down", said
@@ -162,8 +164,7 @@ def test_firebird_with_forced_writes_under_a_failed_flush_or_data_write(workdir,
     ledger = Ledger(workdir / "ledger")
     spec = WorkloadSpec(name="firebird-tpcb", label="firebird-tpcb",
                         settings=(("backend", "firebird"), ("clients", 1), ("forced_writes", "on")))
-    cell = fault_cell(resolve_fs_name("ext4"), spec, parse_faults(kind)[0], workdir, ledger, SIZE, duration=4.0,
-                      limit_s=120)
+    cell = one_cell("ext4", spec, kind, workdir, ledger, 4.0)
     said = verdict(cell)
     assert cell.outcome is Ended.MEASURED and cell.injected == 1, said
     assert cell.settings == "forced_writes=on" and cell.behaviour is not None, said
@@ -179,8 +180,7 @@ def test_firebird_has_no_write_ahead_log_to_fail(workdir):
     if firebird_unavailable():
         pytest.skip(str(firebird_unavailable()))
     spec = WorkloadSpec(name="firebird-tpcb", label="firebird-tpcb", settings=(("backend", "firebird"), ("clients", 1)))
-    cell = fault_cell(resolve_fs_name("ext4"), spec, parse_faults("write:wal")[0], workdir, Ledger(workdir / "ledger"),
-                      SIZE, duration=3.0, limit_s=120)
+    cell = one_cell("ext4", spec, "write:wal", workdir, Ledger(workdir / "ledger"), 3.0)
     assert cell.outcome is Ended.NOT_RUN and cell.notes == ("firebird keeps no wal files to fail writes to",), \
         cell.notes
     assert cell.seconds < 5, cell.seconds  # refused before anything was made
@@ -189,8 +189,7 @@ def test_firebird_has_no_write_ahead_log_to_fail(workdir):
 
 def test_sqlite_returns_an_io_error_for_the_commit_whose_flush_failed(workdir):
     ledger = Ledger(workdir / "ledger")
-    cell = fault_cell(resolve_fs_name("ext4"), sqlite_spec(), parse_faults("flush")[0], workdir, ledger, SIZE,
-                      duration=3.0, limit_s=120)
+    cell = one_cell("ext4", sqlite_spec(), "flush", workdir, ledger, 3.0)
     said = verdict(cell)
     assert cell.outcome is Ended.MEASURED and cell.injected == 1, said
     assert cell.counts is not None and cell.counts.failed >= 1, said
@@ -201,8 +200,7 @@ def test_sqlite_returns_an_io_error_for_the_commit_whose_flush_failed(workdir):
 
 def test_a_write_fault_on_the_wal_reaches_sqlite_as_an_error(workdir):
     ledger = Ledger(workdir / "ledger")
-    cell = fault_cell(resolve_fs_name("ext4"), sqlite_spec(), parse_faults("write:wal")[0], workdir, ledger, SIZE,
-                      duration=3.0, limit_s=120)
+    cell = one_cell("ext4", sqlite_spec(), "write:wal", workdir, ledger, 3.0)
     said = verdict(cell)
     assert cell.outcome is Ended.MEASURED and cell.injected == 1, said
     assert cell.counts is not None and cell.counts.failed >= 1, said
@@ -215,8 +213,7 @@ def test_a_write_fault_is_never_aimed_where_the_mapping_is_not_the_devices(workd
     where FIEMAP says on the device, so a write fault would fail some other block; the cell is not run, and says
     why."""
     ledger = Ledger(workdir / "ledger")
-    cell = fault_cell(resolve_fs_name("btrfs"), pgbench_spec(), parse_faults("write:data")[0], workdir, ledger, SIZE,
-                      duration=3.0, limit_s=120)
+    cell = one_cell("btrfs", pgbench_spec(), "write:data", workdir, ledger, 3.0)
     assert cell.outcome is Ended.NOT_RUN and cell.injected == 0, verdict(cell)
     assert any("not the device's addresses" in n for n in cell.notes), cell.notes
     assert not ledger_entries(workdir)
