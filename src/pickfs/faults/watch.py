@@ -6,6 +6,7 @@ import os
 import re
 from pathlib import Path
 
+from pickfs.stack.ledger import process_state
 from pickfs.stack.mountinfo import find_mount, parse_mountinfo
 
 MOST = 40  # lines kept
@@ -68,7 +69,6 @@ def alive(pidfile: str) -> bool:
     the process that started it (a zombie, as an aborted MariaDB is until its service stops it) is not."""
     try:
         pid = int(Path(pidfile).read_text().split()[0])
-        stat = Path(f"/proc/{pid}/stat").read_text()
     except (OSError, ValueError, IndexError):
         return False
-    return stat.rpartition(")")[2].split()[:1] not in (["Z"], ["X"])
+    return process_state(pid) not in (None, "Z", "X")
