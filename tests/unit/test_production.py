@@ -1,13 +1,16 @@
 """Pure parts of issue 13: memory groups, aging measures, sizing, scale, the clients dimension, scaling report."""
 
+import io
 import random
 import time
 
 import pytest
+from rich.console import Console
 
+from pickfs.analysis.run import analyse
 from pickfs.engine.standup import data_against_memory, follow_memory
 from pickfs.errors import PlanError
-from pickfs.model import Method, RunRecord, Target, Trial, WorkloadSpec, plan_from_dict, plan_to_dict
+from pickfs.model import FsConfig, Method, Plan, RunRecord, Target, Trial, WorkloadSpec, plan_from_dict, plan_to_dict
 from pickfs.plan import (
     build_plan,
     expand_clients,
@@ -130,10 +133,15 @@ def test_the_clients_dimension():
 
 
 def _record() -> RunRecord:
-    configs = [{"name": "ext4"}, {"name": "xfs"}]
-    metrics = [{"name": "tps", "unit": "tx/s"}]
-    workloads = [{"name": "pgbench", "label": f"pgbench-c{n}", "settings": {"clients": n}, "metrics": metrics}
-                 for n in (1, 2, 4)]
+    configs = (FsConfig("ext4", "ext4"), FsConfig("xfs", "xfs"))
+    specs = tuple(WorkloadSpec("pgbench", f"pgbench-c{n}", (("clients", n),)) for n in (1, 2, 4))
+    plan = plan_to_dict(Plan(Target(), configs, specs, Method(runs=3, warmup=0)))
+    for w in plan["workloads"]:
+        w.update(metrics=[{"name": "tps", "unit": "tx/s", "higher_is_better": True},
+                          {"name": "lat_p99", "unit": "s", "higher_is_better": False}],
+                 kind="database", database="postgresql", risks=[])
+    for c in plan["configs"]:
+        c["risks"] = []
     trials = []
     for wi, n in enumerate((1, 2, 4)):
         for ci, base in enumerate((100.0, 80.0)):
@@ -141,20 +149,39 @@ def _record() -> RunRecord:
                 tps = base * min(n, 2 if ci else 4) + rep
                 trials.append(Trial(run_id="r", cell_index=wi * 2 + ci, repetition=rep, phase="measured", started=time.time(), elapsed_s=1.0, ok=True,
                                     metrics={"tps": tps, "lat_p99": 0.001 * n}))
-    return RunRecord("r", 0.0, 0.0, "complete", "0", {"configs": configs, "workloads": workloads}, {}, (), tuple(trials))
+    return RunRecord("r", 0.0, 0.0, "complete", "0", plan, {}, (), tuple(trials))
 
 
 def test_scaling_chart_data_table_and_svg():
-    (s,) = scaling_data(_record())
+    views = analyse(_record()).views  # the scaling is read from the analysed run, never the stored plan again
+    (s,) = scaling_data(views)
     assert s.label == "pgbench" and s.counts() == [1, 2, 4] and s.configs() == ["ext4", "xfs"]
     xfs = {p.clients: p.throughput for p in s.points if p.config == "xfs"}
     assert xfs == {1: 81.0, 2: 161.0, 4: 161.0}  # xfs stops scaling at 2 clients
-    text = scaling_text(_record())
+    assert {p.p99 for p in s.points if p.clients == 4} == {0.004}
+    text = scaling_text([s])
     assert "pgbench: tps (tx/s)" in text and "4 clients" in text
     assert text.splitlines()[-1].split()[-1] == "2"  # xfs is best at 2 (the first count reaching its peak)
-    page = scaling_html(_record())
+    page = scaling_html([s])
     assert page.count("<svg") == 1 and page.count("<polyline") == 4
-    assert scaling_html(RunRecord("r", 0, 0, "complete", "0", {"configs": [], "workloads": []}, {}, (), ())) == ""
+    assert scaling_html([]) == "" and scaling_data(views[:1]) == []  # one client count: no scaling
+
+
+def test_scaling_is_in_every_format_that_draws_sections():
+    # the concurrency section was drawn by the terminal and HTML only; it is a section of every format now
+    from pickfs.report.html import render_html
+    from pickfs.report.json_export import run_to_dict
+    from pickfs.report.markdown import render_markdown
+    from pickfs.report.terminal import render_run
+
+    run = analyse(_record())
+    console = Console(width=160, record=True, file=io.StringIO())
+    console.print(render_run(run))
+    assert "pgbench: tps (tx/s) / p99 latency" in console.export_text()
+    assert "pgbench: scaling with clients" in render_markdown(run)
+    assert "pgbench: scaling with clients" in render_html(run, plotly=None)
+    (doc,) = run_to_dict(run)["scaling"]
+    assert doc["workload"] == "pgbench" and {p["clients"] for p in doc["points"]} == {1, 2, 4}
 
 
 def test_firebird_server_configuration_listens_on_the_loopback_only(tmp_path):

@@ -10,18 +10,22 @@ from __future__ import annotations
 import json
 import math
 import statistics
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from pickfs.analysis.answer import recommended
+from pickfs.analysis.latency import CapacityRow, RateView
 from pickfs.analysis.views import FILE_TREE, Row, WorkloadView
 from pickfs.fsfacts import is_reference as is_reference_type
 from pickfs.model import RunRecord, Trial
 from pickfs.report.colours import BAD, BASE, GOOD, PALETTE, SAFE, SAME, UNSAFE, colour_of
+from pickfs.report.latency import CURVE_QS, capacity_text, percentile_curve
 from pickfs.report.text import direction, factor, fmt_value, speed, speed_interval, verdict
+from pickfs.stats.capacity import LatencyTarget
+from pickfs.stats.latency import Slice, merge
 
 BAND = "rgba(28,126,214,0.12)"
 NICE_TICKS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.25, 0.33, 0.5, 0.67, 0.8, 0.9, 1.0, 1.1, 1.25, 1.5, 2.0, 3.0, 4.0,
@@ -475,3 +479,32 @@ def _durability(view: WorkloadView) -> str:
     """The workload's database settings that bear on durability, for a column heading."""
     parts = [f"{k}={view.settings[k]}" for k in DURABILITY_KEYS if view.settings.get(k) not in (None, "")]
     return ", ".join(parts) or view.name
+
+
+def percentile_chart(view: RateView, slices: Mapping[str, Sequence[Slice]]) -> go.Figure:
+    """A fixed-rate workload: each configuration's percentile curve from the scheduled start (log-log)."""
+    fig = go.Figure()
+    for row in view.rows:
+        pts = percentile_curve(merge([s.hist for s in slices[row.config]]))
+        fig.add_trace(go.Scatter(x=[1 / (1 - q / 100) for q, _ in pts], y=[v * 1e3 for _, v in pts],
+                                 mode="lines+markers", name=row.config,
+                                 text=[f"p{q:g}" for q, _ in pts], hovertemplate="%{text}: %{y:.2f} ms"))
+    fig.update_xaxes(type="log", title="percentile", tickvals=[1 / (1 - q / 100) for q in CURVE_QS],
+                     ticktext=[f"p{q:g}" for q in CURVE_QS])
+    fig.update_yaxes(type="log", title="latency from the scheduled start (ms)")
+    fig.update_layout(title=f"{view.label} at {view.rows[0].summary.offered:g}/s: percentiles from the schedule")
+    return fig
+
+
+def capacity_chart(label: str, target: LatencyTarget, searched: Sequence[CapacityRow]) -> go.Figure:
+    """A capacity search: each configuration's percentile against the rates tried, and the target as a line."""
+    fig = go.Figure()
+    for found in searched:
+        steps = sorted((v for v in found.verdicts if v.point_s is not None), key=lambda v: v.rate)
+        fig.add_trace(go.Scatter(x=[v.rate for v in steps], y=[(v.point_s or 0) * 1e3 for v in steps],
+                                 mode="lines+markers", name=f"{found.config}: {capacity_text(found.capacity)[0]}"))
+    fig.add_hline(y=target.limit_s * 1e3, line_dash="dash", annotation_text=target.words())
+    fig.update_xaxes(type="log", title="fixed rate (tx/s)")
+    fig.update_yaxes(type="log", title=f"p{target.q:g} from the scheduled start (ms)")
+    fig.update_layout(title=f"{label}: latency against rate, and the highest rate within {target.words()}")
+    return fig

@@ -1,44 +1,53 @@
-"""A self-contained HTML report (pure): plotly charts with plotly.js embedded, so it works offline."""
+"""The HTML format (pure): report/sections.py's sections as one page, with plotly charts and plotly.js embedded or
+beside it, so it works offline. plotly is loaded only where a chart is drawn (report/charts.py), so that loading the
+formats' registry loads no plotly."""
 
 from __future__ import annotations
 
 import html
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import plotly.graph_objects as go
-from plotly.offline import get_plotlyjs
-
-from pickfs.analysis.answer import recommended, recommended_setup
-from pickfs.analysis.run import AnalysedRun, analysed
-from pickfs.analysis.views import ONE_AT_A_TIME, WorkloadView, risk_legend
-from pickfs.model import RunRecord
-from pickfs.report.charts import (
-    crash_chart,
-    device_chart,
-    forest_chart,
-    latency_chart,
-    over_time_chart,
-    phases_chart,
-    safety_chart,
-)
-from pickfs.report.crash_text import crash_details, crash_statements
-from pickfs.report.disturbance import disturbance_line
-from pickfs.report.latency import latency_html
+from pickfs.analysis.latency import FixedRate
+from pickfs.analysis.run import AnalysedRun
+from pickfs.analysis.views import ONE_AT_A_TIME, WorkloadView
+from pickfs.model import FsConfig, RunRecord
+from pickfs.report.crash_text import crash_details
+from pickfs.report.latency import rate_cells
 from pickfs.report.race_method import resolution_line
 from pickfs.report.scaling import scaling_html
-from pickfs.report.table import CONFIGURATION, VERDICT, ResultTable, build_table
+from pickfs.report.sections import (
+    Answers,
+    Configurations,
+    CrashModel,
+    Disturbed,
+    FixedRates,
+    Format,
+    Heading,
+    Machine,
+    MoreHint,
+    Report,
+    RiskLegend,
+    RunNotes,
+    ScalingWithClients,
+    Warnings,
+    Workload,
+    WorkloadAnswer,
+)
+from pickfs.report.table import CONFIGURATION, VERDICT, ResultTable
 from pickfs.report.text import (
     CRASH_COLUMNS,
     breakdown_cells,
     crash_cells,
     crash_model,
     fmt_bytes,
-    live_line,
     method_lines,
     scored,
     values_text,
 )
+
+if TYPE_CHECKING:
+    import plotly.graph_objects as go
 
 PLOTLY_CONFIG = {"displaylogo": False, "responsive": True}
 INLINE = "inline"
@@ -263,12 +272,12 @@ def machine(record: RunRecord) -> str:
     return "; ".join(parts)
 
 
-def _settings_table(record: RunRecord) -> str:
+def _settings_table(configs: tuple[FsConfig, ...]) -> str:
     rows = []
-    for c in record.plan["configs"]:
-        rows.append(f"<tr><td>{_e(c['name'])}</td><td>{_e(c['fstype'])}</td><td>{_e(' '.join(c['mkfs_options']) or '-')}</td>"
-                    f"<td>{_e(','.join(c['mount_options']) or '-')}</td><td>{_e(c['scheduler'] or 'default')}</td>"
-                    f"<td>{_e(c['description'])}</td></tr>")
+    for c in configs:
+        rows.append(f"<tr><td>{_e(c.name)}</td><td>{_e(c.fstype)}</td><td>{_e(' '.join(c.mkfs_options) or '-')}</td>"
+                    f"<td>{_e(','.join(c.mount_options) or '-')}</td><td>{_e(c.scheduler or 'default')}</td>"
+                    f"<td>{_e(c.description)}</td></tr>")
     return ("<table><tr><th>configuration</th><th>filesystem</th><th>mkfs options</th><th>mount options</th>"
             f"<th>scheduler</th><th>what</th></tr>{''.join(rows)}</table>")
 
@@ -288,25 +297,60 @@ def charts_for(record: RunRecord, view: WorkloadView, live: bool = False) -> lis
     executed, none marked recommended)."""
     if not any(r.primary.summary for r in view.rows):
         return []
+    from pickfs.report.charts import (  # deferred: plotly, only where a chart is drawn
+        device_chart,
+        forest_chart,
+        latency_chart,
+        over_time_chart,
+        phases_chart,
+        safety_chart,
+    )
+
     figs = [("forest", forest_chart(view, live=live)), ("references", forest_chart(view, references=True, live=live)),
             ("safety", safety_chart(view, live)), ("phases", phases_chart(view)), ("latency", latency_chart(view)),
             ("over-time", over_time_chart(view)), ("device", device_chart(record, view))]
     return [(k, f) for k, f in figs if f is not None]
 
 
-def _setup(view: WorkloadView) -> str:
+def _setup(a: WorkloadAnswer) -> str:
     """The setup of the recommended configuration, to apply ('' when none is recommended)."""
-    setup = recommended_setup(view)
-    if setup is None:
+    if a.setup is None:
         return ""
-    return (f"<p>The setup of {_e(recommended(view))} (replace DEVICE and the data directory with yours):</p>"
-            f"<pre class=why>{_e(chr(10).join(setup.lines()))}</pre>")
+    return (f"<p>The setup of {_e(a.named)} (replace DEVICE and the data directory with yours):</p>"
+            f"<pre class=why>{_e(chr(10).join(a.setup.lines()))}</pre>")
 
 
-def _answer(views: list[WorkloadView]) -> str:
+def _answer(answers: tuple[WorkloadAnswer, ...]) -> str:
     """The recommendations of every workload with the setup to apply, first on the page."""
-    items = "".join(f"<li>{_e(build_table(v).answer.text)}{_setup(v)}</li>" for v in views if v.measured)
+    items = "".join(f"<li>{_e(a.answer.text)}{_setup(a)}</li>" for a in answers)
     return f'<div class="rec"><b>The answer</b><ul>{items}</ul></div>' if items else ""
+
+
+def _fragment(fig: go.Figure, kind: str) -> str:
+    """A fixed-rate chart in the report's style, boxed."""
+    fig.update_layout(template="plotly_white", margin={"r": 20, "t": 60, "b": 80, "l": 60})
+    body = fig.to_html(full_html=False, include_plotlyjs=False, config={"displaylogo": False})
+    return f'<div class="chart" data-chart="{_e(kind)}">{body}</div>'
+
+
+def fixed_rate_html(fixed: FixedRate) -> str:
+    """Per fixed-rate workload its percentile curves from the scheduled start and its table, per capacity search
+    its percentile against the rates tried; '' when the run has neither."""
+    if not fixed.views and not fixed.capacity:
+        return ""
+    from pickfs.report.charts import capacity_chart, percentile_chart  # deferred: plotly, only for a chart
+
+    parts = []
+    for view in fixed.views:
+        header, cells = rate_cells(view)
+        table = "".join(f"<tr>{''.join(f'<td>{_e(c)}</td>' for c in r)}</tr>" for r in cells)
+        parts.append(f"<h2>{_e(view.label)} at a fixed rate</h2>"
+                     + _fragment(percentile_chart(view, fixed.slices[view.label]), "percentiles")
+                     + "<table><tr>" + "".join(f"<th>{_e(h)}</th>" for h in header) + f"</tr>{table}</table>")
+    for label, target, searched in fixed.capacity:
+        parts.append(f"<h2>{_e(label)}: capacity within {_e(target.words())}</h2>"
+                     + _fragment(capacity_chart(label, target, searched), "capacity"))
+    return "\n".join(parts)
 
 
 def _method(view: WorkloadView) -> str:
@@ -318,64 +362,119 @@ def _method(view: WorkloadView) -> str:
             + f"<details><summary class=dim>How the race measured (its log)</summary>{log}</details>")
 
 
-def render_html(run: RunRecord | AnalysedRun, plotly: str | None = INLINE) -> str:
+def workload_html(s: Workload) -> list[str]:
+    """A workload's part: its ratio chart, table, method and every figure, the breakdown, the crash test, the other
+    charts, and why."""
+    view = s.view
+    settings = ", ".join(f"{k}={v}" for k, v in sorted(view.settings.items()))
+    parts = [f"<h2>{_e(view.label)}</h2><p class=dim>{_e(view.kind)} workload; {_e(settings)}</p>"]
+    charts = charts_for(s.record, view, s.live)
+    if charts and charts[0][0] == "forest":
+        parts.append(chart_html(charts.pop(0)[1], "forest"))
+    if s.table is not None:
+        parts.append(_summary_table(s.table))
+        parts.append(_method(view))
+        parts.append(_values_table(view))
+    parts.append(_breakdown_table(view))
+    parts.append(_crash_table(view))
+    for kind, fig in charts:
+        parts.append(chart_html(fig, kind))
+    why = [f"{r.cell.config.name}:\n" + "\n".join(f"  {line}" for line in r.explanation)
+           for r in view.rows if r.explanation]
+    if why:
+        parts.append(f"<details><summary><b>Why</b> <span class=dim>(what the monitors saw, per configuration)"
+                     f"</span></summary><div class=why>{_e(chr(10).join(why))}</div></details>")
+    return parts
+
+
+class HtmlFormat(Format[list[str], str]):
+    """One page: the answer first with the setup to apply, then per workload its ratio chart, table, resolution and
+    race log, its crash test and charts; the crash tests, the settings that trade safety, what each configuration is
+    and the machine close it. plotly.js inline (`plotly` INLINE: one self-contained file), from a file beside the
+    page (the site, --html FILE), or none."""
+
+    def __init__(self, plotly: str | None = INLINE) -> None:
+        self.plotly = plotly
+        self.name = "html"
+
+    def document(self, report: Report, parts: list[list[str]]) -> str:
+        body = "\n".join(line for part in parts for line in part)
+        return page(f"pickfs run {report.analysis.record.id}", body, self.plotly)
+
+    def heading(self, s: Heading) -> list[str]:
+        analysis = s.analysis
+        record, method = analysis.record, analysis.plan.method
+        hows = {r.how for v in analysis.views for r in v.rows if r.how}
+        if hows - {ONE_AT_A_TIME}:
+            how = ("configurations measured side by side, or whole runs alternated in rounds (each workload's method "
+                   "is stated above its table)")
+        else:
+            how = (f"{method.runs} measured runs per configuration after {method.warmup} warm-up, each on "
+                   "a freshly made filesystem")
+        parts = [f"<h1>pickfs run {_e(record.id)}</h1>",
+                 (f"<p class=dim>{_e(time.strftime('%Y-%m-%d %H:%M', time.localtime(record.created)))}, status "
+                  f"{_e(record.status)}; {_e(how)}.</p><p class=machine>Machine: {_e(machine(record))}</p>")]
+        if s.live:  # a run still being executed: partial figures, no answer until it ends
+            parts.append(f'<p class="risk"><b>{_e(s.live)}</b></p>')
+        return parts
+
+    def disturbed(self, s: Disturbed) -> list[str]:
+        return [f'<p class="risk"><b>{_e(s.line)}</b></p>'] if s.line else []  # said first, before the answer
+
+    def warnings(self, s: Warnings) -> list[str]:
+        return [f'<p class="risk">warning: {_e(w)}</p>' for w in s.lines]
+
+    def answers(self, s: Answers) -> list[str]:
+        return [] if s.live else [_answer(s.items)]
+
+    def workload(self, s: Workload) -> list[str]:
+        return workload_html(s)
+
+    def crash_model(self, s: CrashModel) -> list[str]:
+        if not any(r.crash is not None for v in s.views for r in v.rows):
+            return []
+        from pickfs.report.charts import crash_chart  # deferred: plotly, only where a chart is drawn
+
+        crash = crash_chart(s.views)
+        if crash is None:
+            return []
+        return ["<h2>Crash tests</h2>" + chart_html(crash, "crash") + "".join(f"<p class=dim>{_e(line)}</p>"
+                                                                             for line in s.lines)]
+
+    def risk_legend(self, s: RiskLegend) -> list[str]:
+        if not s.lines:
+            return []
+        return ["<h2>Settings that trade safety for speed</h2><ul>" + "".join(f"<li>{_e(r)}</li>" for r in s.lines)
+                + "</ul><p class=dim>Safety here is judged from the settings; a simulated power cut would measure "
+                "it.</p>"]
+
+    def scaling(self, s: ScalingWithClients) -> list[str]:
+        return [scaling_html(s.scalings)]  # throughput and p99 against clients (report/scaling.py)
+
+    def fixed_rates(self, s: FixedRates) -> list[str]:
+        return [fixed_rate_html(s.fixed)]
+
+    def configurations(self, s: Configurations) -> list[str]:
+        return [f"<h2>Configurations</h2>{_settings_table(tuple(c for c, _ in s.items))}"]
+
+    def machine(self, s: Machine) -> list[str]:
+        return [f"<h2>Host</h2>{_host_table(s.record)}"]
+
+    def run_notes(self, s: RunNotes) -> list[str]:
+        if not s.notes:
+            return []
+        return ["<h2>Notes</h2><ul>" + "".join(f"<li>{_e(note)}</li>" for note in s.notes) + "</ul>"]
+
+    def more_hint(self, s: MoreHint) -> list[str]:
+        return []  # the page holds everything --explain adds, folded
+
+
+HTML = HtmlFormat()
+
+
+def render_html(run: RunRecord | AnalysedRun | Report, plotly: str | None = INLINE) -> str:
     """The whole page; plotly.js inline (one self-contained file) or from a file beside it (the site)."""
-    analysis = analysed(run)
-    record, views = analysis.record, list(analysis.views)
-    method = analysis.plan.method
-    hows = {r.how for v in views for r in v.rows if r.how}
-    if hows - {ONE_AT_A_TIME}:
-        how = ("configurations measured side by side, or whole runs alternated in rounds (each workload's method "
-               "is stated above its table)")
-    else:
-        how = (f"{method.runs} measured runs per configuration after {method.warmup} warm-up, each on "
-               "a freshly made filesystem")
-    parts = [f"<h1>pickfs run {_e(record.id)}</h1>",
-             (f"<p class=dim>{_e(time.strftime('%Y-%m-%d %H:%M', time.localtime(record.created)))}, status "
-              f"{_e(record.status)}; {_e(how)}.</p><p class=machine>Machine: {_e(machine(record))}</p>")]
-    if analysis.live:  # a run still being executed: partial figures, no answer until it ends
-        parts.append(f'<p class="risk"><b>{_e(live_line(analysis))}</b></p>')
-    busy = disturbance_line(analysis.disturbance)  # a disturbed run says so first, before the answer
-    if busy:
-        parts.append(f'<p class="risk"><b>{_e(busy)}</b></p>')
-    if not analysis.live:
-        parts.append(_answer(views))
-    for w in record.plan.get("warnings", []):
-        parts.append(f'<p class="risk">warning: {_e(w)}</p>')
-    for view in views:
-        settings = ", ".join(f"{k}={v}" for k, v in sorted(view.settings.items()))
-        parts.append(f"<h2>{_e(view.label)}</h2><p class=dim>{_e(view.kind)} workload; {_e(settings)}</p>")
-        charts = charts_for(record, view, analysis.live)
-        if charts and charts[0][0] == "forest":
-            parts.append(chart_html(charts.pop(0)[1], "forest"))
-        if view.measured:
-            parts.append(_summary_table(build_table(view, analysis.live)))
-            parts.append(_method(view))
-            parts.append(_values_table(view))
-        parts.append(_breakdown_table(view))
-        parts.append(_crash_table(view))
-        for kind, fig in charts:
-            parts.append(chart_html(fig, kind))
-        why = [f"{r.cell.config.name}:\n" + "\n".join(f"  {line}" for line in r.explanation)
-               for r in view.rows if r.explanation]
-        if why:
-            parts.append(f"<details><summary><b>Why</b> <span class=dim>(what the monitors saw, per configuration)"
-                         f"</span></summary><div class=why>{_e(chr(10).join(why))}</div></details>")
-    crash = crash_chart(views)
-    if crash is not None:
-        statements = crash_statements(views)  # the model in force, and what no simulation can show
-        parts.append("<h2>Crash tests</h2>" + chart_html(crash, "crash")
-                     + "".join(f"<p class=dim>{_e(line)}</p>" for line in statements))
-    risks = risk_legend(views)
-    if risks:
-        parts.append("<h2>Settings that trade safety for speed</h2><ul>"
-                     + "".join(f"<li>{_e(r)}</li>" for r in risks) + "</ul>"
-                     "<p class=dim>Safety here is judged from the settings; a simulated power cut would measure it.</p>")
-    parts.append(scaling_html(record))  # throughput and p99 against clients (report/scaling.py)
-    parts.append(latency_html(analysis.fixed))  # fixed rate and the capacity search (report/latency.py)
-    parts.append(f"<h2>Configurations</h2>{_settings_table(record)}")
-    parts.append(f"<h2>Host</h2>{_host_table(record)}")
-    return page(f"pickfs run {record.id}", "\n".join(parts), plotly)
+    return (HTML if plotly == INLINE else HtmlFormat(plotly)).render(run)
 
 
 def page(title: str, body: str, plotly: str | None = INLINE) -> str:
@@ -384,6 +483,8 @@ def page(title: str, body: str, plotly: str | None = INLINE) -> str:
     if plotly is None:
         script = ""
     elif plotly == INLINE:
+        from plotly.offline import get_plotlyjs  # deferred: plotly, only for a page that holds it
+
         script = f"<script>{get_plotlyjs()}</script>"
     else:
         script = f'<script src="{_e(plotly)}"></script>'

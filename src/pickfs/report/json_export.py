@@ -1,21 +1,40 @@
-"""The run as JSON (schema pickfs.run/2, described in docs/reports.md): stable, versioned, for other tools. A
-document of the schema before (pickfs.run/1) is read by report/json_read.py."""
+"""The JSON format: the run as data (schema pickfs.run/2, described in docs/reports.md), stable, versioned, for other
+tools, drawn from report/sections.py's sections. A document of the schema before (pickfs.run/1) is read by
+report/json_read.py."""
 
 from __future__ import annotations
 
 from dataclasses import asdict
 from typing import Any
 
-from pickfs.analysis.answer import ANSWER_FAMILY, ANSWER_LEVEL, finding, recommended, recommended_setup
-from pickfs.analysis.run import AnalysedRun, analysed
-from pickfs.analysis.setup import what_it_is
+from pickfs.analysis.answer import ANSWER_FAMILY, ANSWER_LEVEL, finding, recommended
+from pickfs.analysis.run import AnalysedRun
+from pickfs.analysis.setup import Setup
 from pickfs.analysis.views import RACE_FAMILY, WorkloadView, summary_dict
 from pickfs.model import RunRecord
 from pickfs.report.disturbance import disturbance_dict
 from pickfs.report.json_text import strict_json
 from pickfs.report.latency import latency_dict
-from pickfs.report.recommend import recommend
-from pickfs.report.table import build_table
+from pickfs.report.sections import (
+    Answers,
+    Configurations,
+    CrashModel,
+    Disturbed,
+    FixedRates,
+    Format,
+    Heading,
+    Machine,
+    MoreHint,
+    Report,
+    RiskLegend,
+    RunNotes,
+    ScalingWithClients,
+    Warnings,
+    Workload,
+    WorkloadAnswer,
+    answer_of,
+)
+from pickfs.report.table import ResultTable
 from pickfs.report.text import verdict
 from pickfs.stats.summary import log_interval
 
@@ -34,12 +53,10 @@ def table_interval(view: WorkloadView) -> dict[str, Any]:
             "text": f"each against {view.baseline}, 95% each; verdicts Holm-adjusted over {compared} comparisons"}
 
 
-def table_dict(view: WorkloadView, live: bool = False) -> dict[str, Any]:
+def table_dict(table: ResultTable, view: WorkloadView, setup: Setup | None) -> dict[str, Any]:
     """The table model as every other format shows it (same columns, same names), with the figures behind each
     row and the answer: its text, the configuration named, the reason, whether the run decided, and the setup to
-    apply; the family its intervals belong to."""
-    table = build_table(view, live)
-    setup = None if live else recommended_setup(view)
+    apply (`setup`; None for a run still being executed); the family its intervals belong to."""
     return {
         "workload": table.workload,
         "caption": table.caption,
@@ -57,94 +74,147 @@ def table_dict(view: WorkloadView, live: bool = False) -> dict[str, Any]:
     }
 
 
-def run_to_dict(run: RunRecord | AnalysedRun) -> dict[str, Any]:
+def cell_dicts(view: WorkloadView, chosen: str | None) -> list[dict[str, Any]]:
+    """Per configuration of a workload: its settings, figures, comparison, risks, notes, monitors, space, crash test
+    (`chosen`: the configuration recommended, None for none or a run still being executed)."""
     cells = []
-    answers = []
-    analysis = analysed(run)
-    record, views, live = analysis.record, analysis.views, analysis.live
-    for view in views:
-        chosen = None if live else recommended(view)
-        if view.measured and not live:  # a run still being executed has no answer yet
-            answers.append(answer_dict(view))
-        for row in view.rows:
-            est = log_interval(row.primary.values)
-            cells.append({
-                "config": row.cell.config.name,
-                "config_settings": row.cell.config.settings(),
-                "workload": view.label,
-                "workload_name": view.name,
-                "workload_settings": view.settings,
-                "status": row.status,
-                "metric": row.primary.metric.name,
-                "unit": row.primary.metric.unit,
-                "higher_is_better": row.primary.metric.higher_is_better,
-                "values": list(row.primary.values),
-                "summary": summary_dict(row.primary.summary),
-                # the interval on the log scale (a rate or a time stays positive): geometric mean, low, high
-                "log_interval": None if est is None else dict(zip(("geometric_mean", "low", "high"), est)),
-                "workload_kind": view.kind,
-                "recommended": row.cell.config.name == chosen,
-                "against_baseline": verdict(row, view.baseline)[0],
-                "baseline": view.baseline,
-                "relative_to_baseline": row.relative,
-                "metrics": {
-                    mv.metric.name: {"unit": mv.metric.unit, "values": list(mv.values),
-                                     "summary": summary_dict(mv.summary)}
-                    for mv in (row.primary, *row.others)
-                },
-                "comparison": asdict(row.comparison) if row.comparison else None,
-                "method": row.method,
-                "slice_s": row.slice_s,
-                "idle_neighbours_wrote_bytes": list(row.neighbour_writes),
-                "resolution": None if view.resolution is None else dict(zip(("median", "lowest", "highest"),
-                                                                             view.resolution)),
-                "risks": list(row.risks),
-                "notes": list(row.notes),
-                "explanation": list(row.explanation),
-                "monitors": row.monitors,
-                "space_used_bytes": {k: v for k, v in row.space.items() if k not in DF_KEYS},
-                # as df counts them, once the workload's data is in place
-                "filesystem_size_bytes": row.space.get("size of the filesystem"),
-                "free_bytes": row.space.get("free with the data in place"),
-                "crash": None if row.crash is None else {
-                    "verdict": row.crash.verdict(), "lost_any": row.crash.lost_any, "metrics": row.crash.metrics,
-                    "states": list(row.crash.states), "model": row.crash.model, "error": row.crash.error,
-                    "unseen": row.crash.unseen, "not_exercised": list(row.crash.gaps), "unit": row.crash.unit},
-            })
-    return {
-        "schema": SCHEMA,
-        "run_id": record.id,
-        "status": record.status,
-        "created": record.created,
-        "updated": record.updated,
-        "pickfs_version": record.pickfs_version,
-        "host": record.host,
-        "plan": record.plan,
-        "notes": list(record.notes),
-        "live": live,  # still being executed: partial figures, no answers yet
-        "answers": answers,
-        # what each configuration is (every format says it)
-        "configurations": [{"name": c.name, "what": what_it_is(c), **c.settings()} for c in analysis.plan.configs],
-        "cells": cells,
-        # one per workload measured: the table every format shows, and the answer
-        "tables": [table_dict(v, live) for v in views if v.measured],
-        **latency_dict(analysis.fixed),  # fixed rate and the capacity search, when the run has them: report/latency.py
+    for row in view.rows:
+        est = log_interval(row.primary.values)
+        cells.append({
+            "config": row.cell.config.name,
+            "config_settings": row.cell.config.settings(),
+            "workload": view.label,
+            "workload_name": view.name,
+            "workload_settings": view.settings,
+            "status": row.status,
+            "metric": row.primary.metric.name,
+            "unit": row.primary.metric.unit,
+            "higher_is_better": row.primary.metric.higher_is_better,
+            "values": list(row.primary.values),
+            "summary": summary_dict(row.primary.summary),
+            # the interval on the log scale (a rate or a time stays positive): geometric mean, low, high
+            "log_interval": None if est is None else dict(zip(("geometric_mean", "low", "high"), est)),
+            "workload_kind": view.kind,
+            "recommended": row.cell.config.name == chosen,
+            "against_baseline": verdict(row, view.baseline)[0],
+            "baseline": view.baseline,
+            "relative_to_baseline": row.relative,
+            "metrics": {
+                mv.metric.name: {"unit": mv.metric.unit, "values": list(mv.values),
+                                 "summary": summary_dict(mv.summary)}
+                for mv in (row.primary, *row.others)
+            },
+            "comparison": asdict(row.comparison) if row.comparison else None,
+            "method": row.method,
+            "slice_s": row.slice_s,
+            "idle_neighbours_wrote_bytes": list(row.neighbour_writes),
+            "resolution": None if view.resolution is None else dict(zip(("median", "lowest", "highest"),
+                                                                         view.resolution)),
+            "risks": list(row.risks),
+            "notes": list(row.notes),
+            "explanation": list(row.explanation),
+            "monitors": row.monitors,
+            "space_used_bytes": {k: v for k, v in row.space.items() if k not in DF_KEYS},
+            # as df counts them, once the workload's data is in place
+            "filesystem_size_bytes": row.space.get("size of the filesystem"),
+            "free_bytes": row.space.get("free with the data in place"),
+            "crash": None if row.crash is None else {
+                "verdict": row.crash.verdict(), "lost_any": row.crash.lost_any, "metrics": row.crash.metrics,
+                "states": list(row.crash.states), "model": row.crash.model, "error": row.crash.error,
+                "unseen": row.crash.unseen, "not_exercised": list(row.crash.gaps), "unit": row.crash.unit},
+        })
+    return cells
+
+
+# The document's keys in the order the schema lists them (docs/reports.md); each section gives some of them.
+KEYS = ("schema", "run_id", "status", "created", "updated", "pickfs_version", "host", "plan", "notes", "live", "answers",
+        "configurations", "cells", "tables", "fixed_rate", "capacity", "disturbance", "scaling")
+LISTS = ("cells", "tables")  # gathered over the workloads' sections, in order
+
+
+class JsonFormat(Format[dict[str, Any], dict[str, Any]]):
+    """The run as data (schema pickfs.run/2): each section gives its keys; the document lists them in the schema's
+    order. What a section says in words elsewhere is here as the figures behind it."""
+
+    name = "json"
+
+    def document(self, report: Report, parts: list[dict[str, Any]]) -> dict[str, Any]:
+        merged: dict[str, Any] = {key: [] for key in LISTS}
+        for part in parts:
+            for key, value in part.items():
+                if key in LISTS:
+                    merged[key] += value
+                else:
+                    merged[key] = value
+        return {**{k: merged[k] for k in KEYS if k in merged}, **{k: v for k, v in merged.items() if k not in KEYS}}
+
+    def heading(self, s: Heading) -> dict[str, Any]:
+        record = s.analysis.record
+        return {"schema": SCHEMA, "run_id": record.id, "status": record.status, "created": record.created,
+                "updated": record.updated, "pickfs_version": record.pickfs_version, "plan": record.plan,
+                "live": s.live is not None}  # still being executed: partial figures, no answers yet
+
+    def disturbed(self, s: Disturbed) -> dict[str, Any]:
         # how busy the machine was, when its slices recorded it (report/disturbance.py)
-        **({} if analysis.disturbance is None else {"disturbance": disturbance_dict(analysis.disturbance)}),
-    }
+        return {} if s.disturbance is None else {"disturbance": disturbance_dict(s.disturbance)}
+
+    def warnings(self, s: Warnings) -> dict[str, Any]:
+        return {}  # in `plan`, as stored
+
+    def answers(self, s: Answers) -> dict[str, Any]:
+        return {"answers": [] if s.live else [answer_dict(a.view, a) for a in s.items]}
+
+    def workload(self, s: Workload) -> dict[str, Any]:
+        chosen = None if s.live else recommended(s.view)
+        tables = [] if s.table is None else [table_dict(s.table, s.view, None if s.live or s.answer is None
+                                                        else s.answer.setup)]
+        return {"cells": cell_dicts(s.view, chosen), "tables": tables}
+
+    def crash_model(self, s: CrashModel) -> dict[str, Any]:
+        return {}  # each cell's `crash` holds its model and what it could not show
+
+    def risk_legend(self, s: RiskLegend) -> dict[str, Any]:
+        return {}  # each cell's `risks`
+
+    def scaling(self, s: ScalingWithClients) -> dict[str, Any]:
+        if not s.scalings:
+            return {}
+        return {"scaling": [{"workload": x.label, "metric": x.metric, "unit": x.unit,
+                             "points": [asdict(p) for p in x.points]} for x in s.scalings]}
+
+    def fixed_rates(self, s: FixedRates) -> dict[str, Any]:
+        return latency_dict(s.fixed)  # fixed rate and the capacity search, when the run has them: report/latency.py
+
+    def configurations(self, s: Configurations) -> dict[str, Any]:
+        return {"configurations": [{"name": c.name, "what": what, **c.settings()} for c, what in s.items]}
+
+    def machine(self, s: Machine) -> dict[str, Any]:
+        return {"host": s.record.host}
+
+    def run_notes(self, s: RunNotes) -> dict[str, Any]:
+        return {"notes": list(s.notes)}
+
+    def more_hint(self, s: MoreHint) -> dict[str, Any]:
+        return {}  # the document holds everything
 
 
-def answer_dict(view: WorkloadView) -> dict[str, Any]:
+JSON = JsonFormat()
+
+
+def run_to_dict(run: RunRecord | AnalysedRun | Report) -> dict[str, Any]:
+    return JSON.render(run)
+
+
+def answer_dict(view: WorkloadView, said: WorkloadAnswer | None = None) -> dict[str, Any]:
     """A workload's answer for the JSON export: decided or not, the configuration, the reason in words,
     and for a race its margin, the preferred configuration (settled or not), each contender's speed factor
     against it with its 95% interval and standing at the margin ('within', 'at', 'out'), what would settle an
     unsettled one (more seconds at the current rate, null when at the margin; or a wider margin), the
     configurations it could not decide between, who left when, the setup of the configuration recommended, and
     the family each interval belongs to."""
-    sentences = recommend(view)
-    setup = recommended_setup(view)
-    out: dict[str, Any] = {"workload": view.label, "answer": recommended(view), "reason": " ".join(sentences),
-                           "setup": None if setup is None else setup.as_dict()}
+    said = said or answer_of(view, None, live=False)
+    out: dict[str, Any] = {"workload": view.label, "answer": said.named, "reason": said.answer.text,
+                           "setup": None if said.setup is None else said.setup.as_dict()}
     if view.race is None:
         out["decided"] = out["answer"] is not None
         return out

@@ -1,14 +1,11 @@
-"""Fixed-rate runs: latency from the scheduled start side by side, and the capacity search, drawn as tables, charts
-and sentences (pure; the figures and the judge are analysis/latency.py)."""
+"""Fixed-rate runs: latency from the scheduled start side by side, and the capacity search, as cells of text, the
+points of a chart and sentences (pure; the figures and the judge are analysis/latency.py). The formats draw them:
+the terminal's tables, the HTML's charts (report/charts.py, the one place plotly is loaded), Markdown, JSON."""
 
 from __future__ import annotations
 
-import html
 from collections.abc import Sequence
 from typing import Any
-
-import plotly.graph_objects as go
-from rich.table import Table
 
 from pickfs.analysis.latency import (
     RATIO_Q,
@@ -85,7 +82,7 @@ def latency_dict(fixed: FixedRate) -> dict[str, Any]:
     return out
 
 
-# -- HTML: percentile curves at a fixed rate, latency against rate in the capacity search ----------------------
+# -- the points of the charts: percentile curves at a fixed rate ------------------------------------------------
 CURVE_QS = (50.0, 75.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95, 99.99)
 
 
@@ -99,47 +96,6 @@ def percentile_curve(hist: dict[int, int]) -> list[tuple[float, float]]:
             if v is not None:
                 out.append((q, v / 1e6))
     return out
-
-
-def _fragment(fig: go.Figure, kind: str) -> str:
-    fig.update_layout(template="plotly_white", margin={"r": 20, "t": 60, "b": 80, "l": 60})
-    body = fig.to_html(full_html=False, include_plotlyjs=False, config={"displaylogo": False})
-    return f'<div class="chart" data-chart="{html.escape(kind)}">{body}</div>'
-
-
-def latency_html(fixed: FixedRate) -> str:
-    """An HTML fragment: per fixed-rate workload its percentile curves from the scheduled start, per capacity
-    search its percentile against the rates tried; '' when the run has neither."""
-    parts = []
-    slices = fixed.slices
-    for view in fixed.views:
-        fig = go.Figure()
-        for row in view.rows:
-            pts = percentile_curve(merge([s.hist for s in slices[view.label][row.config]]))
-            fig.add_trace(go.Scatter(x=[1 / (1 - q / 100) for q, _ in pts], y=[v * 1e3 for _, v in pts],
-                                     mode="lines+markers", name=row.config,
-                                     text=[f"p{q:g}" for q, _ in pts], hovertemplate="%{text}: %{y:.2f} ms"))
-        fig.update_xaxes(type="log", title="percentile", tickvals=[1 / (1 - q / 100) for q in CURVE_QS],
-                         ticktext=[f"p{q:g}" for q in CURVE_QS])
-        fig.update_yaxes(type="log", title="latency from the scheduled start (ms)")
-        fig.update_layout(title=f"{view.label} at {view.rows[0].summary.offered:g}/s: percentiles from the schedule")
-        header, cells = rate_cells(view)
-        table = "".join(f"<tr>{''.join(f'<td>{html.escape(c)}</td>' for c in r)}</tr>" for r in cells)
-        parts.append(f"<h2>{html.escape(view.label)} at a fixed rate</h2>" + _fragment(fig, "percentiles")
-                     + "<table><tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in header) + f"</tr>{table}</table>")
-    for label, target, searched in fixed.capacity:
-        fig = go.Figure()
-        for found in searched:
-            steps = sorted((v for v in found.verdicts if v.point_s is not None), key=lambda v: v.rate)
-            fig.add_trace(go.Scatter(x=[v.rate for v in steps], y=[(v.point_s or 0) * 1e3 for v in steps],
-                                     mode="lines+markers", name=f"{found.config}: {capacity_text(found.capacity)[0]}"))
-        fig.add_hline(y=target.limit_s * 1e3, line_dash="dash", annotation_text=target.words())
-        fig.update_xaxes(type="log", title="fixed rate (tx/s)")
-        fig.update_yaxes(type="log", title=f"p{target.q:g} from the scheduled start (ms)")
-        fig.update_layout(title=f"{label}: latency against rate, and the highest rate within {target.words()}")
-        parts.append(f"<h2>{html.escape(label)}: capacity within {html.escape(target.words())}</h2>"
-                     + _fragment(fig, "capacity"))
-    return "\n".join(parts)
 
 
 def latency_cells(fixed: FixedRate) -> list[tuple[str, list[str], list[list[str]]]]:
@@ -159,19 +115,6 @@ def latency_cells(fixed: FixedRate) -> list[tuple[str, list[str], list[list[str]
         out.append((f"{label}: the highest rate held with {target.words()} from the scheduled start",
                     ["configuration", "capacity", "interval [tx/s]", f"rates tried: p{target.q:g}"], rows))
     return out
-
-
-def latency_tables(fixed: FixedRate) -> list[Table]:
-    """The terminal's fixed-rate and capacity tables ([] for a closed-loop run)."""
-    tables = []
-    for title, header, rows in latency_cells(fixed):
-        table = Table(title=title, title_justify="left")
-        for i, h in enumerate(header):
-            table.add_column(h, justify="left" if i == 0 or h.startswith("rates tried") else "right")
-        for r in rows:
-            table.add_row(*r)
-        tables.append(table)
-    return tables
 
 
 # -- the recommendation at a fixed rate, in words (the judge is analysis/latency.py) ------------------------------

@@ -1,7 +1,7 @@
 """Concurrency as a dimension: throughput and p99 latency against clients, per configuration (pure).
 
 A plan's `clients = [1, 2, 4, 8]` runs every server workload once per count, labelled `LABEL-cN`.
-Here those workloads are put back together: for each configuration, the median throughput and
+Here those workloads of the analysed run are put back together: for each configuration, the median throughput and
 the median p99 latency of its measured runs at each count, as a text table and an SVG chart
 (two panels, one line per configuration), so one sees where each filesystem stops scaling.
 """
@@ -11,10 +11,11 @@ from __future__ import annotations
 import html
 import re
 import statistics
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pickfs.model import RunRecord
+from pickfs.analysis.views import WorkloadView
 from pickfs.report.colours import PALETTE
 
 _LABEL = re.compile(r"^(?P<base>.+)-c(?P<n>\d+)$")
@@ -49,32 +50,30 @@ def _count(settings: dict[str, Any], n: int) -> bool:
     return any(settings.get(k) == n for k in COUNT_KEYS)
 
 
-def scaling_data(record: RunRecord) -> list[Scaling]:
-    """Every workload run at two or more client counts, with its points per configuration and count."""
-    plan = record.plan
-    configs = [c["name"] for c in plan.get("configs", [])]
-    groups: dict[str, list[tuple[int, int, dict[str, Any]]]] = {}
-    for wi, w in enumerate(plan.get("workloads", [])):
-        m = _LABEL.match(str(w.get("label", "")))
-        if m and _count(w.get("settings", {}), int(m.group("n"))):
-            groups.setdefault(m.group("base"), []).append((wi, int(m.group("n")), w))
+def scaling_data(views: Sequence[WorkloadView]) -> list[Scaling]:
+    """Every workload run at two or more client counts, with its points per configuration and count: the figures
+    of the analysed run's views (the primary figure and the p99 of each row), never the stored plan again."""
+    groups: dict[str, list[tuple[int, WorkloadView]]] = {}
+    for view in views:
+        m = _LABEL.match(view.label)
+        if m and _count(view.settings, int(m.group("n"))):
+            groups.setdefault(m.group("base"), []).append((int(m.group("n")), view))
     out = []
     for base, members in groups.items():
-        if len({n for _, n, _ in members}) < 2:
+        if len({n for n, _ in members}) < 2 or not members[0][1].rows:
             continue
-        first = members[0][2]
-        metric = (first.get("metrics") or [{}])[0]
-        name, unit = metric.get("name", ""), metric.get("unit", "")
+        metric = members[0][1].rows[0].primary.metric
+        configs = list(dict.fromkeys(r.cell.config.name for _, v in members for r in v.rows))
         points = []
-        for ci, config in enumerate(configs):
-            for wi, n, _ in sorted(members, key=lambda x: x[1]):
-                index = wi * len(configs) + ci
-                trials = [t for t in record.trials if t.cell_index == index and t.phase == "measured" and t.ok]
-                values = [t.metrics[name] for t in trials if name in t.metrics]
-                p99s = [t.metrics[P99] for t in trials if P99 in t.metrics]
+        for config in configs:
+            for n, view in sorted(members, key=lambda x: x[0]):
+                row = next((r for r in view.rows if r.cell.config.name == config), None)
+                values = row.primary.values if row is not None else ()
+                p99 = row.metric(P99) if row is not None else None
+                p99s = p99.values if p99 is not None else ()
                 points.append(ScalingPoint(config, n, statistics.median(values) if values else None,
                                            statistics.median(p99s) if p99s else None, len(values)))
-        out.append(Scaling(base, name, unit, tuple(points)))
+        out.append(Scaling(base, metric.name, metric.unit, tuple(points)))
     return out
 
 
@@ -86,25 +85,27 @@ def _ms(v: float | None) -> str:
     return "-" if v is None else f"{v * 1000:.2f} ms"
 
 
-def scaling_text(record: RunRecord) -> str:
-    """One table per workload: a row per configuration, throughput / p99 per client count ('' when none)."""
-    blocks = []
-    for s in scaling_data(record):
-        counts = s.counts()
-        head = ["configuration", *(f"{n} client{'s' if n > 1 else ''}" for n in counts), "best at"]
-        rows = [head]
-        for config in s.configs():
-            by_n = {p.clients: p for p in s.points if p.config == config}
-            cells = [f"{_num(by_n[n].throughput)} / {_ms(by_n[n].p99)}" if n in by_n else "-" for n in counts]
-            best = max((p for p in by_n.values() if p.throughput is not None), key=lambda p: p.throughput or 0.0,
-                       default=None)
-            rows.append([config, *cells, f"{best.clients}" if best else "-"])
-        widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
-        lines = [f"{s.label}: {s.metric} ({s.unit}) / p99 latency, median per configuration, against clients"]
-        lines += ["  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths)))
-                  for r in rows]
-        blocks.append("\n".join(lines))
-    return "\n\n".join(blocks)
+def scaling_table(s: Scaling) -> list[str]:
+    """A workload's table: a title line, then a row per configuration, throughput / p99 per client count."""
+    counts = s.counts()
+    head = ["configuration", *(f"{n} client{'s' if n > 1 else ''}" for n in counts), "best at"]
+    rows = [head]
+    for config in s.configs():
+        by_n = {p.clients: p for p in s.points if p.config == config}
+        cells = [f"{_num(by_n[n].throughput)} / {_ms(by_n[n].p99)}" if n in by_n else "-" for n in counts]
+        best = max((p for p in by_n.values() if p.throughput is not None), key=lambda p: p.throughput or 0.0,
+                   default=None)
+        rows.append([config, *cells, f"{best.clients}" if best else "-"])
+    widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
+    lines = [f"{s.label}: {s.metric} ({s.unit}) / p99 latency, median per configuration, against clients"]
+    lines += ["  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths)))
+              for r in rows]
+    return lines
+
+
+def scaling_text(scalings: Sequence[Scaling]) -> str:
+    """One table per workload, blank lines between ('' when none)."""
+    return "\n\n".join("\n".join(scaling_table(s)) for s in scalings)
 
 
 def _panel(s: Scaling, pick: str, x0: float, title: str, scale: float = 1.0) -> list[str]:
@@ -132,11 +133,11 @@ def _panel(s: Scaling, pick: str, x0: float, title: str, scale: float = 1.0) -> 
     return out
 
 
-def scaling_html(record: RunRecord) -> str:
+def scaling_html(scalings: Sequence[Scaling]) -> str:
     """An HTML fragment: per workload run at several client counts, an SVG of throughput and p99 against
     clients per configuration, and the table; '' when the run has no such workload."""
     parts = []
-    for s in scaling_data(record):
+    for s in scalings:
         svg = ['<svg xmlns="http://www.w3.org/2000/svg" width="860" height="290" role="img" '
                f'aria-label="{html.escape(s.label)}: throughput and p99 latency against clients">']
         svg += _panel(s, "throughput", 0, f"{s.metric} ({s.unit})")

@@ -1,5 +1,5 @@
-"""All runs of a results store as a small static site (pure): an index, a page per run, and a
-comparison page per plan that was run more than once. plotly.js is one file beside the pages,
+"""All runs of a results store as a small static site (pure): an index (each run's answers as the QUIET format draws
+them), a page per run (the HTML format), and a comparison page per plan that was run more than once. plotly.js is one file beside the pages,
 so the site works offline and is not 5 MB per page."""
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from pickfs.report.colours import PALETTE
 from pickfs.report.comparison import pair_runs
 from pickfs.report.html import PLOTLY_FILE, chart_div, page, render_html
 from pickfs.report.recommend import recommend
-from pickfs.report.table import build_table, terse
+from pickfs.report.terminal import QUIET
 from pickfs.report.text import factor, fmt_p, fmt_value
 
 
@@ -138,9 +138,8 @@ def comparison_page(runs: Sequence[AnalysedRun]) -> str:
 
 
 def answers(run: AnalysedRun) -> str:
-    """Each workload's answer in a few words, as HTML: 'sqlite-tpcb: ext4'."""
-    lines = [terse(build_table(v)) for v in run.views if v.measured]
-    return "<br>".join(_e(x) for x in lines) or "nothing measured"
+    """Each workload's answer in a few words, as --quiet says it (QUIET), as HTML: 'sqlite-tpcb: ext4'."""
+    return "<br>".join(_e(x) for x in QUIET.render(run)) or "nothing measured"
 
 
 def index_page(runs: Sequence[AnalysedRun], plans: dict[str, list[AnalysedRun]]) -> str:

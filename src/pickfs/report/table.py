@@ -260,11 +260,15 @@ def numbers(row: Row, view: WorkloadView) -> dict[str, float | int | bool | None
 
 def terse(table: ResultTable) -> str:
     """One line for scripts: the workload and the configuration the run names (or why none)."""
-    a = table.answer
+    return terse_answer(table.workload, table.answer)
+
+
+def terse_answer(workload: str, a: Answer) -> str:
+    """A workload's answer in one line: 'LABEL: NAME', ' (undecided)' when the run could not decide, 'none'."""
     if a.choice is None:
-        return f"{table.workload}: none"
+        return f"{workload}: none"
     state = {None: "", True: "", False: " (undecided)"}[a.decided]
-    return f"{table.workload}: {a.choice}{state}"
+    return f"{workload}: {a.choice}{state}"
 
 
 def breakdown_transposed(configs: list[str], rows: list[tuple[str, list[str]]]) -> tuple[list[str],

@@ -1,8 +1,10 @@
-"""Terminal tables (pure: builds Rich renderables; the console prints them)."""
+"""The terminal's formats (pure: they build Rich renderables and lines; the console prints them): the default view,
+--explain and --quiet, each drawing report/sections.py's sections."""
 
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import replace
 
 from rich import box
@@ -10,15 +12,32 @@ from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderR
 from rich.table import Table
 from rich.text import Text
 
-from pickfs.analysis.answer import recommended, recommended_setup
-from pickfs.analysis.run import AnalysedRun, analysed
-from pickfs.analysis.setup import what_it_is
-from pickfs.analysis.views import WorkloadView, risk_legend
+from pickfs.analysis.answer import recommended
+from pickfs.analysis.latency import FixedRate
+from pickfs.analysis.run import AnalysedRun
+from pickfs.analysis.views import WorkloadView
 from pickfs.model import FsConfig, RunRecord
-from pickfs.report.crash_text import crash_details, crash_statements
-from pickfs.report.disturbance import disturbance_line
-from pickfs.report.latency import latency_tables
+from pickfs.report.crash_text import crash_details
+from pickfs.report.latency import latency_cells
 from pickfs.report.scaling import scaling_text
+from pickfs.report.sections import (
+    Answers,
+    Configurations,
+    CrashModel,
+    Disturbed,
+    FixedRates,
+    Format,
+    Heading,
+    Machine,
+    MoreHint,
+    Report,
+    RiskLegend,
+    RunNotes,
+    ScalingWithClients,
+    Warnings,
+    Workload,
+    WorkloadAnswer,
+)
 from pickfs.report.table import (
     CONFIGURATION,
     MEDIAN,
@@ -28,14 +47,12 @@ from pickfs.report.table import (
     ResultTable,
     TableRow,
     breakdown_transposed,
-    build_table,
-    terse,
+    terse_answer,
 )
 from pickfs.report.text import (
     CRASH_COLUMNS,
     breakdown_cells,
     crash_cells,
-    live_line,
     method_lines,
     scored,
     values_text,
@@ -215,11 +232,11 @@ def values_lines(view: WorkloadView) -> list[Text]:
     return [head, *(Text(f"  {r.cell.config.name:<{width}}  {values_text(r)}", style="dim") for r in rows)]
 
 
-def answer_lines(tables: list[ResultTable]) -> list[Text]:
+def answer_lines(answers: Sequence[WorkloadAnswer]) -> list[Text]:
     """Every workload's answer, first: its first sentence in bold, the rest after it."""
     out = []
-    for t in tables:
-        first, *rest = t.answer.sentences
+    for a in answers:
+        first, *rest = a.answer.sentences
         line = Text(first, style="bold")
         if rest:
             line.append(" " + " ".join(rest))
@@ -227,26 +244,37 @@ def answer_lines(tables: list[ResultTable]) -> list[Text]:
     return out
 
 
-def setup_lines(views: list[WorkloadView]) -> list[Text]:
+def setup_lines(answers: Sequence[WorkloadAnswer]) -> list[Text]:
     """Under the answer, for each workload's recommended configuration: the setup to apply."""
     out = []
-    for view in views:
-        setup = recommended_setup(view)
-        name = recommended(view)
-        if setup is None or name is None:
+    for a in answers:
+        if a.setup is None or a.named is None:
             continue
-        out.append(Text(f"{view.label}: the setup of {name} (DEVICE and DATABASE: yours):"))
-        out.extend(Text(line, style="cyan") for line in setup.lines())
+        out.append(Text(f"{a.label}: the setup of {a.named} (DEVICE and DATABASE: yours):"))
+        out.extend(Text(line, style="cyan") for line in a.setup.lines())
     return out
 
 
-def configuration_lines(configs: tuple[FsConfig, ...]) -> list[Text]:
-    """What each configuration is: its filesystem, mkfs and mount options, scheduler."""
-    if not configs:
+def configuration_lines(items: Sequence[tuple[FsConfig, str]]) -> list[Text]:
+    """What each configuration is: its filesystem, mkfs and mount options, scheduler (analysis/setup.py's words)."""
+    if not items:
         return []
-    width = max(len(c.name) for c in configs)
+    width = max(len(c.name) for c, _ in items)
     return [Text("configurations:", style="bold"),
-            *(Text(f"  {c.name:<{width}}  {what_it_is(c)}", style="dim") for c in configs)]
+            *(Text(f"  {c.name:<{width}}  {what}", style="dim") for c, what in items)]
+
+
+def fixed_rate_tables(fixed: FixedRate) -> list[Table]:
+    """The fixed-rate and capacity tables ([] for a closed-loop run)."""
+    tables = []
+    for title, header, rows in latency_cells(fixed):
+        table = Table(title=title, title_justify="left")
+        for i, h in enumerate(header):
+            table.add_column(h, justify="left" if i == 0 or h.startswith("rates tried") else "right")
+        for r in rows:
+            table.add_row(*r)
+        tables.append(table)
+    return tables
 
 
 def without_routine(table: ResultTable) -> ResultTable:
@@ -286,55 +314,136 @@ def view_parts(view: WorkloadView, table: ResultTable | None, explain: bool) -> 
     return parts
 
 
+Parts = list[RenderableType]
+
+
+class TerminalFormat(Format[Parts, Group]):
+    """The terminal: the answer first with the setup to apply, then per workload its table with the notes under it
+    (whole, the routine ones in one line), the phases measured, the crash test, one line for the method and one
+    for the resolution; then what needs saying once (the crash model, the settings that trade safety for speed, the
+    run's notes). `explain` adds the geometric and sanitized means, the space used, every slice's figure, the race
+    log, what each configuration is, every explanation in full and every note."""
+
+    def __init__(self, explain: bool = False) -> None:
+        self.explain = explain
+        self.name = "terminal --explain" if explain else "terminal"
+
+    def document(self, report: Report, parts: list[Parts]) -> Group:
+        return Group(*(r for part in parts for r in part))
+
+    def heading(self, s: Heading) -> Parts:
+        """The run in one dim line; a run still being executed says so first (its figures are partial)."""
+        record, host = s.analysis.record, s.analysis.record.host
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(record.created))
+        return [*([Text(s.live, style="bold yellow")] if s.live else []),
+                Text(f"run {record.id} ({record.status}), {when}, {host.get('hostname', '?')}: "
+                     f"{host.get('os', '?')}, kernel {host.get('kernel', '?')}, "
+                     f"images on {host.get('fingerprint', {}).get('mount.fstype', '?')}", style="dim")]
+
+    def disturbed(self, s: Disturbed) -> Parts:
+        return [Text(s.line, style="bold yellow")] if s.line else []
+
+    def warnings(self, s: Warnings) -> Parts:
+        return [Text(f"warning: {w}", style="yellow") for w in s.lines]
+
+    def answers(self, s: Answers) -> Parts:
+        """The answers and the setups to apply; none for a run still being executed (its advice, run longer, would
+        not apply to a run that has not ended)."""
+        return [] if s.live else [*answer_lines(s.items), *setup_lines(s.items)]
+
+    def workload(self, s: Workload) -> Parts:
+        return view_parts(s.view, s.table, self.explain)
+
+    def crash_model(self, s: CrashModel) -> Parts:
+        return [Text(line, style="dim") for line in s.lines]
+
+    def risk_legend(self, s: RiskLegend) -> Parts:
+        if not s.lines:
+            return []
+        return [Text("⚠ trades safety for speed:", style="yellow"), *(Text(line) for line in s.lines)]
+
+    def scaling(self, s: ScalingWithClients) -> Parts:
+        return [Text(block) for block in scaling_text(s.scalings).split("\n\n") if block]
+
+    def fixed_rates(self, s: FixedRates) -> Parts:
+        return list(fixed_rate_tables(s.fixed))
+
+    def configurations(self, s: Configurations) -> Parts:
+        return configuration_lines(s.items) if self.explain else []  # by default the names say enough
+
+    def machine(self, s: Machine) -> Parts:
+        return []  # the heading's line names the machine; its every fact is in --json and --html
+
+    def run_notes(self, s: RunNotes) -> Parts:
+        return [Text(f"note: {note}", style="dim") for note in s.notes]
+
+    def more_hint(self, s: MoreHint) -> Parts:
+        if self.explain or not s.shown:
+            return []
+        return [Text("more with --explain: the method, space, every note, what each configuration is", style="dim")]
+
+
+class QuietFormat(Format[list[str], list[str]]):
+    """--quiet: one line per workload measured, the configuration the run names, for scripts; a run still being
+    executed marks each line '(still running)', as an undecided one is marked '(undecided)'. Every other section
+    is left out: a script reads one line per workload."""
+
+    name = "terminal --quiet"
+
+    def document(self, report: Report, parts: list[list[str]]) -> list[str]:
+        return [line for part in parts for line in part]
+
+    def answers(self, s: Answers) -> list[str]:
+        lines = [terse_answer(a.label, a.answer) for a in s.items]
+        return [f"{line} (still running)" for line in lines] if s.live else lines
+
+    def heading(self, s: Heading) -> list[str]:
+        return []  # a script knows which run it asked for
+
+    def disturbed(self, s: Disturbed) -> list[str]:
+        return []  # said in the default view and the files; a line here would read as a workload's
+
+    def warnings(self, s: Warnings) -> list[str]:
+        return []  # as above
+
+    def workload(self, s: Workload) -> list[str]:
+        return []  # its answer is the line; its figures are in the other formats
+
+    def crash_model(self, s: CrashModel) -> list[str]:
+        return []
+
+    def risk_legend(self, s: RiskLegend) -> list[str]:
+        return []
+
+    def scaling(self, s: ScalingWithClients) -> list[str]:
+        return []
+
+    def fixed_rates(self, s: FixedRates) -> list[str]:
+        return []
+
+    def configurations(self, s: Configurations) -> list[str]:
+        return []
+
+    def machine(self, s: Machine) -> list[str]:
+        return []
+
+    def run_notes(self, s: RunNotes) -> list[str]:
+        return []
+
+    def more_hint(self, s: MoreHint) -> list[str]:
+        return []
+
+
+TERMINAL, EXPLAIN, QUIET = TerminalFormat(), TerminalFormat(explain=True), QuietFormat()
+
+
 def render_run(run: RunRecord | AnalysedRun, explain: bool = False, live: bool = False) -> Group:
-    """The answer first with the setup to apply, then per workload its table with the notes under it (whole, the
-    routine ones in one line), the phases measured, the crash test, one line for the method and one for the
-    resolution; then what needs saying once (the crash model, the settings that trade safety for speed, the run's
-    notes). explain=True adds the geometric and sanitized means, the space used, every slice's figure, the race log,
-    what each configuration is, every explanation in full and every note. live=True (a run another pickfs is
-    executing; or the analysis says so): first that it is still running, and no answer, whose advice (run longer)
-    would not apply to a run that has not ended."""
-    analysis = analysed(run)
-    live = live or analysis.live
-    record, views = analysis.record, list(analysis.views)
-    tables = {v.label: build_table(v, live) for v in views if v.measured}
-    parts: list[RenderableType] = []
-    if live:
-        parts.append(Text(live_line(analysis), style="bold yellow"))
-    when = time.strftime("%Y-%m-%d %H:%M", time.localtime(record.created))
-    host = record.host
-    parts.append(Text(f"run {record.id} ({record.status}), {when}, {host.get('hostname', '?')}: "
-                      f"{host.get('os', '?')}, kernel {host.get('kernel', '?')}, "
-                      f"images on {host.get('fingerprint', {}).get('mount.fstype', '?')}", style="dim"))
-    busy = disturbance_line(analysis.disturbance)  # a disturbed run says so first, before the answer
-    if busy:
-        parts.append(Text(busy, style="bold yellow"))
-    for w in record.plan.get("warnings", []):
-        parts.append(Text(f"warning: {w}", style="yellow"))
-    if not live:
-        parts.extend(answer_lines(list(tables.values())))
-        parts.extend(setup_lines(views))
-    for view in views:
-        parts.extend(view_parts(view, tables.get(view.label), explain))
-    parts.extend(Text(block) for block in scaling_text(record).split("\n\n") if block)  # report/scaling.py
-    parts.extend(latency_tables(analysis.fixed))  # fixed rate and the capacity search: report/latency.py
-    parts.extend(Text(line, style="dim") for line in crash_statements(views))  # the model in force, what none shows
-    if explain:
-        parts.extend(configuration_lines(analysis.plan.configs))
-    legend = risk_legend(views)
-    if legend:
-        parts.append(Text("⚠ trades safety for speed:", style="yellow"))
-        parts.extend(Text(line) for line in legend)
-    for note in record.notes:
-        parts.append(Text(f"note: {note}", style="dim"))
-    if not explain and not any(v.race is not None for v in views):  # a race's line says it already
-        parts.append(Text("more with --explain: the method, space, every note, what each configuration is",
-                          style="dim"))
-    return Group(*parts)
+    """The run for the terminal (report/sections.py's sections, drawn by TERMINAL, or EXPLAIN with `explain`);
+    `live` (a run another pickfs is executing; or the analysis says so): first that it is still running, and no
+    answer."""
+    return (EXPLAIN if explain else TERMINAL).render(run, live)
 
 
 def terse_lines(run: RunRecord | AnalysedRun, live: bool = False) -> list[str]:
-    """--quiet: one line per workload measured, the configuration the run names, for scripts; a run still being
-    executed (live) marks each line '(still running)', as an undecided one is marked '(undecided)'."""
-    lines = [terse(build_table(v)) for v in analysed(run).views if v.measured]
-    return [f"{line} (still running)" for line in lines] if live else lines
+    """--quiet: one line per workload measured (QUIET)."""
+    return QUIET.render(run, live)
