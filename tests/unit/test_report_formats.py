@@ -15,6 +15,7 @@ import pytest
 from rich.console import Console
 
 from pickfs.analysis.run import AnalysedRun, analyse
+from pickfs.analysis.setup import what_it_is
 from pickfs.model import RunRecord
 from pickfs.report.formats import FORMATS
 from pickfs.report.html import render_html
@@ -147,6 +148,20 @@ def test_the_sections_one_format_lacked_are_drawn_by_every_format(records: list[
         assert "stopped at the budget" in text
     doc = run_to_dict(run)
     assert doc["plan"]["warnings"] == plan["warnings"] and doc["notes"] == ["stopped at the budget"]
+
+
+def test_every_format_says_what_a_configuration_is_in_the_same_words(records: list[RunRecord]) -> None:
+    # the HTML said it in a table of its own (mkfs '-', scheduler 'default') beside the preset's description
+    for record in records:
+        run = analyse(record)
+        words = {c.name: what_it_is(c) for c in run.plan.configs}
+        page, markdown, explained = render_html(run, plotly=None), render_markdown(run), terminal(run, explain=True)
+        for name, what in words.items():
+            assert f"<tr><td>{name}</td><td>{what}</td></tr>" in page
+            assert f"| {name} | {what} |" in markdown
+            assert any(line.split() == [name, *what.split()] for line in explained.splitlines())
+        assert {c["name"]: c["what"] for c in run_to_dict(run)["configurations"]} == words
+        assert "<th>mkfs options</th>" not in page
 
 
 def test_no_format_parses_the_plan_or_analyses_the_run_again(records: list[RunRecord]) -> None:

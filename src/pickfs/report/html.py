@@ -272,14 +272,10 @@ def machine(record: RunRecord) -> str:
     return "; ".join(parts)
 
 
-def _settings_table(configs: tuple[FsConfig, ...]) -> str:
-    rows = []
-    for c in configs:
-        rows.append(f"<tr><td>{_e(c.name)}</td><td>{_e(c.fstype)}</td><td>{_e(' '.join(c.mkfs_options) or '-')}</td>"
-                    f"<td>{_e(','.join(c.mount_options) or '-')}</td><td>{_e(c.scheduler or 'default')}</td>"
-                    f"<td>{_e(c.description)}</td></tr>")
-    return ("<table><tr><th>configuration</th><th>filesystem</th><th>mkfs options</th><th>mount options</th>"
-            f"<th>scheduler</th><th>what</th></tr>{''.join(rows)}</table>")
+def _configurations_table(items: tuple[tuple[FsConfig, str], ...]) -> str:
+    """What each configuration is, in the words every format uses (analysis/setup.py `what_it_is`)."""
+    rows = "".join(f"<tr><td>{_e(c.name)}</td><td>{_e(what)}</td></tr>" for c, what in items)
+    return f"<table><tr><th>configuration</th><th>what it is</th></tr>{rows}</table>"
 
 
 def _host_table(record: RunRecord) -> str:
@@ -455,7 +451,7 @@ class HtmlFormat(Format[list[str], str]):
         return [fixed_rate_html(s.fixed)]
 
     def configurations(self, s: Configurations) -> list[str]:
-        return [f"<h2>Configurations</h2>{_settings_table(tuple(c for c, _ in s.items))}"]
+        return [f"<h2>Configurations</h2>{_configurations_table(s.items)}"]
 
     def machine(self, s: Machine) -> list[str]:
         return [f"<h2>Host</h2>{_host_table(s.record)}"]
