@@ -16,7 +16,7 @@ import plotly.graph_objects as go
 from plotly.offline import get_plotlyjs
 
 from pickfs.analysis.run import AnalysedRun, analyse
-from pickfs.model import RunRecord
+from pickfs.model import Plan, RunRecord
 from pickfs.report.charts import ROW_PX, log_axis, speeds
 from pickfs.report.colours import PALETTE
 from pickfs.report.comparison import pair_runs
@@ -41,9 +41,10 @@ def plan_key(plan: dict[str, Any]) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
-def plan_words(plan: dict[str, Any]) -> str:
-    configs = ", ".join(c["name"] for c in plan.get("configs", []))
-    workloads = ", ".join(w["label"] for w in plan.get("workloads", []))
+def plan_words(plan: Plan) -> str:
+    """The plan in a few words: its workloads on its configurations."""
+    configs = ", ".join(c.name for c in plan.configs)
+    workloads = ", ".join(w.label for w in plan.workloads)
     return f"{workloads} on {configs}"
 
 
@@ -100,10 +101,10 @@ def comparison_chart(runs: Sequence[AnalysedRun], label: str) -> go.Figure | Non
 
 def comparison_page(runs: Sequence[AnalysedRun]) -> str:
     """Runs of one plan: the recommendations run by run, a chart per workload, and each run against the one before."""
-    first = runs[0].record
-    parts = [f"<p><a href=index.html>all runs</a></p><h1>{_e(plan_words(first.plan))}</h1>",
+    first = runs[0].plan
+    parts = [f"<p><a href=index.html>all runs</a></p><h1>{_e(plan_words(first))}</h1>",
              f"<p class=dim>{len(runs)} runs of the same plan, oldest first.</p>"]
-    labels = [w["label"] for w in first.plan.get("workloads", [])]
+    labels = [w.label for w in first.workloads]
     for label in labels:
         parts.append(f"<h2>{_e(label)}</h2><ul>")
         for run in runs:
@@ -134,7 +135,7 @@ def comparison_page(runs: Sequence[AnalysedRun]) -> str:
                         f"<td class=num>{_e(med(p.b))}</td><td>{_e(what)}</td></tr>")
         parts.append(f"<h2>{_e(b.id)} against {_e(a.id)}</h2><table><tr><th>workload</th><th>configuration</th>"
                      f"<th>A median</th><th>B median</th><th>B against A</th></tr>{''.join(rows)}</table>")
-    return page(f"pickfs: {plan_words(first.plan)}", "\n".join(parts), plotly=PLOTLY_FILE)
+    return page(f"pickfs: {plan_words(first)}", "\n".join(parts), plotly=PLOTLY_FILE)
 
 
 def answers(run: AnalysedRun) -> str:
@@ -151,7 +152,7 @@ def index_page(runs: Sequence[AnalysedRun], plans: dict[str, list[AnalysedRun]])
         rows.append(f"<tr><td class=nowrap><a href='{_e(run_file(rec))}'>{_e(rec.id)}</a></td>"
                     f"<td class=nowrap>{_when(rec.created)}</td>"
                     f"<td>{_e(rec.host.get('hostname', '?'))}</td><td>{_e(rec.status)}</td>"
-                    f"<td>{_e(plan_words(rec.plan))}{compared}</td><td class=answer>{answers(run)}</td></tr>")
+                    f"<td>{_e(plan_words(run.plan))}{compared}</td><td class=answer>{answers(run)}</td></tr>")
     body = ("<h1>pickfs runs</h1><table><tr><th>run</th><th>date</th><th>host</th><th>status</th><th>plan</th>"
             "<th>answer</th></tr>"
             + "".join(rows) + "</table>")
