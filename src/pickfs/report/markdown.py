@@ -166,14 +166,14 @@ class MarkdownFormat(Format[list[str], str]):
         return ["### Settings that trade safety for speed", ""] + [f"- {md_text(x)}" for x in s.lines] + [""]
 
     def scaling(self, s: ScalingWithClients) -> list[str]:
-        lines = []
+        lines: list[str] = []
         for scaling in s.scalings:
             lines += [f"### {md_text(scaling.label)}: scaling with clients", "",
                       *(f"    {line}" for line in scaling_table(scaling)), ""]
         return lines
 
     def fixed_rates(self, s: FixedRates) -> list[str]:
-        lines = []
+        lines: list[str] = []
         for title, header, cells in latency_cells(s.fixed):  # fixed rate and the capacity search: report/latency.py
             lines += [f"### {md_text(title)}", "", "| " + " | ".join(_cell(h) for h in header) + " |",
                       "|---|" + "---:|" * (len(header) - 1), *("| " + " | ".join(_cell(c) for c in r) + " |"

@@ -48,7 +48,7 @@ class Report:
 
 
 def report_of(run: RunRecord | AnalysedRun | Report, live: bool = False) -> Report:
-    """The run ready to draw: analysed (as given when it already is) and its tables built once."""
+    """The run ready to draw: analysed (as given when it already is) and its tables built once; a Report as it is."""
     if isinstance(run, Report):
         return run
     analysis = analysed(run)

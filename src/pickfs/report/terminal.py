@@ -369,7 +369,7 @@ class TerminalFormat(Format[Parts, Group]):
         return list(fixed_rate_tables(s.fixed))
 
     def configurations(self, s: Configurations) -> Parts:
-        return configuration_lines(s.items) if self.explain else []  # by default the names say enough
+        return [*configuration_lines(s.items)] if self.explain else []  # by default the names say enough
 
     def machine(self, s: Machine) -> Parts:
         return []  # the heading's line names the machine; its every fact is in --json and --html
