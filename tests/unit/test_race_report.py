@@ -126,7 +126,7 @@ def test_a_settled_and_an_unsettled_run_of_the_same_truth_read_as_the_same_findi
     assert said["long"][:4] == ("ext4", True, "within", True)
     assert said["short"][:4] == ("ext4", False, "at", True)
     assert the_finding(said["long"][4]) == the_finding(said["short"][4])
-    assert "close to your 5% margin: within it in this run; a rerun may leave it open" in said["long"][4]
+    assert "close to your 5% margin: within it in this run, though a rerun may leave it open" in said["long"][4]
     assert "would settle it" in said["short"][4] or "would." in said["short"][4]
 
 
@@ -146,7 +146,7 @@ def test_runs_that_prefer_different_configurations_both_say_they_are_close_to_th
     assert ext4["config"] == "ext4" and ext4["standing"] == "out" and ext4["close_to_margin"] is True
     assert unsettled["contenders"][0]["close_to_margin"] is True
     assert the_finding(settled["reason"]) == the_finding(unsettled["reason"])
-    assert ("close to your 5% margin: over it in this run; a rerun may prefer ext4, the distribution's default"
+    assert ("close to your 5% margin: over it in this run, though a rerun may prefer ext4, the distribution's default"
             in settled["reason"])
     assert "use xfs (" in settled["reason"]  # no 'plainer choice': it is faster by more than the margin
 

@@ -101,14 +101,14 @@ def close_clauses(view: WorkloadView, f: Finding, minutes: float) -> list[str]:
     if within:
         them = "it" if len(within) == 1 else "them"
         parts.append(f"{_joined([_factor(c, f.preferred, True) for c in within])}, close to your {margin} margin: "
-                     f"within it in this run; a rerun may leave {them} open")
+                     f"within it in this run, though a rerun may leave {them} open")
     parts += [f"{_factor(c, f.preferred, True)}, close to your {margin} margin: {settle_words(c, minutes, f.quiet)}"
               for c in close if c.standing == "at"]
     for c in close:
         if c.standing == "out":
             why = ", the distribution's default" if distribution_default(_row(view, c.name).cell.config) else ""
-            parts.append(f"{_flipped(c, f.preferred)}, close to your {margin} margin: over it in this run; a rerun "
-                         f"may prefer {c.name}{why}")
+            parts.append(f"{_flipped(c, f.preferred)}, close to your {margin} margin: over it in this run, though a "
+                         f"rerun may prefer {c.name}{why}")
     return parts
 
 
