@@ -8,8 +8,8 @@ the edge, two things would settle it:
   as 1 / time measured; the part that moves from one run to the next (the plan's rerun_sd, `Contrast.floor`)
   does not narrow at all. At the current estimate, the half-width must shrink to the estimate's distance from
   the edge: q^2 (within x T / (T + more) + floor) = distance^2, T the time so far (with no floor: T times
-  (half-width / distance)^2 in all). Where q^2 x floor alone reaches the distance, no amount of time is likely
-  to settle it; likewise an estimate AT THE MARGIN (within a standard error of the edge and within AT_MARGIN of
+  (half-width / distance)^2 in all). Where q^2 x floor alone reaches the distance, more time will not settle
+  it; likewise an estimate AT THE MARGIN (within a standard error of the edge and within AT_MARGIN of
   the margin, e.g. 4% to 6% at a 5% margin), as likely to land on either side of the edge;
 - a wider margin: the smallest round margin (a multiple of 5%) at or over the upper bound settles it now.
 Each side is tested with the bound the decision tests it with (stats/decision.py): the upper at ALPHA, the lower
@@ -30,8 +30,8 @@ The race stops early (engine/race.py) when every comparison still open needs, at
 than STOP_FACTOR times the budget left: the hopeful reading takes the true difference a standard error further
 from the edge than the estimate, so that an early, noisy estimate near the edge does not stop a race that
 could settle. That reading is the race's own, at its level (RACE_ALPHA); what the race then says it would need
-is the answer's figure (`would_settle`, at ALPHA, on the same slices), so that the run's notes and its answer
-give one figure.
+is the answer's figure (`would_settle`, at ALPHA, on the same slices, given the race's candidates so that the
+lower bound is the decision's), so that the run's notes and its answer give one figure.
 """
 
 from __future__ import annotations
