@@ -188,8 +188,8 @@ def test_what_would_settle_a_contender_agrees_with_its_interval():
     s = settle_margin("xfs", c, 0.05, 540.0, ALPHA, low)
     assert s is not None and not s.at_margin and s.more_s is not None and 0 < s.more_s < 540
     assert s.wider is not None and s.wider >= math.exp(c.bound(ALPHA, upper=True)) - 1
-    assert "more minutes" in settle_phrase(s.more_s, s.wider, 9.0) and "a 20% margin" in settle_phrase(
-        s.more_s, s.wider, 9.0)
+    said = settle_phrase(s.more_s, s.wider, 9.0)
+    assert said.startswith("about a minute more (--max-time 15m)") and "a 20% margin" in said, said
     # time still narrows toward the estimate: the lower bound at the decision's level, then, clears the margin
     assert more_time(c, float(sps.norm.ppf(1 - low)), abs(c.est - math.log(1.05)), 540.0) == pytest.approx(s.more_s)
 

@@ -115,12 +115,13 @@ def test_a_settled_and_an_unsettled_run_of_the_same_truth_read_as_the_same_findi
     short = store.load(raced_run(store, effects, "short", blocks=2, rounds=4, slice_sd=0.2, image_sd=0.05))
     said = {}
     for name, record in (("long", long), ("short", short)):
-        text, md = render_text(record).replace("\n", " "), render_markdown(record)
+        text, md = " ".join(render_text(record).split()), render_markdown(record)
         answer = _answer(record)
         sentence = answer["reason"]
         assert sentence.startswith("sqlite-tpcb: ") and "ext4, the distribution's default" in sentence
         assert sentence.split(".")[0].split(": ", 1)[1][:40].replace("use ", "") in md.replace("use ", "")
-        assert the_finding(sentence) == the_finding(text) == the_finding(md.replace("\n", " "))
+        md = " ".join(md.replace("\\[", "[").replace("\\]", "]").split())  # Markdown escapes its brackets
+        assert the_finding(sentence) == the_finding(text) == the_finding(md)
         [xfs] = answer["contenders"]
         said[name] = (answer["preferred"], answer["settled"], xfs["standing"], xfs["close_to_margin"], sentence)
     assert said["long"][:4] == ("ext4", True, "within", True)
