@@ -72,7 +72,9 @@ def test_busy_slices_that_change_the_answer_are_left_out_and_said_first(record):
     text = " ".join(terminal(run).split())
     assert text.index("busy for 50% of this run") < text.index("ext4, the distribution's default")  # said first
     assert f"Without the busy slices the answer for {run.views[0].label} differs" in text
-    assert "it is decided on the 90 quiet slices alone" in text
+    assert "it is decided on the 90 quiet slices alone, its time measured and what more time would settle it count " \
+           "those alone" in text
+    assert run.views[0].race.quiet  # its answer says so too (report/race_text.py: 'of quiet slices')
     md = render_markdown(run)
     assert md.index("Without the busy slices") < md.index("**Recommendation.**")
     doc = json.loads(render_json(run))
@@ -87,6 +89,7 @@ def test_busy_slices_that_do_not_change_the_answer_count_and_it_is_said(record):
     view, plain = run.views[0], analyse(record).views[0]
     assert view.race is not None and plain.race is not None
     assert view.race.decision.answer == plain.race.decision.answer
+    assert not view.race.quiet and "of quiet slices" not in terminal(run)
 
 
 def test_a_busy_machine_accepted_decides_on_every_slice_and_names_the_condition(record):
@@ -96,7 +99,8 @@ def test_a_busy_machine_accepted_decides_on_every_slice_and_names_the_condition(
     assert run.disturbance is not None and run.disturbance.accepted and not run.disturbance.rechecked
     assert run.views[0].race is not None and run.views[0].race.decision.answer == other
     text = " ".join(terminal(run).split())
-    assert "condition: a busy machine, as the plan accepts" in text
+    assert "condition: a busy machine, which this run accepts as the condition to measure" in text
+    assert "as the plan accepts" not in text  # --accept-busy sets it as well as the plan: the words fit both
     assert "The answer below is for a machine this busy" in text
     quiet = analyse(with_method(loaded(record, busy_every=0), accept_busy=True))
     assert "the answer below is for a quiet machine" in " ".join(terminal(quiet).split())
@@ -124,3 +128,56 @@ def test_a_run_busy_throughout_keeps_its_answer_and_says_it_is_the_busy_machines
     assert f"Too few quiet slices to answer {view.label} without the busy ones: that answer is the busy machine's" in text
     doc = json.loads(render_json(run))
     assert doc["answers"] and doc["disturbance"]["too_few_quiet_slices"] == [view.label]
+
+
+def test_an_unsettled_answer_on_quiet_slices_says_its_minutes_are_theirs(record):
+    """The race's time and the projection of a view decided on the quiet slices count those alone: said so."""
+    from pickfs.analysis.answer import finding
+    from pickfs.report.race_text import decided_sentence
+
+    view = analyse(record).views[0]
+    assert view.race is not None
+    short = replace(view, race=replace(view.race, decision=replace(view.race.decision, settled=False,
+                                                                   undecided=("xfs",), decided=()), quiet=True))
+    f = finding(short)
+    assert f is not None and f.quiet and not f.settled
+    sentence = decided_sentence(short)
+    assert "is preferred but not settled in" in sentence and " of quiet slices;" in sentence, sentence
+
+
+def two_workloads(record: RunRecord) -> RunRecord:
+    """The run as if it had measured a second workload ('b', the same figures) after the first."""
+    plan = dict(record.plan)
+    [first] = plan["workloads"]
+    plan["workloads"] = [first, {**first, "label": "b"}]
+    cells = len(plan["configs"])
+    return replace(record, plan=plan, trials=(*record.trials, *(replace(t, cell_index=t.cell_index + cells,
+                                                                        started=t.started + 10_000)
+                                                                for t in record.trials)))
+
+
+def test_a_workload_none_of_whose_slices_was_busy_is_not_analysed_again(record, monkeypatch):
+    """A disturbed run decides again on its quiet slices only the workloads with a busy slice: the others' views
+    are as they are (each race fitted once, not twice)."""
+    import pickfs.analysis.views as views
+
+    both = two_workloads(record)
+    label_b = "b"
+    cells = len(both.plan["configs"])
+    every = loaded(both, busy_every=2)  # the load only while the second workload ran:
+    busy = replace(both, trials=tuple(b if b.cell_index >= cells else o
+                                      for o, b in zip(both.trials, every.trials, strict=True)))
+    fitted: list[str] = []
+    race_of = views.race_of
+
+    def counting(rows, base, method):
+        if any(r.observations for r in rows):
+            fitted.append(rows[0].cell.workload.label)
+        return race_of(rows, base, method)
+
+    monkeypatch.setattr(views, "race_of", counting)
+    run = analyse(busy)
+    assert run.disturbance is not None and run.disturbance.disturbed and run.disturbance.rechecked
+    first = run.views[0].label
+    assert fitted.count(first) == 1 and fitted.count(label_b) == 2, fitted
+    assert first not in run.disturbance.changes and first not in run.disturbance.unchecked

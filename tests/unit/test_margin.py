@@ -4,6 +4,7 @@
 import math
 
 import pytest
+from scipy import stats as sps
 
 from pickfs.analysis.margin import (
     MIN_ROUNDS,
@@ -11,8 +12,11 @@ from pickfs.analysis.margin import (
     Hopeless,
     WouldSettle,
     cannot_settle,
+    close_to_margin,
+    decision_alpha,
     hopeful_more_s,
     margin_words,
+    more_time,
     round_margin,
     settle_margin,
     settle_phrase,
@@ -118,7 +122,7 @@ def test_the_stop_note_says_what_would_settle_the_answer_in_the_answers_words():
     assert "tmpfs: its factor is not yet known within the target" in text
     at = stop_note("sqlite-tpcb", 9, 0.05, Hopeless(("xfs",), 40.0), "ext4", WouldSettle(("xfs",), None, 0.10), (),
                    3.0)
-    assert "xfs against ext4: no amount of time is likely to settle it, a 10% margin (--margin 10%) would" in at
+    assert "xfs against ext4: more time will not settle it, a 10% margin (--margin 10%) would" in at
 
 
 def test_the_stop_note_and_the_answer_give_one_figure():
@@ -169,3 +173,61 @@ def test_a_wider_margin_is_the_number_a_person_types():
 
     assert round_margin(0.26) == 0.3 and round_margin(0.84) == 0.85 and round_margin(0.01) == 0.05
     assert str(round_margin(0.26)) == "0.3"
+
+
+def test_what_would_settle_a_contender_agrees_with_its_interval():
+    """'xfs about 1.12x [1.05x to 1.18x], at your 5% margin: no amount of time is likely to settle it, a 15% margin
+    would' (a real default job): the decision among five candidates rules the preferred out on a lower bound at
+    5%/4, so xfs was open while its 95% bound cleared the margin; what would settle it must read the same bound:
+    more time (its estimate is far from the margin), or a margin over its upper end (20%, not 15%)."""
+    c = Contrast(math.log(1.12), 0.03, math.inf, floor=2 * 0.01**2)
+    assert c.bound(ALPHA, upper=False) > math.log(1.05)  # its printed interval lies above the margin
+    assert settle_margin("xfs", c, 0.05, 540.0, ALPHA) is None  # read at 95%, as before: nothing to settle
+    low = decision_alpha(ALPHA, 5)
+    assert low == pytest.approx(ALPHA / 4)
+    s = settle_margin("xfs", c, 0.05, 540.0, ALPHA, low)
+    assert s is not None and not s.at_margin and s.more_s is not None and 0 < s.more_s < 540
+    assert s.wider is not None and s.wider >= math.exp(c.bound(ALPHA, upper=True)) - 1
+    said = settle_phrase(s.more_s, s.wider, 9.0)
+    assert said.startswith("about a minute more (--max-time 15m)") and "a 20% margin" in said, said
+    # time still narrows toward the estimate: the lower bound at the decision's level, then, clears the margin
+    assert more_time(c, float(sps.norm.ppf(1 - low)), abs(c.est - math.log(1.05)), 540.0) == pytest.approx(s.more_s)
+
+
+def test_more_time_that_will_not_settle_it_is_said_plainly():
+    assert settle_phrase(None, 0.15, 9.0) == "more time will not settle it, a 15% margin (--margin 15%) would"
+    assert settle_phrase(600.0, 0.10, 9.0, " of quiet slices") == (
+        "about 10 more minutes of quiet slices (--max-time 20m) or a 10% margin (--margin 10%) would settle it")
+
+
+Q = Q95 * (1 + math.sqrt(2))  # the decision's bound and a rerun's move, in standard errors (one-sided 95%, df inf)
+EDGE = math.log(1.05)
+
+
+def test_close_to_the_margin_at_its_edges():
+    """Within the margin or open at it: close when the upper bound moved by what a rerun may move the estimate (q
+    sqrt(2) standard errors) reaches the edge, q (1 + sqrt(2)) standard errors in all; just short of it, not."""
+    se = 0.012
+    at = EDGE - Q * se
+    assert close_to_margin(Contrast(at + 1e-6, se, math.inf), 0.05, ALPHA, ALPHA, out=False)
+    assert not close_to_margin(Contrast(at - 1e-6, se, math.inf), 0.05, ALPHA, ALPHA, out=False)
+    # a more preferred configuration that is out (log(contender / preferred) below -edge): mirrored
+    assert close_to_margin(Contrast(-EDGE - Q * se + 1e-6, se, math.inf), 0.05, ALPHA, ALPHA, out=True)
+    assert not close_to_margin(Contrast(-EDGE - Q * se - 1e-6, se, math.inf), 0.05, ALPHA, ALPHA, out=True)
+    # ruled out among more candidates, at the decision's (Bonferroni) level: its bound reaches further
+    far = -EDGE - Q * se - 0.005
+    assert not close_to_margin(Contrast(far, se, math.inf), 0.05, ALPHA, ALPHA, out=True)
+    assert close_to_margin(Contrast(far, se, math.inf), 0.05, ALPHA, decision_alpha(ALPHA, 5), out=True)
+
+
+def test_the_interval_widened_by_the_run_to_run_term_alone_would_not_do():
+    """'use xfs: about 1.11x ext4 [1.06x to 1.17x]' at a 5% margin: a rerun as precise prefers ext4 nearly half the
+    time, yet the interval widened by a rerun's own run-to-run term (1.4% on a comparison) clears 1.05x; the rule
+    says it is close."""
+    se = (math.log(1.17) - math.log(1.06)) / 2 / Q95
+    c = Contrast(-math.log(1.11), se, math.inf, floor=2 * 0.01**2)  # ext4 against the preferred xfs: out
+    widened = math.sqrt(se**2 + c.floor)
+    assert math.log(1.11) - Q95 * widened > EDGE  # the floor alone: not close
+    rerun_prefers_ext4 = sps.norm.cdf((EDGE + Q95 * se - math.log(1.11)) / (math.sqrt(2) * se))
+    assert rerun_prefers_ext4 > 0.4
+    assert close_to_margin(c, 0.05, ALPHA, ALPHA, out=True)

@@ -5,9 +5,17 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
-from pickfs.analysis.margin import would_settle
+from pickfs.analysis.margin import (
+    Settling,
+    alive,
+    by_name,
+    close_to_margin,
+    decision_alpha,
+    most_needed,
+    would_settle_each,
+)
 from pickfs.analysis.setup import Setup, setup_of
-from pickfs.analysis.views import WorkloadView
+from pickfs.analysis.views import WorkloadView, final_roles
 from pickfs.stats.decision import ALPHA, contrast
 from pickfs.stats.weather import Fit
 
@@ -45,21 +53,28 @@ def recommended_setup(view: WorkloadView) -> Setup | None:
 class Contender:
     """A safe configuration against the preferred one: its speed factor (contender / preferred) with its interval
     at ANSWER_LEVEL, and where it stands: 'within' the margin (settled: the preferred stays), 'at' the margin (not
-    settled), 'out' (slower than another by more than the margin)."""
+    settled), 'out' (slower than another by more than the margin). `close_to_margin`: a rerun as precise as this
+    run may decide the pair otherwise (analysis/margin.py `close_to_margin`): one open at the margin always, one
+    within it when a rerun may leave it open, a more preferred one that is out when a rerun may prefer it; never a
+    less preferred one that is out (a rerun that keeps it in still prefers the same). `settling`: what would
+    settle one open at the margin (None: settled)."""
 
     name: str
     factor: float
     low: float
     high: float
     standing: str
+    close_to_margin: bool = False
+    settling: Settling | None = None
 
 
 @dataclass(frozen=True)
 class Finding:
     """A race's answer as one finding, settled or not: the preferred configuration (the first candidate in the
     decision's order that is not out), every safe contender's factor against it, and, when unsettled, what would
-    settle it: more time at the current rate (None: at the margin, no amount of time is likely to) or a wider
-    margin."""
+    settle it: more time at the current rate (None: at the margin, more time will not) or a wider margin. `over`:
+    the more preferred configurations that are out (the preferred is faster than them by more than the margin).
+    `quiet`: decided on a disturbed run's quiet slices alone (its minutes and projections count those)."""
 
     preferred: str
     settled: bool
@@ -67,14 +82,19 @@ class Finding:
     contenders: tuple[Contender, ...]
     more_s: float | None
     wider: float | None
+    over: tuple[str, ...] = ()
+    quiet: bool = False
 
 
-def _contender(fit: Fit, name: str, preferred: str, standing: str) -> Contender | None:
+def _contender(fit: Fit, name: str, preferred: str, standing: str, low_alpha: float, more_preferred: bool,
+               settling: Settling | None, margin: float) -> Contender | None:
     c = contrast(fit, name, preferred)
     if c is None:
         return None
     lo, hi = c.interval(ANSWER_LEVEL)
-    return Contender(name, math.exp(c.est), math.exp(lo), math.exp(hi), standing)
+    close = (standing != "out" or more_preferred) and close_to_margin(c, margin, ALPHA, low_alpha, standing == "out")
+    return Contender(name, math.exp(c.est), math.exp(lo), math.exp(hi), standing, close or standing == "at",
+                     settling)
 
 
 def finding(view: WorkloadView) -> Finding | None:
@@ -85,13 +105,20 @@ def finding(view: WorkloadView) -> Finding | None:
         return None
     d = race.decision
     safe = {r.cell.config.name for r in view.rows if not r.unsafe}
+    order = final_roles(view).candidates
+    more_preferred = set(order[:order.index(preferred)]) if preferred in order else set()
+    low_alpha = decision_alpha(ALPHA, alive(race.fit, d, order))
+    settlings = by_name(would_settle_each(race.fit, d, race.minutes * 60, order))  # as the race's stop note
     listed = ([(n, "within") for n, _ in d.decided if n in safe] + [(n, "at") for n in d.undecided]
               + [(n, "out") for n, _ in d.out])
-    contenders = tuple(c for n, s in listed if (c := _contender(race.fit, n, preferred, s)) is not None)
+    contenders = tuple(c for n, s in listed if (c := _contender(race.fit, n, preferred, s, low_alpha,
+                                                                n in more_preferred, settlings.get(n),
+                                                                d.margin)) is not None)
+    over = tuple(n for n, _ in d.out if n in more_preferred)
     if d.settled:
-        return Finding(preferred, True, d.margin, contenders, None, None)
-    settle = would_settle(race.fit, d, race.minutes * 60)  # the figure the race's stop note gave
-    return Finding(preferred, False, d.margin, contenders, settle.more_s, settle.wider)
+        return Finding(preferred, True, d.margin, contenders, None, None, over, race.quiet)
+    more, wider = most_needed(list(settlings.values()))
+    return Finding(preferred, False, d.margin, contenders, more, wider, over, race.quiet)
 
 
 def answer_words(view: WorkloadView) -> str:

@@ -8,10 +8,20 @@ the edge, two things would settle it:
   as 1 / time measured; the part that moves from one run to the next (the plan's rerun_sd, `Contrast.floor`)
   does not narrow at all. At the current estimate, the half-width must shrink to the estimate's distance from
   the edge: q^2 (within x T / (T + more) + floor) = distance^2, T the time so far (with no floor: T times
-  (half-width / distance)^2 in all). Where q^2 x floor alone reaches the distance, no amount of time is likely
-  to settle it; likewise an estimate AT THE MARGIN (within a standard error of the edge and within AT_MARGIN of
+  (half-width / distance)^2 in all). Where q^2 x floor alone reaches the distance, more time will not settle
+  it; likewise an estimate AT THE MARGIN (within a standard error of the edge and within AT_MARGIN of
   the margin, e.g. 4% to 6% at a 5% margin), as likely to land on either side of the edge;
 - a wider margin: the smallest round margin (a multiple of 5%) at or over the upper bound settles it now.
+Each side is tested with the bound the decision tests it with (stats/decision.py): the upper at ALPHA, the lower
+at ALPHA over the candidates still in it (Bonferroni: the preferred is out when another's lower bound clears the
+edge), so that what would settle a contender agrees with where the decision leaves it.
+
+A comparison is CLOSE TO THE MARGIN when a rerun as precise as this run may decide it otherwise: the bound that
+decides it (the upper bound of a contender within the margin or open at it; for a more preferred configuration
+that is out, its upper bound against the preferred at the decision's level) moved by what a rerun may move the
+estimate (the one-sided 95% quantile times sqrt(2) standard errors: both runs' errors, each with its run-to-run
+term) reaches the margin's edge (`close_to_margin`). A settled and an unsettled run of the same truth near the
+margin both say so, and a rerun that prefers the other configuration is told of in advance.
 
 A non-candidate (a setting that can lose data, a reference) is settled when its factor is known within the
 plan's target: the same projection, with the target in place of the distance.
@@ -20,8 +30,8 @@ The race stops early (engine/race.py) when every comparison still open needs, at
 than STOP_FACTOR times the budget left: the hopeful reading takes the true difference a standard error further
 from the edge than the estimate, so that an early, noisy estimate near the edge does not stop a race that
 could settle. That reading is the race's own, at its level (RACE_ALPHA); what the race then says it would need
-is the answer's figure (`would_settle`, at ALPHA, on the same slices), so that the run's notes and its answer
-give one figure.
+is the answer's figure (`would_settle`, at ALPHA, on the same slices, given the race's candidates so that the
+lower bound is the decision's), so that the run's notes and its answer give one figure.
 """
 
 from __future__ import annotations
@@ -85,21 +95,41 @@ def more_time(c: Contrast, q: float, reach: float, elapsed_s: float) -> float:
     return elapsed_s * max(c.within / room - 1, 0.0)
 
 
-def settle_margin(name: str, c: Contrast, margin: float, elapsed_s: float, alpha: float) -> Settling | None:
+def settle_margin(name: str, c: Contrast, margin: float, elapsed_s: float, alpha: float,
+                  low_alpha: float | None = None) -> Settling | None:
     """What would settle contender `name` against the preferred (`c`: log(contender / preferred)) at `margin`,
-    after `elapsed_s` seconds of measuring; None when it is settled already."""
+    after `elapsed_s` seconds of measuring; None when it is settled already. Its upper bound is tested at `alpha`,
+    its lower at `low_alpha` (the decision's, over the candidates; `alpha` when not given)."""
     edge = math.log1p(margin)
-    q = _q(c, alpha)
-    half = q * c.se
-    if c.est + half <= edge or c.est - half > edge:
+    q_up, q_low = _q(c, alpha), _q(c, alpha if low_alpha is None else low_alpha)
+    if c.est + q_up * c.se <= edge or c.est - q_low * c.se > edge:
         return None
-    wider = round_margin(math.expm1(c.est + half))
+    wider = round_margin(math.expm1(c.est + q_up * c.se))
     wider = wider if wider > margin else round_margin(margin + ROUND_MARGIN)
     distance = abs(c.est - edge)
     if distance <= min(c.se, AT_MARGIN * edge):
         return Settling(name, None, wider, True)
-    more = more_time(c, q, distance, elapsed_s)
+    more = more_time(c, q_up if c.est < edge else q_low, distance, elapsed_s)
     return Settling(name, more if math.isfinite(more) else None, wider, not math.isfinite(more))
+
+
+def decision_alpha(alpha: float, alive: int) -> float:
+    """The level of the decision's lower bounds among `alive` candidates (Bonferroni, as stats/decision.py
+    `decide` rules one out)."""
+    return alpha / max(alive - 1, 1)
+
+
+def close_to_margin(c: Contrast, margin: float, alpha: float, low_alpha: float, out: bool) -> bool:
+    """Whether a rerun as precise as this run may decide contender and preferred (`c`: log(contender /
+    preferred)) otherwise: the bound that decides the pair, moved by what a rerun may move the estimate
+    (q sqrt(2) standard errors at `alpha`), reaches the edge. `out`: the contender, more preferred, is out (its
+    upper bound at `low_alpha`, the decision's, must stay under -edge); else it is within the margin or open at
+    it (its upper bound at `alpha` must stay at or under +edge)."""
+    edge = math.log1p(margin)
+    move = _q(c, alpha) * math.sqrt(2) * c.se
+    if out:
+        return c.est + _q(c, low_alpha) * c.se + move >= -edge
+    return c.est + _q(c, alpha) * c.se + move >= edge
 
 
 def settle_target(name: str, c: Contrast, target: float, elapsed_s: float, alpha: float) -> Settling | None:
@@ -124,13 +154,14 @@ def hopeful_more_s(c: Contrast, margin: float, elapsed_s: float, alpha: float) -
 
 
 def open_comparisons(fit: Fit, decision: Decision, reference: str | None, margin: float, target: float,
-                     elapsed_s: float, alpha: float) -> tuple[Settling, ...]:
+                     elapsed_s: float, alpha: float, low_alpha: float | None = None) -> tuple[Settling, ...]:
     """What would settle each comparison still open: every undecided contender against the preferred (the
-    decision's answer), every pending non-candidate's factor against `reference`."""
+    decision's answer; its lower bound at `low_alpha`, the decision's), every pending non-candidate's factor
+    against `reference`."""
     out = []
     for name in decision.undecided:
         c = contrast(fit, name, decision.answer) if decision.answer else None
-        s = settle_margin(name, c, margin, elapsed_s, alpha) if c is not None else None
+        s = settle_margin(name, c, margin, elapsed_s, alpha, low_alpha) if c is not None else None
         if s is not None:
             out.append(s)
     for name in decision.pending:
@@ -208,11 +239,25 @@ class WouldSettle:
     wider: float | None
 
 
-def would_settle(fit: Fit, decision: Decision, elapsed_s: float) -> WouldSettle:
+def alive(fit: Fit, decision: Decision, candidates: Sequence[str]) -> int:
+    """How many of `candidates` (the race's safe ones) the decision still holds: measured and not out."""
+    out = dict(decision.out)
+    return sum(1 for c in candidates if c in fit.spreads and c not in out)
+
+
+def would_settle_each(fit: Fit, decision: Decision, elapsed_s: float,
+                      candidates: Sequence[str] = ()) -> tuple[Settling, ...]:
+    """What would settle each contender still open against the preferred configuration, at ALPHA, its lower
+    bound at the decision's level among `candidates` (the race's safe ones; none given: as for two)."""
+    low = decision_alpha(ALPHA, alive(fit, decision, candidates)) if candidates else ALPHA
+    return open_comparisons(fit, replace(decision, pending=()), None, decision.margin, 0.0, elapsed_s, ALPHA, low)
+
+
+def would_settle(fit: Fit, decision: Decision, elapsed_s: float, candidates: Sequence[str] = ()) -> WouldSettle:
     """What would settle the answer of `decision` (taken at ALPHA, the answer's level) after `elapsed_s` seconds
     measured (the span of the slices: first to last): every contender still at the margin against the preferred
-    configuration, at ALPHA."""
-    opened = open_comparisons(fit, replace(decision, pending=()), None, decision.margin, 0.0, elapsed_s, ALPHA)
+    configuration (`would_settle_each`)."""
+    opened = would_settle_each(fit, decision, elapsed_s, candidates)
     more, wider = most_needed(opened)
     return WouldSettle(tuple(s.name for s in opened), more, wider)
 
@@ -231,12 +276,12 @@ def more_time_words(seconds: float) -> str:
     return f"about {hours:.0f} more hours" if hours < 48 else "more than two days more"
 
 
-def settle_phrase(more_s: float | None, wider: float | None, measured_min: float) -> str:
+def settle_phrase(more_s: float | None, wider: float | None, measured_min: float, of: str = "") -> str:
     """What would settle an unsettled answer, in the words its answer and the race's stop note both use: more time
-    at the current rate (with the --max-time that gives it, after `measured_min` minutes measured), or a wider
-    margin."""
+    at the current rate (with the --max-time that gives it, after `measured_min` minutes measured; `of`: what
+    the minutes are of, ' of quiet slices' for a disturbed run decided on those), or a wider margin."""
     margin = f"{a_percent(wider)} margin (--margin {wider:.0%})" if wider is not None else "a wider margin"
     if more_s is None:
-        return f"no amount of time is likely to settle it, {margin} would"
+        return f"more time will not settle it, {margin} would"
     total = math.ceil((measured_min + more_s / 60) / 5) * 5
-    return f"{more_time_words(more_s)} (--max-time {total}m) or {margin} would settle it"
+    return f"{more_time_words(more_s)}{of} (--max-time {total}m) or {margin} would settle it"

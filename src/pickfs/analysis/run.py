@@ -14,7 +14,7 @@ from pickfs.analysis.latency import FixedRate, fixed_rate
 from pickfs.analysis.views import WorkloadView, workload_views
 from pickfs.analysis.whole import choice
 from pickfs.model import Plan, RunRecord, plan_from_dict
-from pickfs.stats.disturbance import Disturbance, disturbance, quiet_trials
+from pickfs.stats.disturbance import Disturbance, busy_slice, disturbance
 
 
 @dataclass(frozen=True)
@@ -44,20 +44,31 @@ def _answer(view: WorkloadView) -> tuple[str | None, bool]:
     return named, named is not None
 
 
+def _on_quiet_slices(view: WorkloadView) -> WorkloadView:
+    """A view decided on the quiet slices alone, marked so: its race's time and projections count those."""
+    return replace(view, race=replace(view.race, quiet=True)) if view.race is not None else view
+
+
 def _decided_quietly(record: RunRecord, plan: Plan, views: tuple[WorkloadView, ...],
                      dist: Disturbance) -> tuple[tuple[WorkloadView, ...], Disturbance]:
     """A disturbed run decided again on its quiet slices: where a workload's answer differs, its view is the quiet
-    slices' (the busy ones would change the answer); where it is the same, every slice counts."""
-    quiet_record = replace(record, trials=quiet_trials(record.trials))
-    quiet = {v.label: v for v in build_views(quiet_record, plan, fixed_rate(quiet_record, plan))}
+    slices' (the busy ones would change the answer); where it is the same, every slice counts. A workload none of
+    whose slices was busy is its own quiet view: only the workloads with a busy slice are analysed again (the
+    others' slices are left out of the quiet record, so their views there are empty and not read)."""
+    label_of = {c.index: c.workload.label for c in plan.cells()}
+    affected = {label_of.get(t.cell_index) for t in record.trials if busy_slice(t)}
+    quiet_record = replace(record, trials=tuple(t for t in record.trials
+                                                if label_of.get(t.cell_index) in affected and not busy_slice(t)))
+    quiet = {v.label: v for v in build_views(quiet_record, plan, fixed_rate(quiet_record, plan))
+             if v.label in affected}
     answers = {label: _answer(v) for label, v in quiet.items()}
     # too few quiet slices to answer from (none measured, no race fitted, nothing named): not checked
-    unchecked = tuple(v.label for v in views if v.measured and (
+    unchecked = tuple(v.label for v in views if v.label in affected and v.measured and (
         v.label not in quiet or not quiet[v.label].measured or answers[v.label][0] is None
         or (v.race is not None and quiet[v.label].race is None)))
     changed = tuple(v.label for v in views if v.label in quiet and v.label not in unchecked
                     and answers[v.label] != _answer(v))
-    return (tuple(quiet[v.label] if v.label in changed else v for v in views),
+    return (tuple(_on_quiet_slices(quiet[v.label]) if v.label in changed else v for v in views),
             replace(dist, rechecked=True, changes=changed, unchecked=unchecked))
 
 

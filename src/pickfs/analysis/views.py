@@ -201,6 +201,7 @@ class RaceView:
     outlying_images: tuple[tuple[str, int, float], ...]  # configuration, image, ratio to its other images
     outlying_slices: int
     images_seen: bool  # the spread from one mkfs to the next is in the intervals
+    quiet: bool = False  # decided on a disturbed run's quiet slices alone (analysis/run.py): its minutes count those
 
 
 @dataclass(frozen=True)

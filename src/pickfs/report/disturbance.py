@@ -4,7 +4,8 @@ A run whose slices did not record the machine's load (stored before, or monitors
 disturbance: nothing is said, and the JSON has no `disturbance` key. A recorded run that was not
 disturbed says nothing either; its JSON carries the figures with `disturbed: false`. A disturbed run says
 whether its answer changes without the busy slices (then it is decided on the quiet ones); a run that
-accepted a busy machine as the condition to measure says which condition its answer is for."""
+accepted a busy machine as the condition to measure (by the plan or by --accept-busy: the stored plan
+holds it either way, and the words fit both) says which condition its answer is for."""
 
 from __future__ import annotations
 
@@ -39,15 +40,16 @@ def disturbance_line(d: Disturbance | None) -> str | None:
         if not d.disturbed:
             return ("condition: a busy machine was accepted, and the machine was quiet: the answer below is for a "
                     "quiet machine.")
-        return (f"condition: a busy machine, as the plan accepts: {_busy_words(d)}. The answer below is for a "
-                "machine this busy, not for a quiet one.")
+        return (f"condition: a busy machine, which this run accepts as the condition to measure: {_busy_words(d)}. "
+                "The answer below is for a machine this busy, not for a quiet one.")
     if not d.disturbed:
         return None
     line = f"disturbed: {_busy_words(d)}."
     said = []
     if d.changes:
         said.append(f"Without the busy slices the answer for {_names(d.changes)} differs: it is decided on the "
-                    f"{d.slices - d.busy_slices} quiet slices alone (--accept-busy to decide on a busy machine).")
+                    f"{d.slices - d.busy_slices} quiet slices alone, its time measured and what more time would "
+                    "settle it count those alone (--accept-busy to decide on a busy machine).")
     if d.unchecked:
         said.append(f"Too few quiet slices to answer {_names(d.unchecked)} without the busy ones: that answer is the "
                     "busy machine's.")

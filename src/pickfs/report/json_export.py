@@ -208,7 +208,8 @@ def run_to_dict(run: RunRecord | AnalysedRun | Report) -> dict[str, Any]:
 def answer_dict(view: WorkloadView, said: WorkloadAnswer | None = None) -> dict[str, Any]:
     """A workload's answer for the JSON export: decided or not, the configuration, the reason in words,
     and for a race its margin, the preferred configuration (settled or not), each contender's speed factor
-    against it with its 95% interval and standing at the margin ('within', 'at', 'out'), what would settle an
+    against it with its 95% interval and standing at the margin ('within', 'at', 'out') and whether a rerun may
+    decide it otherwise (close to the margin: reruns of one finding share the pair and the flag), what would settle an
     unsettled one (more seconds at the current rate, null when at the margin; or a wider margin), the
     configurations it could not decide between, who left when, the setup of the configuration recommended, and
     the family each interval belongs to."""
@@ -223,7 +224,8 @@ def answer_dict(view: WorkloadView, said: WorkloadAnswer | None = None) -> dict[
     out.update({"decided": d.settled and d.answer is not None, "margin": d.margin,
                 "preferred": f.preferred if f else None, "settled": f.settled if f else d.settled,
                 "contenders": [{"config": c.name, "factor": c.factor, "ci_low": c.low, "ci_high": c.high,
-                                "standing": c.standing} for c in f.contenders] if f else [],
+                                "standing": c.standing, "close_to_margin": c.close_to_margin}
+                               for c in f.contenders] if f else [],
                 "interval": {"family": "margin", "level": ANSWER_LEVEL, "against": f.preferred if f else None,
                              "text": f"{ANSWER_FAMILY} against the preferred, as the margin is tested"},
                 "would_settle": ({"more_seconds": f.more_s, "margin": f.wider} if f and not f.settled else None),

@@ -45,40 +45,77 @@ def _lost(view: WorkloadView) -> str:
     return "acknowledged commits" if view.commits else "data written"
 
 
-def _preferred_why(view: WorkloadView, preferred: str, contenders: int) -> str:
-    """Why this one is preferred, in a few words."""
-    if distribution_default(_row(view, preferred).cell.config):
+def _preferred_why(view: WorkloadView, f: Finding) -> str | None:
+    """Why this one is preferred, in a few words (None: it is faster than the more preferred ones, which its
+    sentence says)."""
+    if f.over:
+        return None
+    if distribution_default(_row(view, f.preferred).cell.config):
         return "the distribution's default"
-    if contenders:
+    if f.contenders:
         return "the plainer choice"
     return f"the only configuration with no setting known to lose {_lost(view)}"
 
 
-def _factors(contenders: list[Contender], about: bool) -> str:
-    """Each contender's factor against the preferred with its interval as the answer holds it (analysis/answer.py:
-    the bounds the margin is tested with)."""
-    said = [f"{c.name} {'about ' if about else ''}{factor_interval(c.factor, c.low, c.high)}" for c in contenders]
+def _factor(c: Contender, preferred: str, about: bool) -> str:
+    """'xfs about 1.05x [1.02x to 1.08x] as fast as ext4': a contender's factor against the preferred with its
+    interval as the answer holds it (analysis/answer.py: the bounds the margin is tested with)."""
+    return f"{c.name} {'about ' if about else ''}{factor_interval(c.factor, c.low, c.high)} as fast as {preferred}"
+
+
+def _flipped(c: Contender, preferred: str) -> str:
+    """'xfs about 1.11x [1.06x to 1.17x] as fast as ext4': the preferred against a more preferred contender that is
+    out (the same interval, the other way round)."""
+    return f"{preferred} about {factor_interval(1 / c.factor, 1 / c.high, 1 / c.low)} as fast as {c.name}"
+
+
+def _joined(said: list[str]) -> str:
     return said[0] if len(said) == 1 else ", ".join(said[:-1]) + f" and {said[-1]}"
 
 
 def _names(names: list[str]) -> str:
-    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + f" and {names[-1]}"
+    return _joined(names)
 
 
 def _took(minutes: float) -> str:
     return f"{minutes:.0f} min" if minutes >= 1 else f"{minutes * 60:.0f} s"
 
 
-def settle_words(f: Finding, minutes: float) -> str:
-    """What would settle an unsettled finding: more time at the current rate, or a wider margin (the words the
-    race's stop note uses too)."""
-    return settle_phrase(f.more_s, f.wider, minutes)
+def settle_words(c: Contender, minutes: float, quiet: bool = False) -> str:
+    """What would settle a contender open at the margin: more time at the current rate, or a wider margin (the
+    words the race's stop note uses too); `quiet`: the minutes are those of a disturbed run's quiet slices."""
+    s = c.settling
+    if s is None:
+        return "not settled"
+    return settle_phrase(s.more_s, s.wider, minutes, " of quiet slices" if quiet else "")
+
+
+def close_clauses(view: WorkloadView, f: Finding, minutes: float) -> list[str]:
+    """The finding at the margin, worded alike whether this run settled it or not: for each pair close to the
+    margin, which configuration is faster by about how much, with its interval, 'close to your 5% margin', then
+    where this run leaves it (within it, over it, or what would settle it)."""
+    margin = margin_words(f.margin)
+    close = [c for c in f.contenders if c.close_to_margin]
+    within = [c for c in close if c.standing == "within"]
+    parts = []
+    if within:
+        them = "it" if len(within) == 1 else "them"
+        parts.append(f"{_joined([_factor(c, f.preferred, True) for c in within])}, close to your {margin} margin: "
+                     f"within it in this run, though a rerun may leave {them} open")
+    parts += [f"{_factor(c, f.preferred, True)}, close to your {margin} margin: {settle_words(c, minutes, f.quiet)}"
+              for c in close if c.standing == "at"]
+    for c in close:
+        if c.standing == "out":
+            why = ", the distribution's default" if distribution_default(_row(view, c.name).cell.config) else ""
+            parts.append(f"{_flipped(c, f.preferred)}, close to your {margin} margin: over it in this run, though a "
+                         f"rerun may prefer {c.name}{why}")
+    return parts
 
 
 def decided_sentence(view: WorkloadView) -> str:
     """The race's finding in one sentence, worded alike settled or not: the preferred configuration, every safe
-    contender's factor against it with its interval and where it stands at the margin, and, when unsettled, what
-    would settle it."""
+    contender's factor against it with its interval and where it stands at the margin (a pair close to it said
+    the same way in a run that settled it and in one that did not), and, when unsettled, what would settle it."""
     assert view.race is not None
     d, minutes = view.race.decision, view.race.minutes
     f = finding(view)
@@ -88,28 +125,28 @@ def decided_sentence(view: WorkloadView) -> str:
     row = _row(view, f.preferred)
     tested = f", {row.crash.verdict()} of a crash test" if row.crash and not row.crash.error else ""
     margin = margin_words(f.margin)
-    standing = {s: [c.name for c in f.contenders if c.standing == s] for s in ("within", "at", "out")}
-    listed = {s: [c for c in f.contenders if c.standing == s] for s in ("within", "at")}
-    why = _preferred_why(view, f.preferred, len(f.contenders))
-    head = (f"{view.label}: use {f.preferred}, {why} ({_figure(row)}{tested})" if f.settled else
-            f"{view.label}: {f.preferred}, {why} ({_figure(row)}{tested}), is preferred but not settled in "
-            f"{_took(minutes)}")
+    why = _preferred_why(view, f)
+    named = f"{f.preferred}, {why}" if why else f.preferred
+    took = _took(minutes) + (" of quiet slices" if f.quiet else "")
+    head = (f"{view.label}: use {named} ({_figure(row)}{tested})" if f.settled else
+            f"{view.label}: {named} ({_figure(row)}{tested}), is preferred but not settled in {took}")
     parts = [head]
-    if standing["out"]:
-        verb = "is" if len(standing["out"]) == 1 else "are"
-        parts.append(f"{_names(standing['out'])} {verb} out, slower by more than the {margin} margin")
-    if listed["within"]:
-        parts.append(f"{_factors(listed['within'], False)}, within your {margin} margin")
-    if listed["at"]:
-        parts.append(f"{_factors(listed['at'], True)}, at your {margin} margin: {settle_words(f, minutes)}")
-    label = f" ({ANSWER_FAMILY} against {f.preferred})" if listed["within"] or listed["at"] else ""
-    # a preferred configuration that is out: why, since the table's simultaneous intervals are wider
+    out = [c.name for c in f.contenders if c.standing == "out" and not c.close_to_margin]
+    if out:
+        parts.append(f"{_names(out)} {'is' if len(out) == 1 else 'are'} out, slower by more than the {margin} margin")
+    within = [c for c in f.contenders if c.standing == "within" and not c.close_to_margin]
+    if within:
+        parts.append(f"{_joined([_factor(c, f.preferred, False) for c in within])}, within your {margin} margin")
+    close = close_clauses(view, f, minutes)
+    label = f" ({ANSWER_FAMILY})" if within or close else ""
+    # a preferred configuration that is out, not close to the margin: why, since the table's simultaneous
+    # intervals are wider
     roles = final_roles(view)
-    beaten = [(n, b) for n, _ in d.out if distribution_default(_row(view, n).cell.config)
+    beaten = [(n, b) for n in out if distribution_default(_row(view, n).cell.config)
               and (b := beaten_by(view.race.fit, d, roles, n, ALPHA)) is not None]
     preferred_out = "".join(f" {n} is out: {c} is at least {factor(math.exp(low))} as fast (one-sided 95%)."
                             for n, (c, _, low) in beaten)
-    return "; ".join(parts) + label + "." + preferred_out
+    return "; ".join([*parts, *close]) + label + "." + preferred_out
 
 
 def price_sentence(view: WorkloadView) -> str:

@@ -9,7 +9,7 @@ Slices that did not record it (runs stored before, or with the monitors off) cou
 a run none of whose slices recorded it has no disturbance to tell (None), not a quiet one.
 
 A disturbed run does not decide on slices whose removal would change its answer: the analysis
-(analysis/run.py) decides again on its quiet slices (`quiet_trials`), and where the answer differs,
+(analysis/run.py) decides again on its quiet slices (all but each `busy_slice`), and where the answer differs,
 answers from the quiet slices and says so first (`Disturbance.changes`). A plan that accepts a busy
 machine as the condition to measure (`accept_busy`) decides on every slice, and its report says
 which condition the answer is for (`Disturbance.accepted`).
@@ -135,6 +135,8 @@ def disturbance(trials: Iterable[Trial]) -> Disturbance | None:
         others=tuple(n for n, _ in sorted(names.items(), key=lambda item: -item[1])[:3]))
 
 
-def quiet_trials(trials: Iterable[Trial]) -> tuple[Trial, ...]:
-    """The trials but the busy slices (those that recorded the machine's load and found it busy)."""
-    return tuple(t for t in trials if (load := slice_load(t)) is None or not load.busy)
+def busy_slice(trial: Trial) -> bool:
+    """Did the slice record the machine's load and find it busy?"""
+    load = slice_load(trial)
+    return load is not None and load.busy
+
