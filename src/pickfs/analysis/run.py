@@ -51,8 +51,10 @@ def _on_quiet_slices(view: WorkloadView) -> WorkloadView:
 
 def _decided_quietly(record: RunRecord, plan: Plan, views: tuple[WorkloadView, ...],
                      dist: Disturbance) -> tuple[tuple[WorkloadView, ...], Disturbance]:
-    """A disturbed run decided again on its quiet slices: where a workload's answer differs, its view is the quiet
-    slices' (the busy ones would change the answer); where it is the same, every slice counts. A workload none of
+    """A disturbed run decided again on its quiet slices: every workload with a busy slice is answered and figured
+    from its quiet slices where they suffice to answer (the question is the configurations' speed on a quiet
+    machine: a busy slice's figures are not that, even where the answer stays); `changes` names those whose
+    answer differs, the others' answer is the same and only their figures move. A workload none of
     whose slices was busy is its own quiet view: only the workloads with a busy slice are analysed again (the
     others' slices are left out of the quiet record, so their views there are empty and not read)."""
     label_of = {c.index: c.workload.label for c in plan.cells()}
@@ -66,10 +68,11 @@ def _decided_quietly(record: RunRecord, plan: Plan, views: tuple[WorkloadView, .
     unchecked = tuple(v.label for v in views if v.label in affected and v.measured and (
         v.label not in quiet or not quiet[v.label].measured or answers[v.label][0] is None
         or (v.race is not None and quiet[v.label].race is None)))
-    changed = tuple(v.label for v in views if v.label in quiet and v.label not in unchecked
-                    and answers[v.label] != _answer(v))
-    return (tuple(_on_quiet_slices(quiet[v.label]) if v.label in changed else v for v in views),
-            replace(dist, rechecked=True, changes=changed, unchecked=unchecked))
+    on_quiet = tuple(v.label for v in views if v.label in quiet and v.label not in unchecked)
+    view_of = {v.label: v for v in views}
+    changed = tuple(label for label in on_quiet if answers[label] != _answer(view_of[label]))
+    return (tuple(_on_quiet_slices(quiet[v.label]) if v.label in on_quiet else v for v in views),
+            replace(dist, rechecked=True, changes=changed, on_quiet=on_quiet, unchecked=unchecked))
 
 
 def analyse(record: RunRecord) -> AnalysedRun:

@@ -50,6 +50,10 @@ def disturbance_line(d: Disturbance | None) -> str | None:
         said.append(f"Without the busy slices the answer for {_names(d.changes)} differs: it is decided on the "
                     f"{d.slices - d.busy_slices} quiet slices alone, its time measured and what more time would "
                     "settle it count those alone (--accept-busy to decide on a busy machine).")
+    same = tuple(label for label in d.on_quiet if label not in d.changes)
+    if same:
+        said.append(f"Without the busy slices the answer for {_names(same)} is the same; its figures count the "
+                    f"{d.slices - d.busy_slices} quiet slices alone (--accept-busy to count every slice).")
     if d.unchecked:
         said.append(f"Too few quiet slices to answer {_names(d.unchecked)} without the busy ones: that answer is the "
                     "busy machine's.")
@@ -79,6 +83,7 @@ def disturbance_dict(d: Disturbance) -> dict[str, Any]:
         "others": list(d.others),
         "accepted": d.accepted,
         "decided_on_quiet_slices": list(d.changes),
+        "figured_on_quiet_slices": list(d.on_quiet),
         "too_few_quiet_slices": list(d.unchecked),
         "thresholds": {"others_share_of_cpus": OTHERS_SHARE, "steal_share": STEAL_SHARE,
                        "disturbed_share_of_time": DISTURBED_SHARE},

@@ -95,6 +95,7 @@ class Disturbance:
     accepted: bool = False  # the plan accepts a busy machine as the condition to measure: every slice counts
     rechecked: bool = False  # decided again on the quiet slices alone (a disturbed run that did not accept it)
     changes: tuple[str, ...] = ()  # workloads whose answer the busy slices changed: answered from the quiet ones
+    on_quiet: tuple[str, ...] = ()  # every workload answered and figured from its quiet slices (changes among them)
     unchecked: tuple[str, ...] = ()  # workloads with too few quiet slices to answer from: the busy machine's answer
 
     @property
