@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -28,13 +28,6 @@ from pickfs.safepaths import check_own_dir, check_target, own_dir, resolve, writ
 from pickfs.store import ResultStore
 from pickfs.units import has_control
 
-FORMATS: dict[str, Callable[[RunRecord | AnalysedRun], str]] = {
-    "json": render_json,
-    "markdown": render_markdown,
-    "csv": render_csv,
-    "table-csv": render_table_csv,
-}
-
 
 def html(run: RunRecord | AnalysedRun) -> str:
     """The page, plotly.js inline (for standard output, where nothing can sit beside it)."""
@@ -43,7 +36,12 @@ def html(run: RunRecord | AnalysedRun) -> str:
     return render_html(run)
 
 
-def html_page(run: RunRecord | AnalysedRun, path: Path) -> None:
+def _write_text(export: Export, run: RunRecord | AnalysedRun, path: Path) -> str:
+    write_export(path, export.render(run).encode(), f"--{export.name}")
+    return f"{export.name} written to {path}"
+
+
+def _write_html_page(export: Export, run: RunRecord | AnalysedRun, path: Path) -> str:
     """The page at `path` and plotly.js once beside it (a page a few hundred kB, plotly loaded from the file)."""
     from plotly.offline import get_plotlyjs  # deferred: plotly, for --html only
 
@@ -54,13 +52,35 @@ def html_page(run: RunRecord | AnalysedRun, path: Path) -> None:
     if beside.is_symlink() or not beside.is_file() or beside.stat().st_size != len(js) or beside.read_text() != js:
         write_export(beside, js.encode(), "--html (plotly.js beside the page)")
     write_export(path, render_html(run, plotly=PLOTLY_FILE).encode(), "--html")
+    return f"html written to {path} (with {beside} beside it)"
 
 
-FORMATS["html"] = html
+@dataclass(frozen=True)
+class Export:
+    """One export a run can be written in: its option (--NAME), its file suffix, the text it renders (what standard
+    output gets), and how it is written to a file (the HTML page puts plotly.js beside itself)."""
+
+    name: str
+    suffix: str
+    render: Callable[[RunRecord | AnalysedRun], str]
+    to_file: Callable[[Export, RunRecord | AnalysedRun, Path], str] = _write_text
+
+    def write(self, run: RunRecord | AnalysedRun, path: Path) -> None:
+        if str(path) == "-":
+            click.echo(self.render(run), nl=False)
+        else:
+            console.info(self.to_file(self, run, path))
 
 
-def _suffix(fmt: str) -> str:
-    return {"markdown": "md", "table-csv": "csv"}.get(fmt, fmt)
+EXPORTS: tuple[Export, ...] = (
+    Export("json", "json", render_json),
+    Export("markdown", "md", render_markdown),
+    Export("csv", "csv", render_csv),
+    Export("table-csv", "csv", render_table_csv),
+    Export("html", "html", html, _write_html_page),
+)
+EXPORT_BY_NAME = {e.name: e for e in EXPORTS}
+FORMATS: dict[str, Callable[[RunRecord | AnalysedRun], str]] = {e.name: e.render for e in EXPORTS}
 
 
 def check_export_targets(targets: dict[str, Path | None]) -> None:
@@ -74,7 +94,8 @@ def check_export_targets(targets: dict[str, Path | None]) -> None:
         text = str(path)
         flag = f"--{fmt}"
         if not text or has_control(text):
-            raise PlanError(f"{flag} {text!r} is not a file name", f"e.g. {flag} report.{_suffix(fmt)} ('-' for stdout)")
+            raise PlanError(f"{flag} {text!r} is not a file name",
+                            f"e.g. {flag} report.{EXPORT_BY_NAME[fmt].suffix} ('-' for stdout)")
         try:
             real = check_target(path, flag)
         except UntrustedPath as exc:
@@ -92,18 +113,8 @@ def write_exports(record: RunRecord | AnalysedRun, targets: dict[str, Path | Non
     """Write each requested format to its path ('-' for standard output); the run analysed once for all."""
     run = analysed(record) if any(targets.values()) else record
     for fmt, path in targets.items():
-        if path is None:
-            continue
-        if fmt == "html" and str(path) != "-":
-            html_page(run, Path(path))
-            console.info(f"html written to {path} (with {Path(path).parent / 'plotly.min.js'} beside it)")
-            continue
-        text = FORMATS[fmt](run)
-        if str(path) == "-":
-            click.echo(text, nl=False)
-        else:
-            write_export(path, text.encode(), f"--{fmt}")
-            console.info(f"{fmt} written to {path}")
+        if path is not None:
+            EXPORT_BY_NAME[fmt].write(run, Path(path))
 
 
 export_options = [
@@ -129,7 +140,7 @@ def with_exports(f: F) -> F:
 
 
 def export_targets(o: dict[str, Any]) -> dict[str, Path | None]:
-    return {fmt: o.get(f"{fmt.replace('-', '_')}_path") for fmt in FORMATS}
+    return {e.name: o.get(f"{e.name.replace('-', '_')}_path") for e in EXPORTS}
 
 
 def check_site_dir(path: Path) -> None:
