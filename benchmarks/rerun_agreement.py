@@ -90,6 +90,12 @@ class Reading:
     settled: bool
     undecided: tuple[str, ...]
     factors: tuple[Factor, ...]
+    close: frozenset[str] = frozenset()  # contenders the answer calls close to the margin (against `preferred`)
+
+    def one_finding_with(self, other: Reading) -> bool:
+        """Two runs read as one finding: they prefer the same configuration, or each names the other's preferred
+        configuration as close to the margin (a rerun as precise may decide that pair the other way)."""
+        return self.preferred == other.preferred or (other.preferred in self.close and self.preferred in other.close)
 
 
 def read_export(path: Path, job: str = "-", load: str = "-", wall_s: float | None = None) -> Reading:
@@ -105,8 +111,9 @@ def read_export(path: Path, job: str = "-", load: str = "-", wall_s: float | Non
         if (label is not None and cell["workload"] != label) or not comp or cell["config"] == cell["baseline"]:
             continue
         factors.append(Factor(cell["config"], cell["baseline"], comp["ratio"], comp["ci_low"], comp["ci_high"]))
+    close = frozenset(c["config"] for c in answer.get("contenders") or () if c.get("close_to_margin"))
     return Reading(data["run_id"], job, load, wall_s, preferred, bool(answer.get("decided")), undecided,
-                   tuple(factors))
+                   tuple(factors), close)
 
 
 def busy() -> None:
@@ -164,6 +171,13 @@ def summarise(readings: list[Reading]) -> list[str]:
         top = max(set(prefs), key=prefs.count) if prefs else None
         lines.append(f"{job}: {prefs.count(top)} of {len(group)} runs prefer {top}; "
                      f"{sum(r.settled for r in group)} settled")
+        split = [(a, b) for a, b in itertools.combinations(group, 2) if a.preferred != b.preferred]
+        if split:
+            apart = [(a, b) for a, b in split if not a.one_finding_with(b)]
+            lines.append(f"  pairs of runs preferring different configurations: {len(split)}; both calling the pair "
+                         f"close to the margin: {len(split) - len(apart)}"
+                         + "".join(f"\n    not one finding: {a.run} ({a.preferred}) and {b.run} ({b.preferred})"
+                                   for a, b in apart))
         quiet = [r for r in group if r.load != "halfway"]
         loaded = [r for r in group if r.load == "halfway"]
         if loaded and quiet:
