@@ -5,6 +5,8 @@ Per run it prints the answer (or the configurations the run could not decide bet
 comparison against the baseline with its interval, and the A/A copy's verdict; overall:
 - the share of runs that prefer the same configuration (the answer, or, unsettled, the first of the
   configurations it could not decide between: the race's order of preference);
+- how many pairs of runs that prefer different configurations still read as one finding (each calls the
+  other's preferred configuration close to the margin);
 - how many A/A copies were called different (an interval that excludes 1);
 - for each comparison measured in two runs, whether the two estimates differ by more than their
   combined 95% interval allows (on the log scale, each run's standard error read back from its
