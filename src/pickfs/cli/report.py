@@ -18,6 +18,7 @@ from pickfs.cli.examples import examples
 from pickfs.cli.fleet import report_fleet
 from pickfs.engine.runlock import RunLive, is_live
 from pickfs.errors import PlanError, UntrustedPath
+from pickfs.faults.document import is_fault_run
 from pickfs.model import RunRecord
 from pickfs.report.csv_export import render_csv, render_table_csv
 from pickfs.report.json_export import render_json
@@ -206,7 +207,13 @@ def command(run: str, explain: bool, quiet: bool, site: Path | None, workdir: st
         report_fleet(store, run, targets)
         return
     # --- end fleet
-    analysis = analyse(store.load(run))  # once, for every format shown or written
+    record = store.load(run)
+    if is_fault_run(record):  # `pickfs crashtest --fault`: its cells, drawn by the fault test's own renderers
+        from pickfs.cli.faults import report_fault_run  # deferred: the fault path, loaded only when asked for
+
+        report_fault_run(record, targets, explain, quiet, record.status == "running" and is_live(Path(workdir), record.id))
+        return
+    analysis = analyse(record)  # once, for every format shown or written
     live = analysis.record.status == "running" and is_live(Path(workdir), analysis.record.id)
     if live:  # every format then says so first and gives no answer
         analysis = replace(analysis, live=True)

@@ -127,15 +127,20 @@ def filesystem_said(kernel: list[str], read_only: bool) -> str:
     return "said nothing"
 
 
+PANICKED = "stopped (PANIC)"
+CRASHED = "stopped (a server process crashed; its log was not written)"
+FAILED_ON_IO = "failed on the I/O error (its log on the failing filesystem has no more)"
+EMBEDDED = "embedded in the client: the library's answers are the client's"
 SERVER_SIGNS = (
-    (re.compile(r"\bPANIC\b"), "stopped (PANIC)"),
+    (re.compile(r"\bPANIC\b"), PANICKED),
     (re.compile(r"terminated by signal 6|Aborted|got signal 6\b"), "aborted"),  # PostgreSQL's words, MariaDB's
     # what the client was told when the server's own log could not be written (on the failing filesystem)
-    (re.compile(r"crash of another server process|server closed the connection unexpectedly"),
-     "stopped (a server process crashed; its log was not written)"),
-    (re.compile(r"^client: .*(could not (fdatasync|fsync|write)|Input/output error)"),
-     "failed on the I/O error (its log on the failing filesystem has no more)"),
+    (re.compile(r"crash of another server process|server closed the connection unexpectedly"), CRASHED),
+    (re.compile(r"^client: .*(could not (fdatasync|fsync|write)|Input/output error)"), FAILED_ON_IO),
 )
+# what the server did, in a table's few words: the why in brackets left to the verdict, what it did kept
+SERVER_SHORT = {PANICKED: "PANIC", CRASHED: "crashed", FAILED_ON_IO: "failed on the I/O error",
+                EMBEDDED: "none (embedded)"}
 RESTARTED = re.compile(r"all server processes terminated; reinitializing|the database system is in recovery mode|"
                        r"the database system is starting up")
 READY = re.compile(r"database system is ready to accept connections")
@@ -146,7 +151,7 @@ def server_said(log_lines: list[str], alive: bool, embedded: bool, committed_aft
     """What the server did (pure): from its log and what its client was told, whether it is running at the end,
     and whether the client committed again after its first error."""
     if embedded:
-        return "embedded in the client: the library's answers are the client's"
+        return EMBEDDED
     said = next((words for sign, words in SERVER_SIGNS if any(sign.search(x) for x in log_lines)), "")
     restarted = any(RESTARTED.search(x) for x in log_lines)
     said = said or ("stopped" if restarted else "")
@@ -158,6 +163,15 @@ def server_said(log_lines: list[str], alive: bool, embedded: bool, committed_aft
     if said:
         return said + ("" if alive else ", and stayed down")
     return "kept running" if alive else "stopped"
+
+
+def server_short(said: str) -> str:
+    """What the server did in a table's few words (pure): 'stopped (PANIC), then restarted' is 'PANIC, then
+    restarted', a server that crashed with its log unwritten 'crashed', and so on; what it did after is kept."""
+    for words, short in SERVER_SHORT.items():
+        if said.startswith(words):
+            return short + said[len(words):]
+    return said
 
 
 class Ended(Enum):
