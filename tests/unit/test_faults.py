@@ -12,6 +12,7 @@ import pytest
 
 from pickfs.crash.recorder import FaultSwitch
 from pickfs.errors import PlanError
+from pickfs.faults.document import cell_doc
 from pickfs.faults.extents import EXTENT, HEADER, mapping_disagrees, merged, parse_fiemap
 from pickfs.faults.outcome import (
     Behaviour,
@@ -27,7 +28,7 @@ from pickfs.faults.outcome import (
     verdict,
 )
 from pickfs.faults.plan import KINDS, parse_faults, parse_lasting
-from pickfs.faults.render import cell_doc, row
+from pickfs.faults.render import row
 from pickfs.faults.watch import alive
 
 
@@ -196,7 +197,7 @@ def test_crashtest_refuses_bad_fault_options_with_exit_2_before_anything_is_made
                        (["--fault", "flush", "--states", "3"], "for power cuts"),
                        (["--fault", "flush", "--duration", "1s"], "too short"),
                        (["--fault-at", "2"], "need --fault"),
-                       (["--fault", "flush", "--html", str(tmp_path / "x.html")], "not written for a fault run")):
+                       (["--fault", "flush", "--html", str(tmp_path / "no-such-dir" / "x.html")], "--html")):
         r = subprocess.run([sys.executable, "-m", "pickfs", "crashtest", "--fs", "ext4", *args], capture_output=True,
                            text=True, env={"PICKFS_WORKDIR": str(tmp_path / "w"), "PATH": "/usr/bin:/bin"})
         assert r.returncode == 2 and said in r.stderr and "Traceback" not in r.stderr, (args, r.stderr)
@@ -304,11 +305,12 @@ def test_json_to_stdout_is_the_json_alone(tmp_path, monkeypatch):
     import pickfs.cli.faults as cli_faults
     from pickfs.cli.main import cli
 
-    def matrix(configs, specs, faults, workdir, ledger, size, duration, limit, progress, done):
-        done(cell(config="ext4", notes=("a note",)))
+    def matrix(cells, faults, workdir, ledger, size, duration, limit, progress, done):
+        done(0, 0, cell(config="ext4", notes=("a note",)))
         return []
 
     monkeypatch.setattr(cli_faults, "run_matrix", matrix)
+    monkeypatch.delenv("PICKFS_RESULTS", raising=False)
     r = CliRunner().invoke(cli, ["crashtest", "--fs", "ext4", "--workload", "pgbench", "--fault", "flush",
                                   "--json", "-", "--workdir", str(tmp_path / "w")])
     assert r.exit_code == 0, r.output

@@ -29,7 +29,7 @@ from pickfs.faults.document import (
     stored_cells,
 )
 from pickfs.faults.matrix import run_matrix
-from pickfs.faults.outcome import Ended, FaultCell, verdict
+from pickfs.faults.outcome import Ended, FaultCell, plural, verdict
 from pickfs.faults.plan import FaultPlan, parse_faults
 from pickfs.faults.render import (
     COLUMNS,
@@ -251,8 +251,8 @@ def execute_faults(plan: Plan, faults: list[FaultPlan], store: ResultStore, ledg
             store.set_status(run_id, status)
         except (PickfsError, OSError):
             pass  # the results file may be what failed: the error that ended the run is the one to see
-        console.error(f"run {run_id} {status}: the {len(cells)} cells that ended are kept in {store.path}; "
-                      f"see them with: pickfs report {run_id}")
+        console.error(f"run {run_id} {status}: what ended of it ({plural(len(cells), 'cell')}) is kept in "
+                      f"{store.path}; see it with: pickfs report {run_id}")
         if interrupted(exc):
             raise SystemExit(EXIT_INTERRUPTED) from None
         raise
