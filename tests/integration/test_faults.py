@@ -110,6 +110,29 @@ def test_postgresql_with_data_sync_retry_keeps_running_after_a_failed_data_file_
     assert cell.truth is not None and cell.truth.came_up, said
 
 
+@pytest.mark.skipif(PostgreSQL.unavailable_reason() is not None, reason=str(PostgreSQL.unavailable_reason()))
+def test_fsyncgate_a_failed_write_back_of_pages_never_written_again_then_a_checkpoint_that_succeeds(workdir):
+    """The case data_sync_retry decides: a checkpoint's write-back of the commits table's blocks (rows written once,
+    never changed again) fails once; the next checkpoint is left to succeed. With the default the server stops
+    (PANIC) and replays its WAL from the checkpoint before: nothing acknowledged is lost. With data_sync_retry=on
+    it logs an ERROR and goes on; the next checkpoint succeeds without the failed pages, which the kernel had
+    marked clean; after the restart (the page cache gone with the loop device) what follows is pinned here."""
+    ledger = Ledger(workdir / "ledger")
+    default = one_cell("ext4", pgbench_spec(), "write:table", workdir, ledger, 5.0)
+    said = verdict(default)
+    assert default.outcome is Ended.MEASURED and default.injected >= 1, said
+    assert default.behaviour is not None and default.behaviour.server.startswith("stopped (PANIC)"), said
+    assert default.counts is not None and default.counts.acked_lost == 0 and default.truth is not None, said
+    retry = one_cell("ext4", pgbench_spec(data_sync_retry="on"), "write:table", workdir, ledger, 5.0)
+    said = verdict(retry)
+    assert retry.outcome is Ended.MEASURED and retry.injected >= 1, said
+    assert retry.behaviour is not None and retry.behaviour.server == "kept running", said
+    assert retry.write_back_errors and retry.write_back_ok_after_error, said  # failed, then a checkpoint succeeded
+    assert retry.counts is not None and retry.truth is not None and retry.truth.came_up, said
+    assert retry.counts.acked_lost > 0, said  # PINNED
+    assert not ledger_entries(workdir) and not mounts_under(workdir) and not loops_under(workdir)
+
+
 @pytest.mark.skipif(MariaDB.unavailable_reason() is not None, reason=str(MariaDB.unavailable_reason()))
 @pytest.mark.parametrize("flush_method", ["", "fsync"])
 def test_mariadb_aborts_on_a_failed_flush_of_its_redo_log_and_stays_down(workdir, flush_method):
@@ -228,6 +251,16 @@ def test_crashtest_fault_reports_each_cell_in_words_and_json(workdir, tmp_path):
     assert cell["fault"] == "flush" and cell["outcome"] == "measured" and cell["injected"] == 1
     assert "safe" not in cell["verdict"] and "a sample, not a guarantee" in cell["verdict"]
     assert "with ext4 and sqlite" in r.stdout and "model:" in r.stdout
+    assert r.stdout.count("with ext4 and sqlite") == 1 and "with ext4 and sqlite" not in r.stderr  # said once
+    # kept in the results database: listed, and drawn again from it in every format
+    listed = pickfs(workdir, "results", "--json", "-")
+    assert listed.returncode == 0 and json.loads(listed.stdout)[-1]["measured"] == 1, listed.stderr
+    page, md = tmp_path / "faults.html", tmp_path / "faults.md"
+    again = pickfs(workdir, "report", "latest", "--html", str(page), "--markdown", str(md), "--json", "-")
+    assert again.returncode == 0, again.stderr[-2000:]
+    assert json.loads(again.stdout)["faults"]["cells"][0]["verdict"] == cell["verdict"]
+    assert "<table>" in page.read_text() and "a cache flush fails" in page.read_text()
+    assert "| sqlite" in md.read_text()
 
 
 def test_a_plans_fault_key_runs_the_fault_matrix(workdir, tmp_path):

@@ -317,3 +317,31 @@ def test_json_to_stdout_is_the_json_alone(tmp_path, monkeypatch):
     doc = json.loads(r.stdout)
     assert doc["faults"]["cells"][0]["config"] == "ext4" and "model" in doc["faults"]
     assert "model: " in r.stderr and "note: a note" in r.stderr
+
+
+def test_the_commits_tables_file_is_the_one_the_database_names(tmp_path):
+    """write:table is aimed at one relation's file, which PostgreSQL names once its tables exist
+    (pg_relation_filepath); a pattern whose name is not yet known matches nothing; SQLite keeps no such file."""
+    from pickfs.faults.plan import LAYOUTS
+    from pickfs.faults.runner import fault_unavailable
+    from pickfs.model import FsConfig, WorkloadSpec
+
+    (tmp_path / "pgdata" / "base" / "5").mkdir(parents=True)
+    for name in ("16384", "16390", "16390_fsm"):
+        (tmp_path / "pgdata" / "base" / "5" / name).write_bytes(b"x")
+    table = KINDS["write:table"]
+    pg = LAYOUTS["postgresql"]
+    assert table.files(tmp_path, pg, {"commits_table": "base/5/16390"}) == [tmp_path / "pgdata/base/5/16390"]
+    assert table.files(tmp_path, pg) == []
+    assert "commits_table" in pg.queries and len(KINDS["write:data"].files(tmp_path, pg)) == 3
+    said = fault_unavailable(FsConfig("ext4", "ext4"), WorkloadSpec("sqlite-tpcb", "sqlite-tpcb"),
+                             parse_faults("write:table")[0])
+    assert said is not None and "sqlite keeps no table files" in said
+
+
+def test_a_write_back_that_succeeds_after_one_that_failed_is_noted():
+    log = parse_client_log("1 A 100\n- k 200 ERROR: checkpoint request failed\n2 A 300\n- K 400 a checkpoint\n")
+    assert log.write_back_errors and log.write_back_ok_after_error
+    assert not parse_client_log("- K 100 a checkpoint\n- k 200 ERROR: failed\n").write_back_ok_after_error
+    said = verdict(cell(write_back_errors=("ERROR: checkpoint request failed",), write_back_ok_after_error=True))
+    assert "a write-back it asked for failed (ERROR: checkpoint request failed), and a later one succeeded" in said

@@ -164,13 +164,15 @@ def cell_from_doc(value: Any) -> FaultCell:
     outcomes = {e.value: e for e in Ended}
     if d.get("outcome") not in outcomes:
         raise Damaged(f"its outcome is none of {', '.join(outcomes)}")
-    told, seconds = d.get("told_after_s"), d.get("seconds", 0.0)
+    told, seconds, then_ok = d.get("told_after_s"), d.get("seconds", 0.0), d.get("write_back_ok_after_error", False)
     if not (told is None or _num(told)) or not _num(seconds):
         raise Damaged("its times are not numbers")
+    if not isinstance(then_ok, bool):
+        raise Damaged("its write_back_ok_after_error is not true or false")
     return FaultCell(*(_text(d, k, "cell") for k in ("config", "database", "settings", "fault", "plan")),
                      outcomes[d["outcome"]], _count(d, "injected", "cell"), _counts(d.get("counts")),
                      _behaviour(d.get("behaviour")), _truth(d.get("truth")), _text(d, "first_error", "cell"),
-                     None if told is None else float(told), _texts(d, "write_back_errors", "cell"),
+                     None if told is None else float(told), _texts(d, "write_back_errors", "cell"), then_ok,
                      _texts(d, "notes", "cell"), float(seconds))
 
 

@@ -21,7 +21,7 @@ FINDINGS = (
             "PostgreSQL since 11.2, 10.7 and 9.6.12 stops (PANIC) when an fsync fails and replays its WAL on restart "
             "(data_sync_retry=off, the default); before, a retried fsync could succeed after Linux had dropped the "
             "failed pages (\"fsyncgate\", 2018). " + REBELLO + ", found no acknowledged commit lost after the PANIC."),
-    Finding("postgresql", ("write:data", "write:data-checkpoint"),
+    Finding("postgresql", ("write:data", "write:table"),
             "A failed write-back of a data file is reported by the checkpoint's fsync. With data_sync_retry=off "
             "(the default) PostgreSQL stops (PANIC) and replays its WAL on restart. With data_sync_retry=on it logs "
             "an ERROR and retries at the next checkpoint; ext4 and xfs have meanwhile marked the failed pages clean, "

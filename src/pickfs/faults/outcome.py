@@ -17,6 +17,7 @@ class ClientLog:
     write_backs: int
     write_back_errors: tuple[str, ...]
     first_error: str = ""
+    write_back_ok_after_error: bool = False  # a write-back asked for succeeded after one had failed
 
 
 def parse_client_log(text: str) -> ClientLog:
@@ -26,6 +27,8 @@ def parse_client_log(text: str) -> ClientLog:
     unconnected = backs = 0
     back_errors: list[str] = []
     first = ""
+    back_failed_at: int | None = None
+    back_ok_after = False
     for line in text.splitlines():
         parts = line.split(" ", 3)
         if len(parts) < 3 or not parts[2].isdigit():
@@ -41,9 +44,11 @@ def parse_client_log(text: str) -> ClientLog:
             unconnected += 1
         elif what == "K":
             backs += 1
+            back_ok_after = back_ok_after or (back_failed_at is not None and t > back_failed_at)
         elif what == "k":
             back_errors.append(said)
-    return ClientLog(acked, failed, unconnected, backs, tuple(back_errors[:5]), first)
+            back_failed_at = t if back_failed_at is None else back_failed_at
+    return ClientLog(acked, failed, unconnected, backs, tuple(back_errors[:5]), first, back_ok_after)
 
 
 @dataclass(frozen=True)
@@ -199,6 +204,7 @@ class FaultCell:
     first_error: str = ""  # the first error the client was given
     told_after_s: float | None = None  # from the first injected error to the first error the client was given
     write_back_errors: tuple[str, ...] = ()  # the write-backs the client asked for that failed (the first ones)
+    write_back_ok_after_error: bool = False  # and one asked for later succeeded (a checkpoint after a failed one)
     notes: tuple[str, ...] = field(default_factory=tuple)
     seconds: float = 0.0
 
@@ -234,7 +240,8 @@ def verdict(cell: FaultCell) -> str:
     told = (f"the client was given {plural(c.failed, 'error')}{when} (first: {cell.first_error[:120]})" if c.failed
             else "the client was given no error on a commit")
     if cell.write_back_errors:
-        told += f"; a write-back it asked for failed ({cell.write_back_errors[0][:120]})"
+        told += f"; a write-back it asked for failed ({cell.write_back_errors[0][:120]})" + \
+            (", and a later one succeeded" if cell.write_back_ok_after_error else "")
     if not t.came_up:
         return f"{head}: {what}{told}; after restart the database did not come up: {t.problem[:200]}"
     after = (f"after restart {plural(c.acked_lost, 'acknowledged commit')} of {c.acked:,} "

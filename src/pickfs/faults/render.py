@@ -118,6 +118,9 @@ def what_happened(cell: FaultCell) -> str:
     parts = [] if b.server == EMBEDDED else [f"the server {b.server}"]
     if c.failed:
         parts.append("the client was given an error")
+    if cell.write_back_errors:
+        parts.append("a write-back the client asked for failed" +
+                     (", then a later one succeeded" if cell.write_back_ok_after_error else ""))
     if not t.came_up:
         parts.append("after restart the database did not come up")
     elif c.acked_lost:

@@ -102,6 +102,16 @@ class Cell:
         self.duration, self.limit_s, self.progress = duration, limit_s, progress
         self.log = base / "client.log"
         self.notes: list[str] = []
+        self.resolved: dict[str, str] = {}  # the files the database named once its tables existed
+
+    def load(self, datadir: Path, endpoint: Endpoint | None) -> None:
+        """The tables created and filled; the files the layout's queries name noted."""
+        said = self.client("load", datadir, endpoint, 600).strip().splitlines()
+        try:
+            found = json.loads(said[-1]).get("resolved", {}) if said else {}
+        except ValueError:
+            found = {}
+        self.resolved = {str(k): str(v) for k, v in found.items()} if isinstance(found, dict) else {}
 
     def client(self, step: str, datadir: Path, endpoint: Endpoint | None, timeout: float) -> str:
         argv, env = _client_argv(step, self.backend, datadir, endpoint, self.settings)
@@ -139,7 +149,7 @@ class Cell:
                     if not armed:
                         break
                 elif armed and self.fault.kind.part:
-                    disk.aim(self.fault.kind.files(datadir, LAYOUTS[self.backend]))
+                    disk.aim(self.fault.kind.files(datadir, LAYOUTS[self.backend], self.resolved))
                 to_arm = t0 + self.fault.arm_after_s - time.monotonic()
                 time.sleep(min(AIM_EVERY_S, to_arm) if armed is None and to_arm > 0.01 else AIM_EVERY_S)
             ended = proc.poll() is not None
@@ -164,8 +174,8 @@ class Cell:
     def mapping_problem(self, datadir: Path, device: str) -> str | None:
         """Why a write fault cannot be aimed on this filesystem: its file mapping, read while the database is
         idle after loading, is not the device's addresses (tried three times: a page may change meanwhile)."""
-        files = [p for part in LAYOUTS[self.backend].parts.values() for pattern in part
-                 for p in datadir.glob(pattern) if p.is_file()]
+        layout = LAYOUTS[self.backend]
+        files = sorted({p for part in layout.parts for p in layout.files(datadir, part, self.resolved)})
         wrong = None
         for _ in range(3):
             os.sync()
@@ -177,7 +187,7 @@ class Cell:
 
     def arm(self, disk: FaultyDisk, datadir: Path, stack: ExitStack) -> bool:
         if self.fault.kind.part:
-            files = self.fault.kind.files(datadir, LAYOUTS[self.backend])
+            files = self.fault.kind.files(datadir, LAYOUTS[self.backend], self.resolved)
             if not files:
                 self.notes.append(f"no {self.fault.kind.part} file was there to fail writes to")
                 return False
@@ -264,7 +274,7 @@ def fault_cell(config: FsConfig, spec: WorkloadSpec, fault: FaultPlan, workdir: 
                         try:
                             with _server(cell.backend, prov.datadir, cell.settings, ledger, base / "run",
                                          True) as endpoint:
-                                cell.client("load", prov.datadir, endpoint, 600)
+                                cell.load(prov.datadir, endpoint)
                                 cell.after_load(prov.datadir, endpoint)
                                 os.sync()
                                 wrong = cell.mapping_problem(prov.datadir, device) if fault.kind.part else None
@@ -293,4 +303,5 @@ def fault_cell(config: FsConfig, spec: WorkloadSpec, fault: FaultPlan, workdir: 
                         injected=len(injected), counts=oc.classify(log, truth), behaviour=behaviour, truth=truth,
                         first_error=log.first_error, told_after_s=oc.told_after(log, injected),
                         write_back_errors=log.write_back_errors,
+                        write_back_ok_after_error=log.write_back_ok_after_error,
                         notes=tuple(cell.notes), seconds=time.monotonic() - t0)
