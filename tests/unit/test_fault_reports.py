@@ -171,3 +171,5 @@ def test_an_interrupted_fault_run_keeps_the_cells_that_ended(fault_cli):
     shown = run("report", "latest")
     assert shown.exit_code == 0 and "with ext4 and postgresql" in shown.stdout and "run " in shown.stdout
     assert "(interrupted)" in shown.stdout
+    resumed = run("run", "--resume", "latest")
+    assert resumed.exit_code == 2 and "is a fault test" in resumed.output, resumed.output

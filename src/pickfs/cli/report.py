@@ -162,7 +162,7 @@ def site_files_only(names: list[str]) -> bool:
 def write_site(store: ResultStore, path: Path) -> None:
     from pickfs.report.site import build_site  # deferred: plotly (its pages' charts), for --site only
 
-    records = [store.load(r.id) for r in store.list_runs()]
+    records = [record for r in store.list_runs() if not is_fault_run(record := store.load(r.id))]  # runs that measured
     real = own_dir(path, "--site", 0o755, made=site_files_only)  # the pages readable by the user who asked
     files = build_site(records)
     for name, text in files.items():
