@@ -43,7 +43,6 @@ def test_the_fault_plan_is_parsed_and_stated():
 
 @pytest.mark.parametrize(("kinds", "nth", "lasting", "said"), [
     ("bogus", 1, "once", "no fault pickfs injects"),
-    ("write:journal", 1, "once", "not resolved"),
     ("", 1, "once", "names no fault"),
     ("flush", 0, "once", "counts from 1"),
     ("flush", 1, "sometimes", "not once, a count"),
@@ -345,3 +344,23 @@ def test_a_write_back_that_succeeds_after_one_that_failed_is_noted():
     assert not parse_client_log("- K 100 a checkpoint\n- k 200 ERROR: failed\n").write_back_ok_after_error
     said = verdict(cell(write_back_errors=("ERROR: checkpoint request failed",), write_back_ok_after_error=True))
     assert "a write-back it asked for failed (ERROR: checkpoint request failed), and a later one succeeded" in said
+
+
+def test_the_journal_is_found_where_the_filesystems_own_tools_say():
+    from pickfs.faults.journal import parse_ext_blocks, parse_ext_header, parse_xfs_log
+    from pickfs.faults.runner import fault_unavailable
+    from pickfs.model import FsConfig, WorkloadSpec
+
+    assert parse_ext_header("Block size:               4096\nJournal inode:            8\n") == (4096, 8)
+    with pytest.raises(ValueError):
+        parse_ext_header("Block size:               4096\nJournal device:	0x0801\n")
+    assert parse_ext_blocks("1026 1027 1028 2000\n", 4096) == [(1026 * 4096, 1029 * 4096), (2000 * 4096, 2001 * 4096)]
+    said = "logstart = 65542\nlogblocks = 3859\nblocksize = 4096\nagblocks = 32768\nagblklog = 15\n"
+    start = (2 * 32768 + 6) * 4096  # block 6 of allocation group 2
+    assert parse_xfs_log(said) == [(start, start + 3859 * 4096)]
+    with pytest.raises(ValueError):
+        parse_xfs_log(said.replace("logstart = 65542", "logstart = 0"))
+    journal = parse_faults("write:journal")[0]
+    sqlite = WorkloadSpec("sqlite-tpcb", "sqlite-tpcb")
+    assert fault_unavailable(FsConfig("btrfs", "btrfs"), sqlite, journal).startswith("btrfs keeps no journal")
+    assert fault_unavailable(FsConfig("ext2", "ext2"), sqlite, journal).startswith("ext2 keeps no journal")

@@ -33,6 +33,7 @@ from pickfs.errors import CommandFailed, PickfsError
 from pickfs.faults import outcome as oc
 from pickfs.faults.disk import FaultyDisk, faulty_disk
 from pickfs.faults.extents import mapping_disagrees
+from pickfs.faults.journal import JOURNALS
 from pickfs.faults.plan import LAYOUTS, FaultPlan
 from pickfs.faults.watch import KernelLog, alive, read_only, server_lines
 from pickfs.model import FsConfig, Target, WorkloadSpec
@@ -59,6 +60,9 @@ def fault_unavailable(config: FsConfig, spec: WorkloadSpec, fault: FaultPlan) ->
     backend = backend_of(spec)
     if backend not in LAYOUTS:
         return f"faults are injected under {', '.join(LAYOUTS)} so far, not {backend or spec.name}"
+    if fault.kind.of_filesystem and config.fstype not in JOURNALS:
+        return (f"{config.fstype} keeps no journal a write fault can be aimed at "
+                f"(those of {', '.join(JOURNALS)} can)")
     if fault.kind.part and fault.kind.part not in LAYOUTS[str(backend)].parts:
         return f"{backend} keeps no {fault.kind.part} files to fail writes to"
     db = databases.get(str(backend))
@@ -103,6 +107,7 @@ class Cell:
         self.log = base / "client.log"
         self.notes: list[str] = []
         self.resolved: dict[str, str] = {}  # the files the database named once its tables existed
+        self.journal: list[tuple[int, int]] = []  # the filesystem's journal on the device (write:journal)
 
     def load(self, datadir: Path, endpoint: Endpoint | None) -> None:
         """The tables created and filled; the files the layout's queries name noted."""
@@ -185,7 +190,19 @@ class Cell:
             time.sleep(0.2)
         return f"a write fault cannot be aimed on {self.config.fstype}: {wrong}"
 
+    def find_journal(self, device: str) -> str | None:
+        """The filesystem's journal on the device, as its own tools read it (write:journal); why not, else."""
+        place = JOURNALS[self.config.fstype]
+        try:
+            self.journal = place.find(device)
+        except (ValueError, CommandFailed) as exc:
+            why = exc.one_line() if isinstance(exc, CommandFailed) else str(exc)
+            return f"{place.words} could not be found on the device: {why}"[:300]
+        return None
+
     def arm(self, disk: FaultyDisk, datadir: Path, stack: ExitStack) -> bool:
+        if self.fault.kind.of_filesystem:
+            disk.aim_ranges(self.journal)
         if self.fault.kind.part:
             files = self.fault.kind.files(datadir, LAYOUTS[self.backend], self.resolved)
             if not files:
@@ -277,7 +294,8 @@ def fault_cell(config: FsConfig, spec: WorkloadSpec, fault: FaultPlan, workdir: 
                                 cell.load(prov.datadir, endpoint)
                                 cell.after_load(prov.datadir, endpoint)
                                 os.sync()
-                                wrong = cell.mapping_problem(prov.datadir, device) if fault.kind.part else None
+                                wrong = cell.mapping_problem(prov.datadir, device) if fault.kind.part else \
+                                    cell.find_journal(device) if fault.kind.of_filesystem else None
                                 if wrong:
                                     cell.notes.append(wrong)
                                     ended = oc.Ended.NOT_RUN
