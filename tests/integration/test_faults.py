@@ -133,6 +133,20 @@ def test_fsyncgate_a_failed_write_back_of_pages_never_written_again_then_a_check
     assert not ledger_entries(workdir) and not mounts_under(workdir) and not loops_under(workdir)
 
 
+@pytest.mark.parametrize(("fs", "did"), [("ext4", "aborted its journal"), ("xfs", "shut down (xfs)")])
+def test_a_failed_journal_write_stops_the_filesystem_and_sqlite_is_told(workdir, fs, did):
+    """write:journal: the journal's blocks as the filesystem's own tools place them (ext4's journal inode, xfs's
+    internal log); a failed journal write is one the filesystem cannot go on from."""
+    ledger = Ledger(workdir / "ledger")
+    cell = one_cell(fs, sqlite_spec(), "write:journal", workdir, ledger, 4.0)
+    said = verdict(cell)
+    assert cell.outcome is Ended.MEASURED and cell.injected >= 1, said
+    assert cell.behaviour is not None and cell.behaviour.filesystem.startswith(did), said
+    assert cell.counts is not None and cell.counts.failed > 0, said  # the client was told
+    assert cell.truth is not None and cell.truth.came_up and cell.counts.acked_lost == 0, said
+    assert not ledger_entries(workdir) and not mounts_under(workdir) and not loops_under(workdir)
+
+
 @pytest.mark.skipif(MariaDB.unavailable_reason() is not None, reason=str(MariaDB.unavailable_reason()))
 @pytest.mark.parametrize("flush_method", ["", "fsync"])
 def test_mariadb_aborts_on_a_failed_flush_of_its_redo_log_and_stays_down(workdir, flush_method):
