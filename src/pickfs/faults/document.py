@@ -129,10 +129,11 @@ def _counts(value: Any) -> Counts | None:
     if value is None:
         return None
     d = _table(value, "counts")
-    return Counts(*(_count(d, k, "counts") for k in ("acked", "acked_present", "acked_lost", "failed",
-                                                      "false_failures")),
-                  old_value=_text(d, "old_value", "counts"), corruption=_text(d, "corruption", "counts"),
-                  lost_ids=_ints(d, "lost_ids", "counts"), false_ids=_ints(d, "false_ids", "counts"))
+    n = {k: _count(d, k, "counts") for k in ("acked", "acked_present", "acked_lost", "failed", "false_failures")}
+    return Counts(acked=n["acked"], acked_present=n["acked_present"], acked_lost=n["acked_lost"], failed=n["failed"],
+                  false_failures=n["false_failures"], old_value=_text(d, "old_value", "counts"),
+                  corruption=_text(d, "corruption", "counts"), lost_ids=_ints(d, "lost_ids", "counts"),
+                  false_ids=_ints(d, "false_ids", "counts"))
 
 
 def _behaviour(value: Any) -> Behaviour | None:
@@ -154,8 +155,9 @@ def _truth(value: Any) -> Truth | None:
     present = from_ranges(d.get("present_ranges", []))
     if _count(d, "present", "truth") != len(present):
         raise Damaged("its truth's count of commits present disagrees with its ranges")
-    return Truth(d["came_up"], present, newest, *(_text(d, k, "truth") for k in ("own_check", "invariant", "problem")),
-                 fsck_ok, _text(d, "fsck_said", "truth"))
+    return Truth(came_up=d["came_up"], present=present, newest=newest, own_check=_text(d, "own_check", "truth"),
+                 invariant=_text(d, "invariant", "truth"), problem=_text(d, "problem", "truth"), fsck_ok=fsck_ok,
+                 fsck_said=_text(d, "fsck_said", "truth"))
 
 
 def cell_from_doc(value: Any) -> FaultCell:
@@ -169,11 +171,14 @@ def cell_from_doc(value: Any) -> FaultCell:
         raise Damaged("its times are not numbers")
     if not isinstance(then_ok, bool):
         raise Damaged("its write_back_ok_after_error is not true or false")
-    return FaultCell(*(_text(d, k, "cell") for k in ("config", "database", "settings", "fault", "plan")),
-                     outcomes[d["outcome"]], _count(d, "injected", "cell"), _counts(d.get("counts")),
-                     _behaviour(d.get("behaviour")), _truth(d.get("truth")), _text(d, "first_error", "cell"),
-                     None if told is None else float(told), _texts(d, "write_back_errors", "cell"), then_ok,
-                     _texts(d, "notes", "cell"), float(seconds))
+    return FaultCell(config=_text(d, "config", "cell"), database=_text(d, "database", "cell"),
+                     settings=_text(d, "settings", "cell"), fault=_text(d, "fault", "cell"),
+                     plan=_text(d, "plan", "cell"), outcome=outcomes[d["outcome"]],
+                     injected=_count(d, "injected", "cell"), counts=_counts(d.get("counts")),
+                     behaviour=_behaviour(d.get("behaviour")), truth=_truth(d.get("truth")),
+                     first_error=_text(d, "first_error", "cell"), told_after_s=None if told is None else float(told),
+                     write_back_errors=_texts(d, "write_back_errors", "cell"), write_back_ok_after_error=then_ok,
+                     notes=_texts(d, "notes", "cell"), seconds=float(seconds))
 
 
 # -- stored with a run ------------------------------------------------------------------------------------------
