@@ -38,7 +38,7 @@ class Layout:
 
     def files(self, datadir: Path, part: str, resolved: dict[str, str]) -> list[Path]:
         """The part's files now (a pattern naming a query not answered matches none)."""
-        out = set()
+        out: set[Path] = set()
         for pattern in self.parts.get(part, ()):
             try:
                 named = pattern.format_map(resolved)
