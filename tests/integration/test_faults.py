@@ -277,6 +277,16 @@ def test_crashtest_fault_reports_each_cell_in_words_and_json(workdir, tmp_path):
     assert "| sqlite" in md.read_text()
 
 
+def test_tpcc_is_fault_tested_on_its_database_with_the_fault_clients_transactions(workdir, tmp_path):
+    """As the power-cut test does: TPC-C's database with TPC-C's settings, the commits the fault client numbers."""
+    out = tmp_path / "faults.json"
+    r = pickfs(workdir, "crashtest", "--fs", "ext4", "--workload", "tpcc", "--fault", "flush", "--json", str(out))
+    assert r.returncode == 0, r.stderr[-2000:]
+    (cell,) = json.loads(out.read_text())["faults"]["cells"]
+    assert (cell["database"], cell["outcome"], cell["injected"]) == ("sqlite", "measured", 1), cell["verdict"]
+    assert cell["counts"]["acked"] > 0 and cell["counts"]["acked_lost"] == 0, cell["verdict"]
+
+
 def test_a_plans_fault_key_runs_the_fault_matrix(workdir, tmp_path):
     plan, out = tmp_path / "plan.toml", tmp_path / "faults.json"
     plan.write_text('[method]\nfault = "flush"\nfault_seed = 3\n[[config]]\npreset = "xfs"\n'
