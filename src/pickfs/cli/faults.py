@@ -108,9 +108,9 @@ class FaultTable:
         for r in self.rows:
             named = dict(zip(COLUMNS, r, strict=True))
             parts.append(Text(", ".join(r[:NAMED]) + ":", style="bold"))
-            parts.append(Text("  " + ", ".join(f"{k} {named[k]}" for k in FIGURES if named[k])))
+            figures = [f"{k} {named[k]}" for k in FIGURES if named[k]]
             rest = [f"{k}: {v}" for k, v in list(named.items())[NAMED:] if k not in FIGURES and v]
-            parts.append(Text("  " + "; ".join(rest)))
+            parts += [Text("  " + line) for line in (", ".join(figures), "; ".join(rest)) if line]
         return Group(*parts)
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
