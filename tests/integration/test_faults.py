@@ -6,6 +6,7 @@ import mmap
 import os
 import signal
 import subprocess
+import sys
 import time
 from contextlib import ExitStack
 
@@ -285,6 +286,45 @@ def test_tpcc_is_fault_tested_on_its_database_with_the_fault_clients_transaction
     (cell,) = json.loads(out.read_text())["faults"]["cells"]
     assert (cell["database"], cell["outcome"], cell["injected"]) == ("sqlite", "measured", 1), cell["verdict"]
     assert cell["counts"]["acked"] > 0 and cell["counts"]["acked_lost"] == 0, cell["verdict"]
+
+
+WRITER = """import os, sys, time
+acks = open(os.environ["PICKFS_ACKS"], "w", buffering=1)
+fd = os.open("log.txt", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+deadline, n = time.monotonic() + 4, 0
+while time.monotonic() < deadline:
+    n += 1
+    os.write(fd, f"{n}\\n".encode())
+    try:
+        os.fsync(fd)
+    except OSError as exc:
+        sys.exit(f"fsync of line {n} failed: {exc}")
+    acks.write(f"{n}\\n")
+"""
+CHECK = """import os, sys
+owed = [x.strip() for x in open(os.environ["PICKFS_ACKS"]) if x.strip()]
+have = set(open("log.txt").read().split()) if os.path.exists("log.txt") else set()
+missing = [x for x in owed if x not in have]
+sys.exit(f"{len(missing)} acknowledged lines missing" if missing else 0)
+"""
+
+
+def test_your_own_command_under_a_failed_flush_is_judged_by_your_check(workdir, tmp_path):
+    """The user's command writes a line, fsyncs it, acknowledges it; the flush fails once: the command is told
+    (its fsync fails) and ends; after the restart the user's check, given every acknowledged line, judges."""
+    writer, check, out = tmp_path / "writer.py", tmp_path / "check.py", tmp_path / "faults.json"
+    writer.write_text(WRITER)
+    check.write_text(CHECK)
+    r = pickfs(workdir, "crashtest", "--fs", "ext4", "--workload", "command", "--set",
+               f'command="{sys.executable} {writer}"', "--check", f"{sys.executable} {check}", "--fault", "flush",
+               "--json", str(out))
+    assert r.returncode == 0, r.stderr[-2000:]
+    (cell,) = json.loads(out.read_text())["faults"]["cells"]
+    assert (cell["outcome"], cell["injected"], cell["judged"]) == ("measured", 1, True), cell["verdict"]
+    assert cell["counts"]["acked"] > 0 and cell["counts"]["failed"] == 1, cell["verdict"]
+    assert "fsync of line" in cell["first_error"] and cell["counts"]["corruption"] == "", cell["verdict"]
+    assert "your check, given the acknowledged lines, passed" in cell["verdict"]
+    assert not ledger_entries(workdir) and not mounts_under(workdir) and not loops_under(workdir)
 
 
 def test_a_plans_fault_key_runs_the_fault_matrix(workdir, tmp_path):

@@ -76,7 +76,7 @@ def test_configurations_that_did_alike_share_a_sentence_and_nothing_is_called_sa
     assert "on btrfs, the server stopped (PANIC), then restarted, the client was given an error, after restart the " \
            "database did not come up" in said
     assert "safe" not in said.lower()
-    assert summary(cells) == "fault test: 3 cells; no acknowledged commit lost; 1 database did not come up"
+    assert summary(cells) == "fault test: 3 cells; acknowledged commits lost in 3 cells; 1 database did not come up"
 
 
 def test_the_html_page_states_the_plan_the_matrix_and_the_verdicts_escaped():
@@ -87,7 +87,7 @@ def test_the_html_page_states_the_plan_the_matrix_and_the_verdicts_escaped():
     assert "x&lt;fs&gt;" in page and "<fs>" not in page
     assert cell().plan.replace("'", "&#x27;") in page  # the fault plan stated
     assert '<td class="lost"' in page and "3 of 4 acknowledged lost" in page  # the cell that lost commits
-    assert "0 of 4 acknowledged lost" in page and "What the literature says" in page and "data_sync_retry" in page
+    assert "1 of 4 acknowledged lost" in page and "What the literature says" in page and "data_sync_retry" in page
     assert "safe" not in page.lower() and "run 20261127-1 (complete)" in page
 
 
@@ -145,10 +145,10 @@ def test_a_fault_run_is_kept_listed_and_drawn_again_in_every_format(fault_cli):
     assert "| postgresql (data\\_sync\\_retry=on) |" in r.stdout
     assert "<h3>a write to the data files&#x27; blocks fails" in (tmp / "f.html").read_text()
     (first, second) = list(csv.DictReader(io.StringIO((tmp / "f.csv").read_text())))
-    assert (first["configuration"], first["acknowledged_lost"], second["filesystem"]) == ("ext4", "0", "shut down (xfs)")
+    assert (first["configuration"], first["acknowledged_lost"], second["filesystem"]) == ("ext4", "1", "shut down (xfs)")
     assert (tmp / "t.csv").read_text().splitlines()[0].startswith("configuration,database,fault,acknowledged")
     assert run("report", "latest", "--quiet").stdout.splitlines() == [
-        "ext4 postgresql write:data: measured, 0 of 4 lost", "xfs postgresql write:data: measured, 0 of 4 lost"]
+        "ext4 postgresql write:data: measured, 1 of 4 lost", "xfs postgresql write:data: measured, 1 of 4 lost"]
 
 
 @needs_root
@@ -173,3 +173,26 @@ def test_an_interrupted_fault_run_keeps_the_cells_that_ended(fault_cli):
     assert "(interrupted)" in shown.stdout
     resumed = run("run", "--resume", "latest")
     assert resumed.exit_code == 2 and "is a fault test" in resumed.output, resumed.output
+
+
+def test_your_own_command_is_judged_by_your_check_and_said_so():
+    """pickfs cannot tell which of your command's acknowledged lines were lost: the table shows '?', the verdict
+    says what your check said, and a failed check counts as a loss."""
+    from pickfs.faults.outcome import NO_SERVER, Counts
+
+    passed = cell(database="command", settings="", fault="flush", judged=True, first_error="fsync failed",
+                  counts=Counts(120, 0, 0, 1, 0, "", ""), behaviour=Behaviour(NO_SERVER, "said nothing"),
+                  truth=Truth(True, own_check="ok", fsck_ok=True))
+    failed = cell(database="command", settings="", fault="flush", judged=True,
+                  counts=Counts(120, 0, 0, 0, 0, "", "3 acknowledged lines missing"),
+                  behaviour=Behaviour(NO_SERVER, "said nothing"), truth=Truth(True, own_check="3 missing"))
+    said = verdict(passed)
+    assert "your command failed, 4 ms after the first injected one (fsync failed) after 120 acknowledgements" in said
+    assert "after restart your check, given the acknowledged lines, passed" in said and "lost" not in said
+    assert "failed: 3 acknowledged lines missing" in verdict(failed)
+    assert row(passed)[3:7] == ("120", "?", "1", "?") and row(passed)[7] == "none (your command)"
+    assert row(failed)[9] == "your check failed"
+    assert summary([passed, failed]) == "fault test: 2 cells; acknowledged commits lost (or your check failed) in 1 cell"
+    assert cell_from_doc(json.loads(json.dumps(cell_doc(failed)))) == failed
+    assert "on ext4, your command" not in " ".join(sentences([passed]))  # no server to speak of
+    assert "after restart your check passed" in sentences([passed])[0]

@@ -169,8 +169,9 @@ def cell_from_doc(value: Any) -> FaultCell:
     told, seconds, then_ok = d.get("told_after_s"), d.get("seconds", 0.0), d.get("write_back_ok_after_error", False)
     if not (told is None or _num(told)) or not _num(seconds):
         raise Damaged("its times are not numbers")
-    if not isinstance(then_ok, bool):
-        raise Damaged("its write_back_ok_after_error is not true or false")
+    judged = d.get("judged", False)
+    if not isinstance(then_ok, bool) or not isinstance(judged, bool):
+        raise Damaged("its write_back_ok_after_error or judged is not true or false")
     return FaultCell(config=_text(d, "config", "cell"), database=_text(d, "database", "cell"),
                      settings=_text(d, "settings", "cell"), fault=_text(d, "fault", "cell"),
                      plan=_text(d, "plan", "cell"), outcome=outcomes[d["outcome"]],
@@ -178,7 +179,7 @@ def cell_from_doc(value: Any) -> FaultCell:
                      behaviour=_behaviour(d.get("behaviour")), truth=_truth(d.get("truth")),
                      first_error=_text(d, "first_error", "cell"), told_after_s=None if told is None else float(told),
                      write_back_errors=_texts(d, "write_back_errors", "cell"), write_back_ok_after_error=then_ok,
-                     notes=_texts(d, "notes", "cell"), seconds=float(seconds))
+                     judged=judged, notes=_texts(d, "notes", "cell"), seconds=float(seconds))
 
 
 # -- stored with a run ------------------------------------------------------------------------------------------

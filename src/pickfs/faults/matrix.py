@@ -5,9 +5,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from pickfs.crash.runner import PROGRAM, backend_of
 from pickfs.errors import PickfsError
 from pickfs.faults.outcome import Ended, FaultCell
 from pickfs.faults.plan import FaultPlan
+from pickfs.faults.program import program_cell
 from pickfs.faults.runner import fault_cell
 from pickfs.model import Cell
 from pickfs.stack.ledger import Ledger
@@ -25,7 +27,8 @@ def run_matrix(cells: Sequence[Cell], faults: Sequence[FaultPlan], workdir: Path
         for c in cells:
             progress(f"{c.config.name}, {c.workload.label}: {fault.text}")
             try:
-                cell = fault_cell(c.config, c.workload, fault, workdir, ledger, size, duration, limit_s, progress)
+                one = program_cell if backend_of(c.workload) == PROGRAM else fault_cell  # your command: its check judges
+                cell = one(c.config, c.workload, fault, workdir, ledger, size, duration, limit_s, progress)
             except PickfsError as exc:
                 if interrupted(exc):  # a teardown that failed on the way out of a Ctrl-C: still a Ctrl-C
                     raise

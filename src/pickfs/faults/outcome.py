@@ -136,6 +136,7 @@ PANICKED = "stopped (PANIC)"
 CRASHED = "stopped (a server process crashed; its log was not written)"
 FAILED_ON_IO = "failed on the I/O error (its log on the failing filesystem has no more)"
 EMBEDDED = "embedded in the client: the library's answers are the client's"
+NO_SERVER = "none: your command ran without a server pickfs started"
 SERVER_SIGNS = (
     (re.compile(r"\bPANIC\b"), PANICKED),
     (re.compile(r"terminated by signal 6|Aborted|got signal 6\b"), "aborted"),  # PostgreSQL's words, MariaDB's
@@ -145,7 +146,7 @@ SERVER_SIGNS = (
 )
 # what the server did, in a table's few words: the why in brackets left to the verdict, what it did kept
 SERVER_SHORT = {PANICKED: "PANIC", CRASHED: "crashed", FAILED_ON_IO: "failed on the I/O error",
-                EMBEDDED: "none (embedded)"}
+                EMBEDDED: "none (embedded)", NO_SERVER: "none (your command)"}
 RESTARTED = re.compile(r"all server processes terminated; reinitializing|the database system is in recovery mode|"
                        r"the database system is starting up")
 READY = re.compile(r"database system is ready to accept connections")
@@ -205,6 +206,9 @@ class FaultCell:
     told_after_s: float | None = None  # from the first injected error to the first error the client was given
     write_back_errors: tuple[str, ...] = ()  # the write-backs the client asked for that failed (the first ones)
     write_back_ok_after_error: bool = False  # and one asked for later succeeded (a checkpoint after a failed one)
+    # the user's own command: its acknowledged lines were handed to the user's check, which judged what is there
+    # (counts.corruption is what it said when it failed); which acknowledged work was lost is not known
+    judged: bool = False
     notes: tuple[str, ...] = field(default_factory=tuple)
     seconds: float = 0.0
 
@@ -239,6 +243,9 @@ def verdict(cell: FaultCell) -> str:
         if cell.told_after_s is not None else ""
     told = (f"the client was given {plural(c.failed, 'error')}{when} (first: {cell.first_error[:120]})" if c.failed
             else "the client was given no error on a commit")
+    if cell.judged:
+        told = (f"your command failed{when} ({cell.first_error[:120]})" if c.failed
+                else "your command ended without an error") + f" after {plural(c.acked, 'acknowledgement')}"
     if cell.write_back_errors:
         told += f"; a write-back it asked for failed ({cell.write_back_errors[0][:120]})" + \
             (", and a later one succeeded" if cell.write_back_ok_after_error else "")
@@ -247,13 +254,16 @@ def verdict(cell: FaultCell) -> str:
     after = (f"after restart {plural(c.acked_lost, 'acknowledged commit')} of {c.acked:,} "
              f"{'was' if c.acked_lost == 1 else 'were'} lost" if c.acked_lost
              else f"after restart none of the {c.acked:,} acknowledged commits was lost")
+    if cell.judged:
+        after = ("after restart your check, given the acknowledged lines, " +
+                 (f"failed: {c.corruption[:200]}" if c.corruption else "passed"))
     extra = []
     if c.false_failures:
         extra.append(f"{plural(c.false_failures, 'commit')} the client was told failed "
                      f"{'was' if c.false_failures == 1 else 'were'} there (false failure)")
     if c.old_value:
         extra.append(f"old value: {c.old_value}")
-    if c.corruption:
+    if c.corruption and not cell.judged:
         extra.append(f"corruption: {c.corruption}")
     if t.fsck_ok is False:
         extra.append(f"fsck: {t.fsck_said[:120]}")

@@ -13,7 +13,7 @@ from typing import Any
 
 from pickfs.faults.document import MODEL, notes
 from pickfs.faults.literature import findings_for
-from pickfs.faults.outcome import EMBEDDED, Ended, FaultCell, plural, server_short, verdict
+from pickfs.faults.outcome import EMBEDDED, NO_SERVER, Ended, FaultCell, plural, server_short, verdict
 from pickfs.faults.plan import KINDS
 
 COLUMNS = ("configuration", "database", "fault", "acknowledged", "lost", "errors to client", "false failures",
@@ -37,7 +37,9 @@ def after_text(cell: FaultCell) -> str:
     c, t = cell.counts, cell.truth
     if c is None or t is None:
         return cell.outcome.value
-    after = "did not come up" if not t.came_up else ("corrupt" if c.corruption else "came up")
+    after = "did not come up" if not t.came_up else \
+        (("your check failed" if c.corruption else "your check passed") if cell.judged else
+         "corrupt" if c.corruption else "came up")
     return after if cell.outcome is Ended.MEASURED else f"{cell.outcome.value}; {after}"
 
 
@@ -46,9 +48,10 @@ def row(cell: FaultCell) -> tuple[str, ...]:
     c, b = cell.counts, cell.behaviour
     if c is None:
         return (cell.config, database_text(cell), cell.fault, "", "", "", "", "", "", after_text(cell))
-    return (cell.config, database_text(cell), cell.fault, f"{c.acked:,}", f"{c.acked_lost:,}", f"{c.failed:,}",
-            f"{c.false_failures:,}", server_short(b.server) if b else "", filesystem_short(b.filesystem) if b else "",
-            after_text(cell))
+    unknown = "?" if cell.judged else ""  # the user's check judged: which acknowledged work was lost is not known
+    return (cell.config, database_text(cell), cell.fault, f"{c.acked:,}", unknown or f"{c.acked_lost:,}",
+            f"{c.failed:,}", unknown or f"{c.false_failures:,}", server_short(b.server) if b else "",
+            filesystem_short(b.filesystem) if b else "", after_text(cell))
 
 
 # -- the matrix: one per fault plan, a row per database with its settings, a column per configuration ---------------
@@ -74,7 +77,8 @@ def matrices(cells: Iterable[FaultCell]) -> list[Matrix]:
 
 
 def lost(cell: FaultCell) -> bool:
-    return cell.counts is not None and cell.counts.acked_lost > 0
+    """Acknowledged commits lost, or the user's check failed (pure)."""
+    return cell.counts is not None and (cell.counts.acked_lost > 0 or (cell.judged and bool(cell.counts.corruption)))
 
 
 def broken(cell: FaultCell) -> bool:
@@ -92,12 +96,13 @@ def counts_lines(cell: FaultCell | None) -> list[str]:
     c, b, t = cell.counts, cell.behaviour, cell.truth
     if cell.injected == 0 or c is None or b is None or t is None:
         return ["the fault never fired" + ("; hung" if cell.outcome is Ended.HUNG else "")]
-    figures = f"{c.acked_lost:,} of {c.acked:,} acknowledged lost"
+    figures = (f"{plural(c.acked, 'acknowledgement')}; your check {'failed' if c.corruption else 'passed'}"
+               if cell.judged else f"{c.acked_lost:,} of {c.acked:,} acknowledged lost")
     figures += f"; {plural(c.failed, 'error')} to the client"
     if c.false_failures:
         figures += f", {c.false_failures:,} false"
     lines = [figures]
-    if b.server != EMBEDDED:
+    if b.server not in (EMBEDDED, NO_SERVER):
         lines.append(f"server: {server_short(b.server)}")
     lines.append(f"filesystem: {filesystem_short(b.filesystem)}")
     after = after_text(cell)
@@ -115,7 +120,7 @@ def what_happened(cell: FaultCell) -> str:
     c, b, t = cell.counts, cell.behaviour, cell.truth
     if cell.injected == 0 or c is None or b is None or t is None:
         return "the fault never fired, which says nothing"
-    parts = [] if b.server == EMBEDDED else [f"the server {b.server}"]
+    parts = [] if b.server in (EMBEDDED, NO_SERVER) else [f"the server {b.server}"]
     if c.failed:
         parts.append("the client was given an error")
     if cell.write_back_errors:
@@ -123,6 +128,8 @@ def what_happened(cell: FaultCell) -> str:
                      (", then a later one succeeded" if cell.write_back_ok_after_error else ""))
     if not t.came_up:
         parts.append("after restart the database did not come up")
+    elif cell.judged:
+        parts.append(f"after restart your check {'failed' if c.corruption else 'passed'}")
     elif c.acked_lost:
         parts.append(f"after restart {plural(c.acked_lost, 'acknowledged commit')} "
                      f"{'was' if c.acked_lost == 1 else 'were'} lost")
@@ -130,7 +137,7 @@ def what_happened(cell: FaultCell) -> str:
         parts.append("after restart no acknowledged commit was lost")
     if c.false_failures:
         parts.append("with false failures (commits the client was told failed were there)")
-    if c.corruption:
+    if c.corruption and not cell.judged:
         parts.append(f"corruption ({c.corruption[:80]})")
     if cell.outcome is Ended.HUNG:
         parts.append("the cell hung")
@@ -268,6 +275,7 @@ CSV_COLUMNS = ("configuration", "database", "settings", "fault", "plan", "outcom
 def csv_row(cell: FaultCell) -> list[object]:
     c, b, t = cell.counts, cell.behaviour, cell.truth
     figures: list[object] = ["", "", "", "", "", "", ""] if c is None else \
+        [c.acked, "", "", c.failed, "", "", c.corruption] if cell.judged else \
         [c.acked, c.acked_present, c.acked_lost, c.failed, c.false_failures, c.old_value, c.corruption]
     return [cell.config, cell.database, cell.settings, cell.fault, cell.plan, cell.outcome.value, cell.injected,
             *figures, "" if t is None else int(t.came_up), "" if t is None or t.fsck_ok is None else int(t.fsck_ok),
@@ -304,7 +312,8 @@ def summary(cells: list[FaultCell]) -> str:
     lost_in = [c for c in ran if lost(c)]
     parts = [f"fault test: {plural(len(cells), 'cell')}" + (f", {len(cells) - len(ran):,} not run or the fault never "
                                                              "fired" if len(ran) < len(cells) else "")]
-    parts.append(f"acknowledged commits lost in {plural(len(lost_in), 'cell')}" if lost_in
+    judged = " (or your check failed)" if any(c.judged for c in lost_in) else ""
+    parts.append(f"acknowledged commits lost{judged} in {plural(len(lost_in), 'cell')}" if lost_in
                  else "no acknowledged commit lost" if ran else "nothing measured")
     if down:
         parts.append(f"{plural(len(down), 'database')} did not come up")
@@ -316,6 +325,7 @@ def quiet_lines(cells: list[FaultCell]) -> list[str]:
     out = []
     for c in cells:
         n = c.counts
-        figures = f", {n.acked_lost} of {n.acked} lost" if n is not None and c.injected else ""
+        figures = "" if n is None or not c.injected else \
+            f", check {'failed' if n.corruption else 'passed'}" if c.judged else f", {n.acked_lost} of {n.acked} lost"
         out.append(f"{c.config} {c.database} {c.fault}: {c.outcome.value}{figures}")
     return out

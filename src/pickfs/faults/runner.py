@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from pickfs import databases
-from pickfs.crash.runner import backend_of, fsck
+from pickfs.crash.runner import PROGRAM, backend_of, fsck
 from pickfs.errors import CommandFailed, PickfsError
 from pickfs.faults import outcome as oc
 from pickfs.faults.disk import FaultyDisk, faulty_disk
@@ -58,11 +58,13 @@ def fault_unavailable(config: FsConfig, spec: WorkloadSpec, fault: FaultPlan) ->
     if not fs_type(config.fstype).on_block_device:
         return f"a fault needs a filesystem on a block device, not {config.fstype}"
     backend = backend_of(spec)
-    if backend not in LAYOUTS:
-        return f"faults are injected under {', '.join(LAYOUTS)} so far, not {backend or spec.name}"
     if fault.kind.of_filesystem and config.fstype not in JOURNALS:
         return (f"{config.fstype} keeps no journal a write fault can be aimed at "
                 f"(those of {', '.join(JOURNALS)} can)")
+    if backend == PROGRAM:
+        return program_unavailable(config, spec, fault)
+    if backend not in LAYOUTS:
+        return f"faults are injected under {', '.join(LAYOUTS)} so far, not {backend or spec.name}"
     if fault.kind.part and fault.kind.part not in LAYOUTS[str(backend)].parts:
         return f"{backend} keeps no {fault.kind.part} files to fail writes to"
     db = databases.get(str(backend))
@@ -73,8 +75,18 @@ def fault_unavailable(config: FsConfig, spec: WorkloadSpec, fault: FaultPlan) ->
     return unavailable_reason(config.fstype) or (db.unavailable_reason() if db.service is None else None)
 
 
+def program_unavailable(config: FsConfig, spec: WorkloadSpec, fault: FaultPlan) -> str | None:
+    """Why the user's own command cannot be fault-tested here (None: it can)."""
+    if fault.kind.part:
+        return f"your own command keeps no {fault.kind.part} files pickfs knows of: use flush or write:journal"
+    server = spec.get("server") or None
+    return (service_class(server).unavailable_reason() if server else None) or unavailable_reason(config.fstype)
+
+
 def settings_text(spec: WorkloadSpec) -> str:
     """The settings a fault's outcome depends on, as the cell ran them (pure)."""
+    if backend_of(spec) == PROGRAM:
+        return f"server={spec.get('server')}" if spec.get("server") else ""
     shown = LAYOUTS[str(backend_of(spec))].shown
     return ", ".join(f"{k}={spec.get(k)}" for k in shown if spec.get(k) not in (None, ""))
 
