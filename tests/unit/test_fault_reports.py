@@ -171,8 +171,9 @@ def test_an_interrupted_fault_run_keeps_the_cells_that_ended(fault_cli):
     shown = run("report", "latest")
     assert shown.exit_code == 0 and "with ext4 and postgresql" in shown.stdout and "run " in shown.stdout
     assert "(interrupted)" in shown.stdout
-    resumed = run("run", "--resume", "latest")
-    assert resumed.exit_code == 2 and "is a fault test" in resumed.output, resumed.output
+    resumed = run("run", "--resume", "latest")  # in-process: the error pickfs's main would say, exit 2
+    assert getattr(resumed.exception, "exit_code", None) == 2, resumed.output
+    assert "is a fault test" in resumed.exception.message and "crashtest --fault write:data" in resumed.exception.hint
 
 
 def test_your_own_command_is_judged_by_your_check_and_said_so():
