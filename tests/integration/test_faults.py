@@ -117,13 +117,16 @@ def test_fsyncgate_a_failed_write_back_of_pages_never_written_again_then_a_check
     never changed again) fails once; the next checkpoint is left to succeed. With the default the server stops
     (PANIC) and replays its WAL from the checkpoint before: nothing acknowledged is lost. With data_sync_retry=on
     it logs an ERROR and goes on; the next checkpoint succeeds without the failed pages, which the kernel had
-    marked clean; after the restart (the page cache gone with the loop device) what follows is pinned here."""
+    marked clean; after the restart (the page cache gone with the loop device) the commits on those pages are
+    gone: lost with data_sync_retry=on in every run here. With the default, nothing was lost in some runs and the
+    last few hundred commits before the PANIC in others (recovery ended early, 'invalid record length'; the
+    failed request, a write-back of up to 248 KB, may carry other files' blocks): not pinned, only the PANIC."""
     ledger = Ledger(workdir / "ledger")
     default = one_cell("ext4", pgbench_spec(), "write:table", workdir, ledger, 5.0)
     said = verdict(default)
     assert default.outcome is Ended.MEASURED and default.injected >= 1, said
-    assert default.behaviour is not None and default.behaviour.server.startswith("stopped (PANIC)"), said
-    assert default.counts is not None and default.counts.acked_lost == 0 and default.truth is not None, said
+    assert default.behaviour is not None and default.behaviour.server.startswith("stopped (PANIC), then restarted"), said
+    assert any("PANIC" in x and "could not fsync" in x for x in default.behaviour.server_log), said
     retry = one_cell("ext4", pgbench_spec(data_sync_retry="on"), "write:table", workdir, ledger, 5.0)
     said = verdict(retry)
     assert retry.outcome is Ended.MEASURED and retry.injected >= 1, said
