@@ -3,9 +3,13 @@ per cell, and the wall time of the whole matrix.
 
 Runs `pickfs crashtest --plan PLAN --fault ...` (real recorder failing real block requests, real filesystems, real
 servers) on a plan it writes: ext4, ext4 data=journal, xfs, btrfs x SQLite (WAL, synchronous=FULL), PostgreSQL
-with its defaults and with data_sync_retry=on; faults: a failed flush, a failed write to the WAL's blocks, a
-failed write-back to the data files' blocks (then the next checkpoint succeeds). Prints one line per cell and
-the wall time, with the load average before and after. Needs root; wrap it in the benchmark lock:
+with its defaults and with data_sync_retry=on, MariaDB (InnoDB, sysbench-oltp's settings), Firebird (embedded,
+forced writes); faults: a failed flush, a failed write to the WAL's blocks, a failed write-back to the data files'
+blocks, and a failed write-back of the commits table's blocks (rows never written again) with the next checkpoint
+left to succeed (the case data_sync_retry decides). A pair that cannot be run (Firebird keeps no WAL, SQLite and
+Firebird no table file of its own) is reported as not run at once. Prints one line per cell and the wall time,
+with the load average before and after; the run is kept in the results database (`pickfs report RUN --html`).
+Needs root; wrap it in the benchmark lock:
 
     flock /tmp/pickfs-bench.lock .venv/bin/python benchmarks/fault_matrix.py
     flock /tmp/pickfs-bench.lock .venv/bin/python benchmarks/fault_matrix.py --fs ext4,xfs --faults flush
@@ -25,13 +29,15 @@ from pathlib import Path
 WORKLOADS = ('[[workload]]\nname = "sqlite-tpcb"\nlabel = "sqlite-wal-full"\njournal_mode = "WAL"\n'
              'synchronous = "FULL"\n'
              '[[workload]]\nname = "pgbench"\nlabel = "pg-defaults"\n'
-             '[[workload]]\nname = "pgbench"\nlabel = "pg-retry"\ndata_sync_retry = "on"\n')
+             '[[workload]]\nname = "pgbench"\nlabel = "pg-retry"\ndata_sync_retry = "on"\n'
+             '[[workload]]\nname = "sysbench-oltp"\nlabel = "mariadb"\n'
+             '[[workload]]\nname = "firebird-tpcb"\nlabel = "firebird"\n')
 
 
 def main(argv: list[str]) -> int:
     p = argparse.ArgumentParser()
     p.add_argument("--fs", default="ext4,ext4-journal,xfs,btrfs")
-    p.add_argument("--faults", default="flush,write:wal,write:data")
+    p.add_argument("--faults", default="flush,write:wal,write:data,write:table")
     p.add_argument("--duration", default="3s")
     p.add_argument("--workdir", default="/var/tmp/pickfs-fault-bench")
     a = p.parse_args(argv)

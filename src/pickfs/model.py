@@ -10,8 +10,10 @@ TargetKind = Literal["image", "device", "directory"]
 CHILDREN = "the run's own processes (client, tools)"
 # "capacity": a slice of the capacity search (engine/capacity.py), at a rate the search chose
 # "crash-state": one power-cut state of a crash test, saved as it is checked (kept when the test is interrupted)
-Phase = Literal["prepare", "warmup", "measured", "crash", "crash-state", "capacity"]
-RESULT_PHASES: tuple[Phase, ...] = ("measured", "crash", "capacity")  # a result: a capacity search's steps and a crash test's states too
+# "fault": one cell of `pickfs crashtest --fault` (its document, faults/document.py, as the raw output)
+Phase = Literal["prepare", "warmup", "measured", "crash", "crash-state", "capacity", "fault"]
+# a result: a capacity search's steps, a crash test's states and a fault test's cells too
+RESULT_PHASES: tuple[Phase, ...] = ("measured", "crash", "capacity", "fault")
 SCHEDULERS = ("none", "mq-deadline", "kyber", "bfq")
 
 

@@ -12,6 +12,7 @@ import pytest
 
 from pickfs.crash.recorder import FaultSwitch
 from pickfs.errors import PlanError
+from pickfs.faults.document import cell_doc
 from pickfs.faults.extents import EXTENT, HEADER, mapping_disagrees, merged, parse_fiemap
 from pickfs.faults.outcome import (
     Behaviour,
@@ -27,7 +28,7 @@ from pickfs.faults.outcome import (
     verdict,
 )
 from pickfs.faults.plan import KINDS, parse_faults, parse_lasting
-from pickfs.faults.render import cell_doc, row
+from pickfs.faults.render import row
 from pickfs.faults.watch import alive
 
 
@@ -42,7 +43,6 @@ def test_the_fault_plan_is_parsed_and_stated():
 
 @pytest.mark.parametrize(("kinds", "nth", "lasting", "said"), [
     ("bogus", 1, "once", "no fault pickfs injects"),
-    ("write:journal", 1, "once", "not resolved"),
     ("", 1, "once", "names no fault"),
     ("flush", 0, "once", "counts from 1"),
     ("flush", 1, "sometimes", "not once, a count"),
@@ -196,7 +196,7 @@ def test_crashtest_refuses_bad_fault_options_with_exit_2_before_anything_is_made
                        (["--fault", "flush", "--states", "3"], "for power cuts"),
                        (["--fault", "flush", "--duration", "1s"], "too short"),
                        (["--fault-at", "2"], "need --fault"),
-                       (["--fault", "flush", "--html", str(tmp_path / "x.html")], "not written for a fault run")):
+                       (["--fault", "flush", "--html", str(tmp_path / "no-such-dir" / "x.html")], "--html")):
         r = subprocess.run([sys.executable, "-m", "pickfs", "crashtest", "--fs", "ext4", *args], capture_output=True,
                            text=True, env={"PICKFS_WORKDIR": str(tmp_path / "w"), "PATH": "/usr/bin:/bin"})
         assert r.returncode == 2 and said in r.stderr and "Traceback" not in r.stderr, (args, r.stderr)
@@ -304,14 +304,63 @@ def test_json_to_stdout_is_the_json_alone(tmp_path, monkeypatch):
     import pickfs.cli.faults as cli_faults
     from pickfs.cli.main import cli
 
-    def matrix(configs, specs, faults, workdir, ledger, size, duration, limit, progress, done):
-        done(cell(config="ext4", notes=("a note",)))
+    def matrix(cells, faults, workdir, ledger, size, duration, limit, progress, done):
+        done(0, 0, cell(config="ext4", notes=("a note",)))
         return []
 
     monkeypatch.setattr(cli_faults, "run_matrix", matrix)
+    monkeypatch.delenv("PICKFS_RESULTS", raising=False)
     r = CliRunner().invoke(cli, ["crashtest", "--fs", "ext4", "--workload", "pgbench", "--fault", "flush",
                                   "--json", "-", "--workdir", str(tmp_path / "w")])
     assert r.exit_code == 0, r.output
     doc = json.loads(r.stdout)
     assert doc["faults"]["cells"][0]["config"] == "ext4" and "model" in doc["faults"]
     assert "model: " in r.stderr and "note: a note" in r.stderr
+
+
+def test_the_commits_tables_file_is_the_one_the_database_names(tmp_path):
+    """write:table is aimed at one relation's file, which PostgreSQL names once its tables exist
+    (pg_relation_filepath); a pattern whose name is not yet known matches nothing; SQLite keeps no such file."""
+    from pickfs.faults.plan import LAYOUTS
+    from pickfs.faults.runner import fault_unavailable
+    from pickfs.model import FsConfig, WorkloadSpec
+
+    (tmp_path / "pgdata" / "base" / "5").mkdir(parents=True)
+    for name in ("16384", "16390", "16390_fsm"):
+        (tmp_path / "pgdata" / "base" / "5" / name).write_bytes(b"x")
+    table = KINDS["write:table"]
+    pg = LAYOUTS["postgresql"]
+    assert table.files(tmp_path, pg, {"commits_table": "base/5/16390"}) == [tmp_path / "pgdata/base/5/16390"]
+    assert table.files(tmp_path, pg) == []
+    assert "commits_table" in pg.queries and len(KINDS["write:data"].files(tmp_path, pg)) == 3
+    said = fault_unavailable(FsConfig("ext4", "ext4"), WorkloadSpec("sqlite-tpcb", "sqlite-tpcb"),
+                             parse_faults("write:table")[0])
+    assert said is not None and "sqlite keeps no table files" in said
+
+
+def test_a_write_back_that_succeeds_after_one_that_failed_is_noted():
+    log = parse_client_log("1 A 100\n- k 200 ERROR: checkpoint request failed\n2 A 300\n- K 400 a checkpoint\n")
+    assert log.write_back_errors and log.write_back_ok_after_error
+    assert not parse_client_log("- K 100 a checkpoint\n- k 200 ERROR: failed\n").write_back_ok_after_error
+    said = verdict(cell(write_back_errors=("ERROR: checkpoint request failed",), write_back_ok_after_error=True))
+    assert "a write-back it asked for failed (ERROR: checkpoint request failed), and a later one succeeded" in said
+
+
+def test_the_journal_is_found_where_the_filesystems_own_tools_say():
+    from pickfs.faults.journal import parse_ext_blocks, parse_ext_header, parse_xfs_log
+    from pickfs.faults.runner import fault_unavailable
+    from pickfs.model import FsConfig, WorkloadSpec
+
+    assert parse_ext_header("Block size:               4096\nJournal inode:            8\n") == (4096, 8)
+    with pytest.raises(ValueError):
+        parse_ext_header("Block size:               4096\nJournal device:	0x0801\n")
+    assert parse_ext_blocks("1026 1027 1028 2000\n", 4096) == [(1026 * 4096, 1029 * 4096), (2000 * 4096, 2001 * 4096)]
+    said = "logstart = 65542\nlogblocks = 3859\nblocksize = 4096\nagblocks = 32768\nagblklog = 15\n"
+    start = (2 * 32768 + 6) * 4096  # block 6 of allocation group 2
+    assert parse_xfs_log(said) == [(start, start + 3859 * 4096)]
+    with pytest.raises(ValueError):
+        parse_xfs_log(said.replace("logstart = 65542", "logstart = 0"))
+    journal = parse_faults("write:journal")[0]
+    sqlite = WorkloadSpec("sqlite-tpcb", "sqlite-tpcb")
+    assert fault_unavailable(FsConfig("btrfs", "btrfs"), sqlite, journal).startswith("btrfs keeps no journal")
+    assert fault_unavailable(FsConfig("ext2", "ext2"), sqlite, journal).startswith("ext2 keeps no journal")

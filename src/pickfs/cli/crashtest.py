@@ -59,7 +59,9 @@ DEFAULT_CRASH_TIME = "2m"  # checking time per configuration when neither --stat
 @click.option("--check", "check", help="with --workload command: your check, run on each state (exit 0 = consistent)")
 @click.option("--fault", default=None,
               help="instead of power cuts, make the disk fail: flush (a cache flush), write:wal (a write to the "
-                   "write-ahead log's blocks), write:data (to the data files' blocks); comma-separated for several")
+                   "write-ahead log's blocks), write:data (to the data files' blocks), write:table (a write-back of "
+                   "the commits table's blocks, rows never written again: the case data_sync_retry decides), "
+                   "write:journal (to the filesystem's journal: ext3, ext4, xfs); comma-separated for several")
 @click.option("--fault-at", type=int, default=None,
               help="with --fault: the k-th matching request once commits flow is the first to fail [1]")
 @click.option("--fault-for", default=None,

@@ -18,6 +18,7 @@ from pickfs.cli.examples import examples
 from pickfs.cli.fleet import report_fleet
 from pickfs.engine.runlock import RunLive, is_live
 from pickfs.errors import PlanError, UntrustedPath
+from pickfs.faults.document import is_fault_run
 from pickfs.model import RunRecord
 from pickfs.report.csv_export import render_csv, render_table_csv
 from pickfs.report.json_export import render_json
@@ -172,7 +173,7 @@ def site_files_only(names: list[str]) -> bool:
 def write_site(store: ResultStore, path: Path) -> None:
     from pickfs.report.site import build_site  # deferred: plotly (its pages' charts), for --site only
 
-    records = [store.load(r.id) for r in store.list_runs()]
+    records = [record for r in store.list_runs() if not is_fault_run(record := store.load(r.id))]  # runs that measured
     real = own_dir(path, "--site", 0o755, made=site_files_only)  # the pages readable by the user who asked
     files = build_site(records)
     for name, text in files.items():
@@ -217,7 +218,13 @@ def command(run: str, explain: bool, quiet: bool, site: Path | None, workdir: st
         report_fleet(store, run, targets)
         return
     # --- end fleet
-    analysis = analyse(store.load(run))  # once, for every format shown or written
+    record = store.load(run)
+    if is_fault_run(record):  # `pickfs crashtest --fault`: its cells, drawn by the fault test's own renderers
+        from pickfs.cli.faults import report_fault_run  # deferred: the fault path, loaded only when asked for
+
+        report_fault_run(record, targets, explain, quiet, record.status == "running" and is_live(Path(workdir), record.id))
+        return
+    analysis = analyse(record)  # once, for every format shown or written
     live = analysis.record.status == "running" and is_live(Path(workdir), analysis.record.id)
     if live:  # every format then says so first and gives no answer
         analysis = replace(analysis, live=True)

@@ -17,6 +17,8 @@ from pickfs.cli.common import read_store, results_option, workdir_option
 from pickfs.cli.examples import examples
 from pickfs.engine.runlock import is_live
 from pickfs.errors import PickfsError, PlanError, UntrustedPath
+from pickfs.faults.document import Damaged, is_fault_run, stored_cells
+from pickfs.faults.render import summary
 from pickfs.report.json_text import strict_json
 from pickfs.safepaths import check_target, write_export
 from pickfs.store import ResultStore
@@ -40,9 +42,14 @@ def answers(store: ResultStore, run: RunSummaryRow, workdir: Path, asked: bool =
     if not asked:
         return NOT_ASKED
     try:
-        analysis = analyse(store.load(run.id))
+        record = store.load(run.id)
+        if is_fault_run(record):  # a fault test names no configuration: what it found, in one line
+            return summary(stored_cells(record))
+        analysis = analyse(record)
     except PickfsError as exc:
         return f"cannot be read: {exc.message}"
+    except Damaged as exc:
+        return f"cannot be read: a damaged {exc}"
     return {v.label: (recommended(v), answer_words(v)) for v in analysis.views if v.measured}
 
 

@@ -23,6 +23,7 @@ from typing import Any
 from pickfs import databases
 from pickfs.clients import commits
 from pickfs.clients.sql import Tx, add_connection_options, open_tx
+from pickfs.faults.plan import LAYOUTS
 
 RECONNECT_PAUSE_S = 0.1
 
@@ -34,8 +35,13 @@ def load(args: argparse.Namespace) -> dict[str, Any]:
     tx.commit()
     tx.q("INSERT INTO pickfs_newest VALUES (1, 0)")
     tx.commit()
+    resolved = {}
+    for name, sql in LAYOUTS[args.backend].queries.items():  # files a fault is aimed at, as the database names them
+        rows = tx.q(sql)
+        resolved[name] = str(rows[0][0]) if rows else ""
+        tx.rollback()
     tx.conn.close()
-    return {"client": "pickfs-faults", "step": "load", "backend": args.backend}
+    return {"client": "pickfs-faults", "step": "load", "backend": args.backend, "resolved": resolved}
 
 
 def one_line(exc: BaseException) -> str:

@@ -55,7 +55,10 @@ class FaultyDisk:
 
     def aim(self, files: list[Path]) -> int:
         """Point a write fault at the files' blocks as the filesystem maps them now; the ranges' count."""
-        found = device_ranges(files)
+        return self.aim_ranges(device_ranges(files))
+
+    def aim_ranges(self, found: list[tuple[int, int]]) -> int:
+        """Point a write fault at the device's byte ranges [start, end); their count."""
         tmp = self.ranges.with_suffix(".new")
         tmp.write_text("".join(f"{a} {b}\n" for a, b in found))
         os.replace(tmp, self.ranges)  # the recorder reads it again when it changes

@@ -17,6 +17,7 @@ class ClientLog:
     write_backs: int
     write_back_errors: tuple[str, ...]
     first_error: str = ""
+    write_back_ok_after_error: bool = False  # a write-back asked for succeeded after one had failed
 
 
 def parse_client_log(text: str) -> ClientLog:
@@ -26,6 +27,8 @@ def parse_client_log(text: str) -> ClientLog:
     unconnected = backs = 0
     back_errors: list[str] = []
     first = ""
+    back_failed_at: int | None = None
+    back_ok_after = False
     for line in text.splitlines():
         parts = line.split(" ", 3)
         if len(parts) < 3 or not parts[2].isdigit():
@@ -41,9 +44,11 @@ def parse_client_log(text: str) -> ClientLog:
             unconnected += 1
         elif what == "K":
             backs += 1
+            back_ok_after = back_ok_after or (back_failed_at is not None and t > back_failed_at)
         elif what == "k":
             back_errors.append(said)
-    return ClientLog(acked, failed, unconnected, backs, tuple(back_errors[:5]), first)
+            back_failed_at = t if back_failed_at is None else back_failed_at
+    return ClientLog(acked, failed, unconnected, backs, tuple(back_errors[:5]), first, back_ok_after)
 
 
 @dataclass(frozen=True)
@@ -127,15 +132,21 @@ def filesystem_said(kernel: list[str], read_only: bool) -> str:
     return "said nothing"
 
 
+PANICKED = "stopped (PANIC)"
+CRASHED = "stopped (a server process crashed; its log was not written)"
+FAILED_ON_IO = "failed on the I/O error (its log on the failing filesystem has no more)"
+EMBEDDED = "embedded in the client: the library's answers are the client's"
+NO_SERVER = "none: your command ran without a server pickfs started"
 SERVER_SIGNS = (
-    (re.compile(r"\bPANIC\b"), "stopped (PANIC)"),
+    (re.compile(r"\bPANIC\b"), PANICKED),
     (re.compile(r"terminated by signal 6|Aborted|got signal 6\b"), "aborted"),  # PostgreSQL's words, MariaDB's
     # what the client was told when the server's own log could not be written (on the failing filesystem)
-    (re.compile(r"crash of another server process|server closed the connection unexpectedly"),
-     "stopped (a server process crashed; its log was not written)"),
-    (re.compile(r"^client: .*(could not (fdatasync|fsync|write)|Input/output error)"),
-     "failed on the I/O error (its log on the failing filesystem has no more)"),
+    (re.compile(r"crash of another server process|server closed the connection unexpectedly"), CRASHED),
+    (re.compile(r"^client: .*(could not (fdatasync|fsync|write)|Input/output error)"), FAILED_ON_IO),
 )
+# what the server did, in a table's few words: the why in brackets left to the verdict, what it did kept
+SERVER_SHORT = {PANICKED: "PANIC", CRASHED: "crashed", FAILED_ON_IO: "failed on the I/O error",
+                EMBEDDED: "none (embedded)", NO_SERVER: "none (your command)"}
 RESTARTED = re.compile(r"all server processes terminated; reinitializing|the database system is in recovery mode|"
                        r"the database system is starting up")
 READY = re.compile(r"database system is ready to accept connections")
@@ -146,7 +157,7 @@ def server_said(log_lines: list[str], alive: bool, embedded: bool, committed_aft
     """What the server did (pure): from its log and what its client was told, whether it is running at the end,
     and whether the client committed again after its first error."""
     if embedded:
-        return "embedded in the client: the library's answers are the client's"
+        return EMBEDDED
     said = next((words for sign, words in SERVER_SIGNS if any(sign.search(x) for x in log_lines)), "")
     restarted = any(RESTARTED.search(x) for x in log_lines)
     said = said or ("stopped" if restarted else "")
@@ -158,6 +169,15 @@ def server_said(log_lines: list[str], alive: bool, embedded: bool, committed_aft
     if said:
         return said + ("" if alive else ", and stayed down")
     return "kept running" if alive else "stopped"
+
+
+def server_short(said: str) -> str:
+    """What the server did in a table's few words (pure): 'stopped (PANIC), then restarted' is 'PANIC, then
+    restarted', a server that crashed with its log unwritten 'crashed', and so on; what it did after is kept."""
+    for words, short in SERVER_SHORT.items():
+        if said.startswith(words):
+            return short + said[len(words):]
+    return said
 
 
 class Ended(Enum):
@@ -185,6 +205,10 @@ class FaultCell:
     first_error: str = ""  # the first error the client was given
     told_after_s: float | None = None  # from the first injected error to the first error the client was given
     write_back_errors: tuple[str, ...] = ()  # the write-backs the client asked for that failed (the first ones)
+    write_back_ok_after_error: bool = False  # and one asked for later succeeded (a checkpoint after a failed one)
+    # the user's own command: its acknowledged lines were handed to the user's check, which judged what is there
+    # (counts.corruption is what it said when it failed); which acknowledged work was lost is not known
+    judged: bool = False
     notes: tuple[str, ...] = field(default_factory=tuple)
     seconds: float = 0.0
 
@@ -219,20 +243,27 @@ def verdict(cell: FaultCell) -> str:
         if cell.told_after_s is not None else ""
     told = (f"the client was given {plural(c.failed, 'error')}{when} (first: {cell.first_error[:120]})" if c.failed
             else "the client was given no error on a commit")
+    if cell.judged:
+        told = (f"your command failed{when} ({cell.first_error[:120]})" if c.failed
+                else "your command ended without an error") + f" after {plural(c.acked, 'acknowledgement')}"
     if cell.write_back_errors:
-        told += f"; a write-back it asked for failed ({cell.write_back_errors[0][:120]})"
+        told += f"; a write-back it asked for failed ({cell.write_back_errors[0][:120]})" + \
+            (", and a later one succeeded" if cell.write_back_ok_after_error else "")
     if not t.came_up:
         return f"{head}: {what}{told}; after restart the database did not come up: {t.problem[:200]}"
     after = (f"after restart {plural(c.acked_lost, 'acknowledged commit')} of {c.acked:,} "
              f"{'was' if c.acked_lost == 1 else 'were'} lost" if c.acked_lost
              else f"after restart none of the {c.acked:,} acknowledged commits was lost")
+    if cell.judged:
+        after = ("after restart your check, given the acknowledged lines, " +
+                 (f"failed: {c.corruption[:200]}" if c.corruption else "passed"))
     extra = []
     if c.false_failures:
         extra.append(f"{plural(c.false_failures, 'commit')} the client was told failed "
                      f"{'was' if c.false_failures == 1 else 'were'} there (false failure)")
     if c.old_value:
         extra.append(f"old value: {c.old_value}")
-    if c.corruption:
+    if c.corruption and not cell.judged:
         extra.append(f"corruption: {c.corruption}")
     if t.fsck_ok is False:
         extra.append(f"fsck: {t.fsck_said[:120]}")

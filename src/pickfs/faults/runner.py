@@ -28,11 +28,12 @@ from pathlib import Path
 from typing import Any
 
 from pickfs import databases
-from pickfs.crash.runner import backend_of, fsck
+from pickfs.crash.runner import PROGRAM, backend_of, fsck
 from pickfs.errors import CommandFailed, PickfsError
 from pickfs.faults import outcome as oc
 from pickfs.faults.disk import FaultyDisk, faulty_disk
 from pickfs.faults.extents import mapping_disagrees
+from pickfs.faults.journal import JOURNALS
 from pickfs.faults.plan import LAYOUTS, FaultPlan
 from pickfs.faults.watch import KernelLog, alive, read_only, server_lines
 from pickfs.model import FsConfig, Target, WorkloadSpec
@@ -57,6 +58,11 @@ def fault_unavailable(config: FsConfig, spec: WorkloadSpec, fault: FaultPlan) ->
     if not fs_type(config.fstype).on_block_device:
         return f"a fault needs a filesystem on a block device, not {config.fstype}"
     backend = backend_of(spec)
+    if fault.kind.of_filesystem and config.fstype not in JOURNALS:
+        return (f"{config.fstype} keeps no journal a write fault can be aimed at "
+                f"(those of {', '.join(JOURNALS)} can)")
+    if backend == PROGRAM:
+        return program_unavailable(config, spec, fault)
     if backend not in LAYOUTS:
         return f"faults are injected under {', '.join(LAYOUTS)} so far, not {backend or spec.name}"
     if fault.kind.part and fault.kind.part not in LAYOUTS[str(backend)].parts:
@@ -69,8 +75,18 @@ def fault_unavailable(config: FsConfig, spec: WorkloadSpec, fault: FaultPlan) ->
     return unavailable_reason(config.fstype) or (db.unavailable_reason() if db.service is None else None)
 
 
+def program_unavailable(config: FsConfig, spec: WorkloadSpec, fault: FaultPlan) -> str | None:
+    """Why the user's own command cannot be fault-tested here (None: it can)."""
+    if fault.kind.part:
+        return f"your own command keeps no {fault.kind.part} files pickfs knows of: use flush or write:journal"
+    server = spec.get("server") or None
+    return (service_class(server).unavailable_reason() if server else None) or unavailable_reason(config.fstype)
+
+
 def settings_text(spec: WorkloadSpec) -> str:
     """The settings a fault's outcome depends on, as the cell ran them (pure)."""
+    if backend_of(spec) == PROGRAM:
+        return f"server={spec.get('server')}" if spec.get("server") else ""
     shown = LAYOUTS[str(backend_of(spec))].shown
     return ", ".join(f"{k}={spec.get(k)}" for k in shown if spec.get(k) not in (None, ""))
 
@@ -102,6 +118,17 @@ class Cell:
         self.duration, self.limit_s, self.progress = duration, limit_s, progress
         self.log = base / "client.log"
         self.notes: list[str] = []
+        self.resolved: dict[str, str] = {}  # the files the database named once its tables existed
+        self.journal: list[tuple[int, int]] = []  # the filesystem's journal on the device (write:journal)
+
+    def load(self, datadir: Path, endpoint: Endpoint | None) -> None:
+        """The tables created and filled; the files the layout's queries name noted."""
+        said = self.client("load", datadir, endpoint, 600).strip().splitlines()
+        try:
+            found = json.loads(said[-1]).get("resolved", {}) if said else {}
+        except ValueError:
+            found = {}
+        self.resolved = {str(k): str(v) for k, v in found.items()} if isinstance(found, dict) else {}
 
     def client(self, step: str, datadir: Path, endpoint: Endpoint | None, timeout: float) -> str:
         argv, env = _client_argv(step, self.backend, datadir, endpoint, self.settings)
@@ -139,7 +166,7 @@ class Cell:
                     if not armed:
                         break
                 elif armed and self.fault.kind.part:
-                    disk.aim(self.fault.kind.files(datadir, LAYOUTS[self.backend]))
+                    disk.aim(self.fault.kind.files(datadir, LAYOUTS[self.backend], self.resolved))
                 to_arm = t0 + self.fault.arm_after_s - time.monotonic()
                 time.sleep(min(AIM_EVERY_S, to_arm) if armed is None and to_arm > 0.01 else AIM_EVERY_S)
             ended = proc.poll() is not None
@@ -164,8 +191,8 @@ class Cell:
     def mapping_problem(self, datadir: Path, device: str) -> str | None:
         """Why a write fault cannot be aimed on this filesystem: its file mapping, read while the database is
         idle after loading, is not the device's addresses (tried three times: a page may change meanwhile)."""
-        files = [p for part in LAYOUTS[self.backend].parts.values() for pattern in part
-                 for p in datadir.glob(pattern) if p.is_file()]
+        layout = LAYOUTS[self.backend]
+        files = sorted({p for part in layout.parts for p in layout.files(datadir, part, self.resolved)})
         wrong = None
         for _ in range(3):
             os.sync()
@@ -175,9 +202,21 @@ class Cell:
             time.sleep(0.2)
         return f"a write fault cannot be aimed on {self.config.fstype}: {wrong}"
 
+    def find_journal(self, device: str) -> str | None:
+        """The filesystem's journal on the device, as its own tools read it (write:journal); why not, else."""
+        place = JOURNALS[self.config.fstype]
+        try:
+            self.journal = place.find(device)
+        except (ValueError, CommandFailed) as exc:
+            why = exc.one_line() if isinstance(exc, CommandFailed) else str(exc)
+            return f"{place.words} could not be found on the device: {why}"[:300]
+        return None
+
     def arm(self, disk: FaultyDisk, datadir: Path, stack: ExitStack) -> bool:
+        if self.fault.kind.of_filesystem:
+            disk.aim_ranges(self.journal)
         if self.fault.kind.part:
-            files = self.fault.kind.files(datadir, LAYOUTS[self.backend])
+            files = self.fault.kind.files(datadir, LAYOUTS[self.backend], self.resolved)
             if not files:
                 self.notes.append(f"no {self.fault.kind.part} file was there to fail writes to")
                 return False
@@ -264,10 +303,11 @@ def fault_cell(config: FsConfig, spec: WorkloadSpec, fault: FaultPlan, workdir: 
                         try:
                             with _server(cell.backend, prov.datadir, cell.settings, ledger, base / "run",
                                          True) as endpoint:
-                                cell.client("load", prov.datadir, endpoint, 600)
+                                cell.load(prov.datadir, endpoint)
                                 cell.after_load(prov.datadir, endpoint)
                                 os.sync()
-                                wrong = cell.mapping_problem(prov.datadir, device) if fault.kind.part else None
+                                wrong = cell.mapping_problem(prov.datadir, device) if fault.kind.part else \
+                                    cell.find_journal(device) if fault.kind.of_filesystem else None
                                 if wrong:
                                     cell.notes.append(wrong)
                                     ended = oc.Ended.NOT_RUN
@@ -293,4 +333,5 @@ def fault_cell(config: FsConfig, spec: WorkloadSpec, fault: FaultPlan, workdir: 
                         injected=len(injected), counts=oc.classify(log, truth), behaviour=behaviour, truth=truth,
                         first_error=log.first_error, told_after_s=oc.told_after(log, injected),
                         write_back_errors=log.write_back_errors,
+                        write_back_ok_after_error=log.write_back_ok_after_error,
                         notes=tuple(cell.notes), seconds=time.monotonic() - t0)

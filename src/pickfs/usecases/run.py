@@ -257,6 +257,9 @@ def resumable(store: ResultStore, plan: Plan) -> None:
         if st.st_uid not in (0, os.geteuid()) or st.st_mode & 0o022:
             raise PlanError(f"results file {path} can be written by another user than pickfs's: a run resumed from it "
                             "would run whatever plan it holds", "resume only from a results file of your own (0600)")
+    if plan.method.fault:  # its cells are kept, but the power-cut test its plan also holds is not what it ran
+        raise PlanError("this run is a fault test (pickfs crashtest --fault), which is not resumed",
+                        f"run it again: pickfs crashtest --fault {plan.method.fault} (what it measured is kept)")
     check_stored_plan(plan)
 
 

@@ -1,0 +1,70 @@
+"""Where a filesystem's journal is on its device, as the filesystem's own tools read it: ext3/ext4's journal inode
+(dumpe2fs, debugfs), xfs's internal log (xfs_db). A registry by filesystem type; a type not in it has no journal
+pickfs can aim a write fault at (btrfs's log tree lives among its other metadata, ext2 has none)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from pickfs.faults.extents import merged
+from pickfs.proc import run
+
+Ranges = list[tuple[int, int]]
+
+
+def parse_ext_header(text: str) -> tuple[int, int]:
+    """(block size, journal inode) from `dumpe2fs -h` (pure); ValueError when the journal is not an inode here."""
+    size = re.search(r"^Block size:\s+(\d+)", text, re.M)
+    inode = re.search(r"^Journal inode:\s+(\d+)", text, re.M)
+    if size is None or inode is None:
+        raise ValueError("no journal inode (an external journal, or none)")
+    return int(size.group(1)), int(inode.group(1))
+
+
+def parse_ext_blocks(text: str, block_size: int) -> Ranges:
+    """The byte ranges of the blocks `debugfs -R 'blocks <N>'` lists (pure)."""
+    blocks = [int(x) for x in text.split() if x.isdigit()]
+    if not blocks:
+        raise ValueError("debugfs listed no journal block")
+    return merged((b * block_size, (b + 1) * block_size) for b in blocks)
+
+
+def ext_journal(device: str) -> Ranges:
+    size, inode = parse_ext_header(run(["dumpe2fs", "-h", device], timeout=60).text)
+    return parse_ext_blocks(run(["debugfs", "-R", f"blocks <{inode}>", device], timeout=60).text, size)
+
+
+XFS_FIELDS = ("logstart", "logblocks", "blocksize", "agblocks", "agblklog")
+
+
+def parse_xfs_log(text: str) -> Ranges:
+    """The byte range of xfs's internal log from `xfs_db -c 'sb 0' -c 'print ...'` (pure): its start is a
+    filesystem block number (allocation group << agblklog | block in the group)."""
+    got = {m.group(1): int(m.group(2)) for m in re.finditer(r"^(\w+) = (\d+)\s*$", text, re.M)}
+    if any(k not in got for k in XFS_FIELDS):
+        raise ValueError(f"xfs_db did not print {', '.join(k for k in XFS_FIELDS if k not in got)}")
+    if got["logstart"] == 0:
+        raise ValueError("the log is external")
+    ag, block = got["logstart"] >> got["agblklog"], got["logstart"] & ((1 << got["agblklog"]) - 1)
+    start = (ag * got["agblocks"] + block) * got["blocksize"]
+    return [(start, start + got["logblocks"] * got["blocksize"])]
+
+
+def xfs_log(device: str) -> Ranges:
+    return parse_xfs_log(run(["xfs_db", "-r", "-c", "sb 0", "-c", "print " + " ".join(XFS_FIELDS), device],
+                             timeout=60).text)
+
+
+@dataclass(frozen=True)
+class JournalPlace:
+    words: str  # what it is, in words
+    find: Callable[[str], Ranges]  # the device -> its byte ranges (ValueError, CommandFailed when it cannot)
+
+
+JOURNALS = {
+    "ext4": JournalPlace("ext4's journal (its journal inode's blocks)", ext_journal),
+    "ext3": JournalPlace("ext3's journal (its journal inode's blocks)", ext_journal),
+    "xfs": JournalPlace("xfs's internal log", xfs_log),
+}
