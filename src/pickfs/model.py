@@ -13,6 +13,7 @@ CHILDREN = "the run's own processes (client, tools)"
 Phase = Literal["prepare", "warmup", "measured", "crash", "crash-state", "capacity"]
 RESULT_PHASES: tuple[Phase, ...] = ("measured", "crash", "capacity")  # a result: a capacity search's steps and a crash test's states too
 SCHEDULERS = ("none", "mq-deadline", "kyber", "bfq")
+DEFAULT_MARGIN = 0.05  # the smallest difference worth a recommendation over the safer or default choice, by default
 
 
 @dataclass(frozen=True)
@@ -131,7 +132,7 @@ class Method:
     # the run stops when the recommendation is settled. False: every configuration to the end, each compared
     # with the baseline's slices around it (the earlier design).
     race: bool = True
-    margin: float = 0.05  # the smallest difference worth a recommendation over the safer or default choice
+    margin: float = DEFAULT_MARGIN  # the smallest difference worth a recommendation over the safer or default choice
     baseline_copies: int | None = None  # images of the baseline per block (None: about sqrt(k - 1))
     # What moves a configuration's level from one run to the next that no run can see in itself (log scale, a
     # standard deviation): added to every level's variance, so that intervals and decisions hold across reruns.
@@ -256,6 +257,25 @@ class Summary:
     maximum: float
 
 
+# Why a race stopped: its decision was settled; it could not settle within its budget at the rate it went; its
+# budget was spent; it had all its rounds (fixed, or the most); every configuration left in it failed.
+StopReason = Literal["settled", "cannot settle", "budget", "rounds", "failed"]
+STOP_REASONS: tuple[StopReason, ...] = ("settled", "cannot settle", "budget", "rounds", "failed")
+
+
+@dataclass(frozen=True)
+class RaceRound:
+    """A round of a race as the race acted on it (engine/race.py), recorded with the run: the workload's label, the
+    round of its slices, the decision taken on every slice up to it (stats/decision.py's `Decision` as plain data,
+    analysis/race.py `decision_record`; None when the race took none after it) and why it stopped there (None:
+    it went on)."""
+
+    label: str
+    round: int
+    decision: dict[str, Any] | None
+    stop: StopReason | None = None
+
+
 @dataclass(frozen=True)
 class RunRecord:
     id: str
@@ -267,6 +287,7 @@ class RunRecord:
     host: dict[str, Any]
     notes: tuple[str, ...]
     trials: tuple[Trial, ...]
+    race_rounds: tuple[RaceRound, ...] = ()  # the decision trail of every race of the run, in the order taken
 
 
 

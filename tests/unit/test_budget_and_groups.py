@@ -1,7 +1,7 @@
 """Pure parts of process tracking, run locks and the shared budget of client counts."""
 
-from pickfs.engine.choice import shared_method
 from pickfs.engine.schedule import SIDE_BY_SIDE_BUDGET
+from pickfs.engine.sidebyside import shared_method
 from pickfs.model import Method, WorkloadSpec
 from pickfs.plan import budget_shares, expand_clients
 from pickfs.stack.tracking import group_parent

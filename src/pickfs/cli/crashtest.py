@@ -13,11 +13,12 @@ import click
 from pickfs.cli.common import results_option, workdir_option
 from pickfs.cli.examples import examples
 from pickfs.cli.report import with_exports
-from pickfs.cli.run import execute_plan, workload_specs
+from pickfs.cli.run import execute_plan
 from pickfs.crash.states import STRATEGIES, parse_strategies
 from pickfs.errors import PlanError
 from pickfs.model import Method, Plan, Target
 from pickfs.plan import build_plan, configs_from_names, load_plan_file
+from pickfs.plan.flags import workload_specs
 from pickfs.units import parse_duration, parse_size
 
 DEFAULT_FS = "ext4,ext4-nobarrier,xfs,btrfs"

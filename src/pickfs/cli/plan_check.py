@@ -9,10 +9,9 @@ import click
 from rich.text import Text
 
 from pickfs import console
-from pickfs.analysis.margin import a_percent
 from pickfs.analysis.views import short_flag
 from pickfs.cli.examples import examples
-from pickfs.engine.schedule import round_budget
+from pickfs.engine.choice import method_lines as how_measured_lines
 from pickfs.faults.plan import parse_faults
 from pickfs.model import Plan
 from pickfs.plan import load_plan_file
@@ -36,34 +35,10 @@ def _minutes(seconds: float) -> str:
 
 
 def method_lines(plan: Plan) -> list[str]:
+    """How the plan is measured: each way the executor takes (engine/choice.py), then the crash test, the fault and
+    what each run does first."""
     m = plan.method
-    lines = []
-    if not m.speed:
-        lines.append("no speed runs")
-    elif m.side_by_side:
-        budget = round_budget(m)
-        until = (f"until the recommendation is settled at {a_percent(m.margin)} margin, configurations leaving as their "
-                 "place is decided" if m.race else f"until every interval is within ±{budget.target:.0%}")
-        rounds = f"exactly {m.rounds} rounds" if budget.fixed else \
-            f"at least {budget.min_rounds} rounds, then {until}" + \
-            (f" (at most {m.max_runs})" if m.target_ci is not None else "")
-        slices = f"{m.slice_seconds:g} s" if m.slice_seconds else "the workload's own length"
-        times = "as many times as fit a fifth of the budget (2-6)" if m.blocks is None else f"{m.blocks} time(s)"
-        lines.append(f"side by side: every configuration built {times} (each a fresh mkfs), all standing at once")
-        lines.append(f"  rounds: {rounds}; each round visits every configuration of every block once")
-        lines.append(f"  slices: {slices}, {m.warmup} warm-up slice(s) per configuration")
-        lines.append(f"  budget: {budget.budget_s / 60:g} min per workload; seed "
-                     f"{m.seed if m.seed is not None else 'from the run id'}")
-        lines.append(f"  workloads that cannot be sliced: {m.runs} whole run(s) per configuration, random-order rounds")
-        if m.accept_busy:
-            lines.append("  a busy machine is the condition to measure (accept_busy): every slice counts")
-    else:
-        order = "interleaved (A B C A B C)" if m.interleave else "sequential (A A B B)"
-        lines.append(f"one at a time: {m.runs} run(s) per cell after {m.warmup} warm-up(s), each on a fresh "
-                     f"filesystem, {order}")
-        if m.target_ci is not None:
-            lines.append(f"  then until each interval is within ±{m.target_ci:.0%}, at most {m.max_runs} runs"
-                         + (f" or {m.max_seconds / 60:g} min" if m.max_seconds is not None else ""))
+    lines = how_measured_lines(plan)
     if m.crash_states:
         states = (f"{m.crash_states} power-cut states per cell, then more for {m.crash_time:g} s of checking"
                   if m.crash_time else f"{m.crash_states} power-cut states per cell")

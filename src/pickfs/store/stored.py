@@ -14,7 +14,7 @@ import types
 import typing
 from typing import Any
 
-from pickfs.model import FsConfig, Method, MetricDef, Target, plan_from_dict
+from pickfs.model import STOP_REASONS, FsConfig, Method, MetricDef, RaceRound, Target, plan_from_dict
 
 
 class Damaged(ValueError):
@@ -172,3 +172,25 @@ def check_mount(mount: dict[str, Any]) -> dict[str, Any]:
     if not _strings(mount.get("effective_options", [])) or not _strings(mount.get("requested_options", [])):
         raise Damaged("a trial's mount options are not text")
     return mount
+
+
+_DECISION = {"settled": bool, "answer": (str, type(None)), "undecided": list, "out": list, "decided": list,
+             "pending": list, "margin": (int, float)}
+
+
+def race_round(row: tuple[Any, ...]) -> RaceRound:
+    """A stored round of a race (workload, round, decision_json, stop), its shape checked; Damaged otherwise."""
+    label, round_no, text, stop = row
+    if not isinstance(label, str) or not isinstance(round_no, int) or isinstance(round_no, bool) or \
+            (stop is not None and stop not in STOP_REASONS):
+        raise Damaged("a race's round has a workload, round or reason to stop that pickfs does not write")
+    wrapped = loads(f"[{text}]" if isinstance(text, str) else None, list, "race's decision")
+    if len(wrapped) != 1:
+        raise Damaged(f"the decision of {label}'s round {round_no} is not JSON")
+    decision: Any = wrapped[0]
+    if decision is not None and (not isinstance(decision, dict) or any(
+            not isinstance(decision.get(k), kinds) for k, kinds in _DECISION.items())
+            or not all(_strings(decision[k]) for k in ("undecided", "pending"))
+            or not all(_strings(pair) and len(pair) == 2 for k in ("out", "decided") for pair in decision[k])):
+        raise Damaged(f"the decision of {label}'s round {round_no} is not one the race records")
+    return RaceRound(label, round_no, decision, stop)
