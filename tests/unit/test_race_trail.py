@@ -24,7 +24,7 @@ from pickfs.engine.bench import Bench
 from pickfs.engine.race import Race
 from pickfs.engine.schedule import round_budget
 from pickfs.engine.sidebyside import Member, Slicer
-from pickfs.model import STOP_REASONS, Cell, Method, Plan, RunRecord, Target, Trial, plan_from_dict
+from pickfs.model import STOP_REASONS, Cell, Plan, RunRecord, Target, Trial, method_of, plan_from_dict
 from pickfs.plan import build_plan, configs_from_names
 from pickfs.plan.flags import workload_specs
 from pickfs.store import ResultStore
@@ -137,7 +137,7 @@ def test_a_fresh_race_records_the_trail_the_analysis_reproduces(tmp_path: Path, 
                                                                  seed: int) -> None:
     plan = build_plan(Target(workdir=str(tmp_path)), configs_from_names(",".join(effects)),
                       workload_specs(("sqlite-tpcb",), (), None),
-                      Method(max_seconds=600.0, target_ci=0.05, max_runs=24, blocks=2, seed=seed), None)
+                      method_of(max_seconds=600.0, target_ci=0.05, max_runs=24, blocks=2, seed=seed), None)
     store = ResultStore(tmp_path / "results.db")
     run_id = f"20260101-000000-000{seed}"
     bench = _fresh(store, run_id, plan)

@@ -33,7 +33,7 @@ UNSUPPORTED_EXPORTS = ("markdown_path", "csv_path", "table_csv_path", "html_path
 def fault_plans(o: dict[str, Any], method: Method) -> list[FaultPlan]:
     """The fault plans the options name (else the plan's [method] keys), checked completely (PlanError, exit 2)."""
     if o["fault"] is None:
-        return parse_faults(method.fault, method.fault_at, method.fault_for, method.fault_seed)
+        return parse_faults(method.faults.kinds, method.faults.at, method.faults.lasts, method.faults.seed)
     return parse_faults(o["fault"], 1 if o["fault_at"] is None else o["fault_at"], o["fault_for"] or "once",
                         1 if o["fault_seed"] is None else o["fault_seed"])
 
@@ -52,7 +52,7 @@ def check_fault_options(o: dict[str, Any], method: Method) -> tuple[float, float
     if duration < LEAST_DURATION_S:
         raise PlanError(f"--duration {o['duration']} is too short with --fault",
                         f"use at least --duration {LEAST_DURATION_S:g}s: the fault is armed once commits flow")
-    limit = method.fault_limit if o["fault_limit"] is None else parse_duration(o["fault_limit"])
+    limit = method.faults.limit if o["fault_limit"] is None else parse_duration(o["fault_limit"])
     if limit <= 0:
         raise PlanError(f"--fault-limit {o['fault_limit']} is no time", "e.g. --fault-limit 2m")
     return duration, limit
@@ -130,7 +130,7 @@ def run_faults(plan: Plan, o: dict[str, Any]) -> None:
         if json_path is not None and str(json_path) != "-":
             write_file(json_path, matrix_json(cells).encode(), "--json")
 
-    size = plan.method.crash_size
+    size = plan.method.crash.size
     for fault in faults:
         console.info(f"fault plan: {fault.text}")
     run_matrix(plan.configs, plan.workloads, faults, workdir, ledger, size, duration, limit, console.info, done)

@@ -39,16 +39,16 @@ def method_lines(plan: Plan) -> list[str]:
     what each run does first."""
     m = plan.method
     lines = how_measured_lines(plan)
-    if m.crash_states:
-        states = (f"{m.crash_states} power-cut states per cell, then more for {m.crash_time:g} s of checking"
-                  if m.crash_time else f"{m.crash_states} power-cut states per cell")
-        lines.append(f"crash test: {states}, {m.crash_duration:g} s of commits recorded on a {_size(m.crash_size)} "
+    if m.crash.states:
+        states = (f"{m.crash.states} power-cut states per cell, then more for {m.crash.time:g} s of checking"
+                  if m.crash.time else f"{m.crash.states} power-cut states per cell")
+        lines.append(f"crash test: {states}, {m.crash.duration:g} s of commits recorded on a {_size(m.crash.size)} "
                      "image")
-    if m.fault:
-        said = "; ".join(f.text for f in parse_faults(m.fault, m.fault_at, m.fault_for, m.fault_seed))
+    if m.faults.kinds:
+        said = "; ".join(f.text for f in parse_faults(m.faults.kinds, m.faults.at, m.faults.lasts, m.faults.seed))
         lines.append(f"fault: {said}: run by pickfs crashtest --plan, which measures no speed (pickfs run refuses "
                      "this plan)")
-    extras = [x for x, on in (("drop caches", m.drop_caches), ("monitors", m.monitors)) if on]
+    extras = [x for x, on in (("drop caches", m.whole.drop_caches), ("monitors", m.monitors)) if on]
     lines.append(f"each run: {', '.join(extras) or 'no cache drop, no monitors'}; the device idle "
                  f"{m.quiesce_seconds:g} s first")
     return lines
@@ -103,10 +103,10 @@ def describe(preview: Preview) -> list[str]:
     estimates = preview.estimates
     if estimates:
         total = sum(e.seconds for e in estimates)
-        lines.append(f"time: about {_minutes(total)}" + (" plus the crash tests" if plan.method.crash_states else "")
+        lines.append(f"time: about {_minutes(total)}" + (" plus the crash tests" if plan.method.crash.states else "")
                      + _crash_budget(plan))
         lines += [f"  {e.label}: {_minutes(e.seconds)}, {e.how}" for e in estimates]
-    elif plan.method.crash_states:
+    elif plan.method.crash.states:
         lines.append("time: the crash tests' (not estimated: it depends on the writes recorded)" + _crash_budget(plan))
     return lines
 
@@ -114,10 +114,10 @@ def describe(preview: Preview) -> list[str]:
 def _crash_budget(plan: Plan) -> str:
     """What a budget of checking time says of the crash tests' time (pure)."""
     m = plan.method
-    if not m.crash_states or not m.crash_time:
+    if not m.crash.states or not m.crash.time:
         return ""
     cells = len(plan.cells())
-    return (f"; their checking about {_minutes(m.crash_time * cells)} ({_minutes(m.crash_time)} per cell, "
+    return (f"; their checking about {_minutes(m.crash.time * cells)} ({_minutes(m.crash.time)} per cell, "
             "less where one stops early), each after its recording")
 
 

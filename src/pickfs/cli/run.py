@@ -130,8 +130,8 @@ def request_from_flags(o: dict[str, Any]) -> RunRequest:
         source = click.get_current_context().get_parameter_source("workdir")
         given = (source is not None and source.name == "COMMANDLINE") or bool(os.environ.get("PICKFS_WORKDIR"))
         plan = load_plan_file(o["plan_file"], method_overrides(o), o["workdir"], workdir_given=given)
-        if plan.method.fault:
-            raise PlanError(f"{o['plan_file']}: fault = {plan.method.fault!r} is read by pickfs crashtest, which "
+        if plan.method.faults.kinds:
+            raise PlanError(f"{o['plan_file']}: fault = {plan.method.faults.kinds!r} is read by pickfs crashtest, which "
                             "measures no speed", f"run it with: pickfs crashtest --plan {o['plan_file']}")
     else:
         plan = plan_from_flags(o)

@@ -84,7 +84,7 @@ class CapacitySearch(Slicer):
         start = float(spec.get("rate") or 0.0) or (ceiling / 4 if ceiling else DEFAULT_START)
         self.rates = {c.index: start for c in cells}
         m = self.plan.method
-        slice_s = m.slice_seconds or workload_class(spec.name).slice_seconds
+        slice_s = m.slices.slice_seconds or workload_class(spec.name).slice_seconds
         floor = lowest_rate(self.target, slice_s)
         saved = saved_steps(cells, previous)
         resumed = resume_state(saved, self.target, ceiling, floor)
@@ -94,13 +94,13 @@ class CapacitySearch(Slicer):
             self.note(f"{spec.label}: the capacity search was already over")
             return
         budget = round_budget(m)
-        self.bench.observer.rounds_started(spec.label, budget.budget_s, m.blocks or 1, len(cells))
+        self.bench.observer.rounds_started(spec.label, budget.budget_s, m.slices.blocks or 1, len(cells))
         self.note(f"{spec.label}: capacity search for {self.target.words()}, from {start:,.0f}/s"
                            + (f" up to the client's ceiling {ceiling:,.0f}/s" if ceiling else "")
                            + (f"; resumed from {resumed.words()}" if saved else ""))
         first_block = max((t.block for t in previous if t.phase == "capacity"), default=-1) + 1
         with ExitStack() as stack:
-            members = self.stand_up_blocks(stack, cells, failed, first_block, m.blocks or 1, 0, budget.budget_s)
+            members = self.stand_up_blocks(stack, cells, failed, first_block, m.slices.blocks or 1, 0, budget.budget_s)
             search(members, failed, self.rates, self.target, ceiling, self._step_slices,
                    lambda text: self.note(f"{spec.label}: {text}"),
                    deadline=time.monotonic() + budget.budget_s, floor=floor, resumed=resumed)

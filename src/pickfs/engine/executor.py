@@ -61,8 +61,8 @@ class Executor:
         saved as it is checked, and the states an interrupted attempt saved are kept, not checked again."""
         m = self.plan.method
         kept = kept_states(previous, cell.index)
-        budget = m.crash_time + self._crash_spare if m.crash_time else 0.0
-        self.observer.note(f"{cell.key}: crash test, {m.crash_states} power-cut states"
+        budget = m.crash.time + self._crash_spare if m.crash.time else 0.0
+        self.observer.note(f"{cell.key}: crash test, {m.crash.states} power-cut states"
                            + (f", then more within {budget:.0f} s" if budget else "")
                            + (f" ({len(kept)} kept from the interrupted run)" if kept else ""))
         started = time.time()
@@ -75,11 +75,11 @@ class Executor:
         try:
             try:
                 result = crash_test(cell.config, cell.workload, Path(self.plan.target.workdir), self.ledger,
-                                    m.crash_states, m.crash_size, m.crash_duration,
+                                    m.crash.states, m.crash.size, m.crash.duration,
                                     progress=lambda text: self.observer.note(f"{cell.key}: {text}"),
-                                    unit=m.crash_unit, recovery_share=m.crash_recovery,
-                                    keep=Path(m.crash_keep) if m.crash_keep else None,
-                                    strategies=m.crash_strategies, kept=kept, checked=checked,
+                                    unit=m.crash.unit, recovery_share=m.crash.recovery,
+                                    keep=Path(m.crash.keep) if m.crash.keep else None,
+                                    strategies=m.crash.strategies, kept=kept, checked=checked,
                                     seed=run_seed(self.run_id, m.seed) + cell.index,  # this run's random moments
                                     budget_s=budget, clear=settled)
             except OSError as exc:  # the host disk filled while the states' images were built: said, not internal
@@ -106,7 +106,7 @@ class Executor:
     def execute(self, previous: tuple[Trial, ...] = ()) -> set[int]:
         """Run every slot not already measured in `previous`; return the indexes of failed cells."""
         failed = self._speed(previous) if self.plan.method.speed else set()
-        if self.plan.method.crash_states:
+        if self.plan.method.crash.states:
             tested = {t.cell_index for t in previous if t.phase == "crash" and t.ok}
             for cell in self.plan.cells():
                 if cell.index in tested:

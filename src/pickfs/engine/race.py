@@ -192,7 +192,7 @@ class Race:
         """One image of each of `names`, the baseline (or, without it, the answer) in sqrt(k - 1)."""
         r = roles(self.cells, self.plan.baseline, failed)
         lead = r.baseline if r.baseline in names else answer
-        copies = {lead: baseline_copies(len(names) - 1, self.plan.method.baseline_copies)} if lead else {}
+        copies = {lead: baseline_copies(len(names) - 1, self.plan.method.slices.baseline_copies)} if lead else {}
         return self._images(stack, names, copies, failed, standing)
 
     def _first_blocks(self, stack: ExitStack, names: list[str], failed: set[int], budget_s: float) -> list[Member]:
@@ -201,8 +201,8 @@ class Race:
         members = self._block(stack, names, failed, None, [])
         took = time.monotonic() - t0
         self.setup_per_image = took / max(len(members), 1)
-        blocks = m.blocks if m.blocks is not None else auto_blocks(took, budget_s)
-        if m.blocks is None and members:  # none stood up: each one's failure is said, there is no block to time
+        blocks = m.slices.blocks if m.slices.blocks is not None else auto_blocks(took, budget_s)
+        if m.slices.blocks is None and members:  # none stood up: each one's failure is said, there is no block to time
             self.slicer.note(f"{self.label}: standing up {blocks} block(s) of {len(names)} configurations "
                                    f"(the first took {took:.0f} s)")
         for _ in range(blocks - 1):
@@ -232,7 +232,7 @@ class Race:
                 return  # this comparison had finished (settled, or its budget spent) before the interruption
             names = [n for n in names if n in rotation(judged[1], judged[2])]
         started = time.monotonic()
-        self.slicer.bench.observer.rounds_started(self.label, budget.budget_s, m.blocks, len(names))
+        self.slicer.bench.observer.rounds_started(self.label, budget.budget_s, m.slices.blocks, len(names))
         first_round = max((t.round for t in history if t.round is not None), default=-1) + 1
         with ExitStack() as stack:
             members = self._first_blocks(stack, names, failed, budget.budget_s)
@@ -325,8 +325,8 @@ class Race:
         names = sorted({x.cell.config.name for x in members}, key=lambda n: self.by_name[n].index)
         per_image = len(history) / max(sum(self.next_image.values()), 1)
         room = deadline - time.monotonic() - round_s * 3
-        new_images = len(names) + baseline_copies(len(names) - 1, self.plan.method.baseline_copies) - 1
-        if (self.plan.method.blocks is None and since_block >= 3 and image_limited(f, per_image)
+        new_images = len(names) + baseline_copies(len(names) - 1, self.plan.method.slices.baseline_copies) - 1
+        if (self.plan.method.slices.blocks is None and since_block >= 3 and image_limited(f, per_image)
                 and room > new_images * self.setup_per_image * 1.5):
             added = self._block(stack, names, failed, decision.answer, self.standing)
             if added:

@@ -79,7 +79,7 @@ class Slicer:
         m, b = self.plan.method, self.bench
         growth = workload_class(cell.workload.name).image_growth(cell.workload, self.plan.target.size_bytes)
         s = stand_up(stack, self.plan, b.ledger, b.store, b.run_id, cell, block=block, expect_bytes=growth)
-        freezer = Freezer(s.endpoint.pidfile) if s.endpoint and s.endpoint.pidfile and m.freeze_idle else None
+        freezer = Freezer(s.endpoint.pidfile) if s.endpoint and s.endpoint.pidfile and m.slices.freeze_idle else None
         if freezer is not None:
             stack.callback(freezer.thaw)  # never leave a server stopped, whatever happens
         member = Member(cell, s.prov, s.endpoint, s.workload, freezer, block, mount=s.mount, group=s.group)
@@ -108,7 +108,7 @@ class Slicer:
 
     def slice_spec(self, cell: Cell) -> WorkloadSpec:
         cls = workload_class(cell.workload.name)
-        return cls.slice_spec(cell.workload, self.plan.method.slice_seconds or cls.slice_seconds)
+        return cls.slice_spec(cell.workload, self.plan.method.slices.slice_seconds or cls.slice_seconds)
 
     def slice(self, member: Member, round_no: int | None, others: list[Member]) -> Trial:
         """One slice: thaw, run, syncfs (counted), freeze; saved at once. round None: a warm-up."""
@@ -189,7 +189,7 @@ def shared_method(m: Method, share: float) -> Method:
     """The method a workload is measured with when it has `share` of the time budget (pure): the client
     counts of one workload share its budget, so --clients 1,2,4,8 takes the time one workload would. A run
     of a fixed number of rounds with no time budget keeps its rounds."""
-    if share >= 1.0 or (m.rounds is not None and m.max_seconds is None and m.target_ci is None):
+    if share >= 1.0 or (m.slices.rounds is not None and m.max_seconds is None and m.target_ci is None):
         return m
     return replace(m, max_seconds=(m.max_seconds if m.max_seconds is not None else SIDE_BY_SIDE_BUDGET) * share)
 
@@ -197,11 +197,11 @@ def shared_method(m: Method, share: float) -> Method:
 def sliced_lines(m: Method, until: str, what: str = "every configuration") -> list[str]:
     """How a way measuring in slices stands its configurations up and takes its rounds, for the dry run (pure)."""
     budget = round_budget(m)
-    rounds = f"exactly {m.rounds} rounds" if budget.fixed else \
+    rounds = f"exactly {m.slices.rounds} rounds" if budget.fixed else \
         f"at least {budget.min_rounds} rounds, then {until}" + \
         (f" (at most {m.max_runs})" if m.target_ci is not None else "")
-    slices = f"{m.slice_seconds:g} s" if m.slice_seconds else "the workload's own length"
-    times = "as many times as fit a fifth of the budget (2-6)" if m.blocks is None else f"{m.blocks} time(s)"
+    slices = f"{m.slices.slice_seconds:g} s" if m.slices.slice_seconds else "the workload's own length"
+    times = "as many times as fit a fifth of the budget (2-6)" if m.slices.blocks is None else f"{m.slices.blocks} time(s)"
     lines = [f"{what} built {times} (each a fresh mkfs), all standing at once",
              f"  rounds: {rounds}; each round visits every configuration of every block once",
              f"  slices: {slices}, {m.warmup} warm-up slice(s) per configuration",
@@ -214,8 +214,8 @@ def sliced_lines(m: Method, until: str, what: str = "every configuration") -> li
 
 def sliced_words(m: Method, until: str) -> str:
     """A way measuring in slices, in a few words (pure)."""
-    rounds = f"{m.rounds} rounds" if m.rounds else until
-    blocks = "automatic blocks" if m.blocks is None else f"{m.blocks} block(s)"
+    rounds = f"{m.slices.rounds} rounds" if m.slices.rounds else until
+    blocks = "automatic blocks" if m.slices.blocks is None else f"{m.slices.blocks} block(s)"
     return f"{blocks}, {rounds}, after {m.warmup} warm-up slice(s)"
 
 
@@ -298,12 +298,12 @@ class SideBySide(Slicer):
         # a block counts as done once it had the fewest rounds; a resumed run whose blocks all had
         # them has finished this comparison (it was interrupted later, in another workload)
         done_blocks = {b for b, rounds in rounds_in.items() if len(rounds) >= minimum}
-        if done_blocks and len(done_blocks) == len(rounds_in) and (m.blocks is None or len(done_blocks) >= m.blocks):
+        if done_blocks and len(done_blocks) == len(rounds_in) and (m.slices.blocks is None or len(done_blocks) >= m.slices.blocks):
             return
         if all(c.index in failed for c in cells):
             return
-        todo = None if m.blocks is None else max(1, m.blocks - len(done_blocks))
-        share = 1.0 if m.blocks is None or todo is None or not done_blocks else todo / m.blocks
+        todo = None if m.slices.blocks is None else max(1, m.slices.blocks - len(done_blocks))
+        share = 1.0 if m.slices.blocks is None or todo is None or not done_blocks else todo / m.slices.blocks
         budget = round_budget(m, share)
         started = time.monotonic()
         self.bench.observer.rounds_started(cells[0].workload.label, budget.budget_s, todo, len(cells))

@@ -30,7 +30,7 @@ def drop_caches() -> None:
 
 def settle(m: Method, prov: Provisioned, cold: bool) -> list[str]:
     """Before a whole run: the page cache dropped (the first, when asked), written back, the device idle."""
-    if cold and m.drop_caches:
+    if cold and m.whole.drop_caches:
         drop_caches()
     else:
         os.sync()
@@ -118,7 +118,7 @@ class OneAtATime:
         return plan.method
 
     def describe(self, m: Method) -> list[str]:
-        order = "interleaved (A B C A B C)" if m.interleave else "sequential (A A B B)"
+        order = "interleaved (A B C A B C)" if m.whole.interleave else "sequential (A A B B)"
         return [f"{m.runs} run(s) per cell after {m.warmup} warm-up(s), each on a fresh filesystem, {order}",
                 *_whole_run_lines(m)]
 

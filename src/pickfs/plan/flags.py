@@ -9,7 +9,7 @@ from dataclasses import replace
 from typing import Any
 
 from pickfs.errors import PlanError
-from pickfs.model import SCHEDULERS, Method, Plan, Target, TargetKind, WorkloadSpec
+from pickfs.model import SCHEDULERS, Plan, Target, TargetKind, WorkloadSpec, method_of
 from pickfs.plan.build import build_plan
 from pickfs.plan.configs import aging_fields, configs_from_names, directory_config
 from pickfs.plan.production import expand_clients, parse_clients, parse_memory, parse_scale
@@ -116,7 +116,7 @@ def plan_from_flags(o: dict[str, Any]) -> Plan:
         configs = [replace(c, scheduler=_scheduler(o["scheduler"])) for c in configs]
     if o.get("age"):  # every configuration aged before its data is laid out
         configs = [replace(c, **aging_fields({"age": o["age"]}, "--age")) for c in configs]
-    method = replace(Method(), **method_overrides(o), drop_caches=not o["no_drop_caches"],
+    method = method_of(**method_overrides(o), drop_caches=not o["no_drop_caches"],
                      interleave=not o["sequential"])
     if o["sequential"]:  # "each configuration's repetitions together" is the one-at-a-time method
         method = replace(method, side_by_side=False)

@@ -265,9 +265,9 @@ def method_words(plan: Plan) -> str:
     """How the run measures, in a few words: each way the executor takes (engine/choice.py), and the crash test."""
     m = plan.method
     what = how_measured_words(plan)
-    if m.crash_states:
-        what += (f"; a crash test of {m.crash_states} power-cut states each, then more within {m.crash_time:g} s"
-                 if m.crash_time else f"; a crash test of {m.crash_states} power-cut states each")
+    if m.crash.states:
+        what += (f"; a crash test of {m.crash.states} power-cut states each, then more within {m.crash.time:g} s"
+                 if m.crash.time else f"; a crash test of {m.crash.states} power-cut states each")
     return what
 
 
