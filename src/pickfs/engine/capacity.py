@@ -96,8 +96,8 @@ class CapacitySearch(Slicer):
         budget = round_budget(m)
         self.bench.observer.rounds_started(spec.label, budget.budget_s, m.slices.blocks or 1, len(cells))
         self.note(f"{spec.label}: capacity search for {self.target.words()}, from {start:,.0f}/s"
-                           + (f" up to the client's ceiling {ceiling:,.0f}/s" if ceiling else "")
-                           + (f"; resumed from {resumed.words()}" if saved else ""))
+                  + (f" up to the client's ceiling {ceiling:,.0f}/s" if ceiling else "")
+                  + (f"; resumed from {resumed.words()}" if saved else ""))
         first_block = max((t.block for t in previous if t.phase == "capacity"), default=-1) + 1
         with ExitStack() as stack:
             members = self.stand_up_blocks(stack, cells, failed, first_block, m.slices.blocks or 1, 0, budget.budget_s)

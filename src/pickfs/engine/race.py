@@ -183,7 +183,7 @@ class Race:
             if not self.slicer.stand_up_one(stack, members, cell, image, failed):
                 standing_now = sum(1 for x in members if x.cell.index == cell.index)
                 self.slicer.note(f"{cell.key}: no room for block {image + 1} on the host: racing on the "
-                                       f"{standing_now} image(s) standing")
+                                 f"{standing_now} image(s) standing")
                 self.next_image[cell.index] = MAX_IMAGES  # no more tries for it
         return [x for x in members[len(standing):] if x.cell.index not in failed]
 
@@ -204,7 +204,7 @@ class Race:
         blocks = m.slices.blocks if m.slices.blocks is not None else auto_blocks(took, budget_s)
         if m.slices.blocks is None and members:  # none stood up: each one's failure is said, there is no block to time
             self.slicer.note(f"{self.label}: standing up {blocks} block(s) of {len(names)} configurations "
-                                   f"(the first took {took:.0f} s)")
+                             f"(the first took {took:.0f} s)")
         for _ in range(blocks - 1):
             live = [n for n in names if self.by_name[n].index not in failed]
             if not live:

@@ -116,8 +116,7 @@ def plan_from_flags(o: dict[str, Any]) -> Plan:
         configs = [replace(c, scheduler=_scheduler(o["scheduler"])) for c in configs]
     if o.get("age"):  # every configuration aged before its data is laid out
         configs = [replace(c, **aging_fields({"age": o["age"]}, "--age")) for c in configs]
-    method = method_of(**method_overrides(o), drop_caches=not o["no_drop_caches"],
-                     interleave=not o["sequential"])
+    method = method_of(**method_overrides(o), drop_caches=not o["no_drop_caches"], interleave=not o["sequential"])
     if o["sequential"]:  # "each configuration's repetitions together" is the one-at-a-time method
         method = replace(method, side_by_side=False)
     rate_sets = at_rate(o["workloads"], o["rate"]) if o.get("rate") else ()  # fixed rate: workloads/latency.py
