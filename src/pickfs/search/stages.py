@@ -149,7 +149,7 @@ class Stages:
         target = Target(kind="image", workdir=s.workdir, size_bytes=s.size_bytes or Target().size_bytes,
                         size_auto=s.size_bytes is None)
         method = method_of(blocks=spec.blocks, max_seconds=max(spec.budget_s, MIN_STAGE_S), margin=s.margin,
-                         seed=s.seed, slice_seconds=s.slice_s)
+                           seed=s.seed, slice_seconds=s.slice_s)
         plan = build_plan(target, list(spec.configs), [s.spec], method, spec.baseline)
         if spec.cut:
             self.note(f"{spec.name}: {spec.cut}")
