@@ -192,3 +192,22 @@ def test_every_stored_race_replayed_records_the_trail_the_analysis_reproduces(tm
             assert trail_differences(view, plan.method, again.race_rounds) == [], (run_id, label)
             compared += sum(1 for r in again.race_rounds if r.label == label and r.decision is not None)
     assert raced >= 3 and compared >= 10
+
+
+@pytest.mark.parametrize(("column", "value"), [("decision_json", '{"settled": "yes"}'), ("decision_json", "[1, 2"),
+                                               ("stop", "bored"), ("round", "3")])
+def test_a_damaged_round_of_a_race_is_refused_in_one_line(tmp_path: Path, column: str, value: str) -> None:
+    from pickfs.errors import ResultsUnusable
+    from pickfs.model import RaceRound
+
+    plan = build_plan(Target(workdir=str(tmp_path)), configs_from_names("ext4,xfs"),
+                      workload_specs(("sqlite-tpcb",), (), None), method_of(), None)
+    store = ResultStore(tmp_path / "results.db")
+    run_id = "20260101-000000-dama"
+    _fresh(store, run_id, plan)
+    store.save_race_round(run_id, RaceRound("sqlite-tpcb", 2, None, "budget"))
+    assert store.load(run_id).race_rounds == (RaceRound("sqlite-tpcb", 2, None, "budget"),)
+    assert store.conn is not None
+    store.conn.execute(f"UPDATE race_rounds SET {column} = ?", (value,))
+    with pytest.raises(ResultsUnusable, match=f"damaged run {run_id}"):
+        store.load(run_id)
