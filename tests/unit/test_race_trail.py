@@ -195,7 +195,7 @@ def test_every_stored_race_replayed_records_the_trail_the_analysis_reproduces(tm
 
 
 @pytest.mark.parametrize(("column", "value"), [("decision_json", '{"settled": "yes"}'), ("decision_json", "[1, 2"),
-                                               ("stop", "bored"), ("round", "3")])
+                                               ("stop", "bored"), ("round", "three")])
 def test_a_damaged_round_of_a_race_is_refused_in_one_line(tmp_path: Path, column: str, value: str) -> None:
     from pickfs.errors import ResultsUnusable
     from pickfs.model import RaceRound
