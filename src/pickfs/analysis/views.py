@@ -501,8 +501,8 @@ def race_trail(view: WorkloadView, method: Method) -> tuple[tuple[int, Decision]
 def trail_differences(view: WorkloadView, method: Method, recorded: Sequence[RaceRound]) -> list[str]:
     """Where the decision trail a race recorded while it ran (engine/race.py) and the one the analysis reproduces
     from the stored slices (`race_trail`) differ, one line each; [] when they are one (pure). Every decision
-    recorded is the analysis's at that round, to the last figure; from the first one on, the race recorded a
-    decision after every round the analysis judges; a race that stopped as settled is settled there."""
+    recorded is the analysis's at that round, to the last figure, and the race stopped as settled exactly where
+    the analysis is settled."""
     ours = dict(race_trail(view, method))
     out = []
     rounds = [r for r in recorded if r.label == view.label]
@@ -514,8 +514,11 @@ def trail_differences(view: WorkloadView, method: Method, recorded: Sequence[Rac
             out.append(f"{view.label} round {r.round}: the race decided, the analysis finds too few slices")
         elif mine != decision_from_record(r.decision):
             out.append(f"{view.label} round {r.round}: the race recorded {r.decision}, the analysis decides {mine}")
-        if r.stop == "settled" and (mine is None or not mine.done):
-            out.append(f"{view.label} round {r.round}: the race stopped as settled, the analysis is not settled")
+        settled = mine is not None and mine.done
+        if (r.stop == "settled") != settled:
+            did = "went on" if r.stop is None else f"stopped ({r.stop})"
+            out.append(f"{view.label} round {r.round}: the race {did}, the analysis is "
+                       f"{'settled' if settled else 'not settled'}")
     return out
 
 
