@@ -14,7 +14,8 @@ from pickfs.cli.examples import examples
 from pickfs.cli.report import check_export_targets
 from pickfs.errors import EXIT_INTERRUPTED, PlanError
 from pickfs.model import DEFAULT_MARGIN, WorkloadSpec
-from pickfs.plan.flags import parse_max_time, parse_share, workload_specs
+from pickfs.plan.flags import parse_max_time, workload_specs
+from pickfs.plan.values import parse_share
 from pickfs.report.search_json import render_json
 from pickfs.report.search_text import render
 from pickfs.risks import database_of

@@ -196,7 +196,7 @@ def check_mount(mount: dict[str, Any]) -> dict[str, Any]:
     return mount
 
 
-_DECISION = {"settled": bool, "answer": (str, type(None)), "undecided": list, "out": list, "decided": list,
+_DECISION: dict[str, type | tuple[type, ...]] = {"settled": bool, "answer": (str, type(None)), "undecided": list, "out": list, "decided": list,
              "pending": list, "margin": (int, float)}
 
 
