@@ -167,6 +167,7 @@ def test_every_stored_race_replayed_records_the_trail_the_analysis_reproduces(tm
     decisions it records are the ones the analysis reproduces from the stored trials."""
     store = ResultStore(tmp_path / "results.db")
     compared = raced = 0
+    expected: dict[tuple[str, str], list[int]] = {}
     for record in stored_runs:
         plan = plan_from_dict(record.plan)
         stored_views = {v.label: v for v in build_views(record)}
@@ -178,6 +179,8 @@ def test_every_stored_race_replayed_records_the_trail_the_analysis_reproduces(tm
             if view.rows[0].how != SIDE_BY_SIDE or not race_trail(view, plan.method):
                 continue
             raced += 1
+            expected[(run_id, label)] = [rnd for rnd, _ in race_trail(view, plan.method)
+                                         if rnd >= round_budget(plan.method).min_rounds - 1]
             group = [c for c in plan.cells() if c.workload.label == label]
             indexes = {c.index for c in group}
             slices = [t for t in record.trials if t.cell_index in indexes and t.phase == "measured" and t.ok
@@ -190,8 +193,10 @@ def test_every_stored_race_replayed_records_the_trail_the_analysis_reproduces(tm
         for label in {r.label for r in again.race_rounds}:
             view = next(v for v in build_views(again) if v.label == label)
             assert trail_differences(view, plan.method, again.race_rounds) == [], (run_id, label)
-            compared += sum(1 for r in again.race_rounds if r.label == label and r.decision is not None)
-    assert raced >= 3 and compared >= 10
+            decided = [r.round for r in again.race_rounds if r.label == label and r.decision is not None]
+            assert decided == expected[(run_id, label)], (run_id, label)  # every round the race judged, replayed
+            compared += len(decided)
+    assert raced >= 4 and compared == sum(len(v) for v in expected.values()) >= 6
 
 
 @pytest.mark.parametrize(("column", "value"), [("decision_json", '{"settled": "yes"}'), ("decision_json", "[1, 2"),
