@@ -15,6 +15,7 @@ Phase = Literal["prepare", "warmup", "measured", "crash", "crash-state", "capaci
 # a result: a capacity search's steps, a crash test's states and a fault test's cells too
 RESULT_PHASES: tuple[Phase, ...] = ("measured", "crash", "capacity", "fault")
 SCHEDULERS = ("none", "mq-deadline", "kyber", "bfq")
+DEFAULT_MARGIN = 0.05  # the smallest difference worth a recommendation over the safer or default choice, by default
 
 
 @dataclass(frozen=True)
@@ -87,11 +88,64 @@ class Target:
 
 
 @dataclass(frozen=True)
-class Method:
-    runs: int = 5
-    warmup: int = 1
+class Slices:
+    """Side by side, the race and the capacity search: every configuration built at once, measured in short
+    slices that take turns in rounds, each round in a fresh random order; `blocks` repetitions on fresh
+    filesystems. Workloads that cannot be sliced alternate whole runs in the same rounds."""
+
+    blocks: int | None = None  # None: as many as fit a fifth of the time budget (2 to 6), from the first one's setup
+    # rounds (each visits every block). None: at least SIDE_BY_SIDE_MIN_ROUNDS, then until every interval is within
+    # target_ci (5%) or the time budget (max_seconds, 9 min) is spent; a number: exactly that many, unless target_ci
+    # or max_seconds is given too (then it is the fewest).
+    rounds: int | None = None
+    slice_seconds: float | None = None  # None: the workload's own default
+    freeze_idle: bool = True  # hold servers still (SIGSTOP) outside their own slices
+    baseline_copies: int | None = None  # the race: images of the baseline per block (None: about sqrt(k - 1))
+
+
+@dataclass(frozen=True)
+class WholeRuns:
+    """One at a time, and whole runs in rounds: each run on its own fresh filesystem."""
+
     drop_caches: bool = True
     interleave: bool = True
+
+
+@dataclass(frozen=True)
+class CrashTest:
+    """A crash test of each cell (pickfs crashtest, or crash_states with a run)."""
+
+    states: int = 0  # > 0: also crash-test each cell, over this many power-cut states
+    duration: float = 3.0  # seconds of commits recorded for a crash test
+    # > 0: after `states` states, more in batches until this many seconds of checking per cell (its budget)
+    time: float = 0.0
+    size: int = 512 * 1024**2  # the crash test's image (small: every write is logged)
+    size_auto: bool = True  # no size given: at least `size`, larger when the job needs it
+    unit: int = 4096  # the disk's atomic unit in a crash test: unflushed writes land in pieces of this size
+    recovery: float = 0.25  # share of crash states that lose power again during recovery
+    keep: str = ""  # a directory to keep the images of crash states that lost or broke something
+    strategies: str = ""  # comma-separated subsets to try (pickfs.crash.states.STRATEGIES); "": all
+
+
+@dataclass(frozen=True)
+class Faults:
+    """pickfs crashtest: the disk fails instead of losing power."""
+
+    kinds: str = ""  # pickfs.faults.plan.KINDS, comma-separated; "": none
+    at: int = 1  # the k-th matching request once commits flow is the first to fail
+    lasts: str = "once"  # once, a count, a duration or forever
+    seed: int = 1
+    limit: float = 120.0  # seconds each fault cell may run past its commits before it is called hung
+
+
+@dataclass(frozen=True)
+class Method:
+    """How a plan is measured: what every way of measuring shares, and each mode's own part (`slices`, `whole`,
+    `crash`, `faults`). A plan's [method] table and the flags name every setting by one flat key
+    (`METHOD_PARTS`); `method_of` builds a Method from them and `but` changes some."""
+
+    runs: int = 5  # measured runs per cell (side by side, the rounds when rounds is not given)
+    warmup: int = 1
     quiesce_seconds: float = 1.0  # the device must stay idle this long before a measured run
     quiesce_timeout: float = 60.0
     monitors: bool = True  # sample /proc during every measured run
@@ -100,41 +154,16 @@ class Method:
     max_runs: int = 20  # with target_ci: the most measured runs per cell
     max_seconds: float | None = None  # with target_ci: stop starting new rounds after this long
     speed: bool = True  # measure speed (pickfs crashtest turns it off)
-    crash_states: int = 0  # > 0: also crash-test each cell, over this many power-cut states
-    crash_duration: float = 3.0  # seconds of commits recorded for a crash test
-    # > 0: after crash_states states, more in batches until this many seconds of checking per cell (its budget)
-    crash_time: float = 0.0
-    crash_size: int = 512 * 1024**2  # the crash test's image (small: every write is logged)
-    crash_size_auto: bool = True  # no crash_size given: at least crash_size, larger when the job needs it
-    crash_unit: int = 4096  # the disk's atomic unit in a crash test: unflushed writes land in pieces of this size
-    crash_recovery: float = 0.25  # share of crash states that lose power again during recovery
-    crash_keep: str = ""  # a directory to keep the images of crash states that lost or broke something
-    crash_strategies: str = ""  # comma-separated subsets to try (pickfs.crash.states.STRATEGIES); "": all
-    # pickfs crashtest: the disk fails instead of losing power (pickfs.faults.plan.KINDS, comma-separated); "": none
-    fault: str = ""
-    fault_at: int = 1  # the k-th matching request once commits flow is the first to fail
-    fault_for: str = "once"  # once, a count, a duration or forever
-    fault_seed: int = 1
-    fault_limit: float = 120.0  # seconds each fault cell may run past its commits before it is called hung
-    # Side by side (the default): all configurations built at once, measured in short slices that
-    # take turns in rounds, each round in a fresh random order; `blocks` repetitions on fresh
-    # filesystems. Workloads that cannot be sliced alternate whole runs in the same rounds.
+    # Side by side (the default): all configurations built at once, measured in slices (`slices`); False: one
+    # configuration at a time (`whole`).
     side_by_side: bool = True
-    blocks: int | None = None  # None: as many as fit a fifth of the time budget (2 to 6), from the first one's setup
-    # side by side: rounds (each visits every block). None: at least SIDE_BY_SIDE_MIN_ROUNDS, then until every
-    # interval is within target_ci (5%) or the time budget (max_seconds, 9 min) is spent; a number:
-    # exactly that many, unless target_ci or max_seconds is given too (then it is the fewest).
-    rounds: int | None = None
-    slice_seconds: float | None = None  # None: the workload's own default
-    freeze_idle: bool = True  # side by side: hold servers still (SIGSTOP) outside their own slices
     seed: int | None = None  # of the rounds' random order (None: from the run id)
     # The race (the default side by side): configurations leave the rotation once their place is decided, the
     # baseline stands in about sqrt(k - 1) images per block, the weather is read from every configuration, and
     # the run stops when the recommendation is settled. False: every configuration to the end, each compared
     # with the baseline's slices around it (the earlier design).
     race: bool = True
-    margin: float = 0.05  # the smallest difference worth a recommendation over the safer or default choice
-    baseline_copies: int | None = None  # images of the baseline per block (None: about sqrt(k - 1))
+    margin: float = DEFAULT_MARGIN  # the smallest difference worth a recommendation over the safer or default choice
     # What moves a configuration's level from one run to the next that no run can see in itself (log scale, a
     # standard deviation): added to every level's variance, so that intervals and decisions hold across reruns.
     # The default is the reference machine's, estimated across stored reruns (benchmarks/rerun_variance.py).
@@ -146,6 +175,52 @@ class Method:
     # the capacity search (engine/capacity.py): e.g. "p99<=5ms", the highest fixed rate each configuration
     # holds within it; None: no search
     latency_target: str | None = None
+    slices: Slices = Slices()
+    whole: WholeRuns = WholeRuns()
+    crash: CrashTest = CrashTest()
+    faults: Faults = Faults()
+
+    def but(self, **flat: Any) -> Method:
+        """This method with some settings changed, each named by its flat key (pure)."""
+        parts: dict[str, dict[str, Any]] = {}
+        own: dict[str, Any] = {}
+        for key, value in flat.items():
+            where = METHOD_PARTS.get(key)
+            if where is None:
+                if key not in _COMMON:
+                    raise TypeError(f"Method has no setting {key!r}")
+                own[key] = value
+            else:
+                parts.setdefault(where[0], {})[where[1]] = value
+        return replace(self, **own, **{p: replace(getattr(self, p), **kw) for p, kw in parts.items()})
+
+    def flat(self) -> dict[str, Any]:
+        """Every setting by its flat key, as a plan's [method] table names it (pure)."""
+        out = {k: getattr(self, k) for k in _COMMON}
+        out.update({key: getattr(getattr(self, part), name) for key, (part, name) in METHOD_PARTS.items()})
+        return out
+
+
+# The flat key of each setting of a mode's part: (the part, its name there). The plan's [method] table, the flags
+# and runs stored before the split name them so.
+METHOD_PARTS: dict[str, tuple[str, str]] = {
+    "blocks": ("slices", "blocks"), "rounds": ("slices", "rounds"), "slice_seconds": ("slices", "slice_seconds"),
+    "freeze_idle": ("slices", "freeze_idle"), "baseline_copies": ("slices", "baseline_copies"),
+    "drop_caches": ("whole", "drop_caches"), "interleave": ("whole", "interleave"),
+    "crash_states": ("crash", "states"), "crash_duration": ("crash", "duration"), "crash_time": ("crash", "time"),
+    "crash_size": ("crash", "size"), "crash_size_auto": ("crash", "size_auto"), "crash_unit": ("crash", "unit"),
+    "crash_recovery": ("crash", "recovery"), "crash_keep": ("crash", "keep"),
+    "crash_strategies": ("crash", "strategies"),
+    "fault": ("faults", "kinds"), "fault_at": ("faults", "at"), "fault_for": ("faults", "lasts"),
+    "fault_seed": ("faults", "seed"), "fault_limit": ("faults", "limit"),
+}
+PART_TYPES: dict[str, type] = {"slices": Slices, "whole": WholeRuns, "crash": CrashTest, "faults": Faults}
+_COMMON = tuple(k for k in Method.__dataclass_fields__ if k not in PART_TYPES)
+
+
+def method_of(**flat: Any) -> Method:
+    """A method from settings named by their flat keys, the others at their defaults (pure)."""
+    return Method().but(**flat)
 
 
 @dataclass(frozen=True)
@@ -258,6 +333,25 @@ class Summary:
     maximum: float
 
 
+# Why a race stopped: its decision was settled; it could not settle within its budget at the rate it went; its
+# budget was spent; it had all its rounds (fixed, or the most); every configuration left in it failed.
+StopReason = Literal["settled", "cannot settle", "budget", "rounds", "failed"]
+STOP_REASONS: tuple[StopReason, ...] = ("settled", "cannot settle", "budget", "rounds", "failed")
+
+
+@dataclass(frozen=True)
+class RaceRound:
+    """A round of a race as the race acted on it (engine/race.py), recorded with the run: the workload's label, the
+    round of its slices, the decision taken on every slice up to it (stats/decision.py's `Decision` as plain data,
+    analysis/race.py `decision_record`; None when the race took none after it) and why it stopped there (None:
+    it went on)."""
+
+    label: str
+    round: int
+    decision: dict[str, Any] | None
+    stop: StopReason | None = None
+
+
 @dataclass(frozen=True)
 class RunRecord:
     id: str
@@ -269,6 +363,7 @@ class RunRecord:
     host: dict[str, Any]
     notes: tuple[str, ...]
     trials: tuple[Trial, ...]
+    race_rounds: tuple[RaceRound, ...] = ()  # the decision trail of every race of the run, in the order taken
 
 
 
@@ -278,7 +373,7 @@ def plan_to_dict(plan: Plan) -> dict[str, Any]:
         "target": asdict(plan.target),
         "configs": [{"name": c.name, **c.settings()} for c in plan.configs],
         "workloads": [w.as_dict() for w in plan.workloads],
-        "method": asdict(plan.method),
+        "method": asdict(plan.method),  # each mode's part nested
         "baseline": plan.baseline,
         "warnings": list(plan.warnings),
     }
@@ -295,8 +390,14 @@ def plan_from_dict(d: dict[str, Any]) -> Plan:
     )
     workloads = tuple(WorkloadSpec(w["name"], w["label"], tuple(sorted(w["settings"].items())))
                       for w in d["workloads"])
-    method = dict(d["method"])
+    return Plan(Target(**d["target"]), configs, workloads, method_from_dict(d["method"]), d.get("baseline"),
+                tuple(d.get("warnings", ())))
+
+
+def method_from_dict(d: dict[str, Any]) -> Method:
+    """A stored method: each mode's part nested, or (a run stored before the split) every setting flat."""
+    method = dict(d)
     method.setdefault("side_by_side", False)  # runs stored before the side-by-side method
     method.setdefault("race", False)  # runs stored before the race
-    return Plan(Target(**d["target"]), configs, workloads, Method(**method), d.get("baseline"),
-                tuple(d.get("warnings", ())))
+    parts = {p: cls(**method.pop(p)) for p, cls in PART_TYPES.items() if isinstance(method.get(p), dict)}
+    return replace(method_of(**method), **parts)

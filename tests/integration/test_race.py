@@ -68,7 +68,30 @@ def test_a_far_slower_configuration_leaves_the_race_early(workdir):
     cells = {c["config"]: c for c in doc["cells"]}
     assert cells["ext4-sync"]["comparison"]["ci_high"] < 1  # clearly slower, with its interval
     assert not cells["ext4-sync"]["recommended"]
+    trail_reproduced(workdir, left="ext4-sync")
     nothing_left(workdir)
+
+
+def trail_reproduced(workdir: Path, left: str | None = None) -> None:
+    """The race recorded the decision it acted on after each round, and why it stopped, and the analysis reproduces
+    that trail from the stored trials; `left` is among those it let go."""
+    from pickfs.analysis.run import build_views
+    from pickfs.analysis.views import trail_differences
+    from pickfs.model import STOP_REASONS, plan_from_dict
+    from pickfs.store import ResultStore
+
+    store = ResultStore.read_only(workdir / "results.db")
+    try:
+        record = store.load("latest")
+    finally:
+        store.close()
+    plan = plan_from_dict(record.plan)
+    assert record.race_rounds and record.race_rounds[-1].stop in STOP_REASONS
+    for view in build_views(record):
+        assert trail_differences(view, plan.method, record.race_rounds) == []
+    if left is not None:
+        gone = {name for r in record.race_rounds if r.decision for name, _ in (*r.decision["out"], *r.decision["decided"])}
+        assert left in gone
 
 
 def test_ctrl_c_mid_race_then_resume(workdir):
@@ -99,6 +122,7 @@ def test_ctrl_c_mid_race_then_resume(workdir):
     for cell in {c for c, _, _ in new}:
         assert min(b for c, b, _ in new if c == cell) > max((b for c, b, _ in kept if c == cell), default=-1)
     assert "measured side by side in a race" in pickfs(workdir, "report", "latest", "--explain").stdout
+    trail_reproduced(workdir)  # the decisions of both parts, as each acted on them
     nothing_left(workdir)
 
 

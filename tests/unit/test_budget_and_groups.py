@@ -1,8 +1,8 @@
 """Pure parts of process tracking, run locks and the shared budget of client counts."""
 
-from pickfs.engine.choice import shared_method
 from pickfs.engine.schedule import SIDE_BY_SIDE_BUDGET
-from pickfs.model import Method, WorkloadSpec
+from pickfs.engine.sidebyside import shared_method
+from pickfs.model import Method, WorkloadSpec, method_of
 from pickfs.plan import budget_shares, expand_clients
 from pickfs.stack.tracking import group_parent
 from pickfs.workloads import workload_class
@@ -42,5 +42,5 @@ def test_a_shared_budget_is_a_share_of_the_runs_and_fixed_rounds_stay_fixed():
     assert shared_method(Method(), 0.25).max_seconds == SIDE_BY_SIDE_BUDGET / 4
     assert shared_method(Method(max_seconds=600.0), 0.5).max_seconds == 300.0
     assert shared_method(Method(max_seconds=600.0), 1.0).max_seconds == 600.0
-    fixed = Method(rounds=5)
+    fixed = method_of(rounds=5)
     assert shared_method(fixed, 0.25) == fixed

@@ -117,7 +117,7 @@ def test_a_busy_machine_accepted_decides_on_every_slice_and_names_the_condition(
 
 
 def test_the_flag_and_the_plan_key_set_it():
-    from pickfs.cli.run import method_overrides
+    from pickfs.plan.flags import method_overrides
     from pickfs.plan.method import method_from_table
 
     assert method_from_table({"accept_busy": True}).accept_busy

@@ -122,11 +122,11 @@ def test_the_run_examples_are_valid_plans(tmp_path, capsys):
 
 
 def test_the_dry_run_never_promises_less_than_standing_up_and_the_least_rounds():
-    from pickfs.cli.run import workload_specs
     from pickfs.engine.estimate import estimate
     from pickfs.engine.schedule import SETUP_S
     from pickfs.model import Method, Target
     from pickfs.plan import build_plan, configs_from_names
+    from pickfs.plan.flags import workload_specs
 
     plan = build_plan(Target(workdir="/var/tmp/x"), configs_from_names("ext4,xfs"), workload_specs((), (), None),
                       Method(max_seconds=5.0), None)
@@ -152,10 +152,10 @@ def test_the_dry_run_says_the_race_stops_when_its_answer_is_settled_as_the_metho
     """The estimate said 'until every interval is within ±5%' where the race stops once the recommendation is settled
     at the margin (the method line above it, and the run's own first line, say so)."""
     from pickfs.cli.plan_check import method_lines
-    from pickfs.cli.run import workload_specs
     from pickfs.engine.estimate import estimate
     from pickfs.model import Method, Target
     from pickfs.plan import build_plan, configs_from_names
+    from pickfs.plan.flags import workload_specs
 
     plan = build_plan(Target(workdir="/var/tmp/x"), configs_from_names("ext4,xfs"), workload_specs((), (), None),
                       Method(max_seconds=600.0), None)

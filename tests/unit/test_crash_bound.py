@@ -108,13 +108,13 @@ def test_crashtest_spends_a_budget_by_default_and_states_alone_stay_a_count(tmp_
     from pickfs.errors import PlanError
 
     m = _plan(tmp_path).method
-    assert (m.crash_states, m.crash_time) == (12, 120.0)  # a budget, not a count, by default
+    assert (m.crash.states, m.crash.time) == (12, 120.0)  # a budget, not a count, by default
     m = _plan(tmp_path, "--states", "24").method
-    assert (m.crash_states, m.crash_time) == (24, 0.0)  # exactly 24
+    assert (m.crash.states, m.crash.time) == (24, 0.0)  # exactly 24
     m = _plan(tmp_path, "--crash-time", "10m").method
-    assert (m.crash_states, m.crash_time) == (12, 600.0)
+    assert (m.crash.states, m.crash.time) == (12, 600.0)
     m = _plan(tmp_path, "--states", "5", "--crash-time", "30s").method
-    assert (m.crash_states, m.crash_time) == (5, 30.0)
+    assert (m.crash.states, m.crash.time) == (5, 30.0)
     with pytest.raises(PlanError, match="no time to check states in"):
         _plan(tmp_path, "--crash-time", "0s")
 

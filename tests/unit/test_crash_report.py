@@ -2,11 +2,11 @@
 not exercise (issue 19 point 10), and when each losing state was cut."""
 
 import json
-from dataclasses import asdict, replace
+from dataclasses import asdict
 
 from pickfs.analysis.run import build_views
 from pickfs.crash.runner import UNSEEN, CrashResult, StateResult, model_text
-from pickfs.model import Method, Plan, Target, Trial, WorkloadSpec, plan_to_dict
+from pickfs.model import Plan, Target, Trial, WorkloadSpec, method_of, plan_to_dict
 from pickfs.report.crash_text import crash_details
 from pickfs.report.html import render_html
 from pickfs.report.markdown import render_markdown
@@ -27,7 +27,7 @@ def state(i, lost=0, torn=0, when="", mode="random subset"):
 
 
 def saved(store, workloads, docs):
-    plan = Plan(Target(), (PRESETS["ext4"],), tuple(workloads), Method(runs=1, warmup=0, speed=False, crash_states=2))
+    plan = Plan(Target(), (PRESETS["ext4"],), tuple(workloads), method_of(runs=1, warmup=0, speed=False, crash_states=2))
     d = plan_to_dict(plan)
     for w in d["workloads"]:
         w["metrics"] = [asdict(m) for m in workload_class(w["name"]).metrics]
@@ -121,15 +121,15 @@ def test_a_crash_image_is_sized_to_the_job_when_no_size_is_given(tmp_path):
     plan = crash_plan_of(*common, "--set", "full_page_writes=off")
     need = workload_class("pgbench").space_needed(plan.workloads[0])
     assert need > 0.85 * CRASH_IMAGE_MIN  # the default image is too small for it
-    assert plan.method.crash_size == 1024**3 and plan.method.crash_states == 40
-    assert crash_plan_of(*common[:2], "--states", "3", "--workdir", str(tmp_path)).method.crash_size == CRASH_IMAGE_MIN
-    assert crash_plan_of(*common, "--size", "2G").method.crash_size == 2 * 1024**3  # a given size is kept
+    assert plan.method.crash.size == 1024**3 and plan.method.crash.states == 40
+    assert crash_plan_of(*common[:2], "--states", "3", "--workdir", str(tmp_path)).method.crash.size == CRASH_IMAGE_MIN
+    assert crash_plan_of(*common, "--size", "2G").method.crash.size == 2 * 1024**3  # a given size is kept
     with pytest.raises(PlanError) as exc:
         crash_plan_of(*common, "--size", "512M")
     assert "the crash test's image of 512 MiB" in exc.value.message
     assert "--size 1G" in exc.value.hint and "leave the size out" in exc.value.hint
     # a plan's crash test, sized the same way; a job larger than the recorder takes gets its largest image
-    method = replace(Method(runs=1, warmup=0), speed=False, crash_states=3)
+    method = method_of(runs=1, warmup=0, speed=False, crash_states=3)
     big = WorkloadSpec("pgbench", "big", (("scale", 1000),))
     plan = build_plan(Target(workdir=str(tmp_path)), configs_from_names("ext4"), [big], method, None)
-    assert plan.method.crash_size == CRASH_IMAGE_MAX and any("at most 4 GiB" in w for w in plan.warnings)
+    assert plan.method.crash.size == CRASH_IMAGE_MAX and any("at most 4 GiB" in w for w in plan.warnings)

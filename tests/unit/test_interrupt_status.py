@@ -67,7 +67,7 @@ def test_a_slice_whose_teardown_fails_after_ctrl_c_ends_the_run_not_the_cell(tmp
         finally:
             raise PickfsError("could not remove the control group /x: busy", "run pickfs cleanup")
 
-    monkeypatch.setattr(sidebyside.SideBySide, "_slice", one_slice)
+    monkeypatch.setattr(sidebyside.Slicer, "slice", one_slice)
     data = tmp_path / "a"
     data.mkdir()
     with pytest.raises(SystemExit) as info:

@@ -33,7 +33,7 @@ def raw(server: FakeServer, rate: float, seed: int) -> str:
 def rate_plan(**method):
     plan = make_plan()
     wl = WorkloadSpec("sqlite-tpcb", "sqlite-tpcb", tuple(sorted(SqliteTpcb.normalize({"rate": 100}).items())))
-    return replace(plan, configs=plan.configs[:3], workloads=(wl,), method=replace(plan.method, **method))
+    return replace(plan, configs=plan.configs[:3], workloads=(wl,), method=plan.method.but(**method))
 
 
 def store_run(store, plan, phase: str, rates=(100.0,)) -> str:

@@ -6,7 +6,7 @@ import random
 import pytest
 
 from pickfs.engine.schedule import RoundBudget, auto_blocks, round_budget, round_order, run_seed
-from pickfs.model import Method
+from pickfs.model import Method, method_of
 from pickfs.stats.compare import compare
 from pickfs.stats.paired import (
     Obs,
@@ -165,12 +165,12 @@ def test_round_budget():
 def test_round_budget_from_the_method():
     default = round_budget(Method())
     assert (default.min_rounds, default.budget_s, default.target, default.fixed) == (3, 540.0, 0.05, False)
-    fixed = round_budget(Method(rounds=2, blocks=2))
+    fixed = round_budget(method_of(rounds=2, blocks=2))
     assert fixed.fixed and fixed.min_rounds == 2
     assert not fixed.another_round(2, settled=False, now=0, deadline=1e9, round_s=1, max_rounds=100)
     # a resumed run with one block of three left gets a third of the budget
-    assert round_budget(Method(max_seconds=300.0, rounds=4), 1 / 3).budget_s == pytest.approx(100.0)
-    assert not round_budget(Method(rounds=4, target_ci=0.02)).fixed
+    assert round_budget(method_of(max_seconds=300.0, rounds=4), 1 / 3).budget_s == pytest.approx(100.0)
+    assert not round_budget(method_of(rounds=4, target_ci=0.02)).fixed
 
 
 def test_automatic_blocks_fit_a_fifth_of_the_budget():

@@ -306,7 +306,7 @@ def test_estimate_side_by_side_is_the_budget_unless_rounds_are_fixed():
 
     from pickfs.engine.estimate import estimate
     from pickfs.engine.schedule import SIDE_BY_SIDE_BUDGET, Slot, estimate_seconds
-    from pickfs.model import Method, Target, WorkloadSpec
+    from pickfs.model import Method, Target, WorkloadSpec, method_of
     from pickfs.plan import build_plan, resolve_fs_name
     from pickfs.workloads import workload_class
 
@@ -317,9 +317,9 @@ def test_estimate_side_by_side_is_the_budget_unless_rounds_are_fixed():
     assert estimate(plan)[0].seconds == SIDE_BY_SIDE_BUDGET
     plan = build_plan(Target(), configs, [spec], Method(max_seconds=120.0), None)
     assert estimate(plan)[0].seconds == 120.0
-    plan = build_plan(Target(), configs, [spec], Method(rounds=10, target_ci=0.02), None)
+    plan = build_plan(Target(), configs, [spec], method_of(rounds=10, target_ci=0.02), None)
     assert estimate(plan)[0].seconds == SIDE_BY_SIDE_BUDGET  # rounds is only the fewest then
-    plan = build_plan(Target(), configs, [spec], Method(rounds=10, blocks=1, warmup=0), None)
+    plan = build_plan(Target(), configs, [spec], method_of(rounds=10, blocks=1, warmup=0), None)
     assert estimate(plan)[0].seconds == pytest.approx(2 * 2.5 + 10 * 2 * (1.0 + 0.3))
     plan = build_plan(Target(), configs, [spec], replace(Method(), side_by_side=False, runs=3), None)
     expected = sum(estimate_seconds(Slot(c, r), plan.method) for r in range(3) for c in plan.cells())

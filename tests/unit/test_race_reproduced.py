@@ -11,8 +11,9 @@ import pytest
 
 from pickfs.analysis.run import build_views
 from pickfs.analysis.views import SIDE_BY_SIDE, race_trail
+from pickfs.engine.bench import Bench
 from pickfs.engine.race import Race
-from pickfs.engine.sidebyside import SideBySide
+from pickfs.engine.sidebyside import Slicer
 from pickfs.model import RunRecord, plan_from_dict
 from pickfs.store import ResultStore
 
@@ -38,7 +39,7 @@ def test_the_analysis_reproduces_every_decision_of_the_race(records: list[RunRec
             trail = race_trail(view, plan.method)
             assert trail or view.rows[0].how != SIDE_BY_SIDE  # every workload measured side by side was raced
             group = [c for c in plan.cells() if c.workload.label == view.label]
-            race = Race(SideBySide(plan, record.id, None, None, None, None), group)  # type: ignore[arg-type]
+            race = Race(Slicer(Bench(plan, record.id, None, None, None)), group)  # type: ignore[arg-type]
             indexes = {c.index for c in group}
             history = [t for t in record.trials if t.cell_index in indexes and t.phase == "measured" and t.ok
                        and t.round is not None]

@@ -1,7 +1,7 @@
 from dataclasses import replace
 
 from pickfs.engine.schedule import Slot, fixed_slots, next_slot
-from pickfs.model import Method, Plan, Target, WorkloadSpec
+from pickfs.model import Method, Plan, Target, WorkloadSpec, method_of
 from pickfs.stack.presets import PRESETS
 
 
@@ -27,7 +27,7 @@ def test_interleaved_order_spreads_drift():
 
 
 def test_sequential_order():
-    assert drain(cells(2), Method(runs=2, interleave=False)) == [("ext4", 0), ("ext4", 1), ("xfs", 0), ("xfs", 1)]
+    assert drain(cells(2), method_of(runs=2, interleave=False)) == [("ext4", 0), ("ext4", 1), ("xfs", 0), ("xfs", 1)]
 
 
 def test_resume_skips_finished_slots_and_failed_cells():
@@ -101,4 +101,4 @@ def test_comparison_walls_time_a_side_by_side_comparison_from_the_end_of_what_ra
     # whole runs are not a side-by-side comparison
     whole = [Trial(run_id="r", cell_index=0, repetition=0, phase="measured", started=150.0, elapsed_s=2.0, ok=True, metrics={})]
     assert comparison_walls({key: {0, 1}}, whole, created=90.0) == {}
-    assert comparison_key(cs, m) != comparison_key(cs, Method(blocks=2))
+    assert comparison_key(cs, m) != comparison_key(cs, method_of(blocks=2))

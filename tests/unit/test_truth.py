@@ -98,7 +98,7 @@ def test_compare_names_the_machines_differences(store):
 
 
 def test_set_refuses_a_key_two_selected_workloads_have_unless_scoped():
-    from pickfs.cli.run import workload_specs
+    from pickfs.plan.flags import workload_specs
 
     with pytest.raises(PlanError) as e:
         workload_specs(("sysbench-oltp", "fileio"), ("threads=8",), None)

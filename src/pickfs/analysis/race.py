@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 from pickfs.fsfacts import facts_of
 from pickfs.model import FsConfig, Method, Trial
@@ -112,3 +113,24 @@ def measured_s(series: Mapping[str, Sequence[Obs]]) -> float:
     the analysis reads as its minutes, and the time a projection of more time starts from)."""
     times = [o.t for obs in series.values() for o in obs]
     return max(times) - min(times) if times else 0.0
+
+
+def decision_record(decision: Decision | None) -> dict[str, Any] | None:
+    """A decision as plain data, as the race records it with the run (pure)."""
+    if decision is None:
+        return None
+    return {"settled": decision.settled, "answer": decision.answer, "undecided": list(decision.undecided),
+            "out": [list(x) for x in decision.out], "decided": [list(x) for x in decision.decided],
+            "pending": list(decision.pending), "margin": decision.margin}
+
+
+def decision_from_record(d: Mapping[str, Any]) -> Decision:
+    """A recorded decision read back (pure); ValueError when it is not one `decision_record` writes."""
+    try:
+        pairs = {k: tuple((str(n), str(why)) for n, why in d[k]) for k in ("out", "decided")}
+        answer = d["answer"]
+        return Decision(bool(d["settled"]), None if answer is None else str(answer),
+                        tuple(str(n) for n in d["undecided"]), pairs["out"], pairs["decided"],
+                        tuple(str(n) for n in d["pending"]), float(d["margin"]))
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ValueError(f"not a recorded decision: {exc}") from None

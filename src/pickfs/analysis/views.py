@@ -5,19 +5,21 @@ from __future__ import annotations
 import json
 import math
 import statistics
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from pickfs.analysis.crash_verdict import clean_verdict, unexercised_verdict
 from pickfs.analysis.explain import explain, monitor_summary
 from pickfs.analysis.latency import FixedRate, LatencyChoice, fixed_rate, latency_choice
-from pickfs.analysis.race import Entrant, Roles, judge, race_roles, race_target
+from pickfs.analysis.race import Entrant, Roles, decision_from_record, judge, race_roles, race_target
 from pickfs.fsfacts import has_filesystem, in_memory, is_reference
 from pickfs.model import (
     Cell,
     Method,
     MetricDef,
     Plan,
+    RaceRound,
     RunRecord,
     Summary,
     Trial,
@@ -495,6 +497,30 @@ def race_trail(view: WorkloadView, method: Method) -> tuple[tuple[int, Decision]
         if judged is not None:
             out.append((rnd, judged[1]))
     return tuple(out)
+
+
+def trail_differences(view: WorkloadView, method: Method, recorded: Sequence[RaceRound]) -> list[str]:
+    """Where the decision trail a race recorded while it ran (engine/race.py) and the one the analysis reproduces
+    from the stored slices (`race_trail`) differ, one line each; [] when they are one (pure). Every decision
+    recorded is the analysis's at that round, to the last figure, and the race stopped as settled exactly where
+    the analysis is settled."""
+    ours = dict(race_trail(view, method))
+    out = []
+    rounds = [r for r in recorded if r.label == view.label]
+    for r in rounds:
+        if r.decision is None:
+            continue
+        mine = ours.get(r.round)
+        if mine is None:
+            out.append(f"{view.label} round {r.round}: the race decided, the analysis finds too few slices")
+        elif mine != decision_from_record(r.decision):
+            out.append(f"{view.label} round {r.round}: the race recorded {r.decision}, the analysis decides {mine}")
+        settled = mine is not None and mine.done
+        if (r.stop == "settled") != settled:
+            did = "went on" if r.stop is None else f"stopped ({r.stop})"
+            out.append(f"{view.label} round {r.round}: the race {did}, the analysis is "
+                       f"{'settled' if settled else 'not settled'}")
+    return out
 
 
 def _x(log_ratio: float) -> str:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -13,11 +12,12 @@ import click
 from pickfs.cli.common import results_option, workdir_option
 from pickfs.cli.examples import examples
 from pickfs.cli.report import with_exports
-from pickfs.cli.run import execute_plan, workload_specs
+from pickfs.cli.run import execute_plan
 from pickfs.crash.states import STRATEGIES, parse_strategies
 from pickfs.errors import PlanError
-from pickfs.model import Method, Plan, Target
+from pickfs.model import Plan, Target, method_of
 from pickfs.plan import build_plan, configs_from_names, load_plan_file
+from pickfs.plan.flags import workload_specs
 from pickfs.units import parse_duration, parse_size
 
 DEFAULT_FS = "ext4,ext4-nobarrier,xfs,btrfs"
@@ -94,7 +94,7 @@ def command(**o: Any) -> None:
         raise PlanError("--fault-at, --fault-for, --fault-seed and --fault-limit need --fault",
                         "add --fault flush (or write:wal, write:data), or put them in the plan file")
     plan = crash_plan(o)
-    if o["fault"] is not None or plan.method.fault:
+    if o["fault"] is not None or plan.method.faults.kinds:
         from pickfs.cli.faults import run_faults  # deferred: the fault path, loaded only when asked for
 
         run_faults(plan, o)
@@ -123,11 +123,11 @@ def crash_plan(o: dict[str, Any]) -> Plan:
             raise PlanError("--fs, --workload, --set and --check cannot be combined with --plan",
                             "put them in the plan file")
         loaded = load_plan_file(o["plan_file"], {}, o["workdir"])
-        method = replace(loaded.method, speed=False, **crash)
+        method = loaded.method.but(speed=False, **crash)
         plan = build_plan(loaded.target, list(loaded.configs), list(loaded.workloads), method, loaded.baseline)
     else:
         configs = configs_from_names(o["fs"] or DEFAULT_FS)
-        method = Method(runs=1, warmup=0, speed=False, **crash)
+        method = method_of(runs=1, warmup=0, speed=False, **crash)
         plan = build_plan(Target(workdir=o["workdir"]), configs,
                           workload_specs(o["workloads"], sets, None), method, None)
     for w in plan.workloads:

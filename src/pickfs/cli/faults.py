@@ -63,7 +63,7 @@ LEAST_DURATION_S = 3.0  # the fault is armed 0.8-1.6 s in; commits go on after i
 def fault_plans(o: dict[str, Any], method: Method) -> list[FaultPlan]:
     """The fault plans the options name (else the plan's [method] keys), checked completely (PlanError, exit 2)."""
     if o["fault"] is None:
-        return parse_faults(method.fault, method.fault_at, method.fault_for, method.fault_seed)
+        return parse_faults(method.faults.kinds, method.faults.at, method.faults.lasts, method.faults.seed)
     return parse_faults(o["fault"], 1 if o["fault_at"] is None else o["fault_at"], o["fault_for"] or "once",
                         1 if o["fault_seed"] is None else o["fault_seed"])
 
@@ -78,7 +78,7 @@ def check_fault_options(o: dict[str, Any], method: Method) -> tuple[float, float
     if duration < LEAST_DURATION_S:
         raise PlanError(f"--duration {o['duration']} is too short with --fault",
                         f"use at least --duration {LEAST_DURATION_S:g}s: the fault is armed once commits flow")
-    limit = method.fault_limit if o["fault_limit"] is None else parse_duration(o["fault_limit"])
+    limit = method.faults.limit if o["fault_limit"] is None else parse_duration(o["fault_limit"])
     if limit <= 0:
         raise PlanError(f"--fault-limit {o['fault_limit']} is no time", "e.g. --fault-limit 2m")
     return duration, limit
@@ -216,9 +216,9 @@ def run_faults(plan: Plan, o: dict[str, Any]) -> None:
     store = open_store(o["workdir"], o["results_path"])
     # the run stored as asked: the faults and their limit in its plan (the plan's own keys), so it says what it ran
     first = faults[0]
-    stored = replace(plan, method=replace(plan.method, fault=",".join(f.kind.name for f in faults), fault_at=first.nth,
-                                          fault_for=o["fault_for"] or plan.method.fault_for, fault_seed=first.seed,
-                                          fault_limit=limit, crash_duration=duration))
+    stored = replace(plan, method=plan.method.but(fault=",".join(f.kind.name for f in faults), fault_at=first.nth,
+                                                  fault_for=o["fault_for"] or plan.method.faults.lasts,
+                                                  fault_seed=first.seed, fault_limit=limit, crash_duration=duration))
     run_id = store_new_run(store, stored)
     lock = runlock.hold(workdir, run_id)
     try:
@@ -249,7 +249,7 @@ def execute_faults(plan: Plan, faults: list[FaultPlan], store: ResultStore, ledg
             write_export(json_path, matrix_json(cells, plans_of(cells)).encode(), "--json")
 
     try:
-        run_matrix(plan.cells(), faults, Path(plan.target.workdir), ledger, plan.method.crash_size, *times,
+        run_matrix(plan.cells(), faults, Path(plan.target.workdir), ledger, plan.method.crash.size, *times,
                    console.info, done)
     except BaseException as exc:
         status = "interrupted" if interrupted(exc) else "failed"

@@ -9,10 +9,9 @@ import click
 from rich.text import Text
 
 from pickfs import console
-from pickfs.analysis.margin import a_percent
 from pickfs.analysis.views import short_flag
 from pickfs.cli.examples import examples
-from pickfs.engine.schedule import round_budget
+from pickfs.engine.choice import method_lines as how_measured_lines
 from pickfs.faults.plan import parse_faults
 from pickfs.model import Plan
 from pickfs.plan import load_plan_file
@@ -36,44 +35,20 @@ def _minutes(seconds: float) -> str:
 
 
 def method_lines(plan: Plan) -> list[str]:
+    """How the plan is measured: each way the executor takes (engine/choice.py), then the crash test, the fault and
+    what each run does first."""
     m = plan.method
-    lines = []
-    if not m.speed:
-        lines.append("no speed runs")
-    elif m.side_by_side:
-        budget = round_budget(m)
-        until = (f"until the recommendation is settled at {a_percent(m.margin)} margin, configurations leaving as their "
-                 "place is decided" if m.race else f"until every interval is within ±{budget.target:.0%}")
-        rounds = f"exactly {m.rounds} rounds" if budget.fixed else \
-            f"at least {budget.min_rounds} rounds, then {until}" + \
-            (f" (at most {m.max_runs})" if m.target_ci is not None else "")
-        slices = f"{m.slice_seconds:g} s" if m.slice_seconds else "the workload's own length"
-        times = "as many times as fit a fifth of the budget (2-6)" if m.blocks is None else f"{m.blocks} time(s)"
-        lines.append(f"side by side: every configuration built {times} (each a fresh mkfs), all standing at once")
-        lines.append(f"  rounds: {rounds}; each round visits every configuration of every block once")
-        lines.append(f"  slices: {slices}, {m.warmup} warm-up slice(s) per configuration")
-        lines.append(f"  budget: {budget.budget_s / 60:g} min per workload; seed "
-                     f"{m.seed if m.seed is not None else 'from the run id'}")
-        lines.append(f"  workloads that cannot be sliced: {m.runs} whole run(s) per configuration, random-order rounds")
-        if m.accept_busy:
-            lines.append("  a busy machine is the condition to measure (accept_busy): every slice counts")
-    else:
-        order = "interleaved (A B C A B C)" if m.interleave else "sequential (A A B B)"
-        lines.append(f"one at a time: {m.runs} run(s) per cell after {m.warmup} warm-up(s), each on a fresh "
-                     f"filesystem, {order}")
-        if m.target_ci is not None:
-            lines.append(f"  then until each interval is within ±{m.target_ci:.0%}, at most {m.max_runs} runs"
-                         + (f" or {m.max_seconds / 60:g} min" if m.max_seconds is not None else ""))
-    if m.crash_states:
-        states = (f"{m.crash_states} power-cut states per cell, then more for {m.crash_time:g} s of checking"
-                  if m.crash_time else f"{m.crash_states} power-cut states per cell")
-        lines.append(f"crash test: {states}, {m.crash_duration:g} s of commits recorded on a {_size(m.crash_size)} "
+    lines = how_measured_lines(plan)
+    if m.crash.states:
+        states = (f"{m.crash.states} power-cut states per cell, then more for {m.crash.time:g} s of checking"
+                  if m.crash.time else f"{m.crash.states} power-cut states per cell")
+        lines.append(f"crash test: {states}, {m.crash.duration:g} s of commits recorded on a {_size(m.crash.size)} "
                      "image")
-    if m.fault:
-        said = "; ".join(f.text for f in parse_faults(m.fault, m.fault_at, m.fault_for, m.fault_seed))
+    if m.faults.kinds:
+        said = "; ".join(f.text for f in parse_faults(m.faults.kinds, m.faults.at, m.faults.lasts, m.faults.seed))
         lines.append(f"fault: {said}: run by pickfs crashtest --plan, which measures no speed (pickfs run refuses "
                      "this plan)")
-    extras = [x for x, on in (("drop caches", m.drop_caches), ("monitors", m.monitors)) if on]
+    extras = [x for x, on in (("drop caches", m.whole.drop_caches), ("monitors", m.monitors)) if on]
     lines.append(f"each run: {', '.join(extras) or 'no cache drop, no monitors'}; the device idle "
                  f"{m.quiesce_seconds:g} s first")
     return lines
@@ -128,10 +103,10 @@ def describe(preview: Preview) -> list[str]:
     estimates = preview.estimates
     if estimates:
         total = sum(e.seconds for e in estimates)
-        lines.append(f"time: about {_minutes(total)}" + (" plus the crash tests" if plan.method.crash_states else "")
+        lines.append(f"time: about {_minutes(total)}" + (" plus the crash tests" if plan.method.crash.states else "")
                      + _crash_budget(plan))
         lines += [f"  {e.label}: {_minutes(e.seconds)}, {e.how}" for e in estimates]
-    elif plan.method.crash_states:
+    elif plan.method.crash.states:
         lines.append("time: the crash tests' (not estimated: it depends on the writes recorded)" + _crash_budget(plan))
     return lines
 
@@ -139,10 +114,10 @@ def describe(preview: Preview) -> list[str]:
 def _crash_budget(plan: Plan) -> str:
     """What a budget of checking time says of the crash tests' time (pure)."""
     m = plan.method
-    if not m.crash_states or not m.crash_time:
+    if not m.crash.states or not m.crash.time:
         return ""
     cells = len(plan.cells())
-    return (f"; their checking about {_minutes(m.crash_time * cells)} ({_minutes(m.crash_time)} per cell, "
+    return (f"; their checking about {_minutes(m.crash.time * cells)} ({_minutes(m.crash.time)} per cell, "
             "less where one stops early), each after its recording")
 
 

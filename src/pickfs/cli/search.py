@@ -12,9 +12,10 @@ from pickfs import console
 from pickfs.cli.common import clean_orphans, ledger_for, open_store, require_root, results_option, workdir_option
 from pickfs.cli.examples import examples
 from pickfs.cli.report import check_export_targets
-from pickfs.cli.run import parse_max_time, parse_share, workload_specs
 from pickfs.errors import EXIT_INTERRUPTED, PlanError
-from pickfs.model import WorkloadSpec
+from pickfs.model import DEFAULT_MARGIN, WorkloadSpec
+from pickfs.plan.flags import parse_max_time, workload_specs
+from pickfs.plan.values import parse_share
 from pickfs.report.search_json import render_json
 from pickfs.report.search_text import render
 from pickfs.risks import database_of
@@ -72,7 +73,7 @@ def new_request(o: dict[str, Any]) -> dict[str, Any]:
         "max_time_s": max_time,
         "sample": o["sample"] if o["sample"] is not None else 6,
         "seed": o["seed"] if o["seed"] is not None else 1,
-        "margin": parse_share(o["margin"], "--margin", "e.g. --margin 5%", upper=0.5) if o["margin"] else 0.05,
+        "margin": parse_share(o["margin"], "--margin", "--margin 5%", upper=0.5) if o["margin"] else DEFAULT_MARGIN,
         "size_bytes": parse_size(o["size"]) if o["size"] else None,
         "slice_s": parse_duration(o["slice"]) if o["slice"] else None,
         "presets": not o["no_presets"],

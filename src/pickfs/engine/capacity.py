@@ -17,18 +17,15 @@ import time
 from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass, field, replace
-from typing import Any
 
+from pickfs.engine.bench import Bench
 from pickfs.engine.ceiling import in_memory_possible, measure
 from pickfs.engine.schedule import round_budget, round_order
-from pickfs.engine.sidebyside import Member, SideBySide, SliceFailed, why_failed
-from pickfs.errors import PickfsError, ResultsWriteFailed
-from pickfs.model import Cell, Phase, Plan, Trial, WorkloadSpec
-from pickfs.stack.ledger import Ledger
-from pickfs.stack.signals import interrupted
+from pickfs.engine.sidebyside import Member, Slicer, sliced_lines, sliced_words
+from pickfs.errors import PickfsError
+from pickfs.model import Cell, Method, Phase, Plan, Trial, WorkloadSpec
 from pickfs.stats.capacity import FLOOR_RATE, LatencyTarget, Verdict, capacity, judge, next_rate, parse_target
 from pickfs.stats.latency import Slice, fixed_rate_block, slice_from
-from pickfs.store import ResultStore
 from pickfs.workloads import workload_class
 
 STEP_ROUNDS = 4  # rounds of slices per step: the bootstrap's units for each decision
@@ -36,11 +33,38 @@ MAX_STEPS = 10
 DEFAULT_START = 100.0  # tx/s, when neither --rate nor the client's ceiling gives a start
 
 
-class CapacitySearch(SideBySide):
+@dataclass(frozen=True)
+class CapacitySearchWay:
+    """Under a latency target (--latency-target), a workload with a fixed-rate mode: the highest rate each
+    configuration holds within it."""
+
+    name: str = "capacity search"
+    sliced: bool = True
+    whole_plan: bool = False
+
+    def fits(self, plan: Plan, spec: WorkloadSpec) -> bool:
+        return bool(plan.method.latency_target) and "rate" in workload_class(spec.name).setting_names()
+
+    def method_for(self, plan: Plan, spec: WorkloadSpec, share: float) -> Method:
+        return plan.method
+
+    def describe(self, m: Method) -> list[str]:
+        target = parse_target(m.latency_target or "")
+        return sliced_lines(m, f"steps of {STEP_ROUNDS} rounds until each one's highest rate within "
+                               f"{target.words()} is found (at most {MAX_STEPS} steps)")
+
+    def words(self, m: Method) -> str:
+        return sliced_words(m, f"steps to the highest rate within {parse_target(m.latency_target or '').words()}")
+
+    def measure(self, bench: Bench, cells: list[Cell], previous: tuple[Trial, ...], failed: set[int]) -> None:
+        CapacitySearch(bench).run(cells, previous, failed)
+
+
+class CapacitySearch(Slicer):
     measured_phase: Phase = "capacity"
 
-    def __init__(self, plan: Plan, run_id: str, store: ResultStore, ledger: Ledger, observer: Any, fail: Any) -> None:
-        super().__init__(plan, run_id, store, ledger, observer, fail)
+    def __init__(self, bench: Bench) -> None:
+        super().__init__(bench)
         self.target: LatencyTarget = parse_target(self.plan.method.latency_target or "")
         self.rates: dict[int, float] = {}
 
@@ -60,32 +84,32 @@ class CapacitySearch(SideBySide):
         start = float(spec.get("rate") or 0.0) or (ceiling / 4 if ceiling else DEFAULT_START)
         self.rates = {c.index: start for c in cells}
         m = self.plan.method
-        slice_s = m.slice_seconds or workload_class(spec.name).slice_seconds
+        slice_s = m.slices.slice_seconds or workload_class(spec.name).slice_seconds
         floor = lowest_rate(self.target, slice_s)
         saved = saved_steps(cells, previous)
         resumed = resume_state(saved, self.target, ceiling, floor)
         for index, rate in resumed.rates.items():
             self.rates[index] = rate
         if saved and not resumed.searching_any(cells, failed):
-            self.observer.note(f"{spec.label}: the capacity search was already over")
+            self.note(f"{spec.label}: the capacity search was already over")
             return
         budget = round_budget(m)
-        self.observer.rounds_started(spec.label, budget.budget_s, m.blocks or 1, len(cells))
-        self.observer.note(f"{spec.label}: capacity search for {self.target.words()}, from {start:,.0f}/s"
-                           + (f" up to the client's ceiling {ceiling:,.0f}/s" if ceiling else "")
-                           + (f"; resumed from {resumed.words()}" if saved else ""))
+        self.bench.observer.rounds_started(spec.label, budget.budget_s, m.slices.blocks or 1, len(cells))
+        self.note(f"{spec.label}: capacity search for {self.target.words()}, from {start:,.0f}/s"
+                  + (f" up to the client's ceiling {ceiling:,.0f}/s" if ceiling else "")
+                  + (f"; resumed from {resumed.words()}" if saved else ""))
         first_block = max((t.block for t in previous if t.phase == "capacity"), default=-1) + 1
         with ExitStack() as stack:
-            members = self._stand_up_blocks(stack, cells, failed, first_block, m.blocks or 1, 0, budget.budget_s)
+            members = self.stand_up_blocks(stack, cells, failed, first_block, m.slices.blocks or 1, 0, budget.budget_s)
             search(members, failed, self.rates, self.target, ceiling, self._step_slices,
-                   lambda text: self.observer.note(f"{spec.label}: {text}"),
+                   lambda text: self.note(f"{spec.label}: {text}"),
                    deadline=time.monotonic() + budget.budget_s, floor=floor, resumed=resumed)
 
     def _ceiling(self, spec: WorkloadSpec) -> float | None:
         if in_memory_possible(spec) is not None:
             return None
         try:
-            return measure(spec, self.ledger).max_rate
+            return measure(spec, self.bench.ledger).max_rate
         except (OSError, ValueError, KeyError, PickfsError):
             return None
 
@@ -96,15 +120,8 @@ class CapacitySearch(SideBySide):
             for member in round_order(members, self.seed, 0, r):
                 if member.cell.index in failed:
                     continue
-                try:
-                    trial = self._slice(member, r, members)
-                except ResultsWriteFailed:
-                    raise
-                except (PickfsError, SliceFailed, OSError) as exc:
-                    if interrupted(exc):  # a teardown that failed on the way out of a Ctrl-C: still a Ctrl-C
-                        raise
-                    failed.add(member.cell.index)
-                    self.fail(member.cell, why_failed(exc), getattr(exc, "raw", ""), block=member.block)
+                trial = self.slice_or_fail(member, r, members, failed)
+                if trial is None:
                     continue
                 block = fixed_rate_block(trial.raw_output)
                 if block is not None:
@@ -113,6 +130,7 @@ class CapacitySearch(SideBySide):
         return out
 
 
+CAPACITY_SEARCH = CapacitySearchWay()
 StepRunner = Callable[[list[Member], set[int], int], dict[int, list[Slice]]]
 
 

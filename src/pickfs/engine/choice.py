@@ -1,63 +1,86 @@
-"""How each workload of a plan is measured: the one choice the executor makes and the time estimate follows."""
+"""How each workload of a plan is measured: the one choice the executor makes, and the dry run, the time estimate
+and the run's first line describe.
+
+The ways of measuring are one registry of objects (`WAYS`), each with its own behaviour (engine/bench.py
+`WayOfMeasuring`): in order of precedence, a workload is measured by the first way that fits it."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from typing import Literal
+from dataclasses import dataclass
 
-from pickfs.engine.schedule import SIDE_BY_SIDE_BUDGET
+from pickfs.engine.bench import WayOfMeasuring
+from pickfs.engine.capacity import CAPACITY_SEARCH
+from pickfs.engine.race import RACE
+from pickfs.engine.sidebyside import SIDE_BY_SIDE, shared_method
+from pickfs.engine.wholeruns import ONE_AT_A_TIME, WHOLE_RUNS, one_at_a_time
 from pickfs.model import Method, Plan, WorkloadSpec
 from pickfs.plan import budget_shares
-from pickfs.stack.targets import target_kind
-from pickfs.workloads import workload_class
 
-Approach = Literal["one at a time", "capacity search", "race", "side by side", "whole runs"]
-SLICED: tuple[Approach, ...] = ("capacity search", "race", "side by side")  # configurations standing at once
+__all__ = ["WAYS", "Measuring", "how_measured", "method_lines", "method_words", "one_at_a_time", "shared_method"]
+
+# In order of precedence: one at a time when the plan asks for it or its target allows no other; the capacity
+# search for a workload with a fixed-rate mode under a latency target; the race (or, without it, side by side)
+# for one that can be sliced; whole runs in rounds for the rest.
+WAYS: tuple[WayOfMeasuring, ...] = (ONE_AT_A_TIME, CAPACITY_SEARCH, RACE, SIDE_BY_SIDE, WHOLE_RUNS)
 
 
 @dataclass(frozen=True)
 class Measuring:
-    """How one workload is measured, with the method it is measured with (side by side: its share of the budget)."""
+    """How one workload is measured: the way, and the method it is measured with (its share of the budget)."""
 
     workload: WorkloadSpec
-    approach: Approach
+    way: WayOfMeasuring
     method: Method
+
+    @property
+    def approach(self) -> str:
+        """The way's name, as the dry run and the estimate say it."""
+        return self.way.name
 
     @property
     def sliced(self) -> bool:
         """In slices, every configuration standing at once (else whole runs, each on a fresh filesystem)."""
-        return self.approach in SLICED
-
-
-def one_at_a_time(plan: Plan) -> bool:
-    """The older method, every cell one after another: asked for, or forced by a device target, which holds one
-    filesystem at a time (pure)."""
-    return not plan.method.side_by_side or not target_kind(plan.target).side_by_side
-
-
-def shared_method(m: Method, share: float) -> Method:
-    """The method a workload is measured with when it has `share` of the time budget (pure): the client
-    counts of one workload share its budget, so --clients 1,2,4,8 takes the time one workload would. A run
-    of a fixed number of rounds with no time budget keeps its rounds."""
-    if share >= 1.0 or (m.rounds is not None and m.max_seconds is None and m.target_ci is None):
-        return m
-    return replace(m, max_seconds=(m.max_seconds if m.max_seconds is not None else SIDE_BY_SIDE_BUDGET) * share)
+        return self.way.sliced
 
 
 def how_measured(plan: Plan) -> list[Measuring]:
-    """Each workload's way of being measured, in plan order (pure but for the workload registry)."""
-    m = plan.method
-    if one_at_a_time(plan):
-        return [Measuring(wl, "one at a time", m) for wl in plan.workloads]
+    """Each workload's way of being measured, in plan order (pure but for the registries)."""
     shares = budget_shares(plan.workloads)
     out = []
     for wl in plan.workloads:
-        cls = workload_class(wl.name)
-        if m.latency_target and "rate" in cls.setting_names():
-            out.append(Measuring(wl, "capacity search", m))
-        elif cls.sliceable:
-            approach: Approach = "race" if m.race and not wl.fixed_rate else "side by side"
-            out.append(Measuring(wl, approach, shared_method(m, shares.get(wl.label, 1.0))))
-        else:
-            out.append(Measuring(wl, "whole runs", m))
+        way = next(w for w in WAYS if w.fits(plan, wl))
+        out.append(Measuring(wl, way, way.method_for(plan, wl, shares.get(wl.label, 1.0))))
     return out
+
+
+def _by_way(plan: Plan) -> list[tuple[WayOfMeasuring, Method, list[str]]]:
+    """The ways the plan's workloads are measured, each once, with its first workload's method and the labels."""
+    out: list[tuple[WayOfMeasuring, Method, list[str]]] = []
+    for m in how_measured(plan):
+        same = next((x for x in out if x[0] is m.way), None)
+        if same is None:
+            out.append((m.way, m.method, [m.workload.label]))
+        else:
+            same[2].append(m.workload.label)
+    return out
+
+
+def method_lines(plan: Plan) -> list[str]:
+    """How the plan's speed runs are measured, for the dry run: each way the executor takes, with the workloads it
+    takes it for (pure but for the registries)."""
+    if not plan.method.speed:
+        return ["no speed runs"]
+    lines = []
+    ways = _by_way(plan)
+    for way, method, labels in ways:
+        first, *rest = way.describe(method)
+        lines.append(f"{way.name} ({', '.join(labels)}): {first}")
+        lines += rest
+    return lines
+
+
+def method_words(plan: Plan) -> str:
+    """How the run measures, in a few words, for its first line (pure but for the registries)."""
+    if not plan.method.speed:
+        return "no speed runs"
+    return "; ".join(f"{way.name}, {way.words(method)}" for way, method, _ in _by_way(plan))

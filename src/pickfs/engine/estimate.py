@@ -64,9 +64,9 @@ def _sliced(plan: Plan, way: Measuring, cells: list[Cell], measured: Mapping[Any
                                 "comparison took in a stored run")
     cls = workload_class(wl.name)
     budget = round_budget(m)
-    slice_s = cls.run_seconds(cls.slice_spec(wl, m.slice_seconds or cls.slice_seconds))
+    slice_s = cls.run_seconds(cls.slice_spec(wl, m.slices.slice_seconds or cls.slice_seconds))
     # automatic: as the engine picks them, from what standing up the first block takes
-    blocks = m.blocks or auto_blocks(n * SETUP_S + m.warmup * n * slice_s, budget.budget_s)
+    blocks = m.slices.blocks or auto_blocks(n * SETUP_S + m.warmup * n * slice_s, budget.budget_s)
     per_block = n * SETUP_S + m.warmup * n * slice_s + budget.min_rounds * n * (slice_s + RUN_OVERHEAD_S)
     if not budget.fixed and blocks * per_block > budget.budget_s:  # never fewer rounds than the least
         return WorkloadEstimate(

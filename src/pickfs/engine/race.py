@@ -25,25 +25,34 @@ import math
 import time
 from collections import defaultdict
 from contextlib import ExitStack
+from dataclasses import dataclass
 
-from pickfs.analysis.margin import Hopeless, WouldSettle, cannot_settle, margin_words, settle_phrase, would_settle
+from pickfs.analysis.margin import (
+    Hopeless,
+    WouldSettle,
+    a_percent,
+    cannot_settle,
+    margin_words,
+    settle_phrase,
+    would_settle,
+)
 from pickfs.analysis.race import (
     Entrant,
     Roles,
     decision_at,
+    decision_record,
     judge,
     measured_s,
     race_roles,
     race_series,
     race_target,
 )
+from pickfs.engine.bench import Bench
 from pickfs.engine.schedule import RoundBudget, auto_blocks, round_budget, round_order, standing_up_order
-from pickfs.engine.sidebyside import Member, SideBySide, SliceFailed, is_reference, why_failed
-from pickfs.errors import PickfsError, ResultsWriteFailed
-from pickfs.model import Cell, Trial
+from pickfs.engine.sidebyside import Member, Slicer, is_reference, shared_method, sliced_lines, sliced_words
+from pickfs.model import Cell, Method, Plan, RaceRound, StopReason, Trial, WorkloadSpec
 from pickfs.risks import config_risks
 from pickfs.stack.filesystems import fs_type
-from pickfs.stack.signals import interrupted
 from pickfs.stats.decision import ALPHA, RACE_ALPHA, Decision, contrast
 from pickfs.stats.paired import Obs
 from pickfs.stats.weather import Fit
@@ -90,10 +99,59 @@ def rotation(decision: Decision, r: Roles) -> set[str]:
     return keep
 
 
+@dataclass(frozen=True)
+class RaceWay:
+    """The default way for a workload that can be sliced and is not run at a fixed rate."""
+
+    name: str = "race"
+    sliced: bool = True
+    whole_plan: bool = False
+
+    def fits(self, plan: Plan, spec: WorkloadSpec) -> bool:
+        return plan.method.race and workload_class(spec.name).sliceable and not spec.fixed_rate
+
+    def method_for(self, plan: Plan, spec: WorkloadSpec, share: float) -> Method:
+        return shared_method(plan.method, share)
+
+    def describe(self, m: Method) -> list[str]:
+        return sliced_lines(m, f"until the recommendation is settled at {a_percent(m.margin)} margin, "
+                               "configurations leaving as their place is decided")
+
+    def words(self, m: Method) -> str:
+        return sliced_words(m, f"rounds until the answer is settled at a {m.margin:.0%} margin")
+
+    def measure(self, bench: Bench, cells: list[Cell], previous: tuple[Trial, ...], failed: set[int]) -> None:
+        Race(Slicer(bench), cells).run(previous, failed)
+
+
+RACE = RaceWay()
+
+
+@dataclass(frozen=True)
+class AfterRound:
+    """What the race did after a round: who stays, whether it is over (and why), the widest interval left."""
+
+    members: list[Member]
+    done: bool = False
+    widest: float | None = None
+    grew: bool = False
+    decision: Decision | None = None
+    stop: StopReason | None = None
+
+
+def why_stopped(budget: RoundBudget, rounds_done: int, max_rounds: int, members: list[Member]) -> StopReason:
+    """Why rounds stopped when no decision ended them (pure)."""
+    if not members:
+        return "failed"
+    if budget.fixed or rounds_done >= max_rounds:
+        return "rounds"
+    return "budget"
+
+
 class Race:
-    def __init__(self, sbs: SideBySide, cells: list[Cell]) -> None:
-        self.sbs = sbs
-        self.plan = sbs.plan
+    def __init__(self, slicer: Slicer, cells: list[Cell]) -> None:
+        self.slicer = slicer
+        self.plan = slicer.plan
         self.cells = cells
         self.by_name = {c.config.name: c for c in cells}
         self.next_image: dict[int, int] = defaultdict(int)
@@ -114,7 +172,7 @@ class Race:
         """New images of `names` (`copies` of some); a configuration with an image standing that finds no room
         on the host for another is not failed: the race goes on with the images standing."""
         members = list(standing)
-        order = standing_up_order(names, copies, self.sbs.seed, self.blocks_made)
+        order = standing_up_order(names, copies, self.slicer.seed, self.blocks_made)
         self.blocks_made += 1
         for name in order:
             cell = self.by_name[name]
@@ -122,10 +180,10 @@ class Race:
                 continue
             image = self.next_image[cell.index]
             self.next_image[cell.index] += 1
-            if not self.sbs._stand_up_one(stack, members, cell, image, failed):
+            if not self.slicer.stand_up_one(stack, members, cell, image, failed):
                 standing_now = sum(1 for x in members if x.cell.index == cell.index)
-                self.sbs.observer.note(f"{cell.key}: no room for block {image + 1} on the host: racing on the "
-                                       f"{standing_now} image(s) standing")
+                self.slicer.note(f"{cell.key}: no room for block {image + 1} on the host: racing on the "
+                                 f"{standing_now} image(s) standing")
                 self.next_image[cell.index] = MAX_IMAGES  # no more tries for it
         return [x for x in members[len(standing):] if x.cell.index not in failed]
 
@@ -134,7 +192,7 @@ class Race:
         """One image of each of `names`, the baseline (or, without it, the answer) in sqrt(k - 1)."""
         r = roles(self.cells, self.plan.baseline, failed)
         lead = r.baseline if r.baseline in names else answer
-        copies = {lead: baseline_copies(len(names) - 1, self.plan.method.baseline_copies)} if lead else {}
+        copies = {lead: baseline_copies(len(names) - 1, self.plan.method.slices.baseline_copies)} if lead else {}
         return self._images(stack, names, copies, failed, standing)
 
     def _first_blocks(self, stack: ExitStack, names: list[str], failed: set[int], budget_s: float) -> list[Member]:
@@ -143,10 +201,10 @@ class Race:
         members = self._block(stack, names, failed, None, [])
         took = time.monotonic() - t0
         self.setup_per_image = took / max(len(members), 1)
-        blocks = m.blocks if m.blocks is not None else auto_blocks(took, budget_s)
-        if m.blocks is None and members:  # none stood up: each one's failure is said, there is no block to time
-            self.sbs.observer.note(f"{self.label}: standing up {blocks} block(s) of {len(names)} configurations "
-                                   f"(the first took {took:.0f} s)")
+        blocks = m.slices.blocks if m.slices.blocks is not None else auto_blocks(took, budget_s)
+        if m.slices.blocks is None and members:  # none stood up: each one's failure is said, there is no block to time
+            self.slicer.note(f"{self.label}: standing up {blocks} block(s) of {len(names)} configurations "
+                             f"(the first took {took:.0f} s)")
         for _ in range(blocks - 1):
             live = [n for n in names if self.by_name[n].index not in failed]
             if not live:
@@ -174,7 +232,7 @@ class Race:
                 return  # this comparison had finished (settled, or its budget spent) before the interruption
             names = [n for n in names if n in rotation(judged[1], judged[2])]
         started = time.monotonic()
-        self.sbs.observer.rounds_started(self.label, budget.budget_s, m.blocks, len(names))
+        self.slicer.bench.observer.rounds_started(self.label, budget.budget_s, m.slices.blocks, len(names))
         first_round = max((t.round for t in history if t.round is not None), default=-1) + 1
         with ExitStack() as stack:
             members = self._first_blocks(stack, names, failed, budget.budget_s)
@@ -191,64 +249,65 @@ class Race:
     def _rounds(self, stack: ExitStack, members: list[Member], history: list[Trial], failed: set[int],
                 first_round: int, budget: RoundBudget, started: float) -> None:
         """Rounds over the rotation; every image stays standing (held still) so that a configuration whose
-        place comes into doubt again rejoins."""
+        place comes into doubt again rejoins. Each round's decision, and why the race stopped, is recorded with
+        the run as it is acted on."""
         m = self.plan.method
         self.standing = list(members)
         round_no, since_block = first_round, 0
         deadline = started + budget.budget_s
+        max_rounds = m.max_runs if m.target_ci is not None else 10_000
         while members:
             t0 = time.monotonic()
-            for member in round_order(members, self.sbs.seed, 0, round_no):
+            for member in round_order(members, self.slicer.seed, 0, round_no):
                 if member.cell.index not in failed:
-                    self._one_slice(member, round_no, self.standing, history, failed)
+                    trial = self.slicer.slice_or_fail(member, round_no, self.standing, failed)
+                    if trial is not None:
+                        history.append(trial)
             members = [x for x in members if x.cell.index not in failed]
             round_no += 1
             since_block += 1
             rounds_done = round_no - first_round
             round_s = time.monotonic() - t0
-            done, widest = False, None
+            after = AfterRound(members)
             if rounds_done >= budget.min_rounds and not budget.fixed:
-                members, done, widest, grew = self._after_round(stack, members, history, failed, round_no,
-                                                                since_block, deadline, round_s, rounds_done)
-                since_block = 0 if grew else since_block
-            self.sbs.observer.round_finished(self.label, 0, round_no, widest)  # counted as the notes count them
-            if not budget.another_round(rounds_done, done, time.monotonic(), deadline, round_s,
-                                        m.max_runs if m.target_ci is not None else 10_000):
+                after = self._after_round(stack, members, history, failed, round_no, since_block, deadline, round_s,
+                                          rounds_done)
+                members = after.members
+                since_block = 0 if after.grew else since_block
+            self.slicer.bench.observer.round_finished(self.label, 0, round_no, after.widest)  # as the notes count
+            go_on = budget.another_round(rounds_done, after.done, time.monotonic(), deadline, round_s, max_rounds)
+            stop = after.stop or (None if go_on and members else why_stopped(budget, rounds_done, max_rounds, members))
+            if after.decision is not None or stop is not None:
+                self._record(round_no - 1, after.decision, stop)
+            if not go_on:
                 break
 
-    def _one_slice(self, member: Member, round_no: int, members: list[Member], history: list[Trial],
-                   failed: set[int]) -> None:
-        try:
-            history.append(self.sbs._slice(member, round_no, members))
-        except ResultsWriteFailed:
-            raise
-        except (PickfsError, SliceFailed, OSError) as exc:
-            if interrupted(exc):  # a teardown that failed on the way out of a Ctrl-C: still a Ctrl-C
-                raise
-            failed.add(member.cell.index)
-            self.sbs.fail(member.cell, why_failed(exc), getattr(exc, "raw", ""), block=member.block)
+    def _record(self, round_no: int, decision: Decision | None, stop: StopReason | None) -> None:
+        """The decision the race acted on after a round (its trials' round), and why it stopped there."""
+        b = self.slicer.bench
+        b.store.save_race_round(b.run_id, RaceRound(self.label, round_no, decision_record(decision), stop))
 
     def _after_round(self, stack: ExitStack, members: list[Member], history: list[Trial], failed: set[int],
                      round_no: int, since_block: int, deadline: float,
-                     round_s: float, rounds_done: int) -> tuple[list[Member], bool, float | None, bool]:
+                     round_s: float, rounds_done: int) -> AfterRound:
         """Decide; let the decided leave; stop when the race cannot settle in its budget; stand up a new block
         for the rest when images limit them."""
         judged = self.judge(history, failed)
         if judged is None:
-            return members, False, None, False
+            return AfterRound(members)
         f, decision, r = judged
         keep = rotation(decision, r)
         why = dict((*decision.out, *decision.decided))
         before = {x.cell.config.name for x in members}
         for name in sorted(before - keep):
-            self.sbs.observer.note(f"{self.label}: {name} leaves the race after round {round_no}: {why.get(name, '')}")
+            self.slicer.note(f"{self.label}: {name} leaves the race after round {round_no}: {why.get(name, '')}")
         members = [x for x in self.standing if x.cell.config.name in keep and x.cell.index not in failed]
         for name in sorted({x.cell.config.name for x in members} - before):
-            self.sbs.observer.note(f"{self.label}: {name} rejoins the race after round {round_no}: its place is in "
-                                   "doubt again")
+            self.slicer.note(f"{self.label}: {name} rejoins the race after round {round_no}: its place is in "
+                             "doubt again")
         widest = _widest(f, decision, r)
         if decision.done or not members:
-            return members, True, widest, False
+            return AfterRound(members, True, widest, decision=decision, stop="settled" if decision.done else "failed")
         m = self.plan.method
         left = deadline - time.monotonic()
         span = measured_s(series(self.cells, history))
@@ -258,24 +317,25 @@ class Race:
             answer = decision_at(f, r, m, ALPHA)  # what the answer will say on these slices
             text = stop_note(self.label, round_no, m.margin, hopeless, answer.answer,
                              would_settle(f, answer, span), answer.pending, span / 60)
-            self.sbs.observer.note(text)
-            self.sbs.store.add_note(self.sbs.run_id, text)
-            return members, True, widest, False
+            b = self.slicer.bench
+            b.observer.note(text)
+            b.store.add_note(b.run_id, text)
+            return AfterRound(members, True, widest, decision=decision, stop="cannot settle")
         grew = False
         names = sorted({x.cell.config.name for x in members}, key=lambda n: self.by_name[n].index)
         per_image = len(history) / max(sum(self.next_image.values()), 1)
         room = deadline - time.monotonic() - round_s * 3
-        new_images = len(names) + baseline_copies(len(names) - 1, self.plan.method.baseline_copies) - 1
-        if (self.plan.method.blocks is None and since_block >= 3 and image_limited(f, per_image)
+        new_images = len(names) + baseline_copies(len(names) - 1, self.plan.method.slices.baseline_copies) - 1
+        if (self.plan.method.slices.blocks is None and since_block >= 3 and image_limited(f, per_image)
                 and room > new_images * self.setup_per_image * 1.5):
             added = self._block(stack, names, failed, decision.answer, self.standing)
             if added:
-                self.sbs.observer.note(f"{self.label}: a new block for the {len(names)} configurations still in "
-                                       f"the race ({len(added)} images)")
+                self.slicer.note(f"{self.label}: a new block for the {len(names)} configurations still in "
+                                 f"the race ({len(added)} images)")
                 members += added
                 self.standing += added
                 grew = True
-        return members, False, widest, grew
+        return AfterRound(members, False, widest, grew, decision)
 
 
 def _minutes(seconds: float) -> str:

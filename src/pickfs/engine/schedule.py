@@ -41,7 +41,7 @@ def next_slot(cells: Sequence[Cell], method: Method, done: set[tuple[int, int]],
     """Interleaved: the lowest repetition any cell still needs, cells in plan order (A B C A B C).
     Sequential: every repetition of one cell before the next (A A A B B B)."""
     limit = method.max_runs if method.target_ci is not None else method.runs
-    pairs = ((r, c) for r in range(limit) for c in cells) if method.interleave else \
+    pairs = ((r, c) for r in range(limit) for c in cells) if method.whole.interleave else \
         ((r, c) for c in cells for r in range(limit))
     for r, c in pairs:
         if needs(c, r, method, done, values, failed, out_of_time):
@@ -97,7 +97,7 @@ ComparisonKey = tuple[str, tuple[str, ...], str]
 
 def comparison_key(cells: Sequence[Cell], method: Method) -> ComparisonKey:
     m = method
-    how = f"blocks={m.blocks},rounds={m.rounds},slice={m.slice_seconds},max={m.max_seconds},ci={m.target_ci}," \
+    how = f"blocks={m.slices.blocks},rounds={m.slices.rounds},slice={m.slices.slice_seconds},max={m.max_seconds},ci={m.target_ci}," \
           f"warmup={m.warmup}"
     return (slot_key(cells[0], method)[0], tuple(sorted(slot_key(c, method)[1] for c in cells)), how)
 
@@ -180,9 +180,9 @@ def run_seed(run_id: str, given: int | None = None) -> int:
 def round_budget(method: Method, share: float = 1.0) -> RoundBudget:
     """The stopping rule of a side-by-side comparison (a resumed run gets the `share` of the time
     budget its missing blocks had)."""
-    adaptive = method.rounds is None or method.target_ci is not None or method.max_seconds is not None
+    adaptive = method.slices.rounds is None or method.target_ci is not None or method.max_seconds is not None
     budget = method.max_seconds if method.max_seconds is not None else SIDE_BY_SIDE_BUDGET
-    return RoundBudget(method.rounds or SIDE_BY_SIDE_MIN_ROUNDS, budget * share,
+    return RoundBudget(method.slices.rounds or SIDE_BY_SIDE_MIN_ROUNDS, budget * share,
                        method.target_ci if method.target_ci is not None else SIDE_BY_SIDE_TARGET,
                        fixed=not adaptive)
 

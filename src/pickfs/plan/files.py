@@ -70,7 +70,7 @@ def load_plan_file(path: Path, overrides: dict[str, Any] | None = None, workdir:
         workloads, clients_warnings = expand_clients(workloads, parse_clients(data["clients"]))
     method = method_from_table(table_value(data.get("method", {}), "[method]", "runs = 5 under [method]"))
     if overrides:
-        method = replace(method, **{k: v for k, v in overrides.items() if v is not None})
+        method = method.but(**{k: v for k, v in overrides.items() if v is not None})
     baseline = data.get("baseline")
     if baseline is not None:
         baseline = text_value(baseline, "baseline", TOP.key("baseline").example)

@@ -11,12 +11,14 @@ from pickfs.crash.runner import kept_images_only
 from pickfs.crash.states import STRATEGIES, parse_strategies
 from pickfs.errors import PlanError
 from pickfs.faults.plan import parse_faults
-from pickfs.model import Method, Target
+from pickfs.model import Method, Target, method_of
 from pickfs.plan.schema import METHOD_KEYS, Span
 from pickfs.plan.values import unknown_keys
 from pickfs.safepaths import check_own_dir
 from pickfs.stack.targets import target_kind
 from pickfs.stats.capacity import parse_target
+
+DEFAULTS = Method().flat()  # every [method] key's default, by its flat name
 
 
 def method_from_table(t: dict[str, Any]) -> Method:
@@ -26,7 +28,7 @@ def method_from_table(t: dict[str, Any]) -> Method:
         check_method_value(key, value)
     if "runs" in t and "rounds" not in t:  # side by side, a plan's "3 runs" is 3 rounds (as --runs)
         t = {**t, "rounds": t["runs"]}
-    return Method(**t, crash_size_auto="crash_size" not in t)
+    return method_of(**t, crash_size_auto="crash_size" not in t)
 
 
 def _want(key: str) -> type:
@@ -34,14 +36,13 @@ def _want(key: str) -> type:
     spec = METHOD_KEYS.get(key)
     if spec is not None and spec.python is not None:
         return spec.python
-    return type(Method.__dataclass_fields__[key].default)
+    return type(DEFAULTS[key])
 
 
 def check_method(method: Method) -> None:
     """Every field of the method of the right type, finite, and within its range."""
-    for key in Method.__dataclass_fields__:
-        value = getattr(method, key)
-        if value is None and Method.__dataclass_fields__[key].default is None:
+    for key, value in method.flat().items():
+        if value is None and DEFAULTS[key] is None:
             continue
         check_method_value(key, value)
         spec = METHOD_KEYS.get(key)
@@ -57,7 +58,7 @@ def check_method(method: Method) -> None:
 
 def check_method_value(key: str, value: Any) -> None:
     """One [method] value of the type its default has (None allowed where the default is None)."""
-    default = Method.__dataclass_fields__[key].default
+    default = DEFAULTS[key]
     want = _want(key)
     ok = isinstance(value, want) and not (want is not bool and isinstance(value, bool))
     if want is float and isinstance(value, int) and not isinstance(value, bool):
@@ -80,12 +81,12 @@ def check_method_ranges(method: Method) -> None:
         raise PlanError("runs must be at least 1", "e.g. --runs 5")
     if method.warmup < 0:
         raise PlanError("warmup cannot be negative", "e.g. --warmup 1")
-    if method.blocks is not None and method.blocks < 1:
+    if method.slices.blocks is not None and method.slices.blocks < 1:
         raise PlanError("blocks must be at least 1", "e.g. --blocks 3")
-    if method.rounds is not None and method.rounds < 1:
+    if method.slices.rounds is not None and method.slices.rounds < 1:
         raise PlanError("rounds must be at least 1", "e.g. --rounds 5")
-    if method.slice_seconds is not None and not _span("slice_seconds").contains(method.slice_seconds):
-        raise PlanError(f"slice length {method.slice_seconds} s is out of range", "e.g. --slice 1s (0.1 s to 1 h)")
+    if method.slices.slice_seconds is not None and not _span("slice_seconds").contains(method.slices.slice_seconds):
+        raise PlanError(f"slice length {method.slices.slice_seconds} s is out of range", "e.g. --slice 1s (0.1 s to 1 h)")
     if method.max_seconds is not None and method.max_seconds <= 0:
         raise PlanError("the time budget must be positive", "e.g. --max-time 8m")
     if method.latency_target is not None:  # the capacity search (engine/capacity.py)
@@ -101,28 +102,28 @@ def check_method_ranges(method: Method) -> None:
 
 def check_crash_method(method: Method, target: Target) -> None:
     """The crash test's settings: states, duration, the unit and the strategies."""
-    if method.crash_states < 0 or (not method.speed and method.crash_states < 1):
+    if method.crash.states < 0 or (not method.speed and method.crash.states < 1):
         raise PlanError("crash_states must be a positive number of power-cut states", "e.g. --states 12")
-    if method.crash_keep:
-        keep = Path(method.crash_keep)
+    if method.crash.keep:
+        keep = Path(method.crash.keep)
         problem = check_own_dir(keep, "crash_keep", made=kept_images_only)
         if problem:
             raise PlanError(problem, "name a new or empty directory of your own (it is made if missing)")
         if not Path(os.path.abspath(keep)).parent.is_dir():
             raise PlanError(f"crash_keep {keep}: its parent directory does not exist", "make it first, or name another")
-    if method.fault:
-        parse_faults(method.fault, method.fault_at, method.fault_for, method.fault_seed)  # PlanError naming the fix
-    if not method.crash_states:
+    if method.faults.kinds:
+        parse_faults(method.faults.kinds, method.faults.at, method.faults.lasts, method.faults.seed)  # PlanError naming the fix
+    if not method.crash.states:
         return
-    if method.crash_duration <= 0:
+    if method.crash.duration <= 0:
         raise PlanError("crash_duration must be positive", "e.g. crash_duration = 3.0")
-    if method.crash_time < 0:
+    if method.crash.time < 0:
         raise PlanError("crash_time must be 0 (exactly crash_states states) or a positive number of seconds",
                         "e.g. crash_time = 120 (or --crash-time 2m)")
-    if method.crash_unit & (method.crash_unit - 1):
-        raise PlanError(f"crash_unit = {method.crash_unit} is not a power of two", "e.g. crash_unit = 4096")
+    if method.crash.unit & (method.crash.unit - 1):
+        raise PlanError(f"crash_unit = {method.crash.unit} is not a power of two", "e.g. crash_unit = 4096")
     try:
-        parse_strategies(method.crash_strategies)
+        parse_strategies(method.crash.strategies)
     except ValueError as exc:
         raise PlanError(f"crash_strategies: {exc}", f"use some of: {', '.join(STRATEGIES)}") from None
     if not target_kind(target).builds:

@@ -175,7 +175,7 @@ def _method_key(name: str, description: str, span: Span | None = None, example: 
                 python: type | None = None, default_text: str = "", apart: bool = False,
                 choices: tuple[str, ...] = (), several: bool = False) -> Key:
     """A [method] key: its default and Python type are Method's own (`python` where the default is None)."""
-    default = Method.__dataclass_fields__[name].default
+    default = Method().flat()[name]
     want = python or type(default)
     words = {bool: "true/false", int: "whole number", float: "number", str: "string"}[want]
     return Key(name, words, description, default=default, default_text=default_text, span=span, apart=apart,

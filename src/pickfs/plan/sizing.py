@@ -55,24 +55,24 @@ def size_text(n: int) -> str:
 def sized_crash(method: Method, configs: list[FsConfig], workloads: list[WorkloadSpec]) -> tuple[Method, list[str]]:
     """The crash test's image sized to the job when no crash size was given (within the recorder's limits);
     a given size checked against the largest need. With a note when the job's data would not fit."""
-    if not method.crash_states:
+    if not method.crash.states:
         return method, []
     label, need, age = largest_need(configs, workloads)
     usable = IMAGE_USABLE_SHARE - age
-    if method.crash_size_auto:
-        size = sized_image(need, age, max(method.crash_size, CRASH_IMAGE_MIN)) if need > usable * method.crash_size \
-            else method.crash_size
-        if size <= max(CRASH_IMAGE_MAX, method.crash_size):
-            return replace(method, crash_size=size), []
+    if method.crash.size_auto:
+        size = sized_image(need, age, max(method.crash.size, CRASH_IMAGE_MIN)) if need > usable * method.crash.size \
+            else method.crash.size
+        if size <= max(CRASH_IMAGE_MAX, method.crash.size):
+            return method.but(crash_size=size), []
         note = (f"{label} needs about {need / 1024**3:.1f} GiB on the filesystem, more than the crash test's image "
                 f"of at most {CRASH_IMAGE_MAX // 1024**3} GiB holds (the recorder logs every write); the crash test "
                 "commits to a small table of its own, but a server that fills its disk fails: give the crash test "
                 "smaller settings if it does")
-        return replace(method, crash_size=CRASH_IMAGE_MAX), [note]
-    if need > usable * method.crash_size:
+        return method.but(crash_size=CRASH_IMAGE_MAX), [note]
+    if need > usable * method.crash.size:
         gib = sized_image(need, age, 0) // 1024**3
         raise PlanError(f"{label} needs about {size_text(need)} on the filesystem; the crash test's image of "
-                        f"{size_text(method.crash_size)} leaves about {size_text(int(usable * method.crash_size))} "
+                        f"{size_text(method.crash.size)} leaves about {size_text(int(usable * method.crash.size))} "
                         f"for data", f"use --size {gib}G with pickfs crashtest (crash_size = {gib * 1024**3} under "
                         "[method]), or leave the size out to have it sized to the job")
     return method, []

@@ -91,8 +91,9 @@ def options(value: Any, what: str) -> tuple[str, ...]:
     raise PlanError(f"{what} options must be a string or a list of strings", f'e.g. {what} = ["{_EXAMPLE[what]}"]')
 
 
-def parse_share(value: Any, what: str, example: str) -> float:
-    """A share given as 0.7 or "70%" (pure)."""
+def parse_share(value: Any, what: str, example: str, upper: float | None = None) -> float:
+    """A share given as 0.7 or "70%" (pure), the one rule of every share a plan or a flag gives: a bare number of
+    1 or more is refused, since it reads as a percentage; with `upper`, the share must be above 0 and below it."""
     text = str(value).strip() if isinstance(value, (str, int, float)) and not isinstance(value, bool) else ""
     try:
         share = float(text.rstrip("%")) / (100 if text.endswith("%") else 1)
@@ -100,4 +101,10 @@ def parse_share(value: Any, what: str, example: str) -> float:
         raise PlanError(f"{what} {value!r} is not a share", f"e.g. {example}") from None
     if not math.isfinite(share):
         raise PlanError(f"{what} {value!r} is not a share", f"e.g. {example}")
+    if not text.endswith("%") and share >= 1:
+        raise PlanError(f"{what} {text} is read as a share, {share:g} = {share:.0%}: a bare number is a share from "
+                        "0 to 1", f"for {share:g} percent write {what + ' ' if what.startswith('--') else ''}"
+                        f"{share:g}% or {share / 100:g}")
+    if upper is not None and not 0 < share < upper:
+        raise PlanError(f"{what} {text} is not above 0% and below {upper:.0%}", f"e.g. {example}")
     return share

@@ -20,7 +20,7 @@ from pickfs.analysis.run import build_views
 from pickfs.engine import runlock
 from pickfs.engine.race import baseline_copies
 from pickfs.errors import NoRoom, PlanError
-from pickfs.model import Method, Plan, Target, Trial, WorkloadSpec, plan_from_dict
+from pickfs.model import Plan, Target, Trial, WorkloadSpec, method_of, plan_from_dict
 from pickfs.plan import build_plan
 from pickfs.search.driver import AUTO_LEAST, MIN_STAGE_S, StageOutcome, StageSpec
 from pickfs.stack.ledger import Ledger
@@ -148,8 +148,8 @@ class Stages:
         s = self.setting
         target = Target(kind="image", workdir=s.workdir, size_bytes=s.size_bytes or Target().size_bytes,
                         size_auto=s.size_bytes is None)
-        method = replace(Method(), blocks=spec.blocks, max_seconds=max(spec.budget_s, MIN_STAGE_S), margin=s.margin,
-                         seed=s.seed, slice_seconds=s.slice_s)
+        method = method_of(blocks=spec.blocks, max_seconds=max(spec.budget_s, MIN_STAGE_S), margin=s.margin,
+                           seed=s.seed, slice_seconds=s.slice_s)
         plan = build_plan(target, list(spec.configs), [s.spec], method, spec.baseline)
         if spec.cut:
             self.note(f"{spec.name}: {spec.cut}")
@@ -161,7 +161,7 @@ class Stages:
         blocks, why = room_for(plan, st.f_bavail * st.f_frsize, spec.blocks)
         if why:
             self.note(f"{spec.name}: {why}")
-            plan = replace(plan, method=replace(plan.method, blocks=blocks))
+            plan = replace(plan, method=plan.method.but(blocks=blocks))
         return plan
 
     def __call__(self, spec: StageSpec) -> StageOutcome:

@@ -37,12 +37,12 @@ from typing import Protocol
 
 from scipy import stats as sps
 
-from pickfs.model import FsConfig
+from pickfs.model import DEFAULT_MARGIN, FsConfig
 from pickfs.stats.paired import PairedComparison
 from pickfs.stats.weather import Fit
 
 ALPHA = 0.05
-MARGIN = 0.05  # the default practical margin
+MARGIN = DEFAULT_MARGIN  # the default practical margin (the plan's, model.py)
 # Decisions during the race are taken at 1% (one-sided): the race looks after every round, and a stricter
 # level keeps low the chance of letting a configuration go on early noise; the report decides at ALPHA.
 RACE_ALPHA = 0.01

@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pickfs.errors import NotFound
-from pickfs.model import RunRecord, Trial
-from pickfs.store.results import ResultStore
+from pickfs.model import RaceRound, RunRecord, Trial
+from pickfs.store.results import ResultStore, race_round_insert
 
 # The run ids pickfs makes (store/results.py's new_run_id): a merged id becomes a file name in the report site.
 RUN_ID = re.compile(r"[0-9]{8}-[0-9]{6}-[0-9a-f]{4}")
@@ -46,19 +46,22 @@ class MergePlan:
     trials: tuple[Trial, ...]
     status_update: str | None = None  # the source's status when it is newer than ours
     clash: str = ""  # the two runs only share an id: nothing is merged
+    race_rounds: tuple[RaceRound, ...] = ()  # the rounds of its races it lacks
 
 
 def plan_merge(incoming: RunRecord, existing: RunRecord | None) -> MergePlan:
     check_run_id(incoming.id)
     if existing is None:
-        return MergePlan(incoming.id, True, incoming.trials)
+        return MergePlan(incoming.id, True, incoming.trials, race_rounds=incoming.race_rounds)
     if not same_run(incoming, existing):
         return MergePlan(incoming.id, False, (), clash=f"run {incoming.id} here is another run with the same id "
                          f"(host {existing.host.get('name') or existing.host.get('hostname')}); left as it is")
     have = {trial_key(t) for t in existing.trials}
     missing = tuple(t for t in incoming.trials if trial_key(t) not in have)
     status = incoming.status if incoming.updated > existing.updated and incoming.status != existing.status else None
-    return MergePlan(incoming.id, False, missing, status)
+    rounds = {(r.label, r.round) for r in existing.race_rounds}
+    return MergePlan(incoming.id, False, missing, status,
+                     race_rounds=tuple(r for r in incoming.race_rounds if (r.label, r.round) not in rounds))
 
 
 @dataclass
@@ -104,6 +107,7 @@ def merge_runs(dest: ResultStore, source: ResultStore, run_ids: list[str] | None
                                 incoming.pickfs_version, json.dumps(incoming.plan), json.dumps(incoming.host),
                                 json.dumps(list(incoming.notes)))))
         statements += [_trial_insert(t, incoming.id) for t in plan.trials]
+        statements += [race_round_insert(incoming.id, r) for r in plan.race_rounds]
         if plan.status_update:
             statements.append(("UPDATE runs SET status=?, updated=?, notes_json=? WHERE id=?",
                                (plan.status_update, incoming.updated, json.dumps(list(incoming.notes)), incoming.id)))

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from pickfs.errors import NotFound, ResultsUnusable, ResultsWriteFailed
-from pickfs.model import RESULT_PHASES, RunRecord, Trial
+from pickfs.model import RESULT_PHASES, RaceRound, RunRecord, Trial
 from pickfs.store import stored
 from pickfs.store.fleets import FLEET_SCHEMA, FleetMixin
 from pickfs.store.sqlitefile import (
@@ -34,7 +34,7 @@ from pickfs.store.sqlitefile import (
     write_failure,
 )
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -68,6 +68,12 @@ CREATE TABLE IF NOT EXISTS trials (
 );
 CREATE INDEX IF NOT EXISTS trials_run ON trials(run_id, cell_index);
 """
+# The decision trail of every race (engine/race.py): each round's decision as it was acted on, and why it stopped.
+RACE_ROUNDS = ("CREATE TABLE IF NOT EXISTS race_rounds (id INTEGER PRIMARY KEY AUTOINCREMENT, "
+               "run_id TEXT NOT NULL REFERENCES runs(id), workload TEXT NOT NULL, round INTEGER NOT NULL, "
+               "decision_json TEXT NOT NULL, stop TEXT)",
+               "CREATE INDEX IF NOT EXISTS race_rounds_run ON race_rounds(run_id)")
+SCHEMA += "".join(f"{stmt};\n" for stmt in RACE_ROUNDS)
 SCHEMA += "".join(f"{stmt};\n" for stmt in FLEET_SCHEMA)
 
 # _MIGRATIONS[v]: statements that take schema v to v + 1
@@ -75,6 +81,7 @@ _MIGRATIONS: dict[int, tuple[str, ...]] = {
     1: ("ALTER TABLE trials ADD COLUMN monitor_json TEXT NOT NULL DEFAULT '{}'",),
     2: ("ALTER TABLE trials ADD COLUMN block INTEGER NOT NULL DEFAULT 0", "ALTER TABLE trials ADD COLUMN round INTEGER"),
     3: FLEET_SCHEMA,
+    4: RACE_ROUNDS,
 }
 
 
@@ -321,6 +328,10 @@ class ResultStore(FleetMixin):
               json.dumps(t.monitor), t.block, t.round)),
             ("UPDATE runs SET updated=? WHERE id=?", (time.time(), t.run_id)))
 
+    def save_race_round(self, run_id: str, step: RaceRound) -> None:
+        """A race's decision after a round, durable as the trials are, before the race acts on it."""
+        self._write(run_id, race_round_insert(run_id, step))
+
     # -- reading -----------------------------------------------------------------------
     def _row(self, run_id: str) -> dict[str, Any]:
         row = self._conn.execute(
@@ -367,10 +378,12 @@ class ResultStore(FleetMixin):
                 "SELECT cell_index, repetition, phase, started, elapsed_s, ok, metrics_json, raw_output,"
                 " mount_json, notes_json, error, monitor_json, block, round FROM trials WHERE run_id=? ORDER BY id",
                 (run_id,)))
+            race_rounds = tuple(stored.race_round(row) for row in self._conn.execute(
+                "SELECT workload, round, decision_json, stop FROM race_rounds WHERE run_id=? ORDER BY id", (run_id,)))
         except stored.Damaged as exc:
             raise self._damaged(run_id, str(exc)) from None
         return RunRecord(run_id, r["created"], r["updated"], r["status"], r["version"], r["plan"], r["host"],
-                         tuple(r["notes"]), trials)
+                         tuple(r["notes"]), trials, race_rounds)
 
     @staticmethod
     def _trial(run_id: str, row: Any) -> Trial:
@@ -404,6 +417,12 @@ class ResultStore(FleetMixin):
             out.append(RunSummaryRow(str(row[0]), row[1] if isinstance(row[1], (int, float)) else 0.0, str(row[2]),
                                      configs, workloads, row[4], row[5]))
         return out
+
+
+def race_round_insert(run_id: str, step: RaceRound) -> tuple[str, tuple[Any, ...]]:
+    """The statement that stores a race's round (pure): here as the race runs, and when runs are merged."""
+    return ("INSERT INTO race_rounds (run_id, workload, round, decision_json, stop) VALUES (?, ?, ?, ?, ?)",
+            (run_id, step.label, step.round, json.dumps(step.decision), step.stop))
 
 
 def default_results_path(workdir: str) -> Path:

@@ -14,7 +14,17 @@ import types
 import typing
 from typing import Any
 
-from pickfs.model import FsConfig, Method, MetricDef, Target, plan_from_dict
+from pickfs.model import (
+    METHOD_PARTS,
+    PART_TYPES,
+    STOP_REASONS,
+    FsConfig,
+    Method,
+    MetricDef,
+    RaceRound,
+    Target,
+    plan_from_dict,
+)
 
 
 class Damaged(ValueError):
@@ -92,6 +102,18 @@ def _check_workload(w: Any) -> None:
         raise Damaged(f"its plan's workload {w['label']} has a breakdown, risks or a database that are not text")
 
 
+def _check_method(d: Any) -> None:
+    """A stored method: its own fields and each mode's part nested, or (a run stored before the split) every setting
+    by its flat key; each of its type."""
+    _check_fields(d, Method, "plan's method", extra=tuple(METHOD_PARTS))
+    for part, cls in PART_TYPES.items():
+        if part in d:
+            _check_fields(d[part], cls, f"plan's method {part}")
+    for key, (part, name) in METHOD_PARTS.items():
+        if key in d and not _fits(d[key], typing.get_type_hints(PART_TYPES[part])[name]):
+            raise Damaged(f"its plan's method's {key} is not what pickfs writes")
+
+
 def check_plan(plan: dict[str, Any]) -> dict[str, Any]:
     """A stored plan that reports can read: Damaged naming what is wrong otherwise."""
     for key in ("configs", "workloads"):
@@ -103,7 +125,7 @@ def check_plan(plan: dict[str, Any]) -> dict[str, Any]:
             raise Damaged("its plan's configuration risks are not text")
     for w in plan["workloads"]:
         _check_workload(w)
-    _check_fields(plan.get("method"), Method, "plan's method")
+    _check_method(plan.get("method"))
     _check_fields(plan.get("target"), Target, "plan's target")
     if not _strings(plan.get("warnings", [])) or not isinstance(plan.get("baseline"), (str, type(None))):
         raise Damaged("its plan's warnings or baseline are not text")
@@ -172,3 +194,25 @@ def check_mount(mount: dict[str, Any]) -> dict[str, Any]:
     if not _strings(mount.get("effective_options", [])) or not _strings(mount.get("requested_options", [])):
         raise Damaged("a trial's mount options are not text")
     return mount
+
+
+_DECISION: dict[str, type | tuple[type, ...]] = {"settled": bool, "answer": (str, type(None)), "undecided": list, "out": list, "decided": list,
+             "pending": list, "margin": (int, float)}
+
+
+def race_round(row: tuple[Any, ...]) -> RaceRound:
+    """A stored round of a race (workload, round, decision_json, stop), its shape checked; Damaged otherwise."""
+    label, round_no, text, stop = row
+    if not isinstance(label, str) or not isinstance(round_no, int) or isinstance(round_no, bool) or \
+            (stop is not None and stop not in STOP_REASONS):
+        raise Damaged("a race's round has a workload, round or reason to stop that pickfs does not write")
+    wrapped = loads(f"[{text}]" if isinstance(text, str) else None, list, "race's decision")
+    if len(wrapped) != 1:
+        raise Damaged(f"the decision of {label}'s round {round_no} is not JSON")
+    decision: Any = wrapped[0]
+    if decision is not None and (not isinstance(decision, dict) or any(
+            not isinstance(decision.get(k), kinds) for k, kinds in _DECISION.items())
+            or not all(_strings(decision[k]) for k in ("undecided", "pending"))
+            or not all(_strings(pair) and len(pair) == 2 for k in ("out", "decided") for pair in decision[k])):
+        raise Damaged(f"the decision of {label}'s round {round_no} is not one the race records")
+    return RaceRound(label, round_no, decision, stop)

@@ -85,7 +85,7 @@ def unavailable_cells(plan: Plan) -> dict[int, str]:
     out: dict[int, str] = {}
     for cell in plan.cells():
         reason = cell_unavailable(cell, plan) if plan.method.speed else None
-        if reason is None and plan.method.crash_states:
+        if reason is None and plan.method.crash.states:
             crash = crash_unavailable(cell.config, cell.workload)
             if crash:
                 reason = f"crash test: {crash}"

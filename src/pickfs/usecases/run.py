@@ -17,10 +17,11 @@ from typing import Any, Literal, Protocol
 
 from pickfs import __version__, host
 from pickfs.engine import runlock
+from pickfs.engine.choice import method_words as how_measured_words
 from pickfs.engine.executor import Executor, Observer
 from pickfs.engine.schedule import Slot
 from pickfs.errors import PickfsError, PlanError
-from pickfs.model import RESULT_PHASES, Method, Plan, Target, Trial, plan_from_dict, plan_to_dict
+from pickfs.model import RESULT_PHASES, Plan, Target, Trial, plan_from_dict, plan_to_dict
 from pickfs.plan import check_stored_plan
 from pickfs.risks import config_risks, risks_of
 from pickfs.stack.ledger import Ledger
@@ -190,7 +191,7 @@ def _execute(plan: Plan, store: ResultStore, ledger: Ledger, run_id: str, previo
              events: RunEvents) -> RunOutcome:
     """Execute the run; whatever ends it, it ends with a final status and says what was kept."""
     events.info(f"run {run_id}: {len(plan.configs)} configurations x {len(plan.workloads)} workload(s), "
-                f"{method_words(plan.method)}; results in {store.path}")
+                f"{method_words(plan)}; results in {store.path}")
     measuring = False
     try:
         with events.measuring() as observer:
@@ -257,27 +258,19 @@ def resumable(store: ResultStore, plan: Plan) -> None:
         if st.st_uid not in (0, os.geteuid()) or st.st_mode & 0o022:
             raise PlanError(f"results file {path} can be written by another user than pickfs's: a run resumed from it "
                             "would run whatever plan it holds", "resume only from a results file of your own (0600)")
-    if plan.method.fault:  # its cells are kept, but the power-cut test its plan also holds is not what it ran
+    if plan.method.faults.kinds:  # its cells are kept, but the power-cut test its plan also holds is not what it ran
         raise PlanError("this run is a fault test (pickfs crashtest --fault), which is not resumed",
-                        f"run it again: pickfs crashtest --fault {plan.method.fault} (what it measured is kept)")
+                        f"run it again: pickfs crashtest --fault {plan.method.faults.kinds} (what it measured is kept)")
     check_stored_plan(plan)
 
 
-def method_words(m: Method) -> str:
-    """How the run measures, in a few words (pure)."""
-    if not m.speed:
-        what = "no speed runs"
-    elif m.side_by_side:
-        until = f"rounds until the answer is settled at a {m.margin:.0%} margin" if m.race else \
-            "rounds until the intervals settle"
-        rounds = f"{m.rounds} rounds" if m.rounds else until
-        blocks = "automatic blocks" if m.blocks is None else f"{m.blocks} block(s)"
-        what = f"side by side, {blocks}, {rounds}, after {m.warmup} warm-up slice(s)"
-    else:
-        what = f"{m.runs} runs each after {m.warmup} warm-up, one at a time"
-    if m.crash_states:
-        what += (f"; a crash test of {m.crash_states} power-cut states each, then more within {m.crash_time:g} s"
-                 if m.crash_time else f"; a crash test of {m.crash_states} power-cut states each")
+def method_words(plan: Plan) -> str:
+    """How the run measures, in a few words: each way the executor takes (engine/choice.py), and the crash test."""
+    m = plan.method
+    what = how_measured_words(plan)
+    if m.crash.states:
+        what += (f"; a crash test of {m.crash.states} power-cut states each, then more within {m.crash.time:g} s"
+                 if m.crash.time else f"; a crash test of {m.crash.states} power-cut states each")
     return what
 
 

@@ -1,0 +1,83 @@
+"""The ways of measuring: one registry (engine/choice.py `WAYS`) that the executor, the dry run, the time estimate
+and the run's first line all ask, so that they describe the same method; flags become a plan in plan/ only, with
+one rule for a share and one default margin."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from pickfs.cli.plan_check import method_lines
+from pickfs.engine.capacity import CAPACITY_SEARCH
+from pickfs.engine.choice import WAYS, how_measured
+from pickfs.engine.estimate import estimate
+from pickfs.engine.race import RACE
+from pickfs.engine.sidebyside import SIDE_BY_SIDE
+from pickfs.engine.wholeruns import ONE_AT_A_TIME, WHOLE_RUNS
+from pickfs.errors import PlanError
+from pickfs.model import DEFAULT_MARGIN, Method, Target
+from pickfs.plan import build_plan, config_from_table, configs_from_names
+from pickfs.plan.flags import workload_specs
+from pickfs.plan.values import parse_share
+from pickfs.stats.decision import MARGIN
+from pickfs.usecases.run import method_words
+
+DEVICE = Target(kind="device", device="/dev/nonexistent", confirm="/dev/nonexistent", workdir="/var/tmp/x")
+
+
+def test_a_device_targets_dry_run_says_one_at_a_time_as_the_executor_measures_it():
+    """A device holds one filesystem at a time: the executor measures one configuration at a time, whatever the
+    method says. The dry run said 'side by side' (it described the method from its flags)."""
+    plan = build_plan(DEVICE, configs_from_names("ext4,xfs"), workload_specs((), (), None), Method(), None)
+    assert plan.method.side_by_side
+    assert [w.way for w in how_measured(plan)] == [ONE_AT_A_TIME]
+    lines = method_lines(plan)
+    assert lines[0].startswith("one at a time (sqlite-tpcb): 5 run(s) per cell"), lines
+    assert not any("side by side" in line or "slice" in line for line in lines), lines
+    assert method_words(plan).startswith("one at a time, 5 runs each")
+    [est] = estimate(plan)
+    assert "whole run(s)" in est.how
+
+
+def test_the_dry_run_names_each_way_the_executor_takes_with_its_workloads():
+    plan = build_plan(Target(workdir="/var/tmp/x"), configs_from_names("ext4,xfs"),
+                      workload_specs(("sqlite-tpcb", "smallfiles"), (), None), Method(), None)
+    assert [w.way for w in how_measured(plan)] == [RACE, WHOLE_RUNS]
+    lines = method_lines(plan)
+    assert lines[0].startswith("race (sqlite-tpcb): every configuration built")
+    assert any(line.startswith("whole runs (smallfiles): 5 whole run(s) per configuration") for line in lines)
+    assert method_words(plan).startswith("race, automatic blocks, rounds until the answer is settled at a 5% margin")
+    no_race = replace(plan, method=replace(plan.method, race=False))
+    assert [w.way for w in how_measured(no_race)] == [SIDE_BY_SIDE, WHOLE_RUNS]
+    assert method_lines(no_race)[0].startswith("side by side (sqlite-tpcb): ")
+    older = replace(plan, method=replace(plan.method, side_by_side=False))
+    assert method_lines(older)[0].startswith("one at a time (sqlite-tpcb, smallfiles): ")
+    search = build_plan(Target(workdir="/var/tmp/x"), configs_from_names("ext4,xfs"),
+                        workload_specs(("sqlite-tpcb",), (), None), Method(latency_target="p99<=5ms"), None)
+    assert [w.way for w in how_measured(search)] == [CAPACITY_SEARCH]
+    assert method_lines(search)[0].startswith("capacity search (sqlite-tpcb): ")
+
+
+def test_every_way_describes_itself_and_the_registry_ends_with_one_that_fits_anything():
+    plan = build_plan(Target(workdir="/var/tmp/x"), configs_from_names("ext4"), workload_specs((), (), None),
+                      Method(), None)
+    assert len({w.name for w in WAYS}) == len(WAYS)
+    assert WAYS[-1].fits(plan, plan.workloads[0])
+    for way in WAYS:
+        assert way.describe(Method(latency_target="p99<=5ms")) and way.words(Method(latency_target="p99<=5ms"))
+
+
+def test_the_default_margin_is_one_constant():
+    assert Method().margin == DEFAULT_MARGIN == MARGIN
+
+
+@pytest.mark.parametrize("given", ["70", 70, "1"])
+def test_a_share_has_one_rule_in_a_plan_file_and_in_a_flag(given):
+    """A bare number of 1 or more reads as a percentage: the flags refused it, a plan's age took 70 as 7000%."""
+    with pytest.raises(PlanError, match="is read as a share"):
+        parse_share(given, "--margin", "--margin 5%", upper=0.5)
+    with pytest.raises(PlanError, match="is read as a share"):
+        config_from_table({"name": "aged", "fs": "ext4", "age": given}, 0)
+    assert parse_share("70%", "age", "age = 70%") == pytest.approx(0.7)
+    assert parse_share(0.05, "--margin", "--margin 5%", upper=0.5) == 0.05
