@@ -77,7 +77,7 @@ from pickfs.stack import blockdev
 from pickfs.stack.cleanup import holding
 from pickfs.stack.filesystems import SBIN_PATH, fs_type, unavailable_reason
 from pickfs.stack.ledger import Ledger
-from pickfs.stack.provision import attached, mount, provision
+from pickfs.stack.provision import provision
 from pickfs.workloads import workload_class
 from pickfs.workloads.command import Command, ended_note
 
@@ -425,54 +425,28 @@ def check_image(config: FsConfig, image: Path, work: Path, ledger: Ledger, drive
                 standing: Clients | None = None, station: Station | None = None) -> Outcome:
     """Mount the crash image (journal replay), recover the database, list the commits present, fsck. `standing`: the
     checker's client processes that stay up (None: a client process per check); `station`: the checker's mount
-    point and ledger entries, made once (None: made for this state, at `work`/mnt-N)."""
-    if station is not None:
-        return _check_at(station, config, work, ledger, driver, acks, state, run_fsck, standing)
-    mnt = work / f"mnt-{state.index}"
-    clean: bool | None = None
-    with attached(image, ledger) as device:
-        mounted, opened, consistent, problem = False, False, None, ""
+    point and ledger entries, made once (None: made for this state alone, at `work`/mnt-N, and undone after it)."""
+    with ExitStack() as stack:
+        here = station or Station(stack, ledger, config, image, work / f"mnt-{state.index}")
+        mounted, opened, problem = False, False, ""
+        consistent: bool | None = None
+        clean: bool | None = None
         present: set[int] | None = set()
-        with ExitStack() as stack:
-            stack.enter_context(holding(ledger, "dir", path=str(mnt)))
-            mnt.mkdir()
-            try:
-                mount(ledger, stack, device, mnt, config.fstype, config.mount_options)
-                mounted = True
-            except PickfsError as exc:
-                problem = f"would not mount: {exc.message}"
-            if mounted:
-                opened, consistent, present, problem = _recovered(driver, mnt / "pickfs-data", ledger, work, acks,
-                                                                  state, standing)
-        if run_fsck:
-            clean, said = fsck(config.fstype, device)
-            if clean is False:
-                problem = "; ".join(x for x in (problem, f"fsck: {said}") if x)
-    return Outcome(mounted, clean, opened, consistent, None if present is None else frozenset(present), problem)
-
-
-def _check_at(station: Station, config: FsConfig, work: Path, ledger: Ledger, driver: Commits | Program,
-              acks: dict[int, int], state: CrashState, run_fsck: bool, standing: Clients | None) -> Outcome:
-    """check_image at the checker's station: the same steps, with nothing recorded in the ledger per state."""
-    mounted, opened, problem = False, False, ""
-    consistent: bool | None = None
-    clean: bool | None = None
-    present: set[int] | None = set()
-    with station.attached() as device:
-        with station.mounted(device) as refused:
-            if refused:
-                problem = refused
-            else:
-                mounted = True
-                opened, consistent, present, problem = _recovered(driver, station.mountpoint / "pickfs-data", ledger,
-                                                                  work, acks, state, standing)
-        if run_fsck:
-            # a mount left busy is unmounted lazily: the filesystem lives on, and fsck would read it half written
-            if not blockdev.wait_unused(device):
-                problem = "; ".join(x for x in (problem, "the filesystem was still in use after its unmount") if x)
-            clean, said = fsck(config.fstype, device)
-            if clean is False:
-                problem = "; ".join(x for x in (problem, f"fsck: {said}") if x)
+        with here.attached() as device:
+            with here.mounted(device) as refused:
+                if refused:
+                    problem = refused
+                else:
+                    mounted = True
+                    opened, consistent, present, problem = _recovered(driver, here.mountpoint / "pickfs-data", ledger,
+                                                                      work, acks, state, standing)
+            if run_fsck:
+                # a mount left busy is unmounted lazily: the filesystem lives on, and fsck would read it half written
+                if not blockdev.wait_unused(device):
+                    problem = "; ".join(x for x in (problem, "the filesystem was still in use after its unmount") if x)
+                clean, said = fsck(config.fstype, device)
+                if clean is False:
+                    problem = "; ".join(x for x in (problem, f"fsck: {said}") if x)
     return Outcome(mounted, clean, opened, consistent, None if present is None else frozenset(present), problem)
 
 
