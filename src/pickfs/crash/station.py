@@ -1,11 +1,12 @@
 """Where one checker mounts its crash states, one after another: made and recorded in the ledger once.
 
-Every state's check attaches a loop device to the checker's working image, mounts it (journal
-replay), unmounts it and detaches the device, as before; what is made once for all of them is the
-mount point and the ledger's entries for it, for a mount on it and for any loop device on the
-working image. So a state's check writes nothing to the ledger (each entry was a file written and
-synced), and after a kill -9 at any moment `pickfs cleanup` still finds the mount, the device and
-the directory: the entries were recorded before the first of them was made.
+Every state's check mounts the checker's working image (journal replay) and unmounts it, as
+before; what is made once for all of them is the mount point, the ledger's entries for it, for a
+mount on it and for any loop device on the working image, and the loop device itself (the blocks
+the kernel caches of it written back and dropped after each state, since the image changes under
+it). So a state's check writes nothing to the ledger (each entry was a file written and synced),
+and after a kill -9 at any moment `pickfs cleanup` still finds the mount, the device and the
+directory: the entries were recorded before the first of them was made.
 """
 
 from __future__ import annotations
@@ -31,15 +32,25 @@ class Station:
         mountpoint.mkdir()  # as a state's own was: what the mounted root allows is what counts
         stack.enter_context(holding(ledger, "loop", image=str(image)))  # any loop device on the working image
         self._mount = stack.enter_context(holding(ledger, "mount", mountpoint=str(mountpoint)))[0]
+        self._device: str | None = None  # the loop device on the working image, once attached
 
     @contextmanager
     def attached(self) -> Iterator[str]:
-        """A loop device on the working image, detached on exit."""
-        device = blockdev.attach_loop(self.image)
+        """A loop device on the working image. Attached once and kept for all the station's states (the loop
+        entry's undo detaches it with the station); after each state's check the blocks the kernel caches of it are
+        written back (through the recorder, so they are that state's writes, undone with it) and dropped, so the next
+        state's reads come from the image as it is then. A device that reads its file through the page cache (no
+        direct I/O) would leave the recorder's file's cache stale: it is detached after each state instead."""
+        if self._device is None:
+            self._device = blockdev.attach_loop(self.image)
         try:
-            yield device
+            yield self._device
         finally:
-            blockdev.detach_loop(device)
+            if blockdev.loop_direct_io(self._device):
+                blockdev.drop_cached_blocks(self._device)
+            else:
+                device, self._device = self._device, None
+                blockdev.detach_loop(device)
 
     @contextmanager
     def mounted(self, device: str) -> Iterator[str]:
