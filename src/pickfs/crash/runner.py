@@ -719,7 +719,8 @@ PARALLEL = 1
 
 def workers_for(backend: str, fstype: str) -> int:
     """How many states are checked at once: PARALLEL where the filesystem mounts two copies of itself at once
-    (FsType.clones_mount_together: the workbenches' images are copies of one filesystem, its UUID too), each
+    (FsType.clones_mount_together: the workbenches' images are copies of one filesystem, its UUID too; a station
+    mounts them with the type's clone_mount_options, xfs's nouuid), each
     check then on its own image, mount, client process and server (each server its own socket directory, or a
     free port); else one. The user's own program: one (its check reads files of the test's own)."""
     return PARALLEL if backend != PROGRAM and fs_type(fstype).clones_mount_together else 1

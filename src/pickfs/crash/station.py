@@ -19,6 +19,7 @@ from pickfs.errors import PickfsError
 from pickfs.model import FsConfig
 from pickfs.stack import blockdev
 from pickfs.stack.cleanup import KINDS, holding
+from pickfs.stack.filesystems import fs_type
 from pickfs.stack.ledger import Ledger
 from pickfs.stack.provision import mount_held
 
@@ -33,6 +34,9 @@ class Station:
         stack.enter_context(holding(ledger, "loop", image=str(image)))  # any loop device on the working image
         self._mount = stack.enter_context(holding(ledger, "mount", mountpoint=str(mountpoint)))[0]
         self._device: str | None = None  # the loop device on the working image, once attached
+        # the configuration's mount options, and what lets a copy of the filesystem mount beside another (xfs: nouuid)
+        clone = fs_type(config.fstype).clone_mount_options
+        self.options = (*config.mount_options, *(o for o in clone if o not in config.mount_options))
 
     @contextmanager
     def attached(self) -> Iterator[str]:
@@ -57,7 +61,7 @@ class Station:
         """The device mounted with the configuration's options ("" yielded), or why it would not mount; unmounted
         on exit (the mount entry's own undo: retried while busy, lazily at last)."""
         try:
-            mount_held(device, self.mountpoint, self.config.fstype, self.config.mount_options)
+            mount_held(device, self.mountpoint, self.config.fstype, self.options)
         except PickfsError as exc:
             yield f"would not mount: {exc.message}"
             return
