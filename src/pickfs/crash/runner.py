@@ -73,7 +73,6 @@ from pickfs.risks import crash_model_gaps
 from pickfs.safepaths import open_dir, own_dir
 from pickfs.services import service_class
 from pickfs.services.base import Endpoint
-from pickfs.stack import blockdev
 from pickfs.stack.cleanup import holding
 from pickfs.stack.filesystems import SBIN_PATH, fs_type, unavailable_reason
 from pickfs.stack.ledger import Ledger
@@ -440,10 +439,10 @@ def check_image(config: FsConfig, image: Path, work: Path, ledger: Ledger, drive
                     mounted = True
                     opened, consistent, present, problem = _recovered(driver, here.mountpoint / "pickfs-data", ledger,
                                                                       work, acks, state, standing)
+            # a filesystem still held after its unmount lives on, and fsck would read it half written
+            held = here.let_go(device) if mounted else ""
+            problem = "; ".join(x for x in (problem, held) if x)
             if run_fsck:
-                # a mount left busy is unmounted lazily: the filesystem lives on, and fsck would read it half written
-                if not blockdev.wait_unused(device):
-                    problem = "; ".join(x for x in (problem, "the filesystem was still in use after its unmount") if x)
                 clean, said = fsck(config.fstype, device)
                 if clean is False:
                     problem = "; ".join(x for x in (problem, f"fsck: {said}") if x)

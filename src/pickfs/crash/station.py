@@ -11,16 +11,19 @@ directory: the entries were recorded before the first of them was made.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 from pickfs.errors import PickfsError
 from pickfs.model import FsConfig
+from pickfs.proc import run as run_program
 from pickfs.stack import blockdev
 from pickfs.stack.cleanup import KINDS, holding
 from pickfs.stack.filesystems import fs_type
 from pickfs.stack.ledger import Ledger
+from pickfs.stack.mountinfo import parse_mountinfo
 from pickfs.stack.provision import mount_held
 
 
@@ -44,13 +47,14 @@ class Station:
         entry's undo detaches it with the station); after each state's check the blocks the kernel caches of it are
         written back (through the recorder, so they are that state's writes, undone with it) and dropped, so the next
         state's reads come from the image as it is then. A device that reads its file through the page cache (no
-        direct I/O) would leave the recorder's file's cache stale: it is detached after each state instead."""
+        direct I/O) would leave the recorder's file's cache stale, and one a filesystem still holds would give the
+        next state that filesystem: either is detached after the state, and the next one attaches another."""
         if self._device is None:
             self._device = blockdev.attach_loop(self.image)
         try:
             yield self._device
         finally:
-            if blockdev.loop_direct_io(self._device):
+            if blockdev.loop_direct_io(self._device) and blockdev.wait_unused(self._device, 0.0):
                 blockdev.drop_cached_blocks(self._device)
             else:
                 device, self._device = self._device, None
@@ -69,3 +73,55 @@ class Station:
             yield ""
         finally:
             KINDS["mount"].undo(self._mount)
+
+    def let_go(self, device: str) -> str:
+        """After the state's unmount: "" once nothing holds the device (its filesystem gone), else what still did
+        after 10 s.
+
+        A mount namespace made while the filesystem was mounted (`unshare --mount`, `ip netns exec`, a container)
+        holds a copy of its mount, which keeps the filesystem alive after it is unmounted here: fsck would read it
+        half written, and when that namespace ends the filesystem writes its last on whatever state the working
+        image then holds. Such copies, of a filesystem of pickfs's own on its own loop device, are unmounted in
+        their namespaces (lazily: nothing there uses it) as soon as the device is found held."""
+        if blockdev.wait_unused(device, 0.0):
+            return ""
+        copies = namespaces_holding(device)
+        for pid in copies:
+            try:
+                run_program(["nsenter", f"--target={pid}", "--mount", "--", "umount", "--lazy", "--all-targets", device],
+                            package="util-linux", timeout=30)
+            except PickfsError:
+                pass  # gone meanwhile, or unmounted there already
+        if blockdev.wait_unused(device):
+            return ""
+        left = namespaces_holding(device)
+        return ("the filesystem was still in use after its unmount"
+                + (f", mounted in the mount namespace of process {', '.join(map(str, left))}" if left else "")
+                + (f" (its copies in {len(copies)} other mount namespaces unmounted)" if copies else ""))
+
+
+def namespaces_holding(device: str, proc: Path = Path("/proc")) -> list[int]:
+    """The first process of each other mount namespace that holds a mount of `device` (by its source or its device
+    number; a namespace whose processes all run in a root the mount is outside of is not seen)."""
+    try:
+        rdev = os.stat(device).st_rdev
+    except OSError:
+        return []
+    number = f"{os.major(rdev)}:{os.minor(rdev)}"
+    try:
+        seen = {os.readlink(proc / "self" / "ns" / "mnt")}
+    except OSError:
+        return []
+    found = []
+    for name in sorted((n for n in os.listdir(proc) if n.isdigit()), key=int):
+        try:
+            ns = os.readlink(proc / name / "ns" / "mnt")
+            if ns in seen:
+                continue
+            entries = parse_mountinfo((proc / name / "mountinfo").read_text())
+        except OSError:
+            continue  # ended meanwhile
+        seen.add(ns)
+        if any(e.source == device or e.major_minor == number for e in entries):
+            found.append(int(name))
+    return found
