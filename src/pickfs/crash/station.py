@@ -112,7 +112,7 @@ def namespaces_holding(device: str, proc: Path = Path("/proc")) -> list[int]:
         seen = {os.readlink(proc / "self" / "ns" / "mnt")}
     except OSError:
         return []
-    found = []
+    found: list[int] = []
     for name in sorted((n for n in os.listdir(proc) if n.isdigit()), key=int):
         try:
             ns = os.readlink(proc / name / "ns" / "mnt")
