@@ -42,8 +42,7 @@ def test_one_loop_device_for_all_states_and_each_state_reads_its_own_image(workd
             bench.checked()
             bench.reset()  # the working image back to the start image, under the same device
         assert loops_backed_by(served.image) == [devices[0]]  # kept while the station stands
-    # every state saw the start image: none the file the one before it wrote (without dropping the device's cached
-    # blocks, the second state listed 'written-by-state-0')
+    # every state saw the start image: none the file the one before it wrote
     assert seen == [[], [], []]
     assert len(set(devices)) == 1
     assert loops_backed_by(served.image) == []
