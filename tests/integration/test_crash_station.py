@@ -35,20 +35,22 @@ def test_one_loop_device_for_all_states_and_each_state_reads_its_own_image(workd
         station = Station(stack, ledger, config, served.image, workdir / "station")
         probe = -1
         for k in range(3):
-            with station.attached() as device, station.mounted(device) as refused:
-                if probe < 0:  # another opener of the device (a probe), so its last close never drops its cache
-                    probe = os.open(device, os.O_RDONLY)
-                    stack.callback(os.close, probe)
-                assert not refused, refused
-                devices.append(device)
-                seen.append(sorted(p.name for p in station.mountpoint.iterdir() if p.name != "lost+found"))
-                # the state's check writes: a file and its directory entry, in blocks the kernel caches
-                (station.mountpoint / f"written-by-state-{k}").write_bytes(b"x" * 65536)
+            with station.attached() as device:
+                with station.mounted(device) as refused:
+                    if probe < 0:  # another opener of the device (a probe), so its last close never drops its cache
+                        probe = os.open(device, os.O_RDONLY)
+                        stack.callback(os.close, probe)
+                    assert not refused, refused
+                    devices.append(device)
+                    seen.append(sorted(p.name for p in station.mountpoint.iterdir() if p.name != "lost+found"))
+                    # the state's check writes: a file and its directory entry, in blocks the kernel caches
+                    (station.mountpoint / f"written-by-state-{k}").write_bytes(b"x" * 65536)
+                assert station.let_go(device) == ""  # as a check does: another namespace may have copied the mount
             bench.checked()
             bench.reset()  # the working image back to the start image, under the same device
         assert loops_backed_by(served.image) == [devices[0]]  # kept while the station stands
-    # every state saw the start image: none the file the one before it wrote (without dropping the device's cached
-    # blocks after each state, the second state listed 'written-by-state-0' from the cache the probe kept alive)
+    # every state saw the start image: none the file the one before it wrote, though a probe kept the device's cache
+    # alive past the last close (an ext4 mount drops it itself when it sets its block size; fsck would not)
     assert seen == [[], [], []]
     assert len(set(devices)) == 1
     assert loops_backed_by(served.image) == []
