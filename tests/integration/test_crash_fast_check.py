@@ -71,7 +71,9 @@ def test_the_fast_check_gives_the_reference_verdict_on_every_state(workdir, pres
     assert len(old) == len(new) == n + 1
     for a, b in zip(old, new):
         assert a == b, (a, b)
-    assert sum(started) == len(checkers), ("a client process per checker, not per state", started)
+    # a client process per checker that checked a database, not per state (a checker whose states were all
+    # duplicates, or would not mount, starts none)
+    assert started and all(n == 1 for n in started) and len(started) <= len(checkers), started
     assert workers == PARALLEL
     if workload == "sqlite-tpcb":
         assert any(v[6] for v in old), "no state lost a commit: the comparison would prove little"
