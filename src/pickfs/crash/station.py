@@ -43,18 +43,29 @@ class Station:
 
     @contextmanager
     def attached(self) -> Iterator[str]:
-        """A loop device on the working image. Attached once and kept for all the station's states (the loop
-        entry's undo detaches it with the station); after each state's check the blocks the kernel caches of it are
-        written back (through the recorder, so they are that state's writes, undone with it) and dropped, so the next
-        state's reads come from the image as it is then. A device that reads its file through the page cache (no
-        direct I/O) would leave the recorder's file's cache stale, and one a filesystem still holds would give the
-        next state that filesystem: either is detached after the state, and the next one attaches another."""
+        """A loop device on the working image, attached once and kept for all the station's states (the loop
+        entry's undo detaches it with the station).
+
+        It reads the image through the recorder's page cache (no direct I/O), so the kernel reads ahead and a
+        journal replayed block by block costs a few large reads of the recorder, not one per block. The working
+        image changes under it between states (built, reset, advanced, all behind the recorder's back): before
+        each state the recorder's file is opened, which drops what the kernel caches of it (FUSE keeps no cache
+        across an open), and after each state the blocks the kernel caches of the device are written back
+        (through the recorder: they are that state's writes, undone with it) and dropped. A device a filesystem
+        still holds would give the next state that filesystem: it is detached, and the next state attaches
+        another."""
         if self._device is None:
-            self._device = blockdev.attach_loop(self.image)
+            self._device = blockdev.attach_loop(self.image, direct_io=False)
+        else:  # the recorder's file's cached pages dropped: by the open itself (FUSE), and by asking
+            fd = os.open(self.image, os.O_RDONLY | os.O_CLOEXEC)
+            try:
+                os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+            finally:
+                os.close(fd)
         try:
             yield self._device
         finally:
-            if blockdev.loop_direct_io(self._device) and blockdev.wait_unused(self._device, 0.0):
+            if blockdev.wait_unused(self._device, 0.0):
                 blockdev.drop_cached_blocks(self._device)
             else:
                 device, self._device = self._device, None
