@@ -424,9 +424,11 @@ def check_image(config: FsConfig, image: Path, work: Path, ledger: Ledger, drive
                 standing: Clients | None = None, station: Station | None = None) -> Outcome:
     """Mount the crash image (journal replay), recover the database, list the commits present, fsck. `standing`: the
     checker's client processes that stay up (None: a client process per check); `station`: the checker's mount
-    point and ledger entries, made once (None: made for this state alone, at `work`/mnt-N, and undone after it)."""
+    point, ledger entries and loop device, made once (None: made for this state alone, at `work`/mnt-N, and undone
+    after it, its loop device with direct I/O: the check as it was, the reference the kept comparison holds the
+    checker's stations to)."""
     with ExitStack() as stack:
-        here = station or Station(stack, ledger, config, image, work / f"mnt-{state.index}")
+        here = station or Station(stack, ledger, config, image, work / f"mnt-{state.index}", direct_io=True)
         mounted, opened, problem = False, False, ""
         consistent: bool | None = None
         clean: bool | None = None

@@ -30,8 +30,9 @@ from pickfs.stack.provision import mount_held
 class Station:
     """A checker's mount point and ledger entries, until the ExitStack given ends (then undone, newest first)."""
 
-    def __init__(self, stack: ExitStack, ledger: Ledger, config: FsConfig, image: Path, mountpoint: Path) -> None:
-        self.config, self.image, self.mountpoint = config, image, mountpoint
+    def __init__(self, stack: ExitStack, ledger: Ledger, config: FsConfig, image: Path, mountpoint: Path,
+                 direct_io: bool = False) -> None:
+        self.config, self.image, self.mountpoint, self.direct_io = config, image, mountpoint, direct_io
         stack.enter_context(holding(ledger, "dir", path=str(mountpoint)))
         mountpoint.mkdir()  # as a state's own was: what the mounted root allows is what counts
         stack.enter_context(holding(ledger, "loop", image=str(image)))  # any loop device on the working image
@@ -46,7 +47,7 @@ class Station:
         """A loop device on the working image, attached once and kept for all the station's states (the loop
         entry's undo detaches it with the station).
 
-        It reads the image through the recorder's page cache (no direct I/O), so the kernel reads ahead and a
+        It reads the image through the recorder's page cache (unless `direct_io`), so the kernel reads ahead and a
         journal replayed block by block costs a few large reads of the recorder, not one per block. The working
         image changes under it between states (built, reset, advanced, all behind the recorder's back): before
         each state the recorder's file is opened, which drops what the kernel caches of it (FUSE keeps no cache
@@ -55,7 +56,7 @@ class Station:
         still holds would give the next state that filesystem: it is detached, and the next state attaches
         another."""
         if self._device is None:
-            self._device = blockdev.attach_loop(self.image, direct_io=False)
+            self._device = blockdev.attach_loop(self.image, direct_io=self.direct_io)
         else:  # the recorder's file's cached pages dropped: by the open itself (FUSE), and by asking
             fd = os.open(self.image, os.O_RDONLY | os.O_CLOEXEC)
             try:
