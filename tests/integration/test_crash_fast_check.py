@@ -41,6 +41,8 @@ def verdicts(results):
     ("ext4-nobarrier", "sqlite-tpcb", {"synchronous": "OFF"}, 40),
     # a server per state, two at once
     ("ext4", "pgbench", {"full_page_writes": "off"}, 12),
+    # two copies of one xfs mounted at once (nouuid)
+    ("xfs", "sqlite-tpcb", {"synchronous": "OFF"}, 24),
 ])
 def test_the_fast_check_gives_the_reference_verdict_on_every_state(workdir, preset, workload, settings, n):
     ledger = Ledger(workdir / "ledger")
