@@ -1,7 +1,8 @@
 """The fast check judges every state as the reference check does: the same recording, the same states (ones known
 to lose among them), verdict by verdict. The reference is the check as it was: one workbench, one state at a time,
-a client process started per state. The fast one is what a crash test uses: workbenches side by side where the
-database and filesystem allow it, each with its client process that stays up."""
+a client process, a loop device (with direct I/O) and a mount point made per state. The fast one is what a crash
+test uses: workbenches side by side where the database and filesystem allow it, each with its client process that
+stays up and its loop device kept for its states, reading through the recorder's cache."""
 
 import threading
 from contextlib import ExitStack
