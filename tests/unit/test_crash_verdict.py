@@ -41,3 +41,20 @@ def test_no_random_state_rules_nothing_out_and_a_test_stored_before_distinct_sta
 def test_a_loss_is_still_told_as_a_loss():
     m = {**metrics(40, 40, 13), "crash_states_lost": 2.0, "crash_max_lost": 7.0, "crash_max_lost_s": 0.01}
     assert CrashView(m).verdict().startswith("lost acknowledged commits in 2 of 40 states")
+
+
+def test_a_loss_states_the_rate_its_random_states_show_with_its_interval():
+    m = {**metrics(40, 40, 13), "crash_states_lost": 2.0, "crash_max_lost": 7.0, "crash_max_lost_s": 0.01,
+         "crash_drawn_failed": 2.0}
+    said = CrashView(m).verdict()
+    # 2 of 13: the exact two-sided 95% interval is 1.92% to 45.45%
+    assert said == ("lost acknowledged commits in 2 of 40 states (at most 7, 0.01 s of work): a loss rate per power "
+                    "cut between 1.92% and 45.45% (95%, exact binomial), from the 2 of 13 cut at random moments")
+    # only targeted states failed: the random ones still bound the rate
+    m["crash_drawn_failed"] = 0.0
+    assert CrashView(m).verdict().endswith(
+        ": the 13 cut at random moments lost or damaged nothing, so the loss rate per power cut is under 1 in 4 (95%); "
+        "the failures were in states chosen where damage is likeliest")
+    # a test stored before states were drawn: its counts only
+    old = {"crash_states": 4.0, "crash_states_lost": 3.0, "crash_max_lost": 9.0, "crash_max_lost_s": 1.5}
+    assert CrashView(old).verdict() == "lost acknowledged commits in 3 of 4 states (at most 9, 1.50 s of work)"

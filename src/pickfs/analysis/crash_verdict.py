@@ -4,7 +4,8 @@ Never "safe": "none lost in 1,240 distinct states: a loss in 1 state of 138 or m
 confidence, counting the 413 cut at random moments". The bound (stats/crashbound.py, the
 exact binomial) counts only the distinct states cut at random moments; the states chosen where damage is likeliest
 and the duplicates are in the count of states, never in the bound. A test stored before states were told apart
-(no distinct count) says only how many it tried.
+(no distinct count) says only how many it tried. A test that lost something says, after its counts, the loss rate
+per power cut its random states show, with the exact 95% interval (`rate_verdict`).
 """
 
 from __future__ import annotations
@@ -38,3 +39,18 @@ def unexercised_verdict(metrics: Mapping[str, float], gaps: tuple[str, ...]) -> 
     states = f"{int(distinct):,} distinct states" if distinct is not None else f"{tried:,} states"
     return (f"none lost in {states}, but this model could not exercise "
             f"{', '.join(g.split(':', 1)[0] for g in gaps)}: no verdict on it")
+
+
+def rate_verdict(metrics: Mapping[str, float]) -> str:
+    """What the distinct states cut at random moments say of the loss rate per power cut, for a verdict that lost
+    something: the exact 95% interval, or the bound when only targeted states failed; "" for a test stored before
+    states were drawn."""
+    drawn = int(metrics.get("crash_drawn_states", 0))
+    if not drawn:
+        return ""
+    b = bound(int(metrics.get("crash_drawn_failed", 0)), drawn)
+    if b.failed:
+        return (f"a loss rate per power cut between {b.low:.2%} and {b.high:.2%} (95%, exact binomial), "
+                f"from the {b.failed:,} of {drawn:,} cut at random moments")
+    return (f"the {drawn:,} cut at random moments lost or damaged nothing, so the loss rate per power cut is under "
+            f"1 in {b.rules_out_one_in:,} (95%); the failures were in states chosen where damage is likeliest")

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-from pickfs.analysis.crash_verdict import clean_verdict, unexercised_verdict
+from pickfs.analysis.crash_verdict import clean_verdict, rate_verdict, unexercised_verdict
 from pickfs.analysis.explain import explain, monitor_summary
 from pickfs.analysis.latency import FixedRate, LatencyChoice, fixed_rate, latency_choice
 from pickfs.analysis.race import Entrant, Roles, decision_from_record, judge, race_roles, race_target
@@ -104,7 +104,8 @@ class CrashView:
                           ("crash_inconsistent", inconsistent)):
             if m.get(key):
                 parts.append(f"{what} in {int(m[key])}")
-        return "; ".join(parts)
+        rate = rate_verdict(m)
+        return "; ".join(parts) + (f": {rate}" if rate else "")
 
 
 def _crash(trials: list[Trial], cell: Cell | None = None) -> CrashView | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import os
 import re
 import time
@@ -31,6 +32,19 @@ def wait_unused(device: str, timeout_s: float = 10.0) -> bool:
             if time.monotonic() >= deadline:
                 return False
             time.sleep(0.02)
+
+
+BLKFLSBUF = 0x1261  # _IO(0x12, 97): write back and drop a block device's cached blocks
+
+
+def drop_cached_blocks(device: str) -> None:
+    """Write back and drop the blocks the kernel caches of a device (unused: not mounted), so that reads after it
+    come from what is under it now (its loop device's file changed behind it)."""
+    fd = os.open(device, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        fcntl.ioctl(fd, BLKFLSBUF, 0)
+    finally:
+        os.close(fd)
 
 
 def loop_backing_files(sys_block: Path = Path("/sys/block")) -> dict[str, str]:

@@ -105,9 +105,11 @@ class FsType:
     # the mkfs and mount options it accepts (stack/option_grammar.py): none that names a device or a file
     mkfs_grammar: OptionGrammar = CONSERVATIVE_MKFS
     mount_grammar: OptionGrammar = CONSERVATIVE_MOUNT
-    # two copies of one filesystem (the same UUID) can be mounted at once, each as itself (xfs refuses the second;
+    # two copies of one filesystem (the same UUID) can be mounted at once, each as itself, with the
+    # `clone_mount_options` added (xfs refuses the second unless mounted nouuid, which skips only that check;
     # btrfs takes them for devices of one filesystem): crash states can be checked side by side
     clones_mount_together: bool = False
+    clone_mount_options: tuple[str, ...] = ()
 
     @property
     def kernel_name(self) -> str:
@@ -181,7 +183,8 @@ _KNOWN: tuple[FsType, ...] = (
     # and commits every 30 s unless commit= says otherwise: neither lists that in mountinfo
     FsType("xfs", ("mkfs.xfs", "-f", "-q"), "xfsprogs", "xfs", implicit=("barrier", "logbufs=8"),
            fsck=Fsck(("xfs_repair", "-n"), banner=("Phase 1",)), free_space=XFS_FREESP, journal=XFS_LOG,
-           unlisted=(("barrier", "barrier"),), mkfs_grammar=MKFS_XFS, mount_grammar=XFS_MOUNT),
+           unlisted=(("barrier", "barrier"),), mkfs_grammar=MKFS_XFS, mount_grammar=XFS_MOUNT,
+           clones_mount_together=True, clone_mount_options=("nouuid",)),
     FsType("btrfs", ("mkfs.btrfs", "-f", "-q"), "btrfs-progs", "btrfs", implicit=("barrier", "compress=no"),
            fsck=Fsck(("btrfs", "check", "--readonly")), unlisted=(("barrier", "barrier"), ("commit", "commit=30")),
            deviceless_threads="btrfs-", mkfs_grammar=MKFS_BTRFS, mount_grammar=BTRFS_MOUNT),
