@@ -122,7 +122,7 @@ def test_a_fault_run_is_kept_listed_and_drawn_again_in_every_format(fault_cli):
     rows = sqlite3.connect(tmp / "w" / "results.db").execute(
         "SELECT r.status, t.phase, t.ok, t.raw_output, r.plan_json FROM trials t JOIN runs r ON r.id = t.run_id").fetchall()
     assert [(s, p, ok) for s, p, ok, _, _ in rows] == [("complete", "fault", 1)] * 2
-    assert json.loads(rows[0][4])["method"]["fault"] == "write:data"
+    assert json.loads(rows[0][4])["method"]["faults"]["kinds"] == "write:data"  # stored nested, by its part
 
     listed = run("results", "--json", "-")
     assert listed.exit_code == 0, listed.output

@@ -1,6 +1,6 @@
 """Where a filesystem's journal is on its device, as the filesystem's own tools read it: ext3/ext4's journal inode
-(dumpe2fs, debugfs), xfs's internal log (xfs_db). A registry by filesystem type; a type not in it has no journal
-pickfs can aim a write fault at (btrfs's log tree lives among its other metadata, ext2 has none)."""
+(dumpe2fs, debugfs), xfs's internal log (xfs_db). A registry by the type's journal fact (fsfacts.Journal); a type
+without one has no journal pickfs can aim a write fault at (btrfs's log tree lives among its other metadata, ext2 has none)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from pickfs.faults.extents import merged
+from pickfs.fsfacts import JBD2, XFS_LOG, Journal
 from pickfs.proc import run
+from pickfs.stack.filesystems import KNOWN, fs_type
 
 Ranges = list[tuple[int, int]]
 
@@ -63,8 +65,19 @@ class JournalPlace:
     find: Callable[[str], Ranges]  # the device -> its byte ranges (ValueError, CommandFailed when it cannot)
 
 
-JOURNALS = {
-    "ext4": JournalPlace("ext4's journal (its journal inode's blocks)", ext_journal),
-    "ext3": JournalPlace("ext3's journal (its journal inode's blocks)", ext_journal),
-    "xfs": JournalPlace("xfs's internal log", xfs_log),
+JOURNAL_PLACES: dict[Journal, JournalPlace] = {
+    JBD2: JournalPlace("the journal (its journal inode's blocks)", ext_journal),
+    XFS_LOG: JournalPlace("the internal log", xfs_log),
 }
+
+
+def journal_place(fstype: str) -> JournalPlace | None:
+    """Where a type's journal is found on its device, asked of the type's own journal fact (None: it keeps none a
+    fault can be aimed at)."""
+    journal = fs_type(fstype).journal
+    return JOURNAL_PLACES.get(journal) if journal is not None else None
+
+
+def journalled_types() -> list[str]:
+    """The known types whose journal a write fault can be aimed at, by name (for a refusal's hint)."""
+    return [t.name for t in KNOWN.values() if t.journal in JOURNAL_PLACES]

@@ -22,7 +22,7 @@ from pickfs.crash.runner import Program, fsck
 from pickfs.errors import CommandFailed, PickfsError
 from pickfs.faults import outcome as oc
 from pickfs.faults.disk import FaultyDisk, faulty_disk
-from pickfs.faults.journal import JOURNALS
+from pickfs.faults.journal import journal_place
 from pickfs.faults.plan import FaultPlan
 from pickfs.faults.runner import NOTABLE, SERVER_LINES, settings_text
 from pickfs.faults.watch import KernelLog, alive, read_only, server_lines
@@ -82,7 +82,8 @@ class ProgramCell:
         self.told_at: int | None = None
 
     def find_journal(self, device: str) -> bool:
-        place = JOURNALS[self.config.fstype]
+        place = journal_place(self.config.fstype)
+        assert place is not None  # fault_unavailable refused the cell before anything was made
         try:
             self.journal = place.find(device)
         except (ValueError, CommandFailed) as exc:

@@ -33,7 +33,7 @@ from pickfs.errors import CommandFailed, PickfsError
 from pickfs.faults import outcome as oc
 from pickfs.faults.disk import FaultyDisk, faulty_disk
 from pickfs.faults.extents import mapping_disagrees
-from pickfs.faults.journal import JOURNALS
+from pickfs.faults.journal import journal_place, journalled_types
 from pickfs.faults.plan import LAYOUTS, FaultPlan
 from pickfs.faults.watch import KernelLog, alive, read_only, server_lines
 from pickfs.model import FsConfig, Target, WorkloadSpec
@@ -58,9 +58,9 @@ def fault_unavailable(config: FsConfig, spec: WorkloadSpec, fault: FaultPlan) ->
     if not fs_type(config.fstype).on_block_device:
         return f"a fault needs a filesystem on a block device, not {config.fstype}"
     backend = backend_of(spec)
-    if fault.kind.of_filesystem and config.fstype not in JOURNALS:
+    if fault.kind.of_filesystem and journal_place(config.fstype) is None:
         return (f"{config.fstype} keeps no journal a write fault can be aimed at "
-                f"(those of {', '.join(JOURNALS)} can)")
+                f"(those of {', '.join(journalled_types())} can)")
     if backend == PROGRAM:
         return program_unavailable(config, spec, fault)
     if backend not in LAYOUTS:
@@ -204,7 +204,8 @@ class Cell:
 
     def find_journal(self, device: str) -> str | None:
         """The filesystem's journal on the device, as its own tools read it (write:journal); why not, else."""
-        place = JOURNALS[self.config.fstype]
+        place = journal_place(self.config.fstype)
+        assert place is not None  # fault_unavailable refused the cell before anything was made
         try:
             self.journal = place.find(device)
         except (ValueError, CommandFailed) as exc:
