@@ -37,7 +37,6 @@ SRC = ROOT / "src" / "pickfs"
 PUBLIC_DESPITE_THE_UNDERSCORE = {"os._exit"}
 # Private names used across modules today (file, expression): each to be made public where it is defined.
 KNOWN_PRIVATE_USE = {
-    ("crash/runner.py", "self.workload._execute"),  # the workload's step runner
     ("fleet/callback/pickfs_events.py", "result._host"),  # Ansible's callback result: it has no public names
     ("fleet/callback/pickfs_events.py", "result._task"),  # (its `_result` is not told apart from the module's own)
 }
