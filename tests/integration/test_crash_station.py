@@ -85,7 +85,7 @@ def test_a_copy_of_a_states_mount_in_another_namespace_is_unmounted_there_and_fs
                         if namespaces_holding(device):
                             break
                         time.sleep(0.05)
-                    assert namespaces_holding(device) == [other.pid]
+                    assert other.pid in namespaces_holding(device)  # (a service with its own namespace may hold it too)
                 t0 = time.monotonic()
                 assert station.let_go(device) == ""
                 assert time.monotonic() - t0 < 5  # not the namespace's 60 s, nor the 10 s wait

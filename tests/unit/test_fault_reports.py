@@ -197,3 +197,23 @@ def test_your_own_command_is_judged_by_your_check_and_said_so():
     assert cell_from_doc(json.loads(json.dumps(cell_doc(failed)))) == failed
     assert "on ext4, your command" not in " ".join(sentences([passed]))  # no server to speak of
     assert "after restart your check passed" in sentences([passed])[0]
+
+
+def test_a_fault_run_without_a_cell_yet_is_known_by_its_stored_plan():
+    """A fault run stopped before its first cell ended is still a fault run: its plan names the faults, nested in
+    the method's part (flat in runs stored before the method was split)."""
+    from pickfs.faults.document import is_fault_run
+    from dataclasses import replace
+
+    from pickfs.model import RunRecord, method_of, plan_to_dict
+    from tests.records import make_plan
+
+    plan = make_plan()
+    nested = plan_to_dict(replace(plan, method=method_of(fault="flush")))
+    assert nested["method"]["faults"]["kinds"] == "flush"
+    record = RunRecord(id="r", created=0.0, updated=0.0, status="interrupted", pickfs_version="0", plan=nested,
+                       host={}, notes=(), trials=())
+    assert is_fault_run(record)
+    flat = {**nested, "method": {"fault": "flush"}}
+    assert is_fault_run(replace(record, plan=flat))
+    assert not is_fault_run(replace(record, plan=plan_to_dict(plan)))

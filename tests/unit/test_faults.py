@@ -364,3 +364,18 @@ def test_the_journal_is_found_where_the_filesystems_own_tools_say():
     sqlite = WorkloadSpec("sqlite-tpcb", "sqlite-tpcb")
     assert fault_unavailable(FsConfig("btrfs", "btrfs"), sqlite, journal).startswith("btrfs keeps no journal")
     assert fault_unavailable(FsConfig("ext2", "ext2"), sqlite, journal).startswith("ext2 keeps no journal")
+
+
+def test_a_command_cell_its_fault_cannot_reach_is_not_run_and_nothing_is_made(tmp_path):
+    """Your own command under write:journal on btrfs (no journal to aim at): the cell is 'not run', said why, as
+    a database's cell is; before, it went on to make its disk and failed an assertion (a traceback)."""
+    from pickfs.faults.program import program_cell
+    from pickfs.model import FsConfig, WorkloadSpec
+    from pickfs.stack.ledger import Ledger
+    from pickfs.workloads.command import Command
+
+    spec = WorkloadSpec("command", "command", tuple(sorted(Command.normalize({"command": "true"}).items())))
+    cell = program_cell(FsConfig("btrfs", "btrfs"), spec, parse_faults("write:journal")[0], tmp_path,
+                        Ledger(tmp_path / "ledger"))
+    assert cell.outcome is Ended.NOT_RUN and cell.notes[0].startswith("btrfs keeps no journal"), cell
+    assert not (tmp_path / "faults").exists()

@@ -316,7 +316,7 @@ class Race:
         if hopeless is not None:
             answer = decision_at(f, r, m, ALPHA)  # what the answer will say on these slices
             text = stop_note(self.label, round_no, m.margin, hopeless, answer.answer,
-                             would_settle(f, answer, span), answer.pending, span / 60)
+                             would_settle(f, answer, span, r.candidates), answer.pending, span / 60)
             b = self.slicer.bench
             b.observer.note(text)
             b.store.add_note(b.run_id, text)

@@ -193,9 +193,12 @@ def cell_trial(run_id: str, cell_index: int, fault_index: int, cell: FaultCell, 
 
 
 def is_fault_run(record: RunRecord) -> bool:
-    """A run of `pickfs crashtest --fault`: its plan names the faults, or it holds fault cells."""
+    """A run of `pickfs crashtest --fault`: its plan names the faults (nested in the method's `faults` part, or flat
+    as `fault` in a run stored before the method was split by mode), or it holds fault cells."""
     method = record.plan.get("method")
-    return (isinstance(method, dict) and bool(method.get("fault"))) or any(t.phase == PHASE for t in record.trials)
+    part = method.get("faults") if isinstance(method, dict) else None
+    named = (isinstance(part, dict) and part.get("kinds")) or (isinstance(method, dict) and method.get("fault"))
+    return bool(named) or any(t.phase == PHASE for t in record.trials)
 
 
 def stored_cells(record: RunRecord) -> list[FaultCell]:

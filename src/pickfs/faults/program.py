@@ -24,7 +24,7 @@ from pickfs.faults import outcome as oc
 from pickfs.faults.disk import FaultyDisk, faulty_disk
 from pickfs.faults.journal import journal_place
 from pickfs.faults.plan import FaultPlan
-from pickfs.faults.runner import NOTABLE, SERVER_LINES, settings_text
+from pickfs.faults.runner import NOTABLE, SERVER_LINES, fault_unavailable, settings_text
 from pickfs.faults.watch import KernelLog, alive, read_only, server_lines
 from pickfs.model import FsConfig, Target, WorkloadSpec
 from pickfs.services.base import Endpoint
@@ -164,6 +164,9 @@ def program_cell(config: FsConfig, spec: WorkloadSpec, fault: FaultPlan, workdir
     """Run one cell of the user's command; everything it made undone before it returns (in the ledger first)."""
     t0 = time.monotonic()
     name, settings = spec.label, settings_text(spec)
+    reason = fault_unavailable(config, spec, fault)  # as fault_cell: a cell this fault cannot reach is not run
+    if reason:
+        return oc.FaultCell(config.name, name, settings, fault.kind.name, fault.text, oc.Ended.NOT_RUN, notes=(reason,))
     base = workdir / "faults" / uuid.uuid4().hex[:12]
     with holding(ledger, "dir", path=str(base), recursive=True):
         base.mkdir(mode=0o711, parents=True)
