@@ -202,9 +202,9 @@ def test_your_own_command_is_judged_by_your_check_and_said_so():
 def test_a_fault_run_without_a_cell_yet_is_known_by_its_stored_plan():
     """A fault run stopped before its first cell ended is still a fault run: its plan names the faults, nested in
     the method's part (flat in runs stored before the method was split)."""
-    from pickfs.faults.document import is_fault_run
     from dataclasses import replace
 
+    from pickfs.faults.document import is_fault_run
     from pickfs.model import RunRecord, method_of, plan_to_dict
     from tests.records import make_plan
 
