@@ -8,6 +8,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from pickfs.errors import CommandFailed
 from pickfs.faults.extents import merged
 from pickfs.fsfacts import JBD2, XFS_LOG, Journal
 from pickfs.proc import run
@@ -81,3 +82,15 @@ def journal_place(fstype: str) -> JournalPlace | None:
 def journalled_types() -> list[str]:
     """The known types whose journal a write fault can be aimed at, by name (for a refusal's hint)."""
     return [t.name for t in KNOWN.values() if t.journal in JOURNAL_PLACES]
+
+
+def find_journal(fstype: str, device: str) -> tuple[Ranges, str | None]:
+    """A type's journal on the device, as its own tools read it (write:journal), and None; or no ranges and why
+    not. Only for a type with a journal place: fault_unavailable refuses the others before anything is made."""
+    place = journal_place(fstype)
+    assert place is not None
+    try:
+        return place.find(device), None
+    except (ValueError, CommandFailed) as exc:
+        why = exc.one_line() if isinstance(exc, CommandFailed) else str(exc)
+        return [], f"{place.words} could not be found on the device: {why}"[:300]

@@ -18,19 +18,19 @@ from contextlib import ExitStack
 from dataclasses import replace
 from pathlib import Path
 
-from pickfs.crash.runner import Program, fsck
+from pickfs.crash.runner import Program
 from pickfs.errors import CommandFailed, PickfsError
 from pickfs.faults import outcome as oc
 from pickfs.faults.disk import FaultyDisk, faulty_disk
-from pickfs.faults.journal import journal_place
+from pickfs.faults.journal import find_journal
 from pickfs.faults.plan import FaultPlan
-from pickfs.faults.runner import NOTABLE, SERVER_LINES, fault_unavailable, settings_text
+from pickfs.faults.runner import NOTABLE, SERVER_LINES, fault_unavailable, settings_text, truth_after
 from pickfs.faults.watch import KernelLog, alive, read_only, server_lines
 from pickfs.model import FsConfig, Target, WorkloadSpec
 from pickfs.services.base import Endpoint
 from pickfs.stack.cleanup import holding
 from pickfs.stack.ledger import Ledger
-from pickfs.stack.provision import attached, mount, provision
+from pickfs.stack.provision import provision
 
 NEVER = 2**63  # every acknowledged line is owed to the check
 
@@ -82,15 +82,10 @@ class ProgramCell:
         self.told_at: int | None = None
 
     def find_journal(self, device: str) -> bool:
-        place = journal_place(self.config.fstype)
-        assert place is not None  # fault_unavailable refused the cell before anything was made
-        try:
-            self.journal = place.find(device)
-        except (ValueError, CommandFailed) as exc:
-            why = exc.one_line() if isinstance(exc, CommandFailed) else str(exc)
-            self.notes.append(f"{place.words} could not be found on the device: {why}"[:300])
-            return False
-        return True
+        self.journal, why = find_journal(self.config.fstype, device)
+        if why is not None:
+            self.notes.append(why)
+        return why is None
 
     def run_through(self, disk: FaultyDisk, datadir: Path, endpoint: Endpoint | None, stack: ExitStack,
                     duration: float) -> oc.Ended:
@@ -134,20 +129,7 @@ class ProgramCell:
     def truth(self, image: Path) -> oc.Truth:
         """Mounted again on a new loop device (journal replay), its server started (recovery), the user's check run
         with every acknowledged line; fsck after unmounting."""
-        mnt = self.base / "mnt-after"
-        with attached(image, self.ledger) as device:
-            truth = oc.Truth(False, problem="")
-            with ExitStack() as stack:
-                stack.enter_context(holding(self.ledger, "dir", path=str(mnt)))
-                mnt.mkdir()
-                try:
-                    mount(self.ledger, stack, device, mnt, self.config.fstype, self.config.mount_options)
-                except PickfsError as exc:
-                    truth = oc.Truth(False, problem=f"the filesystem would not mount: {exc.one_line()}"[:300])
-                else:
-                    truth = self.checked(mnt / "pickfs-data")
-            clean, said = fsck(self.config.fstype, device)
-        return replace(truth, fsck_ok=clean, fsck_said=said)
+        return truth_after(image, self.base, self.ledger, self.config, self.checked)
 
     def checked(self, datadir: Path) -> oc.Truth:
         try:

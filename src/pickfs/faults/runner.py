@@ -24,6 +24,7 @@ import time
 import uuid
 from collections.abc import Callable
 from contextlib import AbstractContextManager, ExitStack, nullcontext
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +34,7 @@ from pickfs.errors import CommandFailed, PickfsError
 from pickfs.faults import outcome as oc
 from pickfs.faults.disk import FaultyDisk, faulty_disk
 from pickfs.faults.extents import mapping_disagrees
-from pickfs.faults.journal import journal_place, journalled_types
+from pickfs.faults.journal import find_journal, journal_place, journalled_types
 from pickfs.faults.plan import LAYOUTS, FaultPlan
 from pickfs.faults.watch import KernelLog, alive, read_only, server_lines
 from pickfs.model import FsConfig, Target, WorkloadSpec
@@ -105,6 +106,26 @@ def _server(backend: str, datadir: Path, settings: dict[str, Any], ledger: Ledge
     if service is None:
         return nullcontext(None)
     return service_class(service).start(datadir, settings, ledger, rundir, fresh=fresh)
+
+
+def truth_after(image: Path, base: Path, ledger: Ledger, config: FsConfig,
+                judge: Callable[[Path], oc.Truth]) -> oc.Truth:
+    """The cell's image mounted again on a new loop device (journal replay), judged on its data directory (the
+    database recovered and read, or the user's check), then fsck after unmounting; what would not mount says so."""
+    mnt = base / "mnt-after"
+    with attached(image, ledger) as device:
+        truth = oc.Truth(False, problem="")
+        with ExitStack() as stack:
+            stack.enter_context(holding(ledger, "dir", path=str(mnt)))
+            mnt.mkdir()
+            try:
+                mount(ledger, stack, device, mnt, config.fstype, config.mount_options)
+            except PickfsError as exc:
+                truth = oc.Truth(False, problem=f"the filesystem would not mount: {exc.one_line()}"[:300])
+            else:
+                truth = judge(mnt / "pickfs-data")
+        clean, said = fsck(config.fstype, device)
+    return replace(truth, fsck_ok=clean, fsck_said=said)
 
 
 class Cell:
@@ -204,14 +225,8 @@ class Cell:
 
     def find_journal(self, device: str) -> str | None:
         """The filesystem's journal on the device, as its own tools read it (write:journal); why not, else."""
-        place = journal_place(self.config.fstype)
-        assert place is not None  # fault_unavailable refused the cell before anything was made
-        try:
-            self.journal = place.find(device)
-        except (ValueError, CommandFailed) as exc:
-            why = exc.one_line() if isinstance(exc, CommandFailed) else str(exc)
-            return f"{place.words} could not be found on the device: {why}"[:300]
-        return None
+        self.journal, why = find_journal(self.config.fstype, device)
+        return why
 
     def arm(self, disk: FaultyDisk, datadir: Path, stack: ExitStack) -> bool:
         if self.fault.kind.of_filesystem:
@@ -245,21 +260,7 @@ class Cell:
     def truth(self, image: Path) -> oc.Truth:
         """The filesystem mounted again on a new loop device (journal replay), the database started (recovery),
         every commit read; fsck after unmounting."""
-        mnt = self.base / "mnt-after"
-        with attached(image, self.ledger) as device:
-            truth = oc.Truth(False, problem="")
-            with ExitStack() as stack:
-                stack.enter_context(holding(self.ledger, "dir", path=str(mnt)))
-                mnt.mkdir()
-                try:
-                    mount(self.ledger, stack, device, mnt, self.config.fstype, self.config.mount_options)
-                except PickfsError as exc:
-                    truth = oc.Truth(False, problem=f"the filesystem would not mount: {exc.one_line()}"[:300])
-                else:
-                    truth = self.recovered(mnt / "pickfs-data")
-            clean, said = fsck(self.config.fstype, device)
-        return oc.Truth(truth.came_up, truth.present, truth.newest, truth.own_check, truth.invariant, truth.problem,
-                        clean, said)
+        return truth_after(image, self.base, self.ledger, self.config, self.recovered)
 
     def recovered(self, datadir: Path) -> oc.Truth:
         try:
