@@ -7,7 +7,7 @@ import csv
 import html
 import io
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -284,24 +284,22 @@ def csv_row(cell: FaultCell) -> list[object]:
             verdict(cell)]
 
 
-def render_csv(cells: list[FaultCell]) -> str:
-    """One row per cell with every figure and what the server and the filesystem did (pure)."""
+def _csv(header: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
-    w.writerow(CSV_COLUMNS)
-    for c in cells:
-        w.writerow(csv_row(c))
+    w.writerow(header)
+    w.writerows(rows)
     return buf.getvalue()
+
+
+def render_csv(cells: list[FaultCell]) -> str:
+    """One row per cell with every figure and what the server and the filesystem did (pure)."""
+    return _csv(CSV_COLUMNS, (csv_row(c) for c in cells))
 
 
 def render_table_csv(cells: list[FaultCell]) -> str:
     """The table every format shows, as CSV (pure)."""
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow(COLUMNS)
-    for c in cells:
-        w.writerow(row(c))
-    return buf.getvalue()
+    return _csv(COLUMNS, (row(c) for c in cells))
 
 
 # -- in one line ------------------------------------------------------------------------------------------------
