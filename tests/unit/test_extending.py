@@ -17,8 +17,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-GUIDE = ROOT / "docs" / "extending.md"
+from tests.guide import ROOT, edit_as_guided, guide_names
 
 DATABASE = '''\
 """dummydb: a database that exists only in tests/unit/test_extending.py, served by services/dummydb.py."""
@@ -233,20 +232,6 @@ print("dummies seen everywhere")
 '''
 
 
-def _edit(path: Path, anchor: str, added: str) -> None:
-    """Registration as the guide says: `added` right after `anchor` (an import line, a registry's opening)."""
-    text = path.read_text()
-    assert anchor in text, f"{path.name} has no {anchor!r}: the guide and the code differ"
-    path.write_text(text.replace(anchor, anchor + added, 1))
-
-
-def _guide_names(section: str) -> set[str]:
-    """The files a section of docs/extending.md names (`src/pickfs/...` in backquotes)."""
-    text = GUIDE.read_text()
-    body = text.split(f"## {section}\n", 1)[1].split("\n## ", 1)[0]
-    return set(re.findall(r"`(src/pickfs/[\w/<>.-]+\.py)`", body))
-
-
 @pytest.fixture(scope="module")
 def copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The source tree and the contract tests, copied, with the dummies added in the files the guide names."""
@@ -261,13 +246,13 @@ def copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (src / "databases" / "dummydb.py").write_text(DATABASE)
     (src / "services" / "dummydb.py").write_text(SERVICE)
     (src / "workloads" / "dummy_load.py").write_text(WORKLOAD)
-    _edit(src / "databases" / "__init__.py", "from pickfs.databases import ", "dummydb, ")
-    _edit(src / "databases" / "__init__.py", "DATABASES: dict[str, Database] = {db.name: db for db in (",
-          "dummydb.DATABASE, ")
-    _edit(src / "workloads" / "__init__.py", "from pickfs.workloads.base import Workload\n",
-          "from pickfs.workloads.dummy_load import DummyLoad\n")
-    _edit(src / "workloads" / "__init__.py", "REGISTRY: dict[str, type[Workload]] = {cls.name: cls for cls in (",
-          "DummyLoad, ")
+    edit_as_guided(src / "databases" / "__init__.py", "from pickfs.databases import ", "dummydb, ")
+    edit_as_guided(src / "databases" / "__init__.py", "DATABASES: dict[str, Database] = {db.name: db for db in (",
+                   "dummydb.DATABASE, ")
+    edit_as_guided(src / "workloads" / "__init__.py", "from pickfs.workloads.base import Workload\n",
+                   "from pickfs.workloads.dummy_load import DummyLoad\n")
+    edit_as_guided(src / "workloads" / "__init__.py", "REGISTRY: dict[str, type[Workload]] = {cls.name: cls for cls in (",
+                   "DummyLoad, ")
     return root
 
 
@@ -283,7 +268,7 @@ def _changed(copy: Path) -> set[str]:
 
 def test_the_dummies_touch_exactly_the_files_the_guide_names(copy: Path) -> None:
     named = {p.replace("<name>", "dummydb").replace("<service>", "dummydb").replace("<workload>", "dummy_load")
-             for section in ("A database", "A workload") for p in _guide_names(section)}
+             for section in ("A database", "A workload") for p in guide_names(section)}
     assert _changed(copy) == named
 
 

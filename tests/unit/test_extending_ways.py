@@ -7,7 +7,6 @@ executor all take it."""
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -15,8 +14,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-GUIDE = ROOT / "docs" / "extending.md"
+from tests.guide import ROOT, edit_as_guided, guide_names
 
 WAY = '''\
 """A way of measuring that exists only in tests/unit/test_extending_ways.py: one trial per configuration, saved
@@ -104,18 +102,6 @@ print("the dummy way is taken everywhere")
 '''
 
 
-def _edit(path: Path, anchor: str, added: str) -> None:
-    text = path.read_text()
-    assert anchor in text, f"{path.name} has no {anchor!r}: the guide and the code differ"
-    path.write_text(text.replace(anchor, anchor + added, 1))
-
-
-def _guide_names(section: str) -> set[str]:
-    text = GUIDE.read_text()
-    body = text.split(f"## {section}\n", 1)[1].split("\n## ", 1)[0]
-    return set(re.findall(r"`(src/pickfs/[\w/<>.-]+\.py)`", body))
-
-
 @pytest.fixture(scope="module")
 def copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("ways")
@@ -123,10 +109,10 @@ def copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
                     ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     engine = root / "src" / "pickfs" / "engine"
     (engine / "dummy_way.py").write_text(WAY)
-    _edit(engine / "choice.py", "from pickfs.engine.capacity import CAPACITY_SEARCH\n",
-          "from pickfs.engine.dummy_way import DUMMY_WAY\n")
-    _edit(engine / "choice.py", "WAYS: tuple[WayOfMeasuring, ...] = (ONE_AT_A_TIME, CAPACITY_SEARCH, RACE, SIDE_BY_SIDE, ",
-          "DUMMY_WAY, ")
+    edit_as_guided(engine / "choice.py", "from pickfs.engine.capacity import CAPACITY_SEARCH\n",
+                   "from pickfs.engine.dummy_way import DUMMY_WAY\n")
+    edit_as_guided(engine / "choice.py", "WAYS: tuple[WayOfMeasuring, ...] = (ONE_AT_A_TIME, CAPACITY_SEARCH, RACE, SIDE_BY_SIDE, ",
+                   "DUMMY_WAY, ")
     return root
 
 
@@ -136,7 +122,7 @@ def test_the_dummy_way_touches_exactly_the_files_the_guide_names(copy: Path) -> 
         rel = path.relative_to(copy).as_posix()
         if not (ROOT / rel).exists() or (ROOT / rel).read_bytes() != path.read_bytes():
             changed.add(rel)
-    assert changed == {p.replace("<name>", "dummy_way") for p in _guide_names("A way of measuring")}
+    assert changed == {p.replace("<name>", "dummy_way") for p in guide_names("A way of measuring")}
 
 
 def test_the_choice_dry_run_estimate_and_executor_take_the_dummy_way(copy: Path, tmp_path: Path) -> None:
