@@ -19,18 +19,25 @@ from tests.conftest import ledger_entries, needs_root
 pytestmark = [needs_root, pytest.mark.skipif(fuse_unavailable() is not None, reason=str(fuse_unavailable()))]
 
 
-def test_one_loop_device_for_all_states_and_each_state_reads_its_own_image(workdir):
-    ledger = Ledger(workdir / "ledger")
-    size = 256 * 1024**2
+SIZE = 256 * 1024**2
+
+
+def images(workdir):
+    """A fresh ext4 start image and a working copy of it (sparse), as a crash test's workbench holds them."""
     start = workdir / "start.img"
     with open(start, "wb") as fh:
-        fh.truncate(size)
+        fh.truncate(SIZE)
     subprocess.run(["mkfs.ext4", "-q", "-F", "-E", "lazy_itable_init=0,lazy_journal_init=0", str(start)], check=True)
     working = workdir / "working.img"
     subprocess.run(["cp", "--sparse=always", str(start), str(working)], check=True)
+    return start, working
+
+
+def test_one_loop_device_for_all_states_and_each_state_reads_its_own_image(workdir):
+    ledger, (start, working) = Ledger(workdir / "ledger"), images(workdir)
     config = resolve_fs_name("ext4")
     devices, seen = [], []
-    with recording(workdir / "checks", size, ledger, image=working) as served, ExitStack() as stack:
+    with recording(workdir / "checks", SIZE, ledger, image=working) as served, ExitStack() as stack:
         bench = Workbench(served.log, [], start, 0, served)
         station = Station(stack, ledger, config, served.image, workdir / "station")
         probe = -1
@@ -62,16 +69,9 @@ def test_a_copy_of_a_states_mount_in_another_namespace_is_unmounted_there_and_fs
     """A mount namespace made while a state was mounted (unshare --mount, ip netns exec) kept its filesystem alive
     after the unmount: fsck read it half written (a verdict the one-at-a-time check did not give), and the device
     stayed held for as long as that namespace lived."""
-    ledger = Ledger(workdir / "ledger")
-    size = 256 * 1024**2
-    start = workdir / "start.img"
-    with open(start, "wb") as fh:
-        fh.truncate(size)
-    subprocess.run(["mkfs.ext4", "-q", "-F", "-E", "lazy_itable_init=0,lazy_journal_init=0", str(start)], check=True)
-    working = workdir / "working.img"
-    subprocess.run(["cp", "--sparse=always", str(start), str(working)], check=True)
+    ledger, (_, working) = Ledger(workdir / "ledger"), images(workdir)
     config = resolve_fs_name("ext4")
-    with recording(workdir / "checks", size, ledger, image=working) as served, ExitStack() as stack:
+    with recording(workdir / "checks", SIZE, ledger, image=working) as served, ExitStack() as stack:
         station = Station(stack, ledger, config, served.image, workdir / "station")
         other = None
         try:
