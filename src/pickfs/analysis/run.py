@@ -58,9 +58,10 @@ def _decided_quietly(record: RunRecord, plan: Plan, views: tuple[WorkloadView, .
     whose slices was busy is its own quiet view: only the workloads with a busy slice are analysed again (the
     others' slices are left out of the quiet record, so their views there are empty and not read)."""
     label_of = {c.index: c.workload.label for c in plan.cells()}
-    affected = {label_of.get(t.cell_index) for t in record.trials if busy_slice(t)}
-    quiet_record = replace(record, trials=tuple(t for t in record.trials
-                                                if label_of.get(t.cell_index) in affected and not busy_slice(t)))
+    busy = [busy_slice(t) for t in record.trials]
+    affected = {label_of.get(t.cell_index) for t, b in zip(record.trials, busy, strict=True) if b}
+    quiet_record = replace(record, trials=tuple(t for t, b in zip(record.trials, busy, strict=True)
+                                                if label_of.get(t.cell_index) in affected and not b))
     quiet = {v.label: v for v in build_views(quiet_record, plan, fixed_rate(quiet_record, plan))
              if v.label in affected}
     answers = {label: _answer(v) for label, v in quiet.items()}

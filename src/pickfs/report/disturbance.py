@@ -3,7 +3,8 @@
 A run whose slices did not record the machine's load (stored before, or monitors off) has no
 disturbance: nothing is said, and the JSON has no `disturbance` key. A recorded run that was not
 disturbed says nothing either; its JSON carries the figures with `disturbed: false`. A disturbed run says
-whether its answer changes without the busy slices (then it is decided on the quiet ones); a run that
+whether its answer changes without the busy slices (its answer and figures are the quiet slices' where those
+suffice, changed or not); a run that
 accepted a busy machine as the condition to measure (by the plan or by --accept-busy: the stored plan
 holds it either way, and the words fit both) says which condition its answer is for."""
 

@@ -9,8 +9,8 @@ Slices that did not record it (runs stored before, or with the monitors off) cou
 a run none of whose slices recorded it has no disturbance to tell (None), not a quiet one.
 
 A disturbed run does not decide on slices whose removal would change its answer: the analysis
-(analysis/run.py) decides again on its quiet slices (all but each `busy_slice`), and where the answer differs,
-answers from the quiet slices and says so first (`Disturbance.changes`). A plan that accepts a busy
+(analysis/run.py) decides again on its quiet slices (all but each `busy_slice`) and, where they suffice, answers
+and figures from them (`Disturbance.on_quiet`), saying first where the answer differs (`Disturbance.changes`). A plan that accepts a busy
 machine as the condition to measure (`accept_busy`) decides on every slice, and its report says
 which condition the answer is for (`Disturbance.accepted`).
 """
@@ -140,4 +140,3 @@ def busy_slice(trial: Trial) -> bool:
     """Did the slice record the machine's load and find it busy?"""
     load = slice_load(trial)
     return load is not None and load.busy
-
