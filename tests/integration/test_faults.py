@@ -9,15 +9,19 @@ import subprocess
 import sys
 import time
 from contextlib import ExitStack
+from pathlib import Path
 
 import pytest
 
+from pickfs.crash.runner import fsck
 from pickfs.crash.session import fuse_unavailable
+from pickfs.crash.station import namespaces_holding
 from pickfs.databases.firebird import firebird_unavailable
+from pickfs.faults import runner as fault_runner
 from pickfs.faults.disk import faulty_disk
-from pickfs.faults.outcome import Ended, verdict
+from pickfs.faults.outcome import Ended, Truth, verdict
 from pickfs.faults.plan import parse_faults
-from pickfs.faults.runner import fault_cell
+from pickfs.faults.runner import fault_cell, truth_after
 from pickfs.model import WorkloadSpec
 from pickfs.plan import resolve_fs_name
 from pickfs.services.mariadb import MariaDB
@@ -370,3 +374,42 @@ def test_errors_panic_is_refused_before_anything_is_made(workdir, tmp_path):
     assert not ledger_entries(workdir)
 
 
+
+
+def test_the_mount_after_the_fault_copied_into_another_namespace_is_unmounted_there_before_fsck(workdir, monkeypatch):
+    """A mount namespace made while the cell's image was mounted again (unshare --mount, ip netns exec) kept its
+    filesystem alive after the unmount: fsck would read it half written. The check after the fault unmounts such a
+    copy before fsck, as a crash test's station does."""
+    ledger, image = Ledger(workdir / "ledger"), workdir / "cell.img"
+    with open(image, "wb") as fh:
+        fh.truncate(256 * 1024**2)
+    subprocess.run(["mkfs.ext4", "-q", "-F", str(image)], check=True)
+    others: list[subprocess.Popen[bytes]] = []
+    held_at_fsck: list[list[int]] = []
+
+    def judge(datadir: Path) -> Truth:
+        (datadir.parent / "f").write_bytes(b"x" * 65536)
+        # another program makes a mount namespace now: it copies every mount, this one too
+        others.append(subprocess.Popen(["unshare", "--mount", "--propagation", "private", "sleep", "60"]))
+        for _ in range(100):
+            if str(datadir.parent) in Path(f"/proc/{others[0].pid}/mountinfo").read_text():
+                break
+            time.sleep(0.05)
+        assert str(datadir.parent) in Path(f"/proc/{others[0].pid}/mountinfo").read_text()
+        return Truth(True, own_check="ok")
+
+    def watched_fsck(fstype: str, device: str) -> tuple[bool | None, str]:
+        held_at_fsck.append(namespaces_holding(device))
+        return fsck(fstype, device)
+
+    monkeypatch.setattr(fault_runner, "fsck", watched_fsck)
+    try:
+        truth = truth_after(image, workdir, ledger, resolve_fs_name("ext4"), judge)
+        assert held_at_fsck == [[]]  # nothing held the filesystem when fsck read it
+        assert others and others[0].poll() is None  # the other program goes on, without the copy
+        assert (truth.fsck_ok, truth.problem) == (True, ""), truth
+    finally:
+        for other in others:
+            other.kill()
+            other.wait()
+    assert ledger_entries(workdir) == []

@@ -30,6 +30,7 @@ from typing import Any
 
 from pickfs import databases
 from pickfs.crash.runner import PROGRAM, backend_of, fsck
+from pickfs.crash.station import Station
 from pickfs.errors import CommandFailed, PickfsError
 from pickfs.faults import outcome as oc
 from pickfs.faults.disk import FaultyDisk, faulty_disk
@@ -44,7 +45,7 @@ from pickfs.services.base import Endpoint
 from pickfs.stack.cleanup import holding
 from pickfs.stack.filesystems import fs_type, unavailable_reason
 from pickfs.stack.ledger import Ledger
-from pickfs.stack.provision import attached, mount, provision
+from pickfs.stack.provision import provision
 
 CLIENT = "pickfs.faults.client"
 STEM = "commits"
@@ -111,21 +112,18 @@ def _server(backend: str, datadir: Path, settings: dict[str, Any], ledger: Ledge
 def truth_after(image: Path, base: Path, ledger: Ledger, config: FsConfig,
                 judge: Callable[[Path], oc.Truth]) -> oc.Truth:
     """The cell's image mounted again on a new loop device (journal replay), judged on its data directory (the
-    database recovered and read, or the user's check), then fsck after unmounting; what would not mount says so."""
-    mnt = base / "mnt-after"
-    with attached(image, ledger) as device:
-        truth = oc.Truth(False, problem="")
-        with ExitStack() as stack:
-            stack.enter_context(holding(ledger, "dir", path=str(mnt)))
-            mnt.mkdir()
-            try:
-                mount(ledger, stack, device, mnt, config.fstype, config.mount_options)
-            except PickfsError as exc:
-                truth = oc.Truth(False, problem=f"the filesystem would not mount: {exc.one_line()}"[:300])
-            else:
-                truth = judge(mnt / "pickfs-data")
-        clean, said = fsck(config.fstype, device)
-    return replace(truth, fsck_ok=clean, fsck_said=said)
+    database recovered and read, or the user's check), then fsck once nothing holds the filesystem: as a crash
+    test checks a state, through a station of its own (crash/station.py), whose let_go unmounts a copy of the mount
+    another mount namespace made meanwhile; what would not mount, or stayed held, says so."""
+    with ExitStack() as stack:
+        station = Station(stack, ledger, config, image, base / "mnt-after")
+        with station.attached() as device:
+            with station.mounted(device) as refused:
+                truth = oc.Truth(False, problem=f"the filesystem {refused}"[:300]) if refused else \
+                    judge(station.mountpoint / "pickfs-data")
+            held = "" if refused else station.let_go(device)
+            clean, said = fsck(config.fstype, device)
+    return replace(truth, problem="; ".join(x for x in (truth.problem, held) if x), fsck_ok=clean, fsck_said=said)
 
 
 class Cell:
