@@ -8,19 +8,21 @@ import signal
 import subprocess
 import sys
 import time
-from contextlib import ExitStack
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 import pytest
 
-from pickfs.crash.runner import fsck
+from pickfs.crash.runner import Program, fsck
 from pickfs.crash.session import fuse_unavailable
 from pickfs.crash.station import namespaces_holding
 from pickfs.databases.firebird import firebird_unavailable
+from pickfs.errors import CommandFailed
 from pickfs.faults import runner as fault_runner
 from pickfs.faults.disk import faulty_disk
 from pickfs.faults.outcome import Ended, Truth, verdict
 from pickfs.faults.plan import parse_faults
+from pickfs.faults.program import program_cell
 from pickfs.faults.runner import fault_cell, truth_after
 from pickfs.model import WorkloadSpec
 from pickfs.plan import resolve_fs_name
@@ -413,3 +415,29 @@ def test_the_mount_after_the_fault_copied_into_another_namespace_is_unmounted_th
             other.kill()
             other.wait()
     assert ledger_entries(workdir) == []
+
+
+def test_your_own_commands_cell_is_kept_when_its_server_cannot_stop_cleanly(workdir, tmp_path, monkeypatch):
+    """A server that fails to stop after the fault (its stop command fails) is the cell's note, as for a database
+    pickfs knows: the measured cell is not thrown away."""
+    writer, check = tmp_path / "writer.py", tmp_path / "check.py"
+    writer.write_text(WRITER)
+    check.write_text(CHECK)
+    started = Program.server
+
+    @contextmanager
+    def failing_stop(self, datadir, ledger, rundir, fresh):
+        with started(self, datadir, ledger, rundir, fresh) as endpoint:
+            yield endpoint
+        if fresh:
+            raise CommandFailed(["stop"], 1, "the server would not stop")
+
+    monkeypatch.setattr(Program, "server", failing_stop)
+    spec = WorkloadSpec(name="command", label="command", settings=(
+        ("command", f"{sys.executable} {writer}"), ("check", f"{sys.executable} {check}")))
+    cell = program_cell(resolve_fs_name("ext4"), spec, parse_faults("flush")[0], workdir, Ledger(workdir / "ledger"),
+                        SIZE, duration=4.0, limit_s=120)
+    assert (cell.outcome, cell.injected, cell.judged) == (Ended.MEASURED, 1, True), cell.notes
+    assert any(n.startswith("stopping the server: ") and "would not stop" in n for n in cell.notes), cell.notes
+    assert cell.counts.acked > 0 and cell.truth is not None and cell.truth.own_check == "ok", cell
+    assert not ledger_entries(workdir) and not mounts_under(workdir) and not loops_under(workdir)

@@ -24,8 +24,8 @@ from pickfs.faults import outcome as oc
 from pickfs.faults.disk import FaultyDisk, faulty_disk
 from pickfs.faults.journal import find_journal
 from pickfs.faults.plan import FaultPlan
-from pickfs.faults.runner import NOTABLE, SERVER_LINES, fault_unavailable, settings_text, truth_after
-from pickfs.faults.watch import KernelLog, alive, read_only, server_lines
+from pickfs.faults.runner import behaviour_of, fault_unavailable, settings_text, truth_after
+from pickfs.faults.watch import KernelLog
 from pickfs.model import FsConfig, Target, WorkloadSpec
 from pickfs.services.base import Endpoint
 from pickfs.stack.cleanup import holding
@@ -81,12 +81,6 @@ class ProgramCell:
         self.failed = ""  # what the command's failure said
         self.told_at: int | None = None
 
-    def find_journal(self, device: str) -> bool:
-        self.journal, why = find_journal(self.config.fstype, device)
-        if why is not None:
-            self.notes.append(why)
-        return why is None
-
     def run_through(self, disk: FaultyDisk, datadir: Path, endpoint: Endpoint | None, stack: ExitStack,
                     duration: float) -> oc.Ended:
         """The command runs with the fault armed at its moment: MEASURED when it ended in time (with or without an
@@ -116,15 +110,7 @@ class ProgramCell:
         return oc.Ended.MEASURED
 
     def behaviour(self, kernel: KernelLog, mountpoint: str, endpoint: Endpoint | None) -> oc.Behaviour:
-        lines = (server_lines(endpoint.log, SERVER_LINES) if endpoint is not None else []) + \
-            ([f"client: {self.failed}"] if self.failed else [])
-        if endpoint is None:
-            server = oc.NO_SERVER
-        else:
-            server = oc.server_said(lines, alive(endpoint.pidfile) if endpoint.pidfile else False, False)
-        said = kernel.read()
-        return oc.Behaviour(server, oc.filesystem_said(said, read_only(mountpoint)), tuple(said[:12]),
-                            tuple([x for x in lines if NOTABLE.search(x)][:12]))
+        return behaviour_of(kernel, mountpoint, endpoint, [self.failed] if self.failed else [], oc.NO_SERVER)
 
     def truth(self, image: Path) -> oc.Truth:
         """Mounted again on a new loop device (journal replay), its server started (recovery), the user's check run
@@ -155,27 +141,39 @@ def program_cell(config: FsConfig, spec: WorkloadSpec, fault: FaultPlan, workdir
         cell = ProgramCell(config, spec, fault, base, ledger, workdir, duration + limit_s)
         with faulty_disk(base, size, ledger, fault) as disk:
             cell.notes += disk.notes()
-            ended, behaviour = oc.Ended.NOT_RUN, None
+            ended, stopped = oc.Ended.NOT_RUN, ""
+            behaviour: oc.Behaviour | None = None
             with provision(config, Target(kind="image", workdir=str(base), size_bytes=size), ledger,
                            image=disk.image) as prov:
                 device = prov.info.device or ""
                 kernel = KernelLog(Path(device).name)
                 try:
-                    with ExitStack() as armed, cell.program.server(prov.datadir, ledger, base / "run", True) \
-                            as endpoint:
-                        cell.program.load(prov.datadir, endpoint)
-                        os.sync()
-                        if not fault.kind.of_filesystem or cell.find_journal(device):
-                            progress(f"{config.name}, {name}: your command runs; the fault is armed in "
-                                     f"{fault.arm_after_s:.2f} s")
-                            ended = cell.run_through(disk, prov.datadir, endpoint, armed, duration)
-                            behaviour = cell.behaviour(kernel, prov.info.mountpoint, endpoint)
+                    with ExitStack() as armed:
+                        try:
+                            with cell.program.server(prov.datadir, ledger, base / "run", True) as endpoint:
+                                cell.program.load(prov.datadir, endpoint)
+                                os.sync()
+                                cell.journal, why = find_journal(config.fstype, device) if fault.kind.of_filesystem \
+                                    else ([], None)
+                                if why:
+                                    cell.notes.append(why)
+                                else:
+                                    progress(f"{config.name}, {name}: your command runs; the fault is armed in "
+                                             f"{fault.arm_after_s:.2f} s")
+                                    ended = cell.run_through(disk, prov.datadir, endpoint, armed, duration)
+                                    behaviour = cell.behaviour(kernel, prov.info.mountpoint, endpoint)
+                        except (PickfsError, CommandFailed) as exc:  # a server that cannot stop cleanly
+                            stopped = exc.one_line()[:300]
                 finally:
                     kernel.close()
                 disk.disarm()
-            if ended is oc.Ended.NOT_RUN or behaviour is None:
+            if ended is oc.Ended.NOT_RUN and not stopped:
                 return oc.FaultCell(config.name, name, settings, fault.kind.name, fault.text, oc.Ended.NOT_RUN,
                                     notes=tuple(cell.notes), seconds=time.monotonic() - t0)
+            if stopped and behaviour is None:
+                raise PickfsError(f"the cell failed before its fault: {stopped}", "see the message")
+            if stopped:
+                cell.notes.append(f"stopping the server: {stopped}")
             truth = cell.truth(disk.image)
             injected = disk.failures()
         acks = acknowledged(base)

@@ -126,6 +126,21 @@ def truth_after(image: Path, base: Path, ledger: Ledger, config: FsConfig,
     return replace(truth, problem="; ".join(x for x in (truth.problem, held) if x), fsck_ok=clean, fsck_said=said)
 
 
+def behaviour_of(kernel: KernelLog, mountpoint: str, endpoint: Endpoint | None, told: list[str],
+                 without_server: str, committed_after: bool = False) -> oc.Behaviour:
+    """What the server did (its log, which is on the filesystem under test, and what its client was `told`;
+    `without_server` when pickfs started none) and what the filesystem did (the kernel's messages, read-only or
+    not)."""
+    lines = (server_lines(endpoint.log, SERVER_LINES) if endpoint is not None else []) + [f"client: {x}" for x in told]
+    if endpoint is None:
+        server = without_server
+    else:
+        server = oc.server_said(lines, alive(endpoint.pidfile) if endpoint.pidfile else False, False, committed_after)
+    said = kernel.read()
+    return oc.Behaviour(server, oc.filesystem_said(said, read_only(mountpoint)), tuple(said[:12]),
+                        tuple([x for x in lines if NOTABLE.search(x)][:12]))
+
+
 class Cell:
     """The parts of one cell's run, in order (see the module's text)."""
 
@@ -243,17 +258,10 @@ class Cell:
         return True
 
     def behaviour(self, kernel: KernelLog, mountpoint: str, endpoint: Endpoint | None) -> oc.Behaviour:
-        """What the server did (its log, which is on the filesystem under test, and what the client was told) and
-        what the filesystem did (the kernel's messages, read-only or not)."""
         text = self.log.read_text() if self.log.exists() else ""
         told = [x.split(" ", 3)[-1] for x in text.splitlines() if x.split(" ", 2)[1:2] in (["E"], ["C"])]
-        lines = server_lines(endpoint.log, SERVER_LINES) + [f"client: {x}" for x in dict.fromkeys(told)] \
-            if endpoint is not None else []
-        up = alive(endpoint.pidfile) if endpoint is not None and endpoint.pidfile else False
-        said = kernel.read()
-        server = oc.server_said(lines, up, endpoint is None, oc.committed_after_error(oc.parse_client_log(text)))
-        return oc.Behaviour(server, oc.filesystem_said(said, read_only(mountpoint)), tuple(said[:12]),
-                            tuple([x for x in lines if NOTABLE.search(x)][:12]))
+        return behaviour_of(kernel, mountpoint, endpoint, list(dict.fromkeys(told)) if endpoint is not None else [],
+                            oc.EMBEDDED, oc.committed_after_error(oc.parse_client_log(text)))
 
     def truth(self, image: Path) -> oc.Truth:
         """The filesystem mounted again on a new loop device (journal replay), the database started (recovery),
