@@ -14,7 +14,7 @@ import pickfs.cli.faults as cli_faults
 from pickfs.cli.main import cli
 from pickfs.faults.document import SCHEMA, Damaged, cell_doc, cell_from_doc, from_ranges, ranges
 from pickfs.faults.outcome import Behaviour, Ended, FaultCell, Truth, classify, parse_client_log, verdict
-from pickfs.faults.render import matrices, render_html, row, sentences, summary
+from pickfs.faults.render import matrices, quiet_lines, render_html, row, sentences, summary
 from tests.conftest import needs_root
 
 LOG = "1 A 100\n2 A 200\n3 E 300 OperationalError: disk I/O error\n4 A 400\n5 A 500\n"
@@ -197,6 +197,11 @@ def test_your_own_command_is_judged_by_your_check_and_said_so():
     assert cell_from_doc(json.loads(json.dumps(cell_doc(failed)))) == failed
     assert "on ext4, your command" not in " ".join(sentences([passed]))  # no server to speak of
     assert "after restart your check passed" in sentences([passed])[0]
+    # which acknowledged lines were lost cannot be told: the check's answer is what is said, as it ends too
+    assert cli_faults.progress_line(passed, 1, 2).endswith("ext4, command, flush: measured: check passed, 1 errors "
+                                                           "to the client")
+    assert quiet_lines([passed, failed]) == ["ext4 command flush: measured, check passed",
+                                             "ext4 command flush: measured, check failed"]
 
 
 def test_a_fault_run_without_a_cell_yet_is_known_by_its_stored_plan():

@@ -36,6 +36,7 @@ from pickfs.faults.render import (
     COLUMNS,
     FIGURES,
     TITLE,
+    found,
     header_lines,
     literature,
     quiet_lines,
@@ -183,11 +184,10 @@ def to_stdout(targets: dict[str, Path | None]) -> bool:
 
 def progress_line(cell: FaultCell, done: int, total: int) -> str:
     """A cell as it ends, in one line (its verdict is said once, with the table)."""
-    c = cell.counts
-    figures = f": {c.acked_lost:,} of {c.acked:,} acknowledged lost, {c.failed:,} errors to the client" \
-        if c is not None and cell.injected else ""
+    c, figures = cell.counts, found(cell)
+    said = f": {figures}, {c.failed:,} errors to the client" if c is not None and figures else ""
     return (f"cell {done} of {total} ended ({cell.seconds:.0f} s): {cell.config}, {cell.database}, {cell.fault}: "
-            f"{cell.outcome.value}{'' if cell.injected or c is None else ', the fault never fired'}{figures}")
+            f"{cell.outcome.value}{'' if cell.injected or c is None else ', the fault never fired'}{said}")
 
 
 def run_faults(plan: Plan, o: dict[str, Any]) -> None:

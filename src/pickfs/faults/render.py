@@ -318,12 +318,17 @@ def summary(cells: list[FaultCell]) -> str:
     return "; ".join(parts)
 
 
+def found(cell: FaultCell) -> str:
+    """What a cell's check after restart found, in a few words: 'LOST of ACKNOWLEDGED lost', or for the user's own
+    command, whose check judges (which acknowledged work was lost cannot be told), 'check passed' or 'check failed';
+    "" when the fault never fired (pure)."""
+    n = cell.counts
+    if n is None or not cell.injected:
+        return ""
+    return f"check {'failed' if n.corruption else 'passed'}" if cell.judged else f"{n.acked_lost} of {n.acked} lost"
+
+
 def quiet_lines(cells: list[FaultCell]) -> list[str]:
     """For scripts: a line per cell, 'CONFIGURATION DATABASE FAULT: OUTCOME, LOST of ACKNOWLEDGED lost' (pure)."""
-    out = []
-    for c in cells:
-        n = c.counts
-        figures = "" if n is None or not c.injected else \
-            f", check {'failed' if n.corruption else 'passed'}" if c.judged else f", {n.acked_lost} of {n.acked} lost"
-        out.append(f"{c.config} {c.database} {c.fault}: {c.outcome.value}{figures}")
-    return out
+    return [f"{c.config} {c.database} {c.fault}: {c.outcome.value}" + (f", {found(c)}" if found(c) else "")
+            for c in cells]
