@@ -224,7 +224,7 @@ def test_the_databases_write_backs_come_before_file_events():
 
 
 def test_a_programs_acknowledgements_are_stamped_as_they_arrive(tmp_path):
-    from pickfs.crash.runner import _arrivals, acks_from
+    from pickfs.crash.runner import acks_from, arrivals
 
     fifo, out = tmp_path / "acks.fifo", tmp_path / "acks.log"
     os.mkfifo(fifo)
@@ -237,12 +237,23 @@ def test_a_programs_acknowledgements_are_stamped_as_they_arrive(tmp_path):
             time.sleep(0.05)
     lines = out.read_text().splitlines()
     assert [x.split(" ", 1)[1] for x in lines] == ["item-0", "item-1", "item-2"]
-    stamps = _arrivals(out)
+    stamps = arrivals(out)
     assert stamps == sorted(stamps) and len(set(stamps)) == 3
     from pickfs.crash.runner import owed_lines
 
     assert owed_lines(out.read_text(), stamps[1] + 1) == ["item-0", "item-1"]  # the third came after the cut
     assert owed_lines("5 a b\n7 c\nx y\n9", 8) == ["a b", "c"]
+
+
+def test_the_acknowledgements_counted_are_the_stamped_lines_whatever_their_bytes(tmp_path):
+    """A fault cell of the user's command counts its acknowledgements as the check is handed them: stamped lines,
+    in bytes the user chose (not UTF-8, or empty)."""
+    from pickfs.crash.runner import arrivals
+
+    log = tmp_path / "acks.log"
+    assert arrivals(log) == []  # none arrived
+    log.write_bytes(b"5 item-\xff\n7 \nnot stamped\n9 item-2\n")
+    assert arrivals(log) == [5, 7, 9]
 
 
 def test_the_workbench_builds_each_state_on_one_image_and_undoes_exactly_what_changed(tmp_path):

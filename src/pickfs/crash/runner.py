@@ -682,7 +682,7 @@ def _record(config: FsConfig, driver: Commits | Program, backend: str, base: Pat
     records = wlog.read_log(rec.log)
     acks_log = base / "acks.log"
     if backend == PROGRAM:  # the pipe's lines, "arrival-ns line": owed once arrived
-        acks = dict(enumerate(_arrivals(acks_log))) if acks_log.exists() else {}
+        acks = dict(enumerate(arrivals(acks_log)))
     else:
         acks = parse_acks(acks_log.read_text())
     events_path = base / "events.log"
@@ -1055,10 +1055,13 @@ def owed_lines(stamped: str, t_cut: int) -> list[str]:
     return out
 
 
-def _arrivals(path: Path) -> list[int]:
-    """The arrival moments of the user's acknowledgement lines, in order."""
+def arrivals(path: Path) -> list[int]:
+    """The arrival moments of the user's acknowledgement lines in the stamped log (acks_from's), in order; [] when
+    none arrived. Only the stamps are read: a line of the user's need not be UTF-8."""
+    if not path.exists():
+        return []
     out = []
-    for line in path.read_text().splitlines():
+    for line in path.read_text(errors="replace").splitlines():
         t, _, _ = line.partition(" ")
         if t.isdigit():
             out.append(int(t))

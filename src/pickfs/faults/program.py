@@ -18,7 +18,7 @@ from contextlib import ExitStack
 from dataclasses import replace
 from pathlib import Path
 
-from pickfs.crash.runner import Program
+from pickfs.crash.runner import Program, arrivals
 from pickfs.errors import CommandFailed, PickfsError
 from pickfs.faults import outcome as oc
 from pickfs.faults.disk import FaultyDisk, faulty_disk
@@ -60,12 +60,6 @@ class Arming:
     def stop(self) -> None:
         with self.lock:
             self.done = True
-
-
-def acknowledged(base: Path) -> int:
-    """How many acknowledgement lines the command wrote (stamped as they arrived)."""
-    path = base / "acks.log"
-    return sum(1 for line in path.read_text(errors="replace").splitlines() if line.strip()) if path.exists() else 0
 
 
 class ProgramCell:
@@ -176,7 +170,7 @@ def program_cell(config: FsConfig, spec: WorkloadSpec, fault: FaultPlan, workdir
                 cell.notes.append(f"stopping the server: {stopped}")
             truth = cell.truth(disk.image)
             injected = disk.failures()
-        acks = acknowledged(base)
+        acks = len(arrivals(base / "acks.log"))  # the acknowledged lines the check was handed
     bad = "" if truth.own_check == "ok" else truth.own_check
     counts = oc.Counts(acks, 0, 0, 1 if cell.failed else 0, 0, "", bad)
     told = (cell.told_at - injected[0]) / 1e9 if cell.told_at is not None and injected and \
