@@ -38,6 +38,7 @@ class Station:
         stack.enter_context(holding(ledger, "loop", image=str(image)))  # any loop device on the working image
         self._mount = stack.enter_context(holding(ledger, "mount", mountpoint=str(mountpoint)))[0]
         self._device: str | None = None  # the loop device on the working image, once attached
+        self._free = False  # this state's let_go found the device free (no second exclusive open to learn it)
         # the configuration's mount options, and what lets a copy of the filesystem mount beside another (xfs: nouuid)
         clone = fs_type(config.fstype).clone_mount_options
         self.options = (*config.mount_options, *(o for o in clone if o not in config.mount_options))
@@ -55,6 +56,7 @@ class Station:
         (through the recorder: they are that state's writes, undone with it) and dropped. A device a filesystem
         still holds would give the next state that filesystem: it is detached, and the next state attaches
         another."""
+        self._free = False
         if self._device is None:
             self._device = blockdev.attach_loop(self.image, direct_io=self.direct_io)
         else:  # the recorder's file's cached pages dropped: by the open itself (FUSE), and by asking
@@ -66,7 +68,7 @@ class Station:
         try:
             yield self._device
         finally:
-            if blockdev.wait_unused(self._device, 0.0):
+            if self._free or blockdev.wait_unused(self._device, 0.0):
                 blockdev.drop_cached_blocks(self._device)
             else:
                 device, self._device = self._device, None
@@ -95,7 +97,8 @@ class Station:
         half written, and when that namespace ends the filesystem writes its last on whatever state the working
         image then holds. Such copies, of a filesystem of pickfs's own on its own loop device, are unmounted in
         their namespaces (lazily: nothing there uses it) as soon as the device is found held."""
-        if blockdev.wait_unused(device, 0.0):
+        self._free = blockdev.wait_unused(device, 0.0)
+        if self._free:
             return ""
         copies = namespaces_holding(device)
         for pid in copies:
@@ -104,7 +107,8 @@ class Station:
                             package="util-linux", timeout=30)
             except PickfsError:
                 pass  # gone meanwhile, or unmounted there already
-        if blockdev.wait_unused(device):
+        self._free = blockdev.wait_unused(device)
+        if self._free:
             return ""
         left = namespaces_holding(device)
         return ("the filesystem was still in use after its unmount"
