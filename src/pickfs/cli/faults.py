@@ -18,7 +18,7 @@ from rich.text import Text
 from pickfs import console
 from pickfs.cli.report import check_export_targets, export_targets
 from pickfs.engine import runlock
-from pickfs.errors import EXIT_INTERRUPTED, NotFound, PickfsError, PlanError, ResultsUnusable
+from pickfs.errors import EXIT_INTERRUPTED, NotFound, PlanError, ResultsUnusable
 from pickfs.faults.document import (
     MODEL,
     Damaged,
@@ -55,8 +55,8 @@ from pickfs.stack.signals import interrupted
 from pickfs.store import ResultStore
 from pickfs.units import parse_duration
 from pickfs.usecases.preview import nothing_can_run
-from pickfs.usecases.run import store_new_run
-from pickfs.usecases.workspace import clean_orphans, ledger_for, open_store, require_root
+from pickfs.usecases.run import end_status, store_new_run, undo_orphans
+from pickfs.usecases.workspace import ledger_for, open_store, require_root
 
 LEAST_DURATION_S = 3.0  # the fault is armed 0.8-1.6 s in; commits go on after it
 
@@ -208,11 +208,7 @@ def run_faults(plan: Plan, o: dict[str, Any]) -> None:
     require_root("injecting faults under filesystems (losetup, mkfs, mount, FUSE)", "run it as root (sudo)")
     workdir = Path(plan.target.workdir)
     ledger = ledger_for(str(workdir))
-    n, problems = clean_orphans(ledger)
-    for p in problems:
-        console.warn(p)
-    if n:
-        console.info(f"undid {n} resources an earlier, interrupted pickfs left behind")
+    undo_orphans(ledger, console.warn)
     store = open_store(o["workdir"], o["results_path"])
     # the run stored as asked: the faults and their limit in its plan (the plan's own keys), so it says what it ran
     first = faults[0]
@@ -253,10 +249,7 @@ def execute_faults(plan: Plan, faults: list[FaultPlan], store: ResultStore, ledg
                    console.info, done)
     except BaseException as exc:
         status = "interrupted" if interrupted(exc) else "failed"
-        try:
-            store.set_status(run_id, status)
-        except (PickfsError, OSError):
-            pass  # the results file may be what failed: the error that ended the run is the one to see
+        end_status(store, run_id, status)
         console.error(f"run {run_id} {status}: what ended of it ({plural(len(cells), 'cell')}) is kept in "
                       f"{store.path}; see it with: pickfs report {run_id}")
         if interrupted(exc):

@@ -9,7 +9,7 @@ so the ledger, the orphan cleanup, the run lock, the interrupt and the resume be
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -163,7 +163,7 @@ def run_plan(request: RunRequest, events: RunEvents) -> RunOutcome:
         check_device(plan.target.device or "", plan.target.confirm)
     ledger = ledger_for(plan.target.workdir)
     Path(plan.target.workdir).mkdir(parents=True, exist_ok=True)
-    _undo_orphans(ledger, events)
+    undo_orphans(ledger, events.warn)
     for w in (*plan.warnings, *(Command.root_warning(spec) for spec in plan.workloads)):
         if w:
             events.warn(w)
@@ -179,12 +179,13 @@ def run_plan(request: RunRequest, events: RunEvents) -> RunOutcome:
         runlock.release(lock)
 
 
-def _undo_orphans(ledger: Ledger, events: RunEvents) -> None:
+def undo_orphans(ledger: Ledger, warn: Callable[[str], None]) -> None:
+    """What an earlier pickfs that did not finish left in the ledger undone before a run makes anything; said."""
     n, problems = clean_orphans(ledger)
     if n:
-        events.warn(f"undid {n} resource(s) left by an earlier pickfs that did not finish")
+        warn(f"undid {n} resource(s) left by an earlier pickfs that did not finish")
     for p in problems:
-        events.warn(f"could not undo: {p}")
+        warn(f"could not undo: {p}")
 
 
 def _execute(plan: Plan, store: ResultStore, ledger: Ledger, run_id: str, previous: tuple[Trial, ...],
@@ -222,10 +223,7 @@ def execute_run(plan: Plan, run_id: str, store: ResultStore, ledger: Ledger, obs
     try:
         Executor(plan, run_id, store, ledger, observer).execute(previous)
     except BaseException as exc:
-        try:
-            store.set_status(run_id, "interrupted" if interrupted(exc) else "failed")
-        except (PickfsError, OSError):
-            pass  # the results file may be what failed: the error that ended the run is the one to see
+        end_status(store, run_id, "interrupted" if interrupted(exc) else "failed")
         raise
     record = store.load(run_id)
     status: Status = "complete" if any(t.ok and t.phase in RESULT_PHASES for t in record.trials) else "failed"
@@ -233,12 +231,18 @@ def execute_run(plan: Plan, run_id: str, store: ResultStore, ledger: Ledger, obs
     return status
 
 
-def _end_run(store: ResultStore, run_id: str, status: str, how: str, events: RunEvents) -> None:
-    """Best effort (the results file may be what failed): the final status, and what was kept."""
+def end_status(store: ResultStore, run_id: str, status: str) -> None:
+    """A run that an error or Ctrl-C ended marked so, best effort: the results file may be what failed, and the
+    error that ended the run is the one to see."""
     try:
         store.set_status(run_id, status)
     except (PickfsError, OSError):
         pass
+
+
+def _end_run(store: ResultStore, run_id: str, status: str, how: str, events: RunEvents) -> None:
+    """Best effort (the results file may be what failed): the final status, and what was kept."""
+    end_status(store, run_id, status)
     try:
         trials = store.load(run_id).trials
         kept = sum(1 for t in trials if t.phase in RESULT_PHASES and t.ok)
