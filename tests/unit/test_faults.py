@@ -379,3 +379,15 @@ def test_a_command_cell_its_fault_cannot_reach_is_not_run_and_nothing_is_made(tm
                         Ledger(tmp_path / "ledger"))
     assert cell.outcome is Ended.NOT_RUN and cell.notes[0].startswith("btrfs keeps no journal"), cell
     assert not (tmp_path / "faults").exists()
+
+
+def test_a_cell_states_the_settings_its_outcome_depends_on_your_commands_its_server():
+    from pickfs.faults.runner import settings_text
+    from pickfs.model import WorkloadSpec
+
+    pg = WorkloadSpec("pgbench", "pgbench", (("data_sync_retry", "on"), ("fsync", ""), ("scale", "5")))
+    assert settings_text(pg) == "data_sync_retry=on"
+    own = WorkloadSpec("command", "command", (("command", "./writer"), ("check", "./check")))
+    assert settings_text(own) == ""
+    assert settings_text(WorkloadSpec("command", "command", (*own.settings, ("server", "postgresql")))) == \
+        "server=postgresql"

@@ -61,6 +61,8 @@ LAYOUTS = {
                       ("innodb_flush_method", "innodb_flush_log_at_trx_commit", "innodb_doublewrite")),
     # no write-ahead log: Firebird orders its page writes (careful write), all in the database file
     "firebird": Layout({"data": ("commits.fdb",)}, ("forced_writes",)),
+    # the user's own command (crash/runner.py's PROGRAM): no files pickfs knows of; its server, if it has one
+    "command": Layout({}, ("server",)),
 }
 
 KINDS = {k.name: k for k in (

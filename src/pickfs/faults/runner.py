@@ -87,8 +87,6 @@ def program_unavailable(config: FsConfig, spec: WorkloadSpec, fault: FaultPlan) 
 
 def settings_text(spec: WorkloadSpec) -> str:
     """The settings a fault's outcome depends on, as the cell ran them (pure)."""
-    if backend_of(spec) == PROGRAM:
-        return f"server={spec.get('server')}" if spec.get("server") else ""
     shown = LAYOUTS[str(backend_of(spec))].shown
     return ", ".join(f"{k}={spec.get(k)}" for k in shown if spec.get(k) not in (None, ""))
 
