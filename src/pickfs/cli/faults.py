@@ -129,17 +129,10 @@ def table(cells: list[FaultCell]) -> FaultTable:
 Renderer = Callable[[list[FaultCell], list[str], dict[str, Any] | None], str]
 
 
-def csv_of(cells: list[FaultCell], plans: list[str], run: dict[str, Any] | None) -> str:
-    return render_csv(cells)
-
-
-def table_csv_of(cells: list[FaultCell], plans: list[str], run: dict[str, Any] | None) -> str:
-    return render_table_csv(cells)
-
-
 # every format `pickfs report` writes, drawn by the fault test's own renderers (faults/render.py, document.py)
-FORMATS: dict[str, Renderer] = {"json": matrix_json, "markdown": render_markdown, "csv": csv_of,
-                                "table-csv": table_csv_of, "html": render_html}
+FORMATS: dict[str, Renderer] = {"json": matrix_json, "markdown": render_markdown, "html": render_html,
+                                "csv": lambda cells, _plans, _run: render_csv(cells),
+                                "table-csv": lambda cells, _plans, _run: render_table_csv(cells)}
 
 
 def show_fault_run(cells: list[FaultCell], run: dict[str, Any] | None = None, explain: bool = False) -> None:
