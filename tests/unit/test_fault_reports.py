@@ -195,7 +195,7 @@ def test_your_own_command_is_judged_by_your_check_and_said_so():
     assert row(failed)[9] == "your check failed"
     assert summary([passed, failed]) == "fault test: 2 cells; acknowledged commits lost (or your check failed) in 1 cell"
     assert cell_from_doc(json.loads(json.dumps(cell_doc(failed)))) == failed
-    assert "on ext4, your command" not in " ".join(sentences([passed]))  # no server to speak of
+    assert "the server" not in " ".join(sentences([passed]))  # no server to speak of
     assert "after restart your check passed" in sentences([passed])[0]
     # which acknowledged lines were lost cannot be told: the check's answer is what is said, as it ends too
     assert cli_faults.progress_line(passed, 1, 2).endswith("ext4, command, flush: measured: check passed, 1 errors "
