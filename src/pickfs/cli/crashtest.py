@@ -56,7 +56,8 @@ DEFAULT_CRASH_TIME = "2m"  # checking time per configuration when neither --stat
               help="a directory to keep the image of every state that lost or broke something, for inspection")
 @click.option("--strategies", default=None,
               help="which subsets of the unflushed writes to try, comma-separated: " + ", ".join(STRATEGIES) + " [all]")
-@click.option("--check", "check", help="with --workload command: your check, run on each state (exit 0 = consistent)")
+@click.option("--check", "check", help="with --workload command: your check, run on each state (exit 0 = consistent); "
+                                      "with --fault, once, after the restart")
 @click.option("--fault", default=None,
               help="instead of power cuts, make the disk fail: flush (a cache flush), write:wal (a write to the "
                    "write-ahead log's blocks), write:data (to the data files' blocks), write:table (a write-back of "

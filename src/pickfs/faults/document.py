@@ -4,7 +4,10 @@ database keeps of each cell as a trial of the phase "fault"), and read back, eve
     {"schema": "pickfs.faults/1", "faults": {"model": ..., "plans": [...], "run": {...} (stored runs),
      "cells": [{"config", "database", "settings", "fault", "plan", "outcome", "injected", "counts", "behaviour",
                 "truth": {..., "present": N, "present_ranges": [[first, last], ...]}, "first_error", "told_after_s",
-                "write_back_errors", "notes", "seconds", "verdict"}]}}
+                "write_back_errors", "write_back_ok_after_error", "judged", "notes", "seconds", "verdict"}]}}
+
+`judged` is true for a cell of the user's own command: its check, given the acknowledged lines, judged what is
+there (which of them were lost cannot be told).
 """
 
 from __future__ import annotations
