@@ -54,10 +54,10 @@ def how_measured(plan: Plan) -> list[Measuring]:
 
 
 def _by_way(plan: Plan) -> list[tuple[WayOfMeasuring, Method, list[str]]]:
-    """The ways the plan's workloads are measured, each once, with its first workload's method and the labels."""
+    """The ways the plan's workloads are measured, each with a method once, and the labels measured so."""
     out: list[tuple[WayOfMeasuring, Method, list[str]]] = []
     for m in how_measured(plan):
-        same = next((x for x in out if x[0] is m.way), None)
+        same = next((x for x in out if x[0] is m.way and x[1] == m.method), None)
         if same is None:
             out.append((m.way, m.method, [m.workload.label]))
         else:
