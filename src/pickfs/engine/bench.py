@@ -52,7 +52,7 @@ def why_failed(exc: BaseException) -> str:
 class Once:
     """One measurement of a standing configuration: what it runs and how it is saved.
 
-    `inside` is entered around the run (a server thawed and frozen again, a memory group joined); `after` runs
+    `inside` is entered around the run, inside its timing (a memory group joined); `after` runs
     just after the workload inside the timing (a slice's syncfs, returning its seconds); `figures`, given what
     `after` returned, adds figures to the parsed ones; `notes` are kept with the trial."""
 

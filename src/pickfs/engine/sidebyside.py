@@ -15,8 +15,7 @@ interval is narrow enough, or when the time budget is spent.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager, nullcontext
+from contextlib import ExitStack, nullcontext
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -126,17 +125,6 @@ class Slicer:
         monitor = RunMonitor(member.prov.disk, m.monitor_interval, scope=scope,
                              mountpoint=member.prov.info.mountpoint or None) if m.monitors and measured else None
 
-        @contextmanager
-        def its_turn() -> Iterator[None]:
-            if member.freezer is not None:
-                member.freezer.thaw()
-            try:
-                with member.group.joined() if member.group else nullcontext():
-                    yield
-            finally:
-                if member.freezer is not None and measured:
-                    member.freezer.freeze()
-
         def figures(sync_s: float) -> dict[str, float]:
             out = {"slice_s": workload_class(cell.workload.name).run_seconds(spec), "syncfs_s": sync_s}
             wrote = 0
@@ -148,11 +136,19 @@ class Slicer:
                 out["idle_neighbours_wrote_bytes"] = float(wrote)
             return out
 
-        return self.bench.measure_once(cell, member, Once(
-            spec, self.measured_phase if measured else "warmup", repetition=round_no if round_no is not None else 0,
-            block=member.block, round=round_no, monitor=monitor, inside=its_turn,
-            after=lambda: syncfs(member.prov.datadir) if member.prov.info.mountpoint else 0.0, figures=figures,
-            wall_clock=True))
+        # the server thawed before the slice's timing starts and frozen again after it ends: neither is counted
+        if member.freezer is not None:
+            member.freezer.thaw()
+        try:
+            return self.bench.measure_once(cell, member, Once(
+                spec, self.measured_phase if measured else "warmup",
+                repetition=round_no if round_no is not None else 0, block=member.block, round=round_no,
+                monitor=monitor, inside=member.group.joined if member.group else nullcontext,
+                after=lambda: syncfs(member.prov.datadir) if member.prov.info.mountpoint else 0.0, figures=figures,
+                wall_clock=True))
+        finally:
+            if member.freezer is not None and measured:
+                member.freezer.freeze()
 
     def slice_or_fail(self, member: Member, round_no: int, others: list[Member], failed: set[int]) -> Trial | None:
         """A measured slice; None when it failed (the configuration is then failed, and why is recorded)."""
