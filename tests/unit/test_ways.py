@@ -97,3 +97,22 @@ def test_the_dry_run_gives_each_workload_the_budget_it_is_measured_with():
     budgets = [line.strip() for line in lines if line.strip().startswith("budget:")]
     assert budgets[0].startswith("budget: 3 min per workload") and budgets[1].startswith("budget: 9 min"), budgets
     assert len(method_words(plan).split("; ")) == 2
+
+
+def test_the_estimate_and_the_dry_run_say_what_the_capacity_search_measures_until_and_on_how_many_blocks():
+    """The estimate worded a capacity search's end as the race's ("until the recommendation is settled") and the
+    dry run promised it automatic blocks; it steps each rate on one block unless the plan names more."""
+    search = build_plan(Target(workdir="/var/tmp/x"), configs_from_names("ext4,xfs"),
+                        workload_specs(("sqlite-tpcb",), (), None), Method(latency_target="p99<=5ms"), None)
+    [way] = how_measured(search)
+    assert way.method.slices.blocks == 1
+    [est] = estimate(search)
+    assert "then until each one's highest rate within" in est.how and "recommendation" not in est.how, est.how
+    assert "(1 block(s))" in est.how or "built" not in est.how
+    lines = method_lines(search)
+    assert lines[0].startswith("capacity search (sqlite-tpcb): every configuration built 1 time(s)"), lines
+    assert method_words(search).startswith("capacity search, 1 block(s), steps to the highest rate within")
+    race = build_plan(Target(workdir="/var/tmp/x"), configs_from_names("ext4,xfs"),
+                      workload_specs(("sqlite-tpcb",), (), None), Method(), None)
+    [est] = estimate(race)
+    assert f"then until {RACE.until(race.method)} or" in est.how

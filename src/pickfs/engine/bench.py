@@ -194,6 +194,11 @@ class WayOfMeasuring(Protocol):
         """The method it measures `spec` with, given the workload's `share` of the time budget (pure)."""
         ...
 
+    def until(self, m: Method) -> str:
+        """What it measures until, after the fewest runs or rounds, as its dry run and the time estimate say it
+        (pure)."""
+        ...
+
     def describe(self, m: Method) -> list[str]:
         """How it measures, for the dry run: a first line, then indented details (pure)."""
         ...

@@ -46,12 +46,16 @@ class CapacitySearchWay:
         return bool(plan.method.latency_target) and "rate" in workload_class(spec.name).setting_names()
 
     def method_for(self, plan: Plan, spec: WorkloadSpec, share: float) -> Method:
-        return plan.method
+        """Its own budget whole; one block unless the plan names how many (a search steps each configuration's
+        rate on its own images, so more blocks buy it nothing automatically)."""
+        m = plan.method
+        return replace(m, slices=replace(m.slices, blocks=m.slices.blocks or 1))
+
+    def until(self, m: Method) -> str:
+        return f"each one's highest rate within {parse_target(m.latency_target or '').words()} is found"
 
     def describe(self, m: Method) -> list[str]:
-        target = parse_target(m.latency_target or "")
-        return sliced_lines(m, f"steps of {STEP_ROUNDS} rounds until each one's highest rate within "
-                               f"{target.words()} is found (at most {MAX_STEPS} steps)")
+        return sliced_lines(m, f"steps of {STEP_ROUNDS} rounds until {self.until(m)} (at most {MAX_STEPS} steps)")
 
     def words(self, m: Method) -> str:
         return sliced_words(m, f"steps to the highest rate within {parse_target(m.latency_target or '').words()}")
@@ -94,13 +98,13 @@ class CapacitySearch(Slicer):
             self.note(f"{spec.label}: the capacity search was already over")
             return
         budget = round_budget(m)
-        self.bench.observer.rounds_started(spec.label, budget.budget_s, m.slices.blocks or 1, len(cells))
+        self.bench.observer.rounds_started(spec.label, budget.budget_s, m.slices.blocks, len(cells))
         self.note(f"{spec.label}: capacity search for {self.target.words()}, from {start:,.0f}/s"
                   + (f" up to the client's ceiling {ceiling:,.0f}/s" if ceiling else "")
                   + (f"; resumed from {resumed.words()}" if saved else ""))
         first_block = max((t.block for t in previous if t.phase == "capacity"), default=-1) + 1
         with ExitStack() as stack:
-            members = self.stand_up_blocks(stack, cells, failed, first_block, m.slices.blocks or 1, 0, budget.budget_s)
+            members = self.stand_up_blocks(stack, cells, failed, first_block, m.slices.blocks, 0, budget.budget_s)
             search(members, failed, self.rates, self.target, ceiling, self._step_slices,
                    lambda text: self.note(f"{spec.label}: {text}"),
                    deadline=time.monotonic() + budget.budget_s, floor=floor, resumed=resumed)

@@ -113,9 +113,11 @@ class RaceWay:
     def method_for(self, plan: Plan, spec: WorkloadSpec, share: float) -> Method:
         return shared_method(plan.method, share)
 
+    def until(self, m: Method) -> str:
+        return f"the recommendation is settled at {a_percent(m.margin)} margin"
+
     def describe(self, m: Method) -> list[str]:
-        return sliced_lines(m, f"until the recommendation is settled at {a_percent(m.margin)} margin, "
-                               "configurations leaving as their place is decided")
+        return sliced_lines(m, f"until {self.until(m)}, configurations leaving as their place is decided")
 
     def words(self, m: Method) -> str:
         return sliced_words(m, f"rounds until the answer is settled at a {m.margin:.0%} margin")

@@ -230,8 +230,11 @@ class SideBySideWay:
     def method_for(self, plan: Plan, spec: WorkloadSpec, share: float) -> Method:
         return shared_method(plan.method, share)
 
+    def until(self, m: Method) -> str:
+        return f"every interval is within ±{round_budget(m).target:.0%}"
+
     def describe(self, m: Method) -> list[str]:
-        return sliced_lines(m, f"until every interval is within ±{round_budget(m).target:.0%}")
+        return sliced_lines(m, f"until {self.until(m)}")
 
     def words(self, m: Method) -> str:
         return sliced_words(m, "rounds until the intervals settle")

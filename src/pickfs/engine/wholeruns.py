@@ -145,10 +145,17 @@ def one_at_a_time(plan: Plan) -> bool:
     return not plan.method.side_by_side or not target_kind(plan.target).side_by_side
 
 
+def whole_runs_until(m: Method) -> str:
+    """What whole runs go on until, after their runs (pure)."""
+    if m.target_ci is None:
+        return f"each configuration has its {m.runs} runs"
+    return f"each interval is within ±{m.target_ci:.0%}"
+
+
 def _whole_run_lines(m: Method) -> list[str]:
     lines = []
     if m.target_ci is not None:
-        lines.append(f"  then until each interval is within ±{m.target_ci:.0%}, at most {m.max_runs} runs"
+        lines.append(f"  then until {whole_runs_until(m)}, at most {m.max_runs} runs"
                      + (f" or {m.max_seconds / 60:g} min" if m.max_seconds is not None else ""))
     return lines
 
@@ -166,6 +173,9 @@ class OneAtATime:
 
     def method_for(self, plan: Plan, spec: WorkloadSpec, share: float) -> Method:
         return plan.method
+
+    def until(self, m: Method) -> str:
+        return whole_runs_until(m)
 
     def describe(self, m: Method) -> list[str]:
         order = "interleaved (A B C A B C)" if m.whole.interleave else "sequential (A A B B)"
@@ -193,6 +203,9 @@ class WholeRuns:
 
     def method_for(self, plan: Plan, spec: WorkloadSpec, share: float) -> Method:
         return plan.method
+
+    def until(self, m: Method) -> str:
+        return whole_runs_until(m)
 
     def describe(self, m: Method) -> list[str]:
         return [f"{m.runs} whole run(s) per configuration, each on a fresh filesystem, in random-order rounds "
