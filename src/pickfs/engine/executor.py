@@ -10,7 +10,7 @@ from typing import Any
 from pickfs.crash.runner import StateResult, crash_test, crash_unavailable, state_from_json, state_json
 from pickfs.engine.bench import Bench, Observer
 from pickfs.engine.ceiling import limit_notes
-from pickfs.engine.choice import how_measured, one_at_a_time
+from pickfs.engine.choice import how_measured
 from pickfs.engine.schedule import (
     ComparisonKey,
     SlotKey,
@@ -21,6 +21,7 @@ from pickfs.engine.schedule import (
     slot_key,
     slot_walls,
 )
+from pickfs.engine.wholeruns import one_at_a_time
 from pickfs.errors import NoRoom, PickfsError
 from pickfs.model import Cell, Plan, Trial, plan_from_dict
 from pickfs.stack.filesystems import fs_type, unavailable_reason
