@@ -12,13 +12,11 @@ from pickfs.crash.states import STRATEGIES, parse_strategies
 from pickfs.errors import PlanError
 from pickfs.faults.plan import parse_faults
 from pickfs.model import Method, Target, method_of
-from pickfs.plan.schema import METHOD_KEYS, Span
+from pickfs.plan.schema import METHOD_DEFAULTS, METHOD_KEYS, Span
 from pickfs.plan.values import unknown_keys
 from pickfs.safepaths import check_own_dir
 from pickfs.stack.targets import target_kind
 from pickfs.stats.capacity import parse_target
-
-DEFAULTS = Method().flat()  # every [method] key's default, by its flat name
 
 
 def method_from_table(t: dict[str, Any]) -> Method:
@@ -36,13 +34,13 @@ def _want(key: str) -> type:
     spec = METHOD_KEYS.get(key)
     if spec is not None and spec.python is not None:
         return spec.python
-    return type(DEFAULTS[key])
+    return type(METHOD_DEFAULTS[key])
 
 
 def check_method(method: Method) -> None:
     """Every field of the method of the right type, finite, and within its range."""
     for key, value in method.flat().items():
-        if value is None and DEFAULTS[key] is None:
+        if value is None and METHOD_DEFAULTS[key] is None:
             continue
         check_method_value(key, value)
         spec = METHOD_KEYS.get(key)
@@ -58,7 +56,7 @@ def check_method(method: Method) -> None:
 
 def check_method_value(key: str, value: Any) -> None:
     """One [method] value of the type its default has (None allowed where the default is None)."""
-    default = DEFAULTS[key]
+    default = METHOD_DEFAULTS[key]
     want = _want(key)
     ok = isinstance(value, want) and not (want is not bool and isinstance(value, bool))
     if want is float and isinstance(value, int) and not isinstance(value, bool):
