@@ -142,15 +142,6 @@ class AfterRound:
     stop: StopReason | None = None
 
 
-def why_stopped(budget: RoundBudget, rounds_done: int, max_rounds: int, members: list[Member]) -> StopReason:
-    """Why rounds stopped when no decision ended them (pure)."""
-    if not members:
-        return "failed"
-    if budget.fixed or rounds_done >= max_rounds:
-        return "rounds"
-    return "budget"
-
-
 class Race:
     def __init__(self, slicer: Slicer, cells: list[Cell]) -> None:
         self.slicer = slicer
@@ -254,11 +245,9 @@ class Race:
         """Rounds over the rotation; every image stays standing (held still) so that a configuration whose
         place comes into doubt again rejoins. Each round's decision, and why the race stopped, is recorded with
         the run as it is acted on."""
-        m = self.plan.method
         self.standing = list(members)
         round_no, since_block = first_round, 0
         deadline = started + budget.budget_s
-        max_rounds = m.max_runs if m.target_ci is not None else 10_000
         while members:
             t0 = time.monotonic()
             for member in round_order(members, self.slicer.seed, 0, round_no):
@@ -277,11 +266,11 @@ class Race:
                                           rounds_done)
                 members = after.members
             self.slicer.bench.observer.round_finished(self.label, 0, round_no, after.widest)  # as the notes count
-            go_on = budget.another_round(rounds_done, after.done, time.monotonic(), deadline, round_s, max_rounds)
-            stop = after.stop or (None if go_on and members else why_stopped(budget, rounds_done, max_rounds, members))
+            ends = budget.stop(rounds_done, after.done, time.monotonic(), deadline, round_s)
+            stop = after.stop or ("failed" if not members else ends)
             if after.decision is not None or stop is not None:
                 self._record(round_no - 1, after.decision, stop)
-            if not go_on:
+            if ends is not None:
                 break
             if after.grow and after.decision is not None:  # acted on once its decision is recorded
                 added = self._grow(stack, after.grow, failed, after.decision.answer)

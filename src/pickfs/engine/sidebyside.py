@@ -315,7 +315,6 @@ class SideBySide(Slicer):
     def _rounds(self, cells: list[Cell], members: list[Member], history: list[Trial], failed: set[int],
                 first: int, first_round: int, budget: RoundBudget, started: float) -> None:
         """Rounds over every standing member, in a shuffled order each, until the comparisons settle."""
-        m = self.plan.method
         label = cells[0].workload.label
         round_no = first_round
         while members:
@@ -333,7 +332,7 @@ class SideBySide(Slicer):
             done, widest = self.settled(cells, history, standing, budget.target)
             self.bench.observer.round_finished(label, first, round_no, widest)  # counted as the notes count them
             if not budget.another_round(rounds_done, done, time.monotonic(), started + budget.budget_s,
-                                        time.monotonic() - t0, m.max_runs if m.target_ci is not None else 10_000):
+                                        time.monotonic() - t0):
                 break
 
 
