@@ -10,7 +10,7 @@ from typing import Any
 from pickfs.crash.runner import kept_images_only
 from pickfs.crash.states import STRATEGIES, parse_strategies
 from pickfs.errors import PlanError
-from pickfs.faults.plan import parse_faults
+from pickfs.faults.plan import FaultPlan, parse_faults
 from pickfs.model import Method, Target, method_of
 from pickfs.plan.schema import METHOD_DEFAULTS, METHOD_KEYS, Span
 from pickfs.plan.values import unknown_keys
@@ -35,6 +35,12 @@ def _want(key: str) -> type:
     if spec is not None and spec.python is not None:
         return spec.python
     return type(METHOD_DEFAULTS[key])
+
+
+def fault_plans(method: Method) -> list[FaultPlan]:
+    """The faults the method injects (its faults part), checked: PlanError naming the fix (pure)."""
+    f = method.faults
+    return parse_faults(f.kinds, f.at, f.lasts, f.seed)
 
 
 def check_method(method: Method) -> None:
@@ -110,7 +116,7 @@ def check_crash_method(method: Method, target: Target) -> None:
         if not Path(os.path.abspath(keep)).parent.is_dir():
             raise PlanError(f"crash_keep {keep}: its parent directory does not exist", "make it first, or name another")
     if method.faults.kinds:
-        parse_faults(method.faults.kinds, method.faults.at, method.faults.lasts, method.faults.seed)  # PlanError naming the fix
+        fault_plans(method)  # PlanError naming the fix
     if not method.crash.states:
         return
     if method.crash.duration <= 0:
