@@ -24,6 +24,7 @@ from pickfs.engine.schedule import round_budget, round_order
 from pickfs.engine.sidebyside import Member, Slicer, sliced_lines, sliced_words
 from pickfs.errors import PickfsError
 from pickfs.model import Cell, Method, Phase, Plan, Trial, WorkloadSpec
+from pickfs.plan import has_fixed_rate
 from pickfs.stats.capacity import FLOOR_RATE, LatencyTarget, Verdict, capacity, judge, next_rate, parse_target
 from pickfs.stats.latency import Slice, fixed_rate_block, slice_from
 from pickfs.workloads import workload_class
@@ -43,7 +44,7 @@ class CapacitySearchWay:
     whole_plan: bool = False
 
     def fits(self, plan: Plan, spec: WorkloadSpec) -> bool:
-        return bool(plan.method.latency_target) and "rate" in workload_class(spec.name).setting_names()
+        return bool(plan.method.latency_target) and has_fixed_rate(spec.name)
 
     def method_for(self, plan: Plan, spec: WorkloadSpec, share: float) -> Method:
         """Its own budget whole; one block unless the plan names how many (a search steps each configuration's
