@@ -1,5 +1,7 @@
-"""Flags become a plan: `pickfs run`'s and `pickfs crashtest`'s options (a dict of click's values) turned into a
-validated `Plan`, with the same checks a plan file gets. The commands only gather the flags; every rule is here."""
+"""Flags become a plan: `pickfs run`'s options (a dict of click's values) turned into a validated `Plan`, with the
+same checks a plan file gets; `pickfs run` only gathers the flags. The workloads and their --set items
+(`workload_specs`) and --max-time (`parse_max_time`) are read here for `pickfs crashtest` and `pickfs search` too,
+which make their own plans of them (cli/crashtest.py, cli/search.py)."""
 
 from __future__ import annotations
 
