@@ -41,6 +41,9 @@ class DummyWay:
     def method_for(self, plan: Plan, spec: WorkloadSpec, share: float) -> Method:
         return plan.method
 
+    def until(self, m: Method) -> str:
+        return "each configuration has its one trial"
+
     def describe(self, m: Method) -> list[str]:
         return ["one dummy trial per configuration", "  nothing is stood up"]
 

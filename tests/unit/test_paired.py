@@ -2,6 +2,7 @@
 
 import math
 import random
+from dataclasses import replace
 
 import pytest
 
@@ -153,13 +154,18 @@ def test_round_order_is_a_fresh_permutation_each_round_and_reproducible():
 
 
 def test_round_budget():
-    b = RoundBudget(min_rounds=5, budget_s=300, target=0.05)
+    b = RoundBudget(min_rounds=5, budget_s=300, target=0.05, max_rounds=100)
     # never fewer than the minimum, even past the deadline
-    assert b.another_round(4, settled=True, now=2000, deadline=1100, round_s=15, max_rounds=100)
-    assert not b.another_round(5, settled=True, now=1000, deadline=1100, round_s=15, max_rounds=100)
-    assert b.another_round(5, settled=False, now=1000, deadline=1100, round_s=15, max_rounds=100)
-    assert not b.another_round(5, settled=False, now=1090, deadline=1100, round_s=15, max_rounds=100)
-    assert not b.another_round(9, settled=False, now=1000, deadline=1100, round_s=15, max_rounds=9)
+    assert b.another_round(4, settled=True, now=2000, deadline=1100, round_s=15)
+    assert not b.another_round(5, settled=True, now=1000, deadline=1100, round_s=15)
+    assert b.another_round(5, settled=False, now=1000, deadline=1100, round_s=15)
+    assert not b.another_round(5, settled=False, now=1090, deadline=1100, round_s=15)
+    assert not replace(b, max_rounds=9).another_round(9, settled=False, now=1000, deadline=1100, round_s=15)
+    # and why they stop
+    assert b.stop(5, settled=True, now=1000, deadline=1100, round_s=15) == "settled"
+    assert b.stop(5, settled=False, now=1090, deadline=1100, round_s=15) == "budget"
+    assert replace(b, max_rounds=9).stop(9, settled=False, now=1000, deadline=1100, round_s=15) == "rounds"
+    assert replace(b, fixed=True).stop(5, settled=False, now=1000, deadline=1100, round_s=15) == "rounds"
 
 
 def test_round_budget_from_the_method():
@@ -167,10 +173,12 @@ def test_round_budget_from_the_method():
     assert (default.min_rounds, default.budget_s, default.target, default.fixed) == (3, 540.0, 0.05, False)
     fixed = round_budget(method_of(rounds=2, blocks=2))
     assert fixed.fixed and fixed.min_rounds == 2
-    assert not fixed.another_round(2, settled=False, now=0, deadline=1e9, round_s=1, max_rounds=100)
+    assert not fixed.another_round(2, settled=False, now=0, deadline=1e9, round_s=1)
     # a resumed run with one block of three left gets a third of the budget
     assert round_budget(method_of(max_seconds=300.0, rounds=4), 1 / 3).budget_s == pytest.approx(100.0)
     assert not round_budget(method_of(rounds=4, target_ci=0.02)).fixed
+    assert round_budget(method_of(target_ci=0.02, max_runs=7)).max_rounds == 7
+    assert round_budget(method_of(max_runs=7)).max_rounds > 1000  # without a target interval the budget ends them
 
 
 def test_automatic_blocks_fit_a_fifth_of_the_budget():

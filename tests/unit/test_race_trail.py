@@ -216,3 +216,37 @@ def test_a_damaged_round_of_a_race_is_refused_in_one_line(tmp_path: Path, column
     store.conn.execute(f"UPDATE race_rounds SET {column} = ?", (value,))
     with pytest.raises(ResultsUnusable, match=f"damaged run {run_id}"):
         store.load(run_id)
+
+
+class Spread(Simulated):
+    """Images far apart (the spread from one mkfs to the next beyond the slices'), so the race stands up new blocks;
+    each new block's images are stood up seeing which rounds' decisions the run holds by then."""
+
+    def __init__(self, bench: Bench, effects: dict[str, float], seed: int) -> None:
+        super().__init__(bench, effects, seed)
+        self.growing: list[tuple[int, int]] = []  # (the last round sliced, the last round recorded)
+
+    def stand_up_one(self, stack: ExitStack, members: list[Member], cell: Cell, block: int, failed: set[int]) -> bool:
+        record = self.bench.store.load(self.bench.run_id)
+        if record.trials:  # a block the race stands up between rounds
+            self.growing.append((max(t.round or 0 for t in record.trials),
+                                 max((r.round for r in record.race_rounds), default=-1)))
+        super().stand_up_one(stack, members, cell, block, failed)
+        self.levels[(cell.index, block)] = self.rng.gauss(0.0, 0.2)
+        return True
+
+
+def test_the_race_records_the_decision_that_asks_for_a_new_block_before_standing_it_up(tmp_path: Path) -> None:
+    """The trail is saved before the race acts on it: a new block takes minutes to stand up, and a run cut short
+    meanwhile kept no record of the decision it was acting on (it was recorded after the block stood)."""
+    effects = {"ext4": 0.0, "xfs": 0.03, "btrfs": 0.06}
+    plan = build_plan(Target(workdir=str(tmp_path)), configs_from_names(",".join(effects)),
+                      workload_specs(("sqlite-tpcb",), (), None),
+                      method_of(max_seconds=600.0, margin=0.01, seed=5), None)
+    store = ResultStore(tmp_path / "results.db")
+    bench = _fresh(store, "20260101-000000-0005", plan)
+    slicer = Spread(bench, effects, 5)
+    Race(slicer, list(plan.cells())).run((), set())
+    assert slicer.growing, bench.observer.notes  # type: ignore[attr-defined]
+    assert all(sliced == recorded for sliced, recorded in slicer.growing), slicer.growing
+    assert _check(store.load("20260101-000000-0005"), plan) >= 1

@@ -82,7 +82,7 @@ def test_the_estimate_of_a_device_target_is_whole_runs_as_the_engine_measures_it
                       configs_from_names("ext4,xfs"), [TPCB], Method(), None)
     assert plan.method.side_by_side
     [way] = how_measured(plan)
-    assert way.approach == "one at a time" and not way.sliced
+    assert way.way.name == "one at a time" and not way.sliced
     [est] = estimate(plan)
     expected = sum(estimate_seconds(Slot(c, r), plan.method) for r in range(plan.method.runs) for c in plan.cells())
     assert est.seconds == pytest.approx(expected) and "whole run(s)" in est.how
@@ -94,7 +94,7 @@ def test_client_counts_share_one_budget_in_the_estimate_as_in_the_run():
     specs, _ = expand_clients([spec("pgbench")], (1, 2))
     plan = build_plan(Target(workdir="/var/tmp/x"), configs_from_names("ext4,xfs"), specs, Method(), None)
     ways = how_measured(plan)
-    assert [w.approach for w in ways] == ["race", "race"]
+    assert [w.way.name for w in ways] == ["race", "race"]
     assert [w.method.max_seconds for w in ways] == [SIDE_BY_SIDE_BUDGET / 2] * 2
     assert [e.seconds for e in estimate(plan)] == [SIDE_BY_SIDE_BUDGET / 2] * 2
 
@@ -103,11 +103,11 @@ def test_the_estimate_follows_each_way_of_measuring():
     plan = build_plan(Target(workdir="/var/tmp/x"), configs_from_names("ext4,xfs"),
                       [TPCB, spec("smallfiles")], Method(), None)
     ways = how_measured(plan)
-    assert [(w.approach, w.sliced) for w in ways] == [("race", True), ("whole runs", False)]
-    assert [w.approach for w in how_measured(replace(plan, method=replace(plan.method, race=False)))][0] == \
+    assert [(w.way.name, w.sliced) for w in ways] == [("race", True), ("whole runs", False)]
+    assert [w.way.name for w in how_measured(replace(plan, method=replace(plan.method, race=False)))][0] == \
         "side by side"
     older = replace(plan, method=replace(plan.method, side_by_side=False))
-    assert {w.approach for w in how_measured(older)} == {"one at a time"}
+    assert {w.way.name for w in how_measured(older)} == {"one at a time"}
     sliced, whole = estimate(plan)
     assert sliced.seconds == SIDE_BY_SIDE_BUDGET and "whole run(s)" in whole.how
 

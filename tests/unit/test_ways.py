@@ -17,7 +17,7 @@ from pickfs.engine.sidebyside import SIDE_BY_SIDE
 from pickfs.engine.wholeruns import ONE_AT_A_TIME, WHOLE_RUNS
 from pickfs.errors import PlanError
 from pickfs.model import DEFAULT_MARGIN, Method, Target
-from pickfs.plan import build_plan, config_from_table, configs_from_names
+from pickfs.plan import build_plan, config_from_table, configs_from_names, expand_clients
 from pickfs.plan.flags import workload_specs
 from pickfs.plan.values import parse_share
 from pickfs.stats.decision import MARGIN
@@ -81,3 +81,38 @@ def test_a_share_has_one_rule_in_a_plan_file_and_in_a_flag(given):
         config_from_table({"name": "aged", "fs": "ext4", "age": given}, 0)
     assert parse_share("70%", "age", "age = 70%") == pytest.approx(0.7)
     assert parse_share(0.05, "--margin", "--margin 5%", upper=0.5) == 0.05
+
+
+def test_the_dry_run_gives_each_workload_the_budget_it_is_measured_with():
+    """Client counts share one workload's budget; another workload of the same way has its own. The dry run
+    grouped workloads by way alone and described all of them by the first one's method (pgbench at 1, 2, 4
+    clients and sqlite-tpcb: one "3 min per workload" line for all)."""
+    pgbench, sqlite = workload_specs(("pgbench", "sqlite-tpcb"), (), None)
+    specs = [*expand_clients([pgbench], [1, 2, 4])[0], sqlite]
+    plan = build_plan(Target(workdir="/var/tmp/x"), configs_from_names("ext4,xfs"), specs, Method(), None)
+    assert [w.way for w in how_measured(plan)] == [RACE] * 4
+    lines = method_lines(plan)
+    heads = [line.split(":")[0] for line in lines if line.startswith("race")]
+    assert heads == ["race (pgbench-c1, pgbench-c2, pgbench-c4)", "race (sqlite-tpcb)"], lines
+    budgets = [line.strip() for line in lines if line.strip().startswith("budget:")]
+    assert budgets[0].startswith("budget: 3 min per workload") and budgets[1].startswith("budget: 9 min"), budgets
+    assert len(method_words(plan).split("; ")) == 2
+
+
+def test_the_estimate_and_the_dry_run_say_what_the_capacity_search_measures_until_and_on_how_many_blocks():
+    """The estimate worded a capacity search's end as the race's ("until the recommendation is settled") and the
+    dry run promised it automatic blocks; it steps each rate on one block unless the plan names more."""
+    search = build_plan(Target(workdir="/var/tmp/x"), configs_from_names("ext4,xfs"),
+                        workload_specs(("sqlite-tpcb",), (), None), Method(latency_target="p99<=5ms"), None)
+    [way] = how_measured(search)
+    assert way.method.slices.blocks == 1
+    [est] = estimate(search)
+    assert "then until each one's highest rate within" in est.how and "recommendation" not in est.how, est.how
+    assert "(1 block(s))" in est.how or "built" not in est.how
+    lines = method_lines(search)
+    assert lines[0].startswith("capacity search (sqlite-tpcb): every configuration built 1 time(s)"), lines
+    assert method_words(search).startswith("capacity search, 1 block(s), steps to the highest rate within")
+    race = build_plan(Target(workdir="/var/tmp/x"), configs_from_names("ext4,xfs"),
+                      workload_specs(("sqlite-tpcb",), (), None), Method(), None)
+    [est] = estimate(race)
+    assert f"then until {RACE.until(race.method)} or" in est.how

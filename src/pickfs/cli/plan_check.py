@@ -12,9 +12,9 @@ from pickfs import console
 from pickfs.analysis.views import short_flag
 from pickfs.cli.examples import examples
 from pickfs.engine.choice import method_lines as how_measured_lines
-from pickfs.faults.plan import parse_faults
 from pickfs.model import Plan
 from pickfs.plan import load_plan_file
+from pickfs.plan.method import fault_plans
 from pickfs.risks import config_risks
 from pickfs.stack.targets import target_kind
 from pickfs.usecases.preview import Preview
@@ -45,7 +45,7 @@ def method_lines(plan: Plan) -> list[str]:
         lines.append(f"crash test: {states}, {m.crash.duration:g} s of commits recorded on a {_size(m.crash.size)} "
                      "image")
     if m.faults.kinds:
-        said = "; ".join(f.text for f in parse_faults(m.faults.kinds, m.faults.at, m.faults.lasts, m.faults.seed))
+        said = "; ".join(f.text for f in fault_plans(m))
         lines.append(f"fault: {said}: run by pickfs crashtest --plan, which measures no speed (pickfs run refuses "
                      "this plan)")
     extras = [x for x, on in (("drop caches", m.whole.drop_caches), ("monitors", m.monitors)) if on]

@@ -52,7 +52,7 @@ def why_failed(exc: BaseException) -> str:
 class Once:
     """One measurement of a standing configuration: what it runs and how it is saved.
 
-    `inside` is entered around the run (a server thawed and frozen again, a memory group joined); `after` runs
+    `inside` is entered around the run, inside its timing (a memory group joined); `after` runs
     just after the workload inside the timing (a slice's syncfs, returning its seconds); `figures`, given what
     `after` returned, adds figures to the parsed ones; `notes` are kept with the trial."""
 
@@ -192,6 +192,11 @@ class WayOfMeasuring(Protocol):
 
     def method_for(self, plan: Plan, spec: WorkloadSpec, share: float) -> Method:
         """The method it measures `spec` with, given the workload's `share` of the time budget (pure)."""
+        ...
+
+    def until(self, m: Method) -> str:
+        """What it measures until, after the fewest runs or rounds, as its dry run and the time estimate say it
+        (pure)."""
         ...
 
     def describe(self, m: Method) -> list[str]:

@@ -24,6 +24,7 @@ from pickfs.engine.schedule import round_budget, round_order
 from pickfs.engine.sidebyside import Member, Slicer, sliced_lines, sliced_words
 from pickfs.errors import PickfsError
 from pickfs.model import Cell, Method, Phase, Plan, Trial, WorkloadSpec
+from pickfs.plan import has_fixed_rate
 from pickfs.stats.capacity import FLOOR_RATE, LatencyTarget, Verdict, capacity, judge, next_rate, parse_target
 from pickfs.stats.latency import Slice, fixed_rate_block, slice_from
 from pickfs.workloads import workload_class
@@ -43,15 +44,19 @@ class CapacitySearchWay:
     whole_plan: bool = False
 
     def fits(self, plan: Plan, spec: WorkloadSpec) -> bool:
-        return bool(plan.method.latency_target) and "rate" in workload_class(spec.name).setting_names()
+        return bool(plan.method.latency_target) and has_fixed_rate(spec.name)
 
     def method_for(self, plan: Plan, spec: WorkloadSpec, share: float) -> Method:
-        return plan.method
+        """Its own budget whole; one block unless the plan names how many (a search steps each configuration's
+        rate on its own images, so more blocks buy it nothing automatically)."""
+        m = plan.method
+        return replace(m, slices=replace(m.slices, blocks=m.slices.blocks or 1))
+
+    def until(self, m: Method) -> str:
+        return f"each one's highest rate within {parse_target(m.latency_target or '').words()} is found"
 
     def describe(self, m: Method) -> list[str]:
-        target = parse_target(m.latency_target or "")
-        return sliced_lines(m, f"steps of {STEP_ROUNDS} rounds until each one's highest rate within "
-                               f"{target.words()} is found (at most {MAX_STEPS} steps)")
+        return sliced_lines(m, f"steps of {STEP_ROUNDS} rounds until {self.until(m)} (at most {MAX_STEPS} steps)")
 
     def words(self, m: Method) -> str:
         return sliced_words(m, f"steps to the highest rate within {parse_target(m.latency_target or '').words()}")
@@ -94,13 +99,13 @@ class CapacitySearch(Slicer):
             self.note(f"{spec.label}: the capacity search was already over")
             return
         budget = round_budget(m)
-        self.bench.observer.rounds_started(spec.label, budget.budget_s, m.slices.blocks or 1, len(cells))
+        self.bench.observer.rounds_started(spec.label, budget.budget_s, m.slices.blocks, len(cells))
         self.note(f"{spec.label}: capacity search for {self.target.words()}, from {start:,.0f}/s"
                   + (f" up to the client's ceiling {ceiling:,.0f}/s" if ceiling else "")
                   + (f"; resumed from {resumed.words()}" if saved else ""))
         first_block = max((t.block for t in previous if t.phase == "capacity"), default=-1) + 1
         with ExitStack() as stack:
-            members = self.stand_up_blocks(stack, cells, failed, first_block, m.slices.blocks or 1, 0, budget.budget_s)
+            members = self.stand_up_blocks(stack, cells, failed, first_block, m.slices.blocks, 0, budget.budget_s)
             search(members, failed, self.rates, self.target, ceiling, self._step_slices,
                    lambda text: self.note(f"{spec.label}: {text}"),
                    deadline=time.monotonic() + budget.budget_s, floor=floor, resumed=resumed)

@@ -11,12 +11,12 @@ from dataclasses import dataclass
 from pickfs.engine.bench import WayOfMeasuring
 from pickfs.engine.capacity import CAPACITY_SEARCH
 from pickfs.engine.race import RACE
-from pickfs.engine.sidebyside import SIDE_BY_SIDE, shared_method
-from pickfs.engine.wholeruns import ONE_AT_A_TIME, WHOLE_RUNS, one_at_a_time
+from pickfs.engine.sidebyside import SIDE_BY_SIDE
+from pickfs.engine.wholeruns import ONE_AT_A_TIME, WHOLE_RUNS
 from pickfs.model import Method, Plan, WorkloadSpec
 from pickfs.plan import budget_shares
 
-__all__ = ["WAYS", "Measuring", "how_measured", "method_lines", "method_words", "one_at_a_time", "shared_method"]
+__all__ = ["WAYS", "Measuring", "how_measured", "method_lines", "method_words"]
 
 # In order of precedence: one at a time when the plan asks for it or its target allows no other; the capacity
 # search for a workload with a fixed-rate mode under a latency target; the race (or, without it, side by side)
@@ -31,11 +31,6 @@ class Measuring:
     workload: WorkloadSpec
     way: WayOfMeasuring
     method: Method
-
-    @property
-    def approach(self) -> str:
-        """The way's name, as the dry run and the estimate say it."""
-        return self.way.name
 
     @property
     def sliced(self) -> bool:
@@ -54,10 +49,10 @@ def how_measured(plan: Plan) -> list[Measuring]:
 
 
 def _by_way(plan: Plan) -> list[tuple[WayOfMeasuring, Method, list[str]]]:
-    """The ways the plan's workloads are measured, each once, with its first workload's method and the labels."""
+    """The ways the plan's workloads are measured, each with a method once, and the labels measured so."""
     out: list[tuple[WayOfMeasuring, Method, list[str]]] = []
     for m in how_measured(plan):
-        same = next((x for x in out if x[0] is m.way), None)
+        same = next((x for x in out if x[0] is m.way and x[1] == m.method), None)
         if same is None:
             out.append((m.way, m.method, [m.workload.label]))
         else:

@@ -6,7 +6,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from pickfs.analysis.margin import a_percent
 from pickfs.engine.choice import Measuring, how_measured
 from pickfs.engine.schedule import (
     RUN_OVERHEAD_S,
@@ -77,11 +76,9 @@ def _sliced(plan: Plan, way: Measuring, cells: list[Cell], measured: Mapping[Any
         return WorkloadEstimate(
             wl.label, blocks * per_block,
             f"{budget.min_rounds} rounds x {blocks} block(s) x {n} configurations, {slice_s:g} s slices")
-    until = (f"the recommendation is settled at {a_percent(m.margin)} margin" if m.race
-             else f"every interval is within ±{budget.target:.0%}")
     return WorkloadEstimate(
         wl.label, budget.budget_s,
-        f"its time budget: at least {budget.min_rounds} rounds, then until {until} "
+        f"its time budget: at least {budget.min_rounds} rounds, then until {way.way.until(m)} "
         f"or {budget.budget_s / 60:g} min are spent")
 
 

@@ -113,9 +113,11 @@ class RaceWay:
     def method_for(self, plan: Plan, spec: WorkloadSpec, share: float) -> Method:
         return shared_method(plan.method, share)
 
+    def until(self, m: Method) -> str:
+        return f"the recommendation is settled at {a_percent(m.margin)} margin"
+
     def describe(self, m: Method) -> list[str]:
-        return sliced_lines(m, f"until the recommendation is settled at {a_percent(m.margin)} margin, "
-                               "configurations leaving as their place is decided")
+        return sliced_lines(m, f"until {self.until(m)}, configurations leaving as their place is decided")
 
     def words(self, m: Method) -> str:
         return sliced_words(m, f"rounds until the answer is settled at a {m.margin:.0%} margin")
@@ -129,23 +131,15 @@ RACE = RaceWay()
 
 @dataclass(frozen=True)
 class AfterRound:
-    """What the race did after a round: who stays, whether it is over (and why), the widest interval left."""
+    """What the race decided after a round: who stays, whether it is over (and why), the widest interval left, and
+    the configurations to stand up a new block for (once the decision is recorded)."""
 
     members: list[Member]
     done: bool = False
     widest: float | None = None
-    grew: bool = False
+    grow: tuple[str, ...] = ()
     decision: Decision | None = None
     stop: StopReason | None = None
-
-
-def why_stopped(budget: RoundBudget, rounds_done: int, max_rounds: int, members: list[Member]) -> StopReason:
-    """Why rounds stopped when no decision ended them (pure)."""
-    if not members:
-        return "failed"
-    if budget.fixed or rounds_done >= max_rounds:
-        return "rounds"
-    return "budget"
 
 
 class Race:
@@ -251,11 +245,9 @@ class Race:
         """Rounds over the rotation; every image stays standing (held still) so that a configuration whose
         place comes into doubt again rejoins. Each round's decision, and why the race stopped, is recorded with
         the run as it is acted on."""
-        m = self.plan.method
         self.standing = list(members)
         round_no, since_block = first_round, 0
         deadline = started + budget.budget_s
-        max_rounds = m.max_runs if m.target_ci is not None else 10_000
         while members:
             t0 = time.monotonic()
             for member in round_order(members, self.slicer.seed, 0, round_no):
@@ -270,28 +262,30 @@ class Race:
             round_s = time.monotonic() - t0
             after = AfterRound(members)
             if rounds_done >= budget.min_rounds and not budget.fixed:
-                after = self._after_round(stack, members, history, failed, round_no, since_block, deadline, round_s,
+                after = self._after_round(members, history, failed, round_no, since_block, deadline, round_s,
                                           rounds_done)
                 members = after.members
-                since_block = 0 if after.grew else since_block
             self.slicer.bench.observer.round_finished(self.label, 0, round_no, after.widest)  # as the notes count
-            go_on = budget.another_round(rounds_done, after.done, time.monotonic(), deadline, round_s, max_rounds)
-            stop = after.stop or (None if go_on and members else why_stopped(budget, rounds_done, max_rounds, members))
+            ends = budget.stop(rounds_done, after.done, time.monotonic(), deadline, round_s)
+            stop = after.stop or ("failed" if not members else ends)
             if after.decision is not None or stop is not None:
                 self._record(round_no - 1, after.decision, stop)
-            if not go_on:
+            if ends is not None:
                 break
+            if after.grow and after.decision is not None:  # acted on once its decision is recorded
+                added = self._grow(stack, after.grow, failed, after.decision.answer)
+                members += added
+                since_block = 0 if added else since_block
 
     def _record(self, round_no: int, decision: Decision | None, stop: StopReason | None) -> None:
         """The decision the race acted on after a round (its trials' round), and why it stopped there."""
         b = self.slicer.bench
         b.store.save_race_round(b.run_id, RaceRound(self.label, round_no, decision_record(decision), stop))
 
-    def _after_round(self, stack: ExitStack, members: list[Member], history: list[Trial], failed: set[int],
-                     round_no: int, since_block: int, deadline: float,
-                     round_s: float, rounds_done: int) -> AfterRound:
-        """Decide; let the decided leave; stop when the race cannot settle in its budget; stand up a new block
-        for the rest when images limit them."""
+    def _after_round(self, members: list[Member], history: list[Trial], failed: set[int], round_no: int,
+                     since_block: int, deadline: float, round_s: float, rounds_done: int) -> AfterRound:
+        """Decide; let the decided leave; stop when the race cannot settle in its budget; ask for a new block for
+        the rest when images limit them."""
         judged = self.judge(history, failed)
         if judged is None:
             return AfterRound(members)
@@ -321,21 +315,23 @@ class Race:
             b.observer.note(text)
             b.store.add_note(b.run_id, text)
             return AfterRound(members, True, widest, decision=decision, stop="cannot settle")
-        grew = False
         names = sorted({x.cell.config.name for x in members}, key=lambda n: self.by_name[n].index)
         per_image = len(history) / max(sum(self.next_image.values()), 1)
         room = deadline - time.monotonic() - round_s * 3
         new_images = len(names) + baseline_copies(len(names) - 1, self.plan.method.slices.baseline_copies) - 1
         if (self.plan.method.slices.blocks is None and since_block >= 3 and image_limited(f, per_image)
                 and room > new_images * self.setup_per_image * 1.5):
-            added = self._block(stack, names, failed, decision.answer, self.standing)
-            if added:
-                self.slicer.note(f"{self.label}: a new block for the {len(names)} configurations still in "
-                                 f"the race ({len(added)} images)")
-                members += added
-                self.standing += added
-                grew = True
-        return AfterRound(members, False, widest, grew, decision)
+            return AfterRound(members, False, widest, tuple(names), decision)
+        return AfterRound(members, False, widest, decision=decision)
+
+    def _grow(self, stack: ExitStack, names: tuple[str, ...], failed: set[int], answer: str | None) -> list[Member]:
+        """A new block for `names`, the configurations still in the race; the images it added."""
+        added = self._block(stack, list(names), failed, answer, self.standing)
+        if added:
+            self.slicer.note(f"{self.label}: a new block for the {len(names)} configurations still in "
+                             f"the race ({len(added)} images)")
+            self.standing += added
+        return added
 
 
 def _minutes(seconds: float) -> str:

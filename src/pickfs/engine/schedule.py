@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from pickfs.analysis.race import TARGET
-from pickfs.model import Cell, Method, Trial
+from pickfs.model import Cell, Method, StopReason, Trial
 from pickfs.stats.stopping import settled
 from pickfs.workloads import workload_class
 
@@ -177,6 +177,9 @@ def run_seed(run_id: str, given: int | None = None) -> int:
     return given if given is not None else int(hashlib.sha256(run_id.encode()).hexdigest()[:8], 16)
 
 
+UNBOUNDED_ROUNDS = 10_000  # rounds without a target interval: the time budget ends them
+
+
 def round_budget(method: Method, share: float = 1.0) -> RoundBudget:
     """The stopping rule of a side-by-side comparison (a resumed run gets the `share` of the time
     budget its missing blocks had)."""
@@ -184,23 +187,30 @@ def round_budget(method: Method, share: float = 1.0) -> RoundBudget:
     budget = method.max_seconds if method.max_seconds is not None else SIDE_BY_SIDE_BUDGET
     return RoundBudget(method.slices.rounds or SIDE_BY_SIDE_MIN_ROUNDS, budget * share,
                        method.target_ci if method.target_ci is not None else SIDE_BY_SIDE_TARGET,
-                       fixed=not adaptive)
+                       fixed=not adaptive,
+                       max_rounds=method.max_runs if method.target_ci is not None else UNBOUNDED_ROUNDS)
 
 
 @dataclass(frozen=True)
 class RoundBudget:
     """When rounds stop (pure): never before `min_rounds`; then as soon as every comparison has
-    settled, or another round would overrun the time budget (setup included)."""
+    settled, or at `max_rounds`, or when another round would overrun the time budget (setup included)."""
 
     min_rounds: int
     budget_s: float
     target: float
     fixed: bool = False  # exactly min_rounds: no stopping rule
+    max_rounds: int = UNBOUNDED_ROUNDS  # with a target interval (--target-ci), its --max-runs
 
-    def another_round(self, rounds_done: int, settled: bool, now: float, deadline: float,
-                      round_s: float, max_rounds: int) -> bool:
+    def stop(self, rounds_done: int, settled: bool, now: float, deadline: float, round_s: float) -> StopReason | None:
+        """Why rounds stop after `rounds_done`; None: another round."""
         if rounds_done < self.min_rounds:
-            return True
-        if self.fixed or settled or rounds_done >= max_rounds:
-            return False
-        return now + round_s <= deadline
+            return None
+        if settled:
+            return "settled"
+        if self.fixed or rounds_done >= self.max_rounds:
+            return "rounds"
+        return None if now + round_s <= deadline else "budget"
+
+    def another_round(self, rounds_done: int, settled: bool, now: float, deadline: float, round_s: float) -> bool:
+        return self.stop(rounds_done, settled, now, deadline, round_s) is None

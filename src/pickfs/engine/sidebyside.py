@@ -15,8 +15,7 @@ interval is narrow enough, or when the time budget is spent.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager, nullcontext
+from contextlib import ExitStack, nullcontext
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -126,17 +125,6 @@ class Slicer:
         monitor = RunMonitor(member.prov.disk, m.monitor_interval, scope=scope,
                              mountpoint=member.prov.info.mountpoint or None) if m.monitors and measured else None
 
-        @contextmanager
-        def its_turn() -> Iterator[None]:
-            if member.freezer is not None:
-                member.freezer.thaw()
-            try:
-                with member.group.joined() if member.group else nullcontext():
-                    yield
-            finally:
-                if member.freezer is not None and measured:
-                    member.freezer.freeze()
-
         def figures(sync_s: float) -> dict[str, float]:
             out = {"slice_s": workload_class(cell.workload.name).run_seconds(spec), "syncfs_s": sync_s}
             wrote = 0
@@ -148,11 +136,19 @@ class Slicer:
                 out["idle_neighbours_wrote_bytes"] = float(wrote)
             return out
 
-        return self.bench.measure_once(cell, member, Once(
-            spec, self.measured_phase if measured else "warmup", repetition=round_no if round_no is not None else 0,
-            block=member.block, round=round_no, monitor=monitor, inside=its_turn,
-            after=lambda: syncfs(member.prov.datadir) if member.prov.info.mountpoint else 0.0, figures=figures,
-            wall_clock=True))
+        # the server thawed before the slice's timing starts and frozen again after it ends: neither is counted
+        if member.freezer is not None:
+            member.freezer.thaw()
+        try:
+            return self.bench.measure_once(cell, member, Once(
+                spec, self.measured_phase if measured else "warmup",
+                repetition=round_no if round_no is not None else 0, block=member.block, round=round_no,
+                monitor=monitor, inside=member.group.joined if member.group else nullcontext,
+                after=lambda: syncfs(member.prov.datadir) if member.prov.info.mountpoint else 0.0, figures=figures,
+                wall_clock=True))
+        finally:
+            if member.freezer is not None and measured:
+                member.freezer.freeze()
 
     def slice_or_fail(self, member: Member, round_no: int, others: list[Member], failed: set[int]) -> Trial | None:
         """A measured slice; None when it failed (the configuration is then failed, and why is recorded)."""
@@ -234,8 +230,11 @@ class SideBySideWay:
     def method_for(self, plan: Plan, spec: WorkloadSpec, share: float) -> Method:
         return shared_method(plan.method, share)
 
+    def until(self, m: Method) -> str:
+        return f"every interval is within ±{round_budget(m).target:.0%}"
+
     def describe(self, m: Method) -> list[str]:
-        return sliced_lines(m, f"until every interval is within ±{round_budget(m).target:.0%}")
+        return sliced_lines(m, f"until {self.until(m)}")
 
     def words(self, m: Method) -> str:
         return sliced_words(m, "rounds until the intervals settle")
@@ -316,7 +315,6 @@ class SideBySide(Slicer):
     def _rounds(self, cells: list[Cell], members: list[Member], history: list[Trial], failed: set[int],
                 first: int, first_round: int, budget: RoundBudget, started: float) -> None:
         """Rounds over every standing member, in a shuffled order each, until the comparisons settle."""
-        m = self.plan.method
         label = cells[0].workload.label
         round_no = first_round
         while members:
@@ -334,7 +332,7 @@ class SideBySide(Slicer):
             done, widest = self.settled(cells, history, standing, budget.target)
             self.bench.observer.round_finished(label, first, round_no, widest)  # counted as the notes count them
             if not budget.another_round(rounds_done, done, time.monotonic(), started + budget.budget_s,
-                                        time.monotonic() - t0, m.max_runs if m.target_ci is not None else 10_000):
+                                        time.monotonic() - t0):
                 break
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
@@ -89,16 +89,73 @@ def measured_so_far(cells: Sequence[Cell], previous: tuple[Trial, ...]) -> tuple
     return done, values
 
 
+# The order whole runs are measured in: given the cells, what is measured so far (done, and the primary values) and
+# whether the time budget is spent, each slot to run next and the round it counts in (None: in no round). A
+# generator, it sees the slots the caller measured meanwhile.
+SlotOrder = Callable[[Bench, list[Cell], set[tuple[int, int]], dict[int, list[float]], set[int], Callable[[], bool]],
+                     Iterator[tuple[Slot, int | None]]]
+
+
+def _in_turn(bench: Bench, cells: list[Cell], done: set[tuple[int, int]], values: dict[int, list[float]],
+            failed: set[int], out_of_time: Callable[[], bool]) -> Iterator[tuple[Slot, int | None]]:
+    """One at a time: the slot that needs it most next, until every cell has its runs (or its interval)."""
+    m = bench.plan.method
+    while (slot := next_slot(cells, m, done, values, failed, out_of_time())) is not None:
+        yield slot, None
+
+
+def _in_rounds(bench: Bench, cells: list[Cell], done: set[tuple[int, int]], values: dict[int, list[float]],
+              failed: set[int], out_of_time: Callable[[], bool]) -> Iterator[tuple[Slot, int | None]]:
+    """Rounds: every configuration that still needs a run once per round, in a fresh random order."""
+    m = bench.plan.method
+    seed = run_seed(bench.run_id, m.seed)
+    for r in range(m.max_runs if m.target_ci is not None else m.runs):
+        spent = out_of_time()
+        todo = [c for c in round_order(cells, seed, 0, r) if needs(c, r, m, done, values, failed, spent)]
+        if not todo and r >= m.runs:
+            break
+        for cell in todo:
+            yield Slot(cell, r), r
+
+
+def _measure_slots(bench: Bench, cells: list[Cell], previous: tuple[Trial, ...], failed: set[int],
+                  order: SlotOrder) -> None:
+    """Whole runs of `cells` in `order`, from what a resumed run kept; the time left said again after each."""
+    m = bench.plan.method
+    done, values = measured_so_far(cells, previous)
+    first = fixed_slots(cells, m, done, failed)
+    bench.observer.started(first, sum(bench.estimate(s) for s in first))
+    t0 = time.monotonic()
+
+    def out_of_time() -> bool:
+        return m.max_seconds is not None and time.monotonic() - t0 > m.max_seconds
+
+    for slot, round_no in order(bench, cells, done, values, failed, out_of_time):
+        if slot.repetition >= m.runs:
+            bench.observer.extend(bench.estimate(slot))
+        done.add((slot.cell.index, slot.repetition))
+        t_slot = time.monotonic()
+        one_slot(bench, slot, values, failed, round_no)
+        bench.learn(slot, time.monotonic() - t_slot, [s for s in first if (s.cell.index, s.repetition) not in done])
+
+
 def one_at_a_time(plan: Plan) -> bool:
     """The older method, every cell one after another: asked for, or forced by a device target, which holds one
     filesystem at a time (pure)."""
     return not plan.method.side_by_side or not target_kind(plan.target).side_by_side
 
 
+def whole_runs_until(m: Method) -> str:
+    """What whole runs go on until, after their runs (pure)."""
+    if m.target_ci is None:
+        return f"each configuration has its {m.runs} runs"
+    return f"each interval is within ±{m.target_ci:.0%}"
+
+
 def _whole_run_lines(m: Method) -> list[str]:
     lines = []
     if m.target_ci is not None:
-        lines.append(f"  then until each interval is within ±{m.target_ci:.0%}, at most {m.max_runs} runs"
+        lines.append(f"  then until {whole_runs_until(m)}, at most {m.max_runs} runs"
                      + (f" or {m.max_seconds / 60:g} min" if m.max_seconds is not None else ""))
     return lines
 
@@ -117,6 +174,9 @@ class OneAtATime:
     def method_for(self, plan: Plan, spec: WorkloadSpec, share: float) -> Method:
         return plan.method
 
+    def until(self, m: Method) -> str:
+        return whole_runs_until(m)
+
     def describe(self, m: Method) -> list[str]:
         order = "interleaved (A B C A B C)" if m.whole.interleave else "sequential (A A B B)"
         return [f"{m.runs} run(s) per cell after {m.warmup} warm-up(s), each on a fresh filesystem, {order}",
@@ -126,22 +186,7 @@ class OneAtATime:
         return f"{m.runs} runs each after {m.warmup} warm-up"
 
     def measure(self, bench: Bench, cells: list[Cell], previous: tuple[Trial, ...], failed: set[int]) -> None:
-        m = bench.plan.method
-        done, values = measured_so_far(cells, previous)
-        first = fixed_slots(cells, m, done, failed)
-        bench.observer.started(first, sum(bench.estimate(s) for s in first))
-        t0 = time.monotonic()
-        while True:
-            out_of_time = m.max_seconds is not None and time.monotonic() - t0 > m.max_seconds
-            slot = next_slot(cells, m, done, values, failed, out_of_time)
-            if slot is None:
-                break
-            if slot.repetition >= m.runs:
-                bench.observer.extend(bench.estimate(slot))
-            done.add((slot.cell.index, slot.repetition))
-            t_slot = time.monotonic()
-            one_slot(bench, slot, values, failed)
-            bench.learn(slot, time.monotonic() - t_slot, [s for s in first if (s.cell.index, s.repetition) not in done])
+        _measure_slots(bench, cells, previous, failed, _in_turn)
 
 
 @dataclass(frozen=True)
@@ -159,6 +204,9 @@ class WholeRuns:
     def method_for(self, plan: Plan, spec: WorkloadSpec, share: float) -> Method:
         return plan.method
 
+    def until(self, m: Method) -> str:
+        return whole_runs_until(m)
+
     def describe(self, m: Method) -> list[str]:
         return [f"{m.runs} whole run(s) per configuration, each on a fresh filesystem, in random-order rounds "
                 f"after {m.warmup} warm-up(s)", *_whole_run_lines(m)]
@@ -167,29 +215,7 @@ class WholeRuns:
         return f"{m.runs} whole runs each in random-order rounds"
 
     def measure(self, bench: Bench, cells: list[Cell], previous: tuple[Trial, ...], failed: set[int]) -> None:
-        m = bench.plan.method
-        seed = run_seed(bench.run_id, m.seed)
-        done, values = measured_so_far(cells, previous)
-        first = fixed_slots(cells, m, done, failed)
-        bench.observer.started(first, sum(bench.estimate(s) for s in first))
-        t0 = time.monotonic()
-        limit = m.max_runs if m.target_ci is not None else m.runs
-        for r in range(limit):
-            out_of_time = m.max_seconds is not None and time.monotonic() - t0 > m.max_seconds
-            todo = [c for c in round_order(cells, seed, 0, r) if needs(c, r, m, done, values, failed, out_of_time)]
-            if not todo:
-                if r >= m.runs:
-                    break
-                continue
-            for cell in todo:
-                slot = Slot(cell, r)
-                if r >= m.runs:
-                    bench.observer.extend(bench.estimate(slot))
-                done.add((cell.index, r))
-                t_slot = time.monotonic()
-                one_slot(bench, slot, values, failed, round_no=r)
-                bench.learn(slot, time.monotonic() - t_slot,
-                            [s for s in first if (s.cell.index, s.repetition) not in done])
+        _measure_slots(bench, cells, previous, failed, _in_rounds)
 
 
 ONE_AT_A_TIME = OneAtATime()

@@ -15,6 +15,7 @@ from pickfs.plan.method import check_method, check_method_value
 from pickfs.plan.production import (
     budget_shares,
     expand_clients,
+    has_fixed_rate,
     parse_clients,
     parse_memory,
     parse_scale,
@@ -30,7 +31,7 @@ __all__ = [
     "AGE_MAX", "CRASH_IMAGE_MAX", "CRASH_IMAGE_MIN", "IMAGE_USABLE_SHARE", "MAX_DATA_BYTES", "MAX_PLAN",
     "SCHEDULER_ON_IMAGES", "aging_fields", "budget_shares", "build_plan", "check_method", "check_method_value",
     "check_setting_types", "check_stored_plan", "config_from_table", "configs_from_names", "directory_config",
-    "expand_clients", "load_plan_file", "one_variable_warnings", "parse_clients", "parse_memory", "parse_plan_text",
+    "expand_clients", "has_fixed_rate", "load_plan_file", "one_variable_warnings", "parse_clients", "parse_memory", "parse_plan_text",
     "parse_scale", "parse_share", "resolve_fs_name", "scaled_workloads", "setting_differences", "sized_image",
     "workload_from_table",
 ]

@@ -1,5 +1,7 @@
-"""Flags become a plan: `pickfs run`'s and `pickfs crashtest`'s options (a dict of click's values) turned into a
-validated `Plan`, with the same checks a plan file gets. The commands only gather the flags; every rule is here."""
+"""Flags become a plan: `pickfs run`'s options (a dict of click's values) turned into a validated `Plan`, with the
+same checks a plan file gets; `pickfs run` only gathers the flags. The workloads and their --set items
+(`workload_specs`) and --max-time (`parse_max_time`) are read here for `pickfs crashtest` and `pickfs search` too,
+which make their own plans of them (cli/crashtest.py, cli/search.py)."""
 
 from __future__ import annotations
 
@@ -12,7 +14,13 @@ from pickfs.errors import PlanError
 from pickfs.model import SCHEDULERS, Plan, Target, TargetKind, WorkloadSpec, method_of
 from pickfs.plan.build import build_plan
 from pickfs.plan.configs import aging_fields, configs_from_names, directory_config
-from pickfs.plan.production import expand_clients, parse_clients, parse_memory, parse_scale
+from pickfs.plan.production import (
+    expand_clients,
+    parse_clients,
+    parse_memory,
+    parse_scale,
+    refuse_without_fixed_rate,
+)
 from pickfs.plan.settings import check_setting_types
 from pickfs.plan.values import parse_share
 from pickfs.stack.targets import KINDS
@@ -125,11 +133,7 @@ def plan_from_flags(o: dict[str, Any]) -> Plan:
     if o.get("clients"):  # concurrency as a dimension
         specs, clients_warnings = expand_clients(specs, parse_clients(o["clients"]))
     if method.latency_target:
-        no_rate = [s.name for s in specs if "rate" not in workload_class(s.name).setting_names()]
-        if no_rate:
-            having = sorted(n for n, c in REGISTRY.items() if "rate" in c.setting_names())
-            raise PlanError(f"--latency-target: {', '.join(no_rate)} has no fixed-rate mode",
-                            f"workloads that have one: {', '.join(having)}")
+        refuse_without_fixed_rate("--latency-target", [s.name for s in specs])
         for s in specs:  # settings a fixed rate cannot run with (fio's), refused before anything is made
             workload_class(s.name).normalize({**dict(s.settings), "rate": s.get("rate") or 1.0})
         if not KINDS[kind].side_by_side:
@@ -159,13 +163,10 @@ def latency_target(text: str, one_at_a_time: bool) -> str:
 
 def at_rate(names: tuple[str, ...], rate: str) -> tuple[str, ...]:
     """--rate N/s as a setting of every selected workload (each must have a fixed-rate mode)."""
-    out = []
-    for name in names or (DEFAULT_WORKLOAD,):
-        if "rate" not in workload_class(name).setting_names():
-            having = sorted(n for n, c in REGISTRY.items() if "rate" in c.setting_names())
-            raise PlanError(f"--rate: {name} has no fixed-rate mode", f"workloads that have one: {', '.join(having)}")
-        out.append(f"{name}.rate={rate.strip()}")
-    return tuple(out)
+    names = names or (DEFAULT_WORKLOAD,)
+    for name in names:
+        refuse_without_fixed_rate("--rate", [name])
+    return tuple(f"{name}.rate={rate.strip()}" for name in names)
 
 
 # Flags that describe the matrix itself; with --plan, the plan file says these.

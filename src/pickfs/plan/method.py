@@ -10,15 +10,13 @@ from typing import Any
 from pickfs.crash.runner import kept_images_only
 from pickfs.crash.states import STRATEGIES, parse_strategies
 from pickfs.errors import PlanError
-from pickfs.faults.plan import parse_faults
+from pickfs.faults.plan import FaultPlan, parse_faults
 from pickfs.model import Method, Target, method_of
-from pickfs.plan.schema import METHOD_KEYS, Span
+from pickfs.plan.schema import METHOD_DEFAULTS, METHOD_KEYS, Span
 from pickfs.plan.values import unknown_keys
 from pickfs.safepaths import check_own_dir
 from pickfs.stack.targets import target_kind
 from pickfs.stats.capacity import parse_target
-
-DEFAULTS = Method().flat()  # every [method] key's default, by its flat name
 
 
 def method_from_table(t: dict[str, Any]) -> Method:
@@ -36,13 +34,19 @@ def _want(key: str) -> type:
     spec = METHOD_KEYS.get(key)
     if spec is not None and spec.python is not None:
         return spec.python
-    return type(DEFAULTS[key])
+    return type(METHOD_DEFAULTS[key])
+
+
+def fault_plans(method: Method) -> list[FaultPlan]:
+    """The faults the method injects (its faults part), checked: PlanError naming the fix (pure)."""
+    f = method.faults
+    return parse_faults(f.kinds, f.at, f.lasts, f.seed)
 
 
 def check_method(method: Method) -> None:
     """Every field of the method of the right type, finite, and within its range."""
     for key, value in method.flat().items():
-        if value is None and DEFAULTS[key] is None:
+        if value is None and METHOD_DEFAULTS[key] is None:
             continue
         check_method_value(key, value)
         spec = METHOD_KEYS.get(key)
@@ -58,7 +62,7 @@ def check_method(method: Method) -> None:
 
 def check_method_value(key: str, value: Any) -> None:
     """One [method] value of the type its default has (None allowed where the default is None)."""
-    default = DEFAULTS[key]
+    default = METHOD_DEFAULTS[key]
     want = _want(key)
     ok = isinstance(value, want) and not (want is not bool and isinstance(value, bool))
     if want is float and isinstance(value, int) and not isinstance(value, bool):
@@ -112,7 +116,7 @@ def check_crash_method(method: Method, target: Target) -> None:
         if not Path(os.path.abspath(keep)).parent.is_dir():
             raise PlanError(f"crash_keep {keep}: its parent directory does not exist", "make it first, or name another")
     if method.faults.kinds:
-        parse_faults(method.faults.kinds, method.faults.at, method.faults.lasts, method.faults.seed)  # PlanError naming the fix
+        fault_plans(method)  # PlanError naming the fix
     if not method.crash.states:
         return
     if method.crash.duration <= 0:

@@ -9,7 +9,7 @@ from pickfs.errors import PlanError
 from pickfs.model import WorkloadSpec
 from pickfs.plan.schema import PRODUCTION, Span
 from pickfs.units import parse_size
-from pickfs.workloads import workload_class
+from pickfs.workloads import REGISTRY, workload_class
 
 
 def _span(name: str) -> Span:
@@ -73,6 +73,21 @@ def expand_clients(workloads: list[WorkloadSpec], counts: tuple[int, ...]) -> tu
                 settings["threads"] = min(settings["threads"], n)  # pgbench: no more threads than clients
             out.append(WorkloadSpec(w.name, f"{w.label}-c{n}", tuple(sorted(cls.check(settings).items()))))
     return out, warnings
+
+
+def has_fixed_rate(name: str) -> bool:
+    """Whether the workload `name` has a fixed-rate mode (a `rate` setting: workloads/latency.py)."""
+    return "rate" in workload_class(name).setting_names()
+
+
+def refuse_without_fixed_rate(flag: str, names: list[str]) -> None:
+    """PlanError naming the workloads that have a fixed-rate mode, when any of `names` has none (`flag` asks for
+    one)."""
+    no_rate = [n for n in names if not has_fixed_rate(n)]
+    if no_rate:
+        having = sorted(n for n in REGISTRY if has_fixed_rate(n))
+        raise PlanError(f"{flag}: {', '.join(no_rate)} has no fixed-rate mode",
+                        f"workloads that have one: {', '.join(having)}")
 
 
 def budget_shares(workloads: list[WorkloadSpec] | tuple[WorkloadSpec, ...]) -> dict[str, float]:

@@ -171,11 +171,14 @@ TARGET = Section("Target", "target", (
 
 
 # -- [method] -------------------------------------------------------------------------------------------------
+METHOD_DEFAULTS = Method().flat()  # every [method] key's default, by its flat name
+
+
 def _method_key(name: str, description: str, span: Span | None = None, example: str = "", unit: str = "",
                 python: type | None = None, default_text: str = "", apart: bool = False,
                 choices: tuple[str, ...] = (), several: bool = False) -> Key:
     """A [method] key: its default and Python type are Method's own (`python` where the default is None)."""
-    default = Method().flat()[name]
+    default = METHOD_DEFAULTS[name]
     want = python or type(default)
     words = {bool: "true/false", int: "whole number", float: "number", str: "string"}[want]
     return Key(name, words, description, default=default, default_text=default_text, span=span, apart=apart,

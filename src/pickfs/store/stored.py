@@ -8,6 +8,7 @@ somewhere in a report.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import math
 import types
@@ -29,6 +30,9 @@ from pickfs.model import (
 
 class Damaged(ValueError):
     """A stored field that is not what pickfs wrote."""
+
+
+_hints = functools.cache(typing.get_type_hints)  # a dataclass's field types, resolved once per class
 
 
 def _finite(v: Any) -> bool:
@@ -78,7 +82,7 @@ def _check_fields(d: Any, cls: type, what: str, extra: tuple[str, ...] = ()) -> 
     """A stored dataclass as a dict: only its fields (and `extra`), each of its type, the required ones there."""
     if not isinstance(d, dict):
         raise Damaged(f"its {what} is not a table")
-    hints = typing.get_type_hints(cls)
+    hints = _hints(cls)
     unknown = set(d) - set(hints) - set(extra)
     if unknown:
         raise Damaged(f"its {what} has unknown fields ({', '.join(sorted(map(str, unknown)))[:60]})")
@@ -86,6 +90,8 @@ def _check_fields(d: Any, cls: type, what: str, extra: tuple[str, ...] = ()) -> 
         if f.name not in d:
             if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
                 raise Damaged(f"its {what} has no {f.name}")
+        elif isinstance(hints[f.name], type) and dataclasses.is_dataclass(hints[f.name]):
+            _check_fields(d[f.name], hints[f.name], f"{what} {f.name}")
         elif not _fits(d[f.name], hints[f.name]):
             raise Damaged(f"its {what}'s {f.name} is not what pickfs writes")
 
@@ -106,11 +112,8 @@ def _check_method(d: Any) -> None:
     """A stored method: its own fields and each mode's part nested, or (a run stored before the split) every setting
     by its flat key; each of its type."""
     _check_fields(d, Method, "plan's method", extra=tuple(METHOD_PARTS))
-    for part, cls in PART_TYPES.items():
-        if part in d:
-            _check_fields(d[part], cls, f"plan's method {part}")
     for key, (part, name) in METHOD_PARTS.items():
-        if key in d and not _fits(d[key], typing.get_type_hints(PART_TYPES[part])[name]):
+        if key in d and not _fits(d[key], _hints(PART_TYPES[part])[name]):
             raise Damaged(f"its plan's method's {key} is not what pickfs writes")
 
 
