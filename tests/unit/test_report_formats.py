@@ -191,3 +191,12 @@ def test_the_terminal_report_of_a_stored_run_loads_no_plotly(db: Path, records: 
             "print(sorted(m for m in sys.modules if m.split('.')[0] == 'plotly'))\n")
     out = subprocess.run([sys.executable, "-c", code, str(db)], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]", out.stdout[:500]
+
+
+def test_a_report_asked_for_as_still_running_is_drawn_as_one(records: list[RunRecord]) -> None:
+    # report_of handed back a Report as it was, its `live` ignored: a run still being executed drawn with an answer
+    ended = report_of(records[0])
+    assert not ended.live
+    again = report_of(ended, live=True)
+    assert again.live and again.analysis is ended.analysis
+    assert report_of(again) is again and report_of(ended) is ended

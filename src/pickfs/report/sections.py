@@ -48,9 +48,13 @@ class Report:
 
 
 def report_of(run: RunRecord | AnalysedRun | Report, live: bool = False) -> Report:
-    """The run ready to draw: analysed (as given when it already is) and its tables built once; a Report as it is."""
+    """The run ready to draw: analysed (as given when it already is) and its tables built once; a Report as it is,
+    unless `live` says of a Report built as ended that the run is still being executed (its tables then built again,
+    as a live run's)."""
     if isinstance(run, Report):
-        return run
+        if run.live or not live:
+            return run
+        run = run.analysis
     analysis = analysed(run)
     live = live or analysis.live
     return Report(analysis, live, {v.label: build_table(v, live) for v in analysis.views if v.measured})
