@@ -200,3 +200,24 @@ def test_a_report_asked_for_as_still_running_is_drawn_as_one(records: list[RunRe
     again = report_of(ended, live=True)
     assert again.live and again.analysis is ended.analysis
     assert report_of(again) is again and report_of(ended) is ended
+
+
+def test_every_export_and_every_page_of_the_site_draw_from_tables_built_once(records: list[RunRecord],
+                                                                              tmp_path: Path) -> None:
+    # each export and each page built the run's tables again: four times for --json --markdown --html --table-csv,
+    # twice per run for the site (its index's answers and its page)
+    from pickfs.cli.report import write_exports
+    from pickfs.report import sections as module
+    from pickfs.report.site import build_site
+
+    record = records[0]
+    measured = sum(v.measured for v in analyse(record).views)
+    assert measured
+    targets: dict[str, Path | None] = {"json": tmp_path / "r.json", "markdown": tmp_path / "r.md",
+                                       "table-csv": tmp_path / "t.csv", "html": tmp_path / "r.html"}
+    with mock.patch.object(module, "build_table", wraps=module.build_table) as built:
+        write_exports(record, targets)
+        assert built.call_count == measured and all(p.stat().st_size for p in targets.values() if p)
+        built.reset_mock()
+        build_site([record])
+        assert built.call_count == measured

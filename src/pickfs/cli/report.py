@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 import click
 
 from pickfs import console
-from pickfs.analysis.run import AnalysedRun, analyse, analysed
+from pickfs.analysis.run import AnalysedRun, analyse
 from pickfs.cli.common import read_store, results_option, workdir_option
 from pickfs.cli.examples import examples
 from pickfs.cli.fleet import report_fleet
@@ -23,6 +23,7 @@ from pickfs.model import RunRecord
 from pickfs.report.csv_export import render_csv, render_table_csv
 from pickfs.report.json_export import render_json
 from pickfs.report.markdown import render_markdown
+from pickfs.report.sections import Report, report_of
 from pickfs.report.terminal import render_run, terse_lines
 from pickfs.report.text import live_line
 from pickfs.safepaths import check_own_dir, check_target, own_dir, resolve, write_export
@@ -30,19 +31,19 @@ from pickfs.store import ResultStore
 from pickfs.units import has_control
 
 
-def html(run: RunRecord | AnalysedRun) -> str:
+def html(run: Report) -> str:
     """The page, plotly.js inline (for standard output, where nothing can sit beside it)."""
     from pickfs.report.html import render_html  # deferred: plotly (and its narwhals), for --html only
 
     return render_html(run)
 
 
-def _write_text(export: Export, run: RunRecord | AnalysedRun, path: Path) -> str:
+def _write_text(export: Export, run: Report, path: Path) -> str:
     write_export(path, export.render(run).encode(), f"--{export.name}")
     return f"{export.name} written to {path}"
 
 
-def _write_html_page(export: Export, run: RunRecord | AnalysedRun, path: Path) -> str:
+def _write_html_page(export: Export, run: Report, path: Path) -> str:
     """The page at `path` and plotly.js once beside it (a page a few hundred kB, plotly loaded from the file)."""
     from plotly.offline import get_plotlyjs  # deferred: plotly, for --html only
 
@@ -63,10 +64,10 @@ class Export:
 
     name: str
     suffix: str
-    render: Callable[[RunRecord | AnalysedRun], str]
-    to_file: Callable[[Export, RunRecord | AnalysedRun, Path], str] = _write_text
+    render: Callable[[Report], str]
+    to_file: Callable[[Export, Report, Path], str] = _write_text
 
-    def write(self, run: RunRecord | AnalysedRun, path: Path) -> None:
+    def write(self, run: Report, path: Path) -> None:
         if str(path) == "-":
             click.echo(self.render(run), nl=False)
         else:
@@ -81,7 +82,7 @@ EXPORTS: tuple[Export, ...] = (
     Export("html", "html", html, _write_html_page),
 )
 EXPORT_BY_NAME = {e.name: e for e in EXPORTS}
-FORMATS: dict[str, Callable[[RunRecord | AnalysedRun], str]] = {e.name: e.render for e in EXPORTS}
+FORMATS: dict[str, Callable[[Report], str]] = {e.name: e.render for e in EXPORTS}
 
 
 def check_export_targets(targets: dict[str, Path | None]) -> None:
@@ -110,12 +111,15 @@ def check_export_targets(targets: dict[str, Path | None]) -> None:
         seen[key] = fmt
 
 
-def write_exports(record: RunRecord | AnalysedRun, targets: dict[str, Path | None]) -> None:
-    """Write each requested format to its path ('-' for standard output); the run analysed once for all."""
-    run = analysed(record) if any(targets.values()) else record
+def write_exports(run: RunRecord | AnalysedRun | Report, targets: dict[str, Path | None]) -> None:
+    """Write each requested format to its path ('-' for standard output); the run analysed and its tables built
+    once for all."""
+    if not any(targets.values()):
+        return
+    report = report_of(run)
     for fmt, path in targets.items():
         if path is not None:
-            EXPORT_BY_NAME[fmt].write(run, Path(path))
+            EXPORT_BY_NAME[fmt].write(report, Path(path))
 
 
 export_options = [
@@ -229,14 +233,15 @@ def command(run: str, explain: bool, quiet: bool, site: Path | None, workdir: st
     if live:  # every format then says so first and gives no answer
         analysis = replace(analysis, live=True)
         check_measured(store, analysis)
+    report = report_of(analysis, live)  # its tables built once, for every format shown or written
     if quiet:
         if live:
             console.info(live_line(analysis))
-        for line in terse_lines(analysis, live=live):
+        for line in terse_lines(report):
             console.plain(line)
     elif not any(targets.values()):  # a file asked for is the output: the tables are not printed as well
-        console.show(render_run(analysis, explain=explain, live=live))
-    write_exports(analysis, targets)
+        console.show(render_run(report, explain=explain))
+    write_exports(report, targets)
 
 
 def check_measured(store: ResultStore, analysis: AnalysedRun) -> None:

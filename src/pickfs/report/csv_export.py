@@ -32,8 +32,8 @@ FIGURES = ("median", "speed_vs_baseline", "speed_ci_low", "speed_ci_high", "p", 
            "geometric_mean", "sanitized_mean", "p99_s", "count")
 
 
-def render_csv(run: RunRecord | AnalysedRun) -> str:
-    analysis = analysed(run)
+def render_csv(run: RunRecord | AnalysedRun | Report) -> str:
+    analysis = run.analysis if isinstance(run, Report) else analysed(run)
     record, cells = analysis.record, analysis.plan.cells()
     metric_names = sorted({k for t in record.trials for k in t.metrics})
     buf = io.StringIO()
@@ -117,5 +117,5 @@ class TableCsvFormat(Format[TableRows, str]):
 TABLE_CSV = TableCsvFormat()
 
 
-def render_table_csv(run: RunRecord | AnalysedRun) -> str:
+def render_table_csv(run: RunRecord | AnalysedRun | Report) -> str:
     return TABLE_CSV.render(run)

@@ -236,5 +236,5 @@ def answer_dict(view: WorkloadView, said: WorkloadAnswer | None = None) -> dict[
     return out
 
 
-def render_json(run: RunRecord | AnalysedRun) -> str:
+def render_json(run: RunRecord | AnalysedRun | Report) -> str:
     return strict_json(run_to_dict(run))

@@ -199,5 +199,5 @@ class MarkdownFormat(Format[list[str], str]):
 MARKDOWN = MarkdownFormat()
 
 
-def render_markdown(run: RunRecord | AnalysedRun) -> str:
+def render_markdown(run: RunRecord | AnalysedRun | Report) -> str:
     return MARKDOWN.render(run)
