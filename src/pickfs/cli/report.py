@@ -223,13 +223,13 @@ def command(run: str, explain: bool, quiet: bool, site: Path | None, workdir: st
         return
     # --- end fleet
     record = store.load(run)
+    live = record.status == "running" and is_live(Path(workdir), record.id)  # another pickfs is executing it
     if is_fault_run(record):  # `pickfs crashtest --fault`: its cells, drawn by the fault test's own renderers
         from pickfs.cli.faults import report_fault_run  # deferred: the fault path, loaded only when asked for
 
-        report_fault_run(record, targets, explain, quiet, record.status == "running" and is_live(Path(workdir), record.id))
+        report_fault_run(record, targets, explain, quiet, live)
         return
     analysis = analyse(record)  # once, for every format shown or written
-    live = analysis.record.status == "running" and is_live(Path(workdir), analysis.record.id)
     if live:  # every format then says so first and gives no answer
         analysis = replace(analysis, live=True)
         check_measured(store, analysis)
