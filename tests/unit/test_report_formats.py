@@ -221,3 +221,16 @@ def test_every_export_and_every_page_of_the_site_draw_from_tables_built_once(rec
         built.reset_mock()
         build_site([record])
         assert built.call_count == measured
+
+
+def test_every_format_with_a_file_suffix_is_an_export_a_fault_run_writes_too() -> None:
+    # the exports were a second registry beside FORMATS: a format registered as the extending guide says was
+    # never written by `pickfs report`
+    from pickfs.cli.faults import FORMATS as FAULT_FORMATS
+    from pickfs.cli.report import EXPORT_BY_NAME, EXPORTS
+
+    written = [f for f in FORMATS if f.suffix]
+    assert {f.name for f in written} == {"json", "markdown", "table-csv", "html"}
+    for fmt in written:
+        assert EXPORT_BY_NAME[fmt.name].render == fmt.text and EXPORT_BY_NAME[fmt.name].suffix == fmt.suffix
+    assert {e.name for e in EXPORTS} == set(FAULT_FORMATS)  # a fault run draws each with its own renderers

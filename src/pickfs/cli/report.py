@@ -20,22 +20,15 @@ from pickfs.engine.runlock import RunLive, is_live
 from pickfs.errors import PlanError, UntrustedPath
 from pickfs.faults.document import is_fault_run
 from pickfs.model import RunRecord
-from pickfs.report.csv_export import render_csv, render_table_csv
-from pickfs.report.json_export import render_json
-from pickfs.report.markdown import render_markdown
-from pickfs.report.sections import Report, report_of
+from pickfs.report.csv_export import render_csv
+from pickfs.report.formats import FORMATS
+from pickfs.report.html import PLOTLY_FILE, HtmlFormat, render_html
+from pickfs.report.sections import Format, Report, report_of
 from pickfs.report.terminal import render_run, terse_lines
 from pickfs.report.text import live_line
 from pickfs.safepaths import check_own_dir, check_target, own_dir, resolve, write_export
 from pickfs.store import ResultStore
 from pickfs.units import has_control
-
-
-def html(run: Report) -> str:
-    """The page, plotly.js inline (for standard output, where nothing can sit beside it)."""
-    from pickfs.report.html import render_html  # deferred: plotly (and its narwhals), for --html only
-
-    return render_html(run)
 
 
 def _write_text(export: Export, run: Report, path: Path) -> str:
@@ -47,8 +40,6 @@ def _write_html_page(export: Export, run: Report, path: Path) -> str:
     """The page at `path` and plotly.js once beside it (a page a few hundred kB, plotly loaded from the file)."""
     from plotly.offline import get_plotlyjs  # deferred: plotly, for --html only
 
-    from pickfs.report.html import PLOTLY_FILE, render_html  # deferred: plotly, for --html only
-
     beside = path.parent / PLOTLY_FILE
     js = get_plotlyjs()
     if beside.is_symlink() or not beside.is_file() or beside.stat().st_size != len(js) or beside.read_text() != js:
@@ -59,11 +50,13 @@ def _write_html_page(export: Export, run: Report, path: Path) -> str:
 
 @dataclass(frozen=True)
 class Export:
-    """One export a run can be written in: its option (--NAME), its file suffix, the text it renders (what standard
-    output gets), and how it is written to a file (the HTML page puts plotly.js beside itself)."""
+    """One export a run can be written in: its option (--NAME), its file suffix, what the option writes (its help),
+    the text it renders (what standard output gets; plotly.js inline in the HTML page), and how it is written to a
+    file (the HTML page puts plotly.js beside itself)."""
 
     name: str
     suffix: str
+    help: str
     render: Callable[[Report], str]
     to_file: Callable[[Export, Report, Path], str] = _write_text
 
@@ -74,15 +67,16 @@ class Export:
             console.info(self.to_file(self, run, path))
 
 
-EXPORTS: tuple[Export, ...] = (
-    Export("json", "json", render_json),
-    Export("markdown", "md", render_markdown),
-    Export("csv", "csv", render_csv),
-    Export("table-csv", "csv", render_table_csv),
-    Export("html", "html", html, _write_html_page),
-)
+def export_of(fmt: Format[Any, Any]) -> Export:
+    """A registered format that has a file suffix, as an export."""
+    return Export(fmt.name, fmt.suffix, fmt.export_help, fmt.text,
+                  _write_html_page if isinstance(fmt, HtmlFormat) else _write_text)
+
+
+# every registered format written to a file (report/formats.py), and the trials CSV: raw figures, not a report
+EXPORTS: tuple[Export, ...] = (*(export_of(f) for f in FORMATS if f.suffix),
+                               Export("csv", "csv", "write one CSV row per trial, with its block and round", render_csv))
 EXPORT_BY_NAME = {e.name: e for e in EXPORTS}
-FORMATS: dict[str, Callable[[Report], str]] = {e.name: e.render for e in EXPORTS}
 
 
 def check_export_targets(targets: dict[str, Path | None]) -> None:
@@ -122,17 +116,13 @@ def write_exports(run: RunRecord | AnalysedRun | Report, targets: dict[str, Path
             EXPORT_BY_NAME[fmt].write(report, Path(path))
 
 
-export_options = [
-    click.option("--json", "json_path", type=click.Path(path_type=Path), help="write the run as JSON ('-': stdout)"),
-    click.option("--markdown", "markdown_path", type=click.Path(path_type=Path), help="write it as Markdown"),
-    click.option("--csv", "csv_path", type=click.Path(path_type=Path),
-                 help="write one CSV row per trial, with its block and round"),
-    click.option("--table-csv", "table_csv_path", type=click.Path(path_type=Path),
-                 help="write the results table as CSV: one row per workload and configuration, the columns every "
-                      "format shows and the figures behind them"),
-    click.option("--html", "html_path", type=click.Path(path_type=Path),
-                 help="write the HTML report, plotly.js beside it ('-': one self-contained page on stdout)"),
-]
+def target_key(e: Export) -> str:
+    """The keyword its option's value is passed as: --table-csv FILE -> table_csv_path."""
+    return f"{e.name.replace('-', '_')}_path"
+
+
+export_options = [click.option(f"--{e.name}", target_key(e), type=click.Path(path_type=Path), help=e.help)
+                  for e in EXPORTS]
 
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -145,7 +135,7 @@ def with_exports(f: F) -> F:
 
 
 def export_targets(o: dict[str, Any]) -> dict[str, Path | None]:
-    return {e.name: o.get(f"{e.name.replace('-', '_')}_path") for e in EXPORTS}
+    return {e.name: o.get(target_key(e)) for e in EXPORTS}
 
 
 def check_site_dir(path: Path) -> None:

@@ -58,6 +58,9 @@ class TableCsvFormat(Format[TableRows, str]):
     workloads' sections have rows: the others are words, or in the trials CSV and the JSON."""
 
     name = "table-csv"
+    suffix = "csv"
+    export_help = ("write the results table as CSV: one row per workload and configuration, the columns every format "
+                   "shows and the figures behind them")
 
     def document(self, report: Report, parts: list[TableRows]) -> str:
         tables = [t for part in parts for _, t in part]

@@ -392,6 +392,8 @@ class HtmlFormat(Format[list[str], str]):
     def __init__(self, plotly: str | None = INLINE) -> None:
         self.plotly = plotly
         self.name = "html"
+        self.suffix = "html"
+        self.export_help = "write the HTML report, plotly.js beside it ('-': one self-contained page on stdout)"
 
     def document(self, report: Report, parts: list[list[str]]) -> str:
         body = "\n".join(line for part in parts for line in part)

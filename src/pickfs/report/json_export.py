@@ -137,6 +137,8 @@ class JsonFormat(Format[dict[str, Any], dict[str, Any]]):
     order. What a section says in words elsewhere is here as the figures behind it."""
 
     name = "json"
+    suffix = "json"
+    export_help = "write the run as JSON ('-': stdout)"
 
     def document(self, report: Report, parts: list[dict[str, Any]]) -> dict[str, Any]:
         merged: dict[str, Any] = {key: [] for key in LISTS}
@@ -197,6 +199,9 @@ class JsonFormat(Format[dict[str, Any], dict[str, Any]]):
     def more_hint(self, s: MoreHint) -> dict[str, Any]:
         return {}  # the document holds everything
 
+    def text(self, run: RunRecord | AnalysedRun | Report) -> str:
+        return strict_json(self.render(run))
+
 
 JSON = JsonFormat()
 
@@ -237,4 +242,4 @@ def answer_dict(view: WorkloadView, said: WorkloadAnswer | None = None) -> dict[
 
 
 def render_json(run: RunRecord | AnalysedRun | Report) -> str:
-    return strict_json(run_to_dict(run))
+    return JSON.text(run)
