@@ -13,7 +13,6 @@ from pickfs.analysis.margin import (
     WouldSettle,
     cannot_settle,
     close_to_margin,
-    decision_alpha,
     hopeful_more_s,
     margin_words,
     more_time,
@@ -24,7 +23,7 @@ from pickfs.analysis.margin import (
     would_settle,
 )
 from pickfs.engine.race import stop_note
-from pickfs.stats.decision import ALPHA, RACE_ALPHA, Contrast, contrast, decide
+from pickfs.stats.decision import ALPHA, RACE_ALPHA, Contrast, contrast, decide, decision_alpha
 from pickfs.stats.weather import fit
 from tests.unit.test_race import simulate
 

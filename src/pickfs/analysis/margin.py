@@ -42,7 +42,7 @@ from dataclasses import dataclass, replace
 
 from scipy import stats as sps
 
-from pickfs.stats.decision import ALPHA, Contrast, Decision, contrast
+from pickfs.stats.decision import ALPHA, Contrast, Decision, contrast, decision_alpha
 from pickfs.stats.weather import Fit
 
 ROUND_MARGIN = 0.05  # a wider margin is said as a multiple of this
@@ -111,12 +111,6 @@ def settle_margin(name: str, c: Contrast, margin: float, elapsed_s: float, alpha
         return Settling(name, None, wider, True)
     more = more_time(c, q_up if c.est < edge else q_low, distance, elapsed_s)
     return Settling(name, more if math.isfinite(more) else None, wider, not math.isfinite(more))
-
-
-def decision_alpha(alpha: float, alive: int) -> float:
-    """The level of the decision's lower bounds among `alive` candidates (Bonferroni, as stats/decision.py
-    `decide` rules one out)."""
-    return alpha / max(alive - 1, 1)
 
 
 def close_to_margin(c: Contrast, margin: float, alpha: float, low_alpha: float, out: bool) -> bool:
@@ -245,19 +239,23 @@ def alive(fit: Fit, decision: Decision, candidates: Sequence[str]) -> int:
     return sum(1 for c in candidates if c in fit.spreads and c not in out)
 
 
-def would_settle_each(fit: Fit, decision: Decision, elapsed_s: float,
-                      candidates: Sequence[str] = ()) -> tuple[Settling, ...]:
+def lower_alpha(fit: Fit, decision: Decision, candidates: Sequence[str]) -> float:
+    """The decision's level of its lower bounds among `candidates` (the race's safe ones) it still holds."""
+    return decision_alpha(ALPHA, alive(fit, decision, candidates))
+
+
+def would_settle_each(fit: Fit, decision: Decision, elapsed_s: float, low_alpha: float = ALPHA) -> tuple[Settling, ...]:
     """What would settle each contender still open against the preferred configuration, at ALPHA, its lower
-    bound at the decision's level among `candidates` (the race's safe ones; none given: as for two)."""
-    low = decision_alpha(ALPHA, alive(fit, decision, candidates)) if candidates else ALPHA
-    return open_comparisons(fit, replace(decision, pending=()), None, decision.margin, 0.0, elapsed_s, ALPHA, low)
+    bound at `low_alpha` (the decision's, `lower_alpha`; not given: as for two candidates)."""
+    return open_comparisons(fit, replace(decision, pending=()), None, decision.margin, 0.0, elapsed_s, ALPHA,
+                            low_alpha)
 
 
 def would_settle(fit: Fit, decision: Decision, elapsed_s: float, candidates: Sequence[str] = ()) -> WouldSettle:
     """What would settle the answer of `decision` (taken at ALPHA, the answer's level) after `elapsed_s` seconds
     measured (the span of the slices: first to last): every contender still at the margin against the preferred
     configuration (`would_settle_each`)."""
-    opened = would_settle_each(fit, decision, elapsed_s, candidates)
+    opened = would_settle_each(fit, decision, elapsed_s, lower_alpha(fit, decision, candidates))
     more, wider = most_needed(opened)
     return WouldSettle(tuple(s.name for s in opened), more, wider)
 

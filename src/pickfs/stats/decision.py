@@ -170,6 +170,11 @@ def _pct(x: float) -> str:
     return f"{math.exp(x) - 1:+.0%}"
 
 
+def decision_alpha(alpha: float, alive: int) -> float:
+    """The level of the lower bounds that rule a candidate out among `alive` candidates (Bonferroni)."""
+    return alpha / max(alive - 1, 1)
+
+
 def decide(fit: Fit, candidates: Sequence[str], others: Sequence[str], baseline: str | None,
            margin: float = MARGIN, target: float = 0.10, alpha: float = ALPHA) -> Decision:
     """The decision on what has been measured so far (see the module's text). `candidates` are in
@@ -178,14 +183,14 @@ def decide(fit: Fit, candidates: Sequence[str], others: Sequence[str], baseline:
     alive = [c for c in candidates if c in fit.spreads]
     out: list[tuple[str, str]] = []
     while len(alive) > 1:
-        k = len(alive)
+        level = decision_alpha(alpha, len(alive))
         beaten = []
         for c in alive:
             for d in alive:
                 con = contrast(fit, d, c) if d != c else None
-                if con is not None and con.bound(alpha / (k - 1), upper=False) > edge:
+                if con is not None and con.bound(level, upper=False) > edge:
                     beaten.append((c, f"{d} is faster by more than {margin:.0%}: {_pct(con.est)}, at least "
-                                      f"{_pct(con.bound(alpha / (k - 1), upper=False))}"))
+                                      f"{_pct(con.bound(level, upper=False))}"))
                     break
         if not beaten:
             break
