@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from scipy import stats as sps
 
@@ -147,25 +147,6 @@ def hopeful_more_s(c: Contrast, margin: float, elapsed_s: float, alpha: float) -
     return more_time(c, q, abs(c.est - edge) + c.se, elapsed_s)
 
 
-def open_comparisons(fit: Fit, decision: Decision, reference: str | None, margin: float, target: float,
-                     elapsed_s: float, alpha: float, low_alpha: float | None = None) -> tuple[Settling, ...]:
-    """What would settle each comparison still open: every undecided contender against the preferred (the
-    decision's answer; its lower bound at `low_alpha`, the decision's), every pending non-candidate's factor
-    against `reference`."""
-    out = []
-    for name in decision.undecided:
-        c = contrast(fit, name, decision.answer) if decision.answer else None
-        s = settle_margin(name, c, margin, elapsed_s, alpha, low_alpha) if c is not None else None
-        if s is not None:
-            out.append(s)
-    for name in decision.pending:
-        c = contrast(fit, name, reference) if reference and reference != name else None
-        s = settle_target(name, c, target, elapsed_s, alpha) if c is not None else None
-        if s is not None:
-            out.append(s)
-    return tuple(out)
-
-
 @dataclass(frozen=True)
 class Hopeless:
     """Why a race stops before its budget: the comparisons its level leaves open, the seconds left."""
@@ -247,8 +228,13 @@ def lower_alpha(fit: Fit, decision: Decision, candidates: Sequence[str]) -> floa
 def would_settle_each(fit: Fit, decision: Decision, elapsed_s: float, low_alpha: float = ALPHA) -> tuple[Settling, ...]:
     """What would settle each contender still open against the preferred configuration, at ALPHA, its lower
     bound at `low_alpha` (the decision's, `lower_alpha`; not given: as for two candidates)."""
-    return open_comparisons(fit, replace(decision, pending=()), None, decision.margin, 0.0, elapsed_s, ALPHA,
-                            low_alpha)
+    out = []
+    for name in decision.undecided:
+        c = contrast(fit, name, decision.answer) if decision.answer else None
+        s = settle_margin(name, c, decision.margin, elapsed_s, ALPHA, low_alpha) if c is not None else None
+        if s is not None:
+            out.append(s)
+    return tuple(out)
 
 
 def would_settle(fit: Fit, decision: Decision, elapsed_s: float, candidates: Sequence[str] = ()) -> WouldSettle:
