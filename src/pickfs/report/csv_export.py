@@ -48,7 +48,7 @@ def render_csv(run: RunRecord | AnalysedRun | Report) -> str:
     return buf.getvalue()
 
 
-TableRows = list[tuple[str, ResultTable]]  # (the workload, its table) as the table CSV draws a section
+TableRows = list[ResultTable]  # the workload's table (none for a section without one), as the table CSV draws it
 
 
 class TableCsvFormat(Format[TableRows, str]):
@@ -63,7 +63,7 @@ class TableCsvFormat(Format[TableRows, str]):
                    "shows and the figures behind them")
 
     def document(self, report: Report, parts: list[TableRows]) -> str:
-        tables = [t for part in parts for _, t in part]
+        tables = [t for part in parts for t in part]
         keys: list[str] = []
         for t in tables:
             keys += [c.key for c in t.columns if c.key not in keys]
@@ -78,7 +78,7 @@ class TableCsvFormat(Format[TableRows, str]):
         return buf.getvalue()
 
     def workload(self, s: Workload) -> TableRows:
-        return [] if s.table is None else [(s.view.label, s.table)]
+        return [] if s.table is None else [s.table]
 
     def heading(self, s: Heading) -> TableRows:
         return []  # each row names its run
