@@ -42,7 +42,6 @@ from pickfs.stats.paired import PairedComparison
 from pickfs.stats.weather import Fit
 
 ALPHA = 0.05
-MARGIN = DEFAULT_MARGIN  # the default practical margin (the plan's, model.py)
 # Decisions during the race are taken at 1% (one-sided): the race looks after every round, and a stricter
 # level keeps low the chance of letting a configuration go on early noise; the report decides at ALPHA.
 RACE_ALPHA = 0.01
@@ -176,7 +175,7 @@ def decision_alpha(alpha: float, alive: int) -> float:
 
 
 def decide(fit: Fit, candidates: Sequence[str], others: Sequence[str], baseline: str | None,
-           margin: float = MARGIN, target: float = 0.10, alpha: float = ALPHA) -> Decision:
+           margin: float = DEFAULT_MARGIN, target: float = 0.10, alpha: float = ALPHA) -> Decision:
     """The decision on what has been measured so far (see the module's text). `candidates` are in
     order of preference; `others` are the configurations that are not (unsafe ones, references)."""
     edge = math.log1p(margin)
