@@ -31,7 +31,8 @@ than STOP_FACTOR times the budget left: the hopeful reading takes the true diffe
 from the edge than the estimate, so that an early, noisy estimate near the edge does not stop a race that
 could settle. That reading is the race's own, at its level (RACE_ALPHA); what the race then says it would need
 is the answer's figure (`would_settle`, at ALPHA, on the same slices, given the race's candidates so that the
-lower bound is the decision's), so that the run's notes and its answer give one figure.
+lower bound is the decision's), so that the run's note and its answer give the same figure when both read the same
+slices (a disturbed run's answer, figured on its quiet slices alone, can give another).
 """
 
 from __future__ import annotations

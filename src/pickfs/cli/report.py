@@ -75,7 +75,7 @@ def export_of(fmt: Format[Any, Any]) -> Export:
 
 # every registered format written to a file (report/formats.py), and the trials CSV: raw figures, not a report
 EXPORTS: tuple[Export, ...] = (*(export_of(f) for f in FORMATS if f.suffix),
-                               Export("csv", "csv", "write one CSV row per trial, with its block and round", render_csv))
+                               Export("csv", "csv", "write one CSV row per trial, with its block and round (a fault run: one row per cell)", render_csv))
 EXPORT_BY_NAME = {e.name: e for e in EXPORTS}
 
 
@@ -182,16 +182,17 @@ def write_site(store: ResultStore, path: Path) -> None:
          'pickfs report 20260101 --explain                # a unique prefix of a run id',
          'pickfs report latest --quiet                    # one line per workload: the configuration it names',
          'pickfs report latest --html r.html --json r.json --markdown r.md --csv r.csv',
-         'pickfs report --site site/                      # every run as a static site'))
+         'pickfs report --site site/                      # every run but fault runs as a static site'))
 @click.argument("run", default="latest")
 @click.option("--explain", is_flag=True, help="also the other central values (geometric mean with its interval, "
               "sanitized mean), the space used, every slice's figure, the race log, what each configuration is, every "
               "note whole and every configuration's full explanation (by default one line for the recommended one)")
 @click.option("--quiet", "-q", is_flag=True, help="for scripts: one line per workload, the configuration the run "
-              "names ('LABEL: NAME'), instead of the tables")
+              "names ('LABEL: NAME'), instead of the tables (a fault run: one line per cell, its outcome)")
 @click.option("--site", "site", type=click.Path(path_type=Path),
               help="write every run of the results store as a static site in this directory: an index, a page "
-                   "per run, a comparison page per plan run more than once")
+                   "per run, a comparison page per plan run more than once (fault runs are left out: pickfs report "
+                   "RUN --html FILE draws one)")
 @with_exports
 @workdir_option
 @results_option

@@ -60,7 +60,7 @@ class TableCsvFormat(Format[TableRows, str]):
     name = "table-csv"
     suffix = "csv"
     export_help = ("write the results table as CSV: one row per workload and configuration, the columns every format "
-                   "shows and the figures behind them")
+                   "shows and the figures behind them (a fault run: one row per cell)")
 
     def document(self, report: Report, parts: list[TableRows]) -> str:
         tables = [t for part in parts for t in part]

@@ -386,7 +386,8 @@ class HtmlFormat(Format[list[str], str]):
         self.plotly = plotly
         self.name = "html"
         self.suffix = "html"
-        self.export_help = "write the HTML report, plotly.js beside it ('-': one self-contained page on stdout)"
+        self.export_help = ("write the HTML report, plotly.js beside it ('-': one self-contained page on stdout; a fault "
+                            "run: one self-contained page)")
 
     def document(self, report: Report, parts: list[list[str]]) -> str:
         body = "\n".join(line for part in parts for line in part)
