@@ -172,7 +172,7 @@ def test_a_run_exported_to_stdout_prints_the_export_alone(tmp_path, monkeypatch,
     import json
 
     import pickfs.cli.run as cli_run
-    from pickfs.cli.report import FORMATS
+    from pickfs.cli.report import EXPORTS, target_key
     from pickfs.store import ResultStore
     from pickfs.usecases.run import RunOutcome
     from tests.records import fill, make_plan
@@ -180,7 +180,7 @@ def test_a_run_exported_to_stdout_prints_the_export_alone(tmp_path, monkeypatch,
     store = ResultStore(tmp_path / "r.db")
     record = store.load(fill(store, make_plan()))
     monkeypatch.setattr(cli_run, "run_plan", lambda request, events: RunOutcome("complete", record.id, "r.db", record))
-    options = {f"{fmt.replace('-', '_')}_path": None for fmt in FORMATS}
+    options = {target_key(e): None for e in EXPORTS}
     cli_run.run_and_show(None, {**options, "json_path": "-"})  # type: ignore[arg-type]
     out = capsys.readouterr().out
     assert json.loads(out)["run_id"] == record.id

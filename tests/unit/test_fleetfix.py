@@ -10,6 +10,7 @@ import pytest
 from pickfs.analysis.run import analyse
 from pickfs.fleet.playbooks import APT_PACKAGES, run_playbook, stop_playbook
 from pickfs.model import RunRecord
+from pickfs.report.sections import report_of
 from pickfs.report.site import comparison_page, index_page
 from pickfs.store import ResultStore
 from pickfs.store.merge import check_run_id, merge_runs, plan_merge
@@ -131,7 +132,7 @@ def test_site_links_are_escaped(tmp_path):
     fill(store, make_plan(), run_id="20260101-000000-abcd")
     rec = store.load("20260101-000000-abcd")
     odd = analyse(RunRecord(**{**rec.__dict__, "id": "x'><script>alert(1)</script>"}))
-    page = index_page([odd], {})
+    page = index_page([report_of(odd)], {})
     assert "<script>alert" not in page and "href='run-x&#x27;&gt;&lt;script&gt;" in page
     assert "<script>alert" not in comparison_page([odd, odd])
 

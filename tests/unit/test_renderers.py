@@ -149,7 +149,10 @@ def test_the_html_names_the_machine_from_what_the_run_stored(store):
 def test_terse_lines_name_the_answer_or_say_undecided(store):
     from dataclasses import replace
 
-    from pickfs.report.table import Answer, build_table, terse
+    from pickfs.report.table import Answer, build_table, terse_answer
+
+    def terse(table):
+        return terse_answer(table.workload, table.answer)
 
     [view] = build_views(store.load(fill(store, make_plan())))
     table = build_table(view)

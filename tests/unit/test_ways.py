@@ -16,11 +16,10 @@ from pickfs.engine.race import RACE
 from pickfs.engine.sidebyside import SIDE_BY_SIDE
 from pickfs.engine.wholeruns import ONE_AT_A_TIME, WHOLE_RUNS
 from pickfs.errors import PlanError
-from pickfs.model import DEFAULT_MARGIN, Method, Target
+from pickfs.model import Method, Target
 from pickfs.plan import build_plan, config_from_table, configs_from_names, expand_clients
 from pickfs.plan.flags import workload_specs
 from pickfs.plan.values import parse_share
-from pickfs.stats.decision import MARGIN
 from pickfs.usecases.run import method_words
 
 DEVICE = Target(kind="device", device="/dev/nonexistent", confirm="/dev/nonexistent", workdir="/var/tmp/x")
@@ -66,10 +65,6 @@ def test_every_way_describes_itself_and_the_registry_ends_with_one_that_fits_any
     assert WAYS[-1].fits(plan, plan.workloads[0])
     for way in WAYS:
         assert way.describe(Method(latency_target="p99<=5ms")) and way.words(Method(latency_target="p99<=5ms"))
-
-
-def test_the_default_margin_is_one_constant():
-    assert Method().margin == DEFAULT_MARGIN == MARGIN
 
 
 @pytest.mark.parametrize("given", ["70", 70, "1"])

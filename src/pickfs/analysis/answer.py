@@ -7,10 +7,9 @@ from dataclasses import dataclass, replace
 
 from pickfs.analysis.margin import (
     Settling,
-    alive,
     by_name,
     close_to_margin,
-    decision_alpha,
+    lower_alpha,
     most_needed,
     would_settle_each,
 )
@@ -107,8 +106,8 @@ def finding(view: WorkloadView) -> Finding | None:
     safe = {r.cell.config.name for r in view.rows if not r.unsafe}
     order = final_roles(view).candidates
     more_preferred = set(order[:order.index(preferred)]) if preferred in order else set()
-    low_alpha = decision_alpha(ALPHA, alive(race.fit, d, order))
-    settlings = by_name(would_settle_each(race.fit, d, race.minutes * 60, order))  # as the race's stop note
+    low_alpha = lower_alpha(race.fit, d, order)
+    settlings = by_name(would_settle_each(race.fit, d, race.minutes * 60, low_alpha))  # as the race's stop note
     listed = ([(n, "within") for n, _ in d.decided if n in safe] + [(n, "at") for n in d.undecided]
               + [(n, "out") for n, _ in d.out])
     contenders = tuple(c for n, s in listed if (c := _contender(race.fit, n, preferred, s, low_alpha,

@@ -5,14 +5,31 @@ confidence, counting the 413 cut at random moments". The bound (stats/crashbound
 exact binomial) counts only the distinct states cut at random moments; the states chosen where damage is likeliest
 and the duplicates are in the count of states, never in the bound. A test stored before states were told apart
 (no distinct count) says only how many it tried. A test that lost something says, after its counts, the loss rate
-per power cut its random states show, with the exact 95% interval (`rate_verdict`).
+per power cut its random states show, with the exact 95% interval (`rate_verdict`). The report's words on the
+bound (report/crash_text.py) read the sample and say its figures in the clauses here.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
-from pickfs.stats.crashbound import bound
+from pickfs.stats.crashbound import Bound, bound
+
+
+def drawn_bound(metrics: Mapping[str, float]) -> Bound | None:
+    """The bound the distinct states cut at random moments give; None for a test stored before states were drawn."""
+    drawn = int(metrics.get("crash_drawn_states", 0))
+    return bound(int(metrics.get("crash_drawn_failed", 0)), drawn) if drawn else None
+
+
+def ruled_out(b: Bound) -> str:
+    """What a sample that lost nothing rules out."""
+    return f"a loss in 1 state of {b.rules_out_one_in:,} or more would have shown with 95% confidence"
+
+
+def loss_rate(b: Bound) -> str:
+    """The loss rate per power cut a sample that lost something shows."""
+    return f"a loss rate per power cut between {b.low:.2%} and {b.high:.2%} (95%, exact binomial)"
 
 
 def clean_verdict(metrics: Mapping[str, float]) -> str:
@@ -27,9 +44,7 @@ def clean_verdict(metrics: Mapping[str, float]) -> str:
         said += f" ({tried:,} tried)"
     if not drawn:
         return f"{said}: none was cut at a random moment, so the sample rules out no loss rate"
-    b = bound(0, drawn)
-    return (f"{said}: a loss in 1 state of {b.rules_out_one_in:,} or more would have shown with 95% confidence, "
-            f"counting the {drawn:,} cut at random moments")
+    return f"{said}: {ruled_out(bound(0, drawn))}, counting the {drawn:,} cut at random moments"
 
 
 def unexercised_verdict(metrics: Mapping[str, float], gaps: tuple[str, ...]) -> str:
@@ -45,12 +60,10 @@ def rate_verdict(metrics: Mapping[str, float]) -> str:
     """What the distinct states cut at random moments say of the loss rate per power cut, for a verdict that lost
     something: the exact 95% interval, or the bound when only targeted states failed; "" for a test stored before
     states were drawn."""
-    drawn = int(metrics.get("crash_drawn_states", 0))
-    if not drawn:
+    b = drawn_bound(metrics)
+    if b is None:
         return ""
-    b = bound(int(metrics.get("crash_drawn_failed", 0)), drawn)
     if b.failed:
-        return (f"a loss rate per power cut between {b.low:.2%} and {b.high:.2%} (95%, exact binomial), "
-                f"from the {b.failed:,} of {drawn:,} cut at random moments")
-    return (f"the {drawn:,} cut at random moments lost or damaged nothing, so the loss rate per power cut is under "
+        return f"{loss_rate(b)}, from the {b.failed:,} of {b.n:,} cut at random moments"
+    return (f"the {b.n:,} cut at random moments lost or damaged nothing, so the loss rate per power cut is under "
             f"1 in {b.rules_out_one_in:,} (95%); the failures were in states chosen where damage is likeliest")

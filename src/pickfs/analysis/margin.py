@@ -31,18 +31,19 @@ than STOP_FACTOR times the budget left: the hopeful reading takes the true diffe
 from the edge than the estimate, so that an early, noisy estimate near the edge does not stop a race that
 could settle. That reading is the race's own, at its level (RACE_ALPHA); what the race then says it would need
 is the answer's figure (`would_settle`, at ALPHA, on the same slices, given the race's candidates so that the
-lower bound is the decision's), so that the run's notes and its answer give one figure.
+lower bound is the decision's), so that the run's note and its answer give the same figure when both read the same
+slices (a disturbed run's answer, figured on its quiet slices alone, can give another).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from scipy import stats as sps
 
-from pickfs.stats.decision import ALPHA, Contrast, Decision, contrast
+from pickfs.stats.decision import ALPHA, Contrast, Decision, contrast, decision_alpha
 from pickfs.stats.weather import Fit
 
 ROUND_MARGIN = 0.05  # a wider margin is said as a multiple of this
@@ -113,12 +114,6 @@ def settle_margin(name: str, c: Contrast, margin: float, elapsed_s: float, alpha
     return Settling(name, more if math.isfinite(more) else None, wider, not math.isfinite(more))
 
 
-def decision_alpha(alpha: float, alive: int) -> float:
-    """The level of the decision's lower bounds among `alive` candidates (Bonferroni, as stats/decision.py
-    `decide` rules one out)."""
-    return alpha / max(alive - 1, 1)
-
-
 def close_to_margin(c: Contrast, margin: float, alpha: float, low_alpha: float, out: bool) -> bool:
     """Whether a rerun as precise as this run may decide contender and preferred (`c`: log(contender /
     preferred)) otherwise: the bound that decides the pair, moved by what a rerun may move the estimate
@@ -151,25 +146,6 @@ def hopeful_more_s(c: Contrast, margin: float, elapsed_s: float, alpha: float) -
     if c.est + q * c.se <= edge or c.est - q * c.se > edge:
         return 0.0
     return more_time(c, q, abs(c.est - edge) + c.se, elapsed_s)
-
-
-def open_comparisons(fit: Fit, decision: Decision, reference: str | None, margin: float, target: float,
-                     elapsed_s: float, alpha: float, low_alpha: float | None = None) -> tuple[Settling, ...]:
-    """What would settle each comparison still open: every undecided contender against the preferred (the
-    decision's answer; its lower bound at `low_alpha`, the decision's), every pending non-candidate's factor
-    against `reference`."""
-    out = []
-    for name in decision.undecided:
-        c = contrast(fit, name, decision.answer) if decision.answer else None
-        s = settle_margin(name, c, margin, elapsed_s, alpha, low_alpha) if c is not None else None
-        if s is not None:
-            out.append(s)
-    for name in decision.pending:
-        c = contrast(fit, name, reference) if reference and reference != name else None
-        s = settle_target(name, c, target, elapsed_s, alpha) if c is not None else None
-        if s is not None:
-            out.append(s)
-    return tuple(out)
 
 
 @dataclass(frozen=True)
@@ -245,19 +221,28 @@ def alive(fit: Fit, decision: Decision, candidates: Sequence[str]) -> int:
     return sum(1 for c in candidates if c in fit.spreads and c not in out)
 
 
-def would_settle_each(fit: Fit, decision: Decision, elapsed_s: float,
-                      candidates: Sequence[str] = ()) -> tuple[Settling, ...]:
+def lower_alpha(fit: Fit, decision: Decision, candidates: Sequence[str]) -> float:
+    """The decision's level of its lower bounds among `candidates` (the race's safe ones) it still holds."""
+    return decision_alpha(ALPHA, alive(fit, decision, candidates))
+
+
+def would_settle_each(fit: Fit, decision: Decision, elapsed_s: float, low_alpha: float = ALPHA) -> tuple[Settling, ...]:
     """What would settle each contender still open against the preferred configuration, at ALPHA, its lower
-    bound at the decision's level among `candidates` (the race's safe ones; none given: as for two)."""
-    low = decision_alpha(ALPHA, alive(fit, decision, candidates)) if candidates else ALPHA
-    return open_comparisons(fit, replace(decision, pending=()), None, decision.margin, 0.0, elapsed_s, ALPHA, low)
+    bound at `low_alpha` (the decision's, `lower_alpha`; not given: as for two candidates)."""
+    out = []
+    for name in decision.undecided:
+        c = contrast(fit, name, decision.answer) if decision.answer else None
+        s = settle_margin(name, c, decision.margin, elapsed_s, ALPHA, low_alpha) if c is not None else None
+        if s is not None:
+            out.append(s)
+    return tuple(out)
 
 
 def would_settle(fit: Fit, decision: Decision, elapsed_s: float, candidates: Sequence[str] = ()) -> WouldSettle:
     """What would settle the answer of `decision` (taken at ALPHA, the answer's level) after `elapsed_s` seconds
     measured (the span of the slices: first to last): every contender still at the margin against the preferred
     configuration (`would_settle_each`)."""
-    opened = would_settle_each(fit, decision, elapsed_s, candidates)
+    opened = would_settle_each(fit, decision, elapsed_s, lower_alpha(fit, decision, candidates))
     more, wider = most_needed(opened)
     return WouldSettle(tuple(s.name for s in opened), more, wider)
 

@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 import click
 
 from pickfs import console
-from pickfs.analysis.run import AnalysedRun, analyse, analysed
+from pickfs.analysis.run import AnalysedRun, analyse
 from pickfs.cli.common import read_store, results_option, workdir_option
 from pickfs.cli.examples import examples
 from pickfs.cli.fleet import report_fleet
@@ -20,9 +20,10 @@ from pickfs.engine.runlock import RunLive, is_live
 from pickfs.errors import PlanError, UntrustedPath
 from pickfs.faults.document import is_fault_run
 from pickfs.model import RunRecord
-from pickfs.report.csv_export import render_csv, render_table_csv
-from pickfs.report.json_export import render_json
-from pickfs.report.markdown import render_markdown
+from pickfs.report.csv_export import render_csv
+from pickfs.report.formats import FORMATS
+from pickfs.report.html import PLOTLY_FILE, HtmlFormat, render_html
+from pickfs.report.sections import Format, Report, report_of
 from pickfs.report.terminal import render_run, terse_lines
 from pickfs.report.text import live_line
 from pickfs.safepaths import check_own_dir, check_target, own_dir, resolve, write_export
@@ -30,23 +31,14 @@ from pickfs.store import ResultStore
 from pickfs.units import has_control
 
 
-def html(run: RunRecord | AnalysedRun) -> str:
-    """The page, plotly.js inline (for standard output, where nothing can sit beside it)."""
-    from pickfs.report.html import render_html  # deferred: plotly (and its narwhals), for --html only
-
-    return render_html(run)
-
-
-def _write_text(export: Export, run: RunRecord | AnalysedRun, path: Path) -> str:
+def _write_text(export: Export, run: Report, path: Path) -> str:
     write_export(path, export.render(run).encode(), f"--{export.name}")
     return f"{export.name} written to {path}"
 
 
-def _write_html_page(export: Export, run: RunRecord | AnalysedRun, path: Path) -> str:
+def _write_html_page(export: Export, run: Report, path: Path) -> str:
     """The page at `path` and plotly.js once beside it (a page a few hundred kB, plotly loaded from the file)."""
     from plotly.offline import get_plotlyjs  # deferred: plotly, for --html only
-
-    from pickfs.report.html import PLOTLY_FILE, render_html  # deferred: plotly, for --html only
 
     beside = path.parent / PLOTLY_FILE
     js = get_plotlyjs()
@@ -58,30 +50,33 @@ def _write_html_page(export: Export, run: RunRecord | AnalysedRun, path: Path) -
 
 @dataclass(frozen=True)
 class Export:
-    """One export a run can be written in: its option (--NAME), its file suffix, the text it renders (what standard
-    output gets), and how it is written to a file (the HTML page puts plotly.js beside itself)."""
+    """One export a run can be written in: its option (--NAME), its file suffix, what the option writes (its help),
+    the text it renders (what standard output gets; plotly.js inline in the HTML page), and how it is written to a
+    file (the HTML page puts plotly.js beside itself)."""
 
     name: str
     suffix: str
-    render: Callable[[RunRecord | AnalysedRun], str]
-    to_file: Callable[[Export, RunRecord | AnalysedRun, Path], str] = _write_text
+    help: str
+    render: Callable[[Report], str]
+    to_file: Callable[[Export, Report, Path], str] = _write_text
 
-    def write(self, run: RunRecord | AnalysedRun, path: Path) -> None:
+    def write(self, run: Report, path: Path) -> None:
         if str(path) == "-":
             click.echo(self.render(run), nl=False)
         else:
             console.info(self.to_file(self, run, path))
 
 
-EXPORTS: tuple[Export, ...] = (
-    Export("json", "json", render_json),
-    Export("markdown", "md", render_markdown),
-    Export("csv", "csv", render_csv),
-    Export("table-csv", "csv", render_table_csv),
-    Export("html", "html", html, _write_html_page),
-)
+def export_of(fmt: Format[Any, Any]) -> Export:
+    """A registered format that has a file suffix, as an export."""
+    return Export(fmt.name, fmt.suffix, fmt.export_help, fmt.text,
+                  _write_html_page if isinstance(fmt, HtmlFormat) else _write_text)
+
+
+# every registered format written to a file (report/formats.py), and the trials CSV: raw figures, not a report
+EXPORTS: tuple[Export, ...] = (*(export_of(f) for f in FORMATS if f.suffix),
+                               Export("csv", "csv", "write one CSV row per trial, with its block and round (a fault run: one row per cell)", render_csv))
 EXPORT_BY_NAME = {e.name: e for e in EXPORTS}
-FORMATS: dict[str, Callable[[RunRecord | AnalysedRun], str]] = {e.name: e.render for e in EXPORTS}
 
 
 def check_export_targets(targets: dict[str, Path | None]) -> None:
@@ -110,25 +105,24 @@ def check_export_targets(targets: dict[str, Path | None]) -> None:
         seen[key] = fmt
 
 
-def write_exports(record: RunRecord | AnalysedRun, targets: dict[str, Path | None]) -> None:
-    """Write each requested format to its path ('-' for standard output); the run analysed once for all."""
-    run = analysed(record) if any(targets.values()) else record
+def write_exports(run: RunRecord | AnalysedRun | Report, targets: dict[str, Path | None]) -> None:
+    """Write each requested format to its path ('-' for standard output); the run analysed and its tables built
+    once for all."""
+    if not any(targets.values()):
+        return
+    report = report_of(run)
     for fmt, path in targets.items():
         if path is not None:
-            EXPORT_BY_NAME[fmt].write(run, Path(path))
+            EXPORT_BY_NAME[fmt].write(report, Path(path))
 
 
-export_options = [
-    click.option("--json", "json_path", type=click.Path(path_type=Path), help="write the run as JSON ('-': stdout)"),
-    click.option("--markdown", "markdown_path", type=click.Path(path_type=Path), help="write it as Markdown"),
-    click.option("--csv", "csv_path", type=click.Path(path_type=Path),
-                 help="write one CSV row per trial, with its block and round"),
-    click.option("--table-csv", "table_csv_path", type=click.Path(path_type=Path),
-                 help="write the results table as CSV: one row per workload and configuration, the columns every "
-                      "format shows and the figures behind them"),
-    click.option("--html", "html_path", type=click.Path(path_type=Path),
-                 help="write the HTML report, plotly.js beside it ('-': one self-contained page on stdout)"),
-]
+def target_key(e: Export) -> str:
+    """The keyword its option's value is passed as: --table-csv FILE -> table_csv_path."""
+    return f"{e.name.replace('-', '_')}_path"
+
+
+export_options = [click.option(f"--{e.name}", target_key(e), type=click.Path(path_type=Path), help=e.help)
+                  for e in EXPORTS]
 
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -141,7 +135,7 @@ def with_exports(f: F) -> F:
 
 
 def export_targets(o: dict[str, Any]) -> dict[str, Path | None]:
-    return {e.name: o.get(f"{e.name.replace('-', '_')}_path") for e in EXPORTS}
+    return {e.name: o.get(target_key(e)) for e in EXPORTS}
 
 
 def check_site_dir(path: Path) -> None:
@@ -188,16 +182,17 @@ def write_site(store: ResultStore, path: Path) -> None:
          'pickfs report 20260101 --explain                # a unique prefix of a run id',
          'pickfs report latest --quiet                    # one line per workload: the configuration it names',
          'pickfs report latest --html r.html --json r.json --markdown r.md --csv r.csv',
-         'pickfs report --site site/                      # every run as a static site'))
+         'pickfs report --site site/                      # every run but fault runs as a static site'))
 @click.argument("run", default="latest")
 @click.option("--explain", is_flag=True, help="also the other central values (geometric mean with its interval, "
               "sanitized mean), the space used, every slice's figure, the race log, what each configuration is, every "
               "note whole and every configuration's full explanation (by default one line for the recommended one)")
 @click.option("--quiet", "-q", is_flag=True, help="for scripts: one line per workload, the configuration the run "
-              "names ('LABEL: NAME'), instead of the tables")
+              "names ('LABEL: NAME'), instead of the tables (a fault run: one line per cell, its outcome)")
 @click.option("--site", "site", type=click.Path(path_type=Path),
               help="write every run of the results store as a static site in this directory: an index, a page "
-                   "per run, a comparison page per plan run more than once")
+                   "per run, a comparison page per plan run more than once (fault runs are left out: pickfs report "
+                   "RUN --html FILE draws one)")
 @with_exports
 @workdir_option
 @results_option
@@ -219,24 +214,25 @@ def command(run: str, explain: bool, quiet: bool, site: Path | None, workdir: st
         return
     # --- end fleet
     record = store.load(run)
+    live = record.status == "running" and is_live(Path(workdir), record.id)  # another pickfs is executing it
     if is_fault_run(record):  # `pickfs crashtest --fault`: its cells, drawn by the fault test's own renderers
         from pickfs.cli.faults import report_fault_run  # deferred: the fault path, loaded only when asked for
 
-        report_fault_run(record, targets, explain, quiet, record.status == "running" and is_live(Path(workdir), record.id))
+        report_fault_run(record, targets, explain, quiet, live)
         return
     analysis = analyse(record)  # once, for every format shown or written
-    live = analysis.record.status == "running" and is_live(Path(workdir), analysis.record.id)
     if live:  # every format then says so first and gives no answer
         analysis = replace(analysis, live=True)
         check_measured(store, analysis)
+    report = report_of(analysis, live)  # its tables built once, for every format shown or written
     if quiet:
         if live:
             console.info(live_line(analysis))
-        for line in terse_lines(analysis, live=live):
+        for line in terse_lines(report):
             console.plain(line)
     elif not any(targets.values()):  # a file asked for is the output: the tables are not printed as well
-        console.show(render_run(analysis, explain=explain, live=live))
-    write_exports(analysis, targets)
+        console.show(render_run(report, explain=explain))
+    write_exports(report, targets)
 
 
 def check_measured(store: ResultStore, analysis: AnalysedRun) -> None:

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from pickfs.analysis.crash_verdict import drawn_bound, loss_rate, ruled_out
 from pickfs.analysis.views import CrashView, WorkloadView
-from pickfs.stats.crashbound import bound
 
 MAX_LOSING = 8  # losing states listed per configuration
 
@@ -78,18 +78,17 @@ def coverage_words(c: CrashView) -> str | None:
 def bound_words(c: CrashView) -> str | None:
     """What the states cut at random moments rule out, or the loss rate they show (95%, exact binomial); the
     targeted states are coverage and count in no bound. None for a test stored before states were drawn."""
-    n = int(c.metrics.get("crash_drawn_states", 0))
-    if not n:
+    b = drawn_bound(c.metrics)
+    if b is None:
         return None
-    b = bound(int(c.metrics.get("crash_drawn_failed", 0)), n)
+    n = b.n
     targeted = c.tried - n
     coverage = (f"; the other {targeted:,} states (chosen where damage is likeliest, or duplicates) are coverage, "
                 "not counted in it" if targeted > 0 else "")
     if b.failed:
-        return (f"{b.failed:,} of {n:,} distinct states cut at random moments lost or damaged something: a loss rate per "
-                f"power cut between {b.low:.2%} and {b.high:.2%} (95%, exact binomial){coverage}")
-    return (f"none lost in {n:,} distinct states cut at random moments: a loss in 1 state of {b.rules_out_one_in:,} or more "
-            f"would have shown with 95% confidence (exact binomial){coverage}")
+        return (f"{b.failed:,} of {n:,} distinct states cut at random moments lost or damaged something: "
+                f"{loss_rate(b)}{coverage}")
+    return f"none lost in {n:,} distinct states cut at random moments: {ruled_out(b)} (exact binomial){coverage}"
 
 
 def crash_details(view: WorkloadView) -> list[str]:

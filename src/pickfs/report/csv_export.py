@@ -32,8 +32,8 @@ FIGURES = ("median", "speed_vs_baseline", "speed_ci_low", "speed_ci_high", "p", 
            "geometric_mean", "sanitized_mean", "p99_s", "count")
 
 
-def render_csv(run: RunRecord | AnalysedRun) -> str:
-    analysis = analysed(run)
+def render_csv(run: RunRecord | AnalysedRun | Report) -> str:
+    analysis = run.analysis if isinstance(run, Report) else analysed(run)
     record, cells = analysis.record, analysis.plan.cells()
     metric_names = sorted({k for t in record.trials for k in t.metrics})
     buf = io.StringIO()
@@ -48,7 +48,7 @@ def render_csv(run: RunRecord | AnalysedRun) -> str:
     return buf.getvalue()
 
 
-TableRows = list[tuple[str, ResultTable]]  # (the workload, its table) as the table CSV draws a section
+TableRows = list[ResultTable]  # the workload's table (none for a section without one), as the table CSV draws it
 
 
 class TableCsvFormat(Format[TableRows, str]):
@@ -58,9 +58,12 @@ class TableCsvFormat(Format[TableRows, str]):
     workloads' sections have rows: the others are words, or in the trials CSV and the JSON."""
 
     name = "table-csv"
+    suffix = "csv"
+    export_help = ("write the results table as CSV: one row per workload and configuration, the columns every format "
+                   "shows and the figures behind them (a fault run: one row per cell)")
 
     def document(self, report: Report, parts: list[TableRows]) -> str:
-        tables = [t for part in parts for _, t in part]
+        tables = [t for part in parts for t in part]
         keys: list[str] = []
         for t in tables:
             keys += [c.key for c in t.columns if c.key not in keys]
@@ -75,7 +78,7 @@ class TableCsvFormat(Format[TableRows, str]):
         return buf.getvalue()
 
     def workload(self, s: Workload) -> TableRows:
-        return [] if s.table is None else [(s.view.label, s.table)]
+        return [] if s.table is None else [s.table]
 
     def heading(self, s: Heading) -> TableRows:
         return []  # each row names its run
@@ -117,5 +120,5 @@ class TableCsvFormat(Format[TableRows, str]):
 TABLE_CSV = TableCsvFormat()
 
 
-def render_table_csv(run: RunRecord | AnalysedRun) -> str:
+def render_table_csv(run: RunRecord | AnalysedRun | Report) -> str:
     return TABLE_CSV.render(run)

@@ -322,13 +322,6 @@ def _answer(answers: tuple[WorkloadAnswer, ...]) -> str:
     return f'<div class="rec"><b>The answer</b><ul>{items}</ul></div>' if items else ""
 
 
-def _fragment(fig: go.Figure, kind: str) -> str:
-    """A fixed-rate chart in the report's style, boxed."""
-    fig.update_layout(template="plotly_white", margin={"r": 20, "t": 60, "b": 80, "l": 60})
-    body = fig.to_html(full_html=False, include_plotlyjs=False, config={"displaylogo": False})
-    return f'<div class="chart" data-chart="{_e(kind)}">{body}</div>'
-
-
 def fixed_rate_html(fixed: FixedRate) -> str:
     """Per fixed-rate workload its percentile curves from the scheduled start and its table, per capacity search
     its percentile against the rates tried; '' when the run has neither."""
@@ -341,11 +334,11 @@ def fixed_rate_html(fixed: FixedRate) -> str:
         header, cells = rate_cells(view)
         table = "".join(f"<tr>{''.join(f'<td>{_e(c)}</td>' for c in r)}</tr>" for r in cells)
         parts.append(f"<h2>{_e(view.label)} at a fixed rate</h2>"
-                     + _fragment(percentile_chart(view, fixed.slices[view.label]), "percentiles")
+                     + chart_html(percentile_chart(view, fixed.slices[view.label]), "percentiles")
                      + "<table><tr>" + "".join(f"<th>{_e(h)}</th>" for h in header) + f"</tr>{table}</table>")
     for label, target, searched in fixed.capacity:
         parts.append(f"<h2>{_e(label)}: capacity within {_e(target.words())}</h2>"
-                     + _fragment(capacity_chart(label, target, searched), "capacity"))
+                     + chart_html(capacity_chart(label, target, searched), "capacity"))
     return "\n".join(parts)
 
 
@@ -392,6 +385,9 @@ class HtmlFormat(Format[list[str], str]):
     def __init__(self, plotly: str | None = INLINE) -> None:
         self.plotly = plotly
         self.name = "html"
+        self.suffix = "html"
+        self.export_help = ("write the HTML report, plotly.js beside it ('-': one self-contained page on stdout; a fault "
+                            "run: one self-contained page)")
 
     def document(self, report: Report, parts: list[list[str]]) -> str:
         body = "\n".join(line for part in parts for line in part)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any
 
-from pickfs.analysis.answer import ANSWER_FAMILY, ANSWER_LEVEL, finding, recommended
+from pickfs.analysis.answer import ANSWER_FAMILY, ANSWER_LEVEL, finding
 from pickfs.analysis.run import AnalysedRun
 from pickfs.analysis.setup import Setup
 from pickfs.analysis.views import RACE_FAMILY, WorkloadView, summary_dict
@@ -32,7 +32,6 @@ from pickfs.report.sections import (
     Warnings,
     Workload,
     WorkloadAnswer,
-    answer_of,
 )
 from pickfs.report.table import ResultTable
 from pickfs.report.text import verdict
@@ -137,6 +136,8 @@ class JsonFormat(Format[dict[str, Any], dict[str, Any]]):
     order. What a section says in words elsewhere is here as the figures behind it."""
 
     name = "json"
+    suffix = "json"
+    export_help = "write the run as JSON ('-': stdout)"
 
     def document(self, report: Report, parts: list[dict[str, Any]]) -> dict[str, Any]:
         merged: dict[str, Any] = {key: [] for key in LISTS}
@@ -162,10 +163,10 @@ class JsonFormat(Format[dict[str, Any], dict[str, Any]]):
         return {}  # in `plan`, as stored
 
     def answers(self, s: Answers) -> dict[str, Any]:
-        return {"answers": [] if s.live else [answer_dict(a.view, a) for a in s.items]}
+        return {"answers": [] if s.live else [answer_dict(a) for a in s.items]}
 
     def workload(self, s: Workload) -> dict[str, Any]:
-        chosen = None if s.live else recommended(s.view)
+        chosen = None if s.live or s.answer is None else s.answer.named
         tables = [] if s.table is None else [table_dict(s.table, s.view, None if s.live or s.answer is None
                                                         else s.answer.setup)]
         return {"cells": cell_dicts(s.view, chosen), "tables": tables}
@@ -197,6 +198,9 @@ class JsonFormat(Format[dict[str, Any], dict[str, Any]]):
     def more_hint(self, s: MoreHint) -> dict[str, Any]:
         return {}  # the document holds everything
 
+    def text(self, run: RunRecord | AnalysedRun | Report) -> str:
+        return strict_json(self.render(run))
+
 
 JSON = JsonFormat()
 
@@ -205,7 +209,7 @@ def run_to_dict(run: RunRecord | AnalysedRun | Report) -> dict[str, Any]:
     return JSON.render(run)
 
 
-def answer_dict(view: WorkloadView, said: WorkloadAnswer | None = None) -> dict[str, Any]:
+def answer_dict(said: WorkloadAnswer) -> dict[str, Any]:
     """A workload's answer for the JSON export: decided or not, the configuration, the reason in words,
     and for a race its margin, the preferred configuration (settled or not), each contender's speed factor
     against it with its 95% interval and standing at the margin ('within', 'at', 'out') and whether a rerun may
@@ -213,7 +217,7 @@ def answer_dict(view: WorkloadView, said: WorkloadAnswer | None = None) -> dict[
     unsettled one (more seconds at the current rate, null when at the margin; or a wider margin), the
     configurations it could not decide between, who left when, the setup of the configuration recommended, and
     the family each interval belongs to."""
-    said = said or answer_of(view, None, live=False)
+    view = said.view
     out: dict[str, Any] = {"workload": view.label, "answer": said.named, "reason": said.answer.text,
                            "setup": None if said.setup is None else said.setup.as_dict()}
     if view.race is None:
@@ -236,5 +240,5 @@ def answer_dict(view: WorkloadView, said: WorkloadAnswer | None = None) -> dict[
     return out
 
 
-def render_json(run: RunRecord | AnalysedRun) -> str:
-    return strict_json(run_to_dict(run))
+def render_json(run: RunRecord | AnalysedRun | Report) -> str:
+    return JSON.text(run)

@@ -131,6 +131,8 @@ class MarkdownFormat(Format[list[str], str]):
     """The run as Markdown, for pasting into an issue or a wiki: each workload's part opens with its answer."""
 
     name = "markdown"
+    suffix = "md"
+    export_help = "write it as Markdown"
 
     def document(self, report: Report, parts: list[list[str]]) -> str:
         return "\n".join(line for part in parts for line in part)
@@ -199,5 +201,5 @@ class MarkdownFormat(Format[list[str], str]):
 MARKDOWN = MarkdownFormat()
 
 
-def render_markdown(run: RunRecord | AnalysedRun) -> str:
+def render_markdown(run: RunRecord | AnalysedRun | Report) -> str:
     return MARKDOWN.render(run)

@@ -73,10 +73,6 @@ def _joined(said: list[str]) -> str:
     return said[0] if len(said) == 1 else ", ".join(said[:-1]) + f" and {said[-1]}"
 
 
-def _names(names: list[str]) -> str:
-    return _joined(names)
-
-
 def _took(minutes: float) -> str:
     return f"{minutes:.0f} min" if minutes >= 1 else f"{minutes * 60:.0f} s"
 
@@ -133,7 +129,7 @@ def decided_sentence(view: WorkloadView) -> str:
     parts = [head]
     out = [c.name for c in f.contenders if c.standing == "out" and not c.close_to_margin]
     if out:
-        parts.append(f"{_names(out)} {'is' if len(out) == 1 else 'are'} out, slower by more than the {margin} margin")
+        parts.append(f"{_joined(out)} {'is' if len(out) == 1 else 'are'} out, slower by more than the {margin} margin")
     within = [c for c in f.contenders if c.standing == "within" and not c.close_to_margin]
     if within:
         parts.append(f"{_joined([_factor(c, f.preferred, False) for c in within])}, within your {margin} margin")

@@ -48,9 +48,13 @@ class Report:
 
 
 def report_of(run: RunRecord | AnalysedRun | Report, live: bool = False) -> Report:
-    """The run ready to draw: analysed (as given when it already is) and its tables built once; a Report as it is."""
+    """The run ready to draw: analysed (as given when it already is) and its tables built once; a Report as it is,
+    unless `live` says of a Report built as ended that the run is still being executed (its tables then built again,
+    as a live run's)."""
     if isinstance(run, Report):
-        return run
+        if run.live or not live:
+            return run
+        run = run.analysis
     analysis = analysed(run)
     live = live or analysis.live
     return Report(analysis, live, {v.label: build_table(v, live) for v in analysis.views if v.measured})
@@ -248,12 +252,21 @@ class Format(ABC, Generic[Part, Doc]):
     """A way of drawing a run: one method per kind of section, each returning this format's part (empty where the
     format leaves the kind out, saying why), and the document assembled from the parts in order."""
 
-    name: str = ""  # what it is called, for a person reading the registry
+    name: str = ""  # what it is called, for a person reading the registry; a format written to a file: its option
+    suffix: str = ""  # a format written to a file (pickfs report/run --NAME FILE): the file's suffix; '': only shown
+    export_help: str = ""  # a format written to a file: what its option writes, for --help
 
     def render(self, run: RunRecord | AnalysedRun | Report, live: bool = False) -> Doc:
         """The run drawn: every section in order, assembled (`live`: a run still being executed)."""
         report = report_of(run, live)
         return self.document(report, [s.draw(self) for s in sections(report)])
+
+    def text(self, run: RunRecord | AnalysedRun | Report) -> str:
+        """The run drawn as the text its file holds (a format whose document is not text says how it is written)."""
+        doc = self.render(run)
+        if not isinstance(doc, str):
+            raise TypeError(f"the {self.name} format draws no text: it says how its document is written")
+        return doc
 
     @abstractmethod
     def document(self, report: Report, parts: list[Part]) -> Doc:

@@ -22,6 +22,7 @@ from pickfs.report.colours import PALETTE
 from pickfs.report.comparison import pair_runs
 from pickfs.report.html import PLOTLY_FILE, chart_div, page, render_html
 from pickfs.report.recommend import recommend
+from pickfs.report.sections import Report, report_of
 from pickfs.report.terminal import QUIET
 from pickfs.report.text import factor, fmt_p, fmt_value
 
@@ -138,21 +139,22 @@ def comparison_page(runs: Sequence[AnalysedRun]) -> str:
     return page(f"pickfs: {plan_words(first)}", "\n".join(parts), plotly=PLOTLY_FILE)
 
 
-def answers(run: AnalysedRun) -> str:
+def answers(report: Report) -> str:
     """Each workload's answer in a few words, as --quiet says it (QUIET), as HTML: 'sqlite-tpcb: ext4'."""
-    return "<br>".join(_e(x) for x in QUIET.render(run)) or "nothing measured"
+    return "<br>".join(_e(x) for x in QUIET.render(report)) or "nothing measured"
 
 
-def index_page(runs: Sequence[AnalysedRun], plans: dict[str, list[AnalysedRun]]) -> str:
+def index_page(reports: Sequence[Report], plans: dict[str, list[AnalysedRun]]) -> str:
     rows = []
-    for run in sorted(runs, key=lambda r: -r.record.created):
+    for report in sorted(reports, key=lambda r: -r.analysis.record.created):
+        run = report.analysis
         rec = run.record
         key = plan_key(rec.plan)
         compared = f" (<a href='plan-{key}.html'>compare {len(plans[key])} runs</a>)" if key in plans else ""
         rows.append(f"<tr><td class=nowrap><a href='{_e(run_file(rec))}'>{_e(rec.id)}</a></td>"
                     f"<td class=nowrap>{_when(rec.created)}</td>"
                     f"<td>{_e(rec.host.get('hostname', '?'))}</td><td>{_e(rec.status)}</td>"
-                    f"<td>{_e(plan_words(run.plan))}{compared}</td><td class=answer>{answers(run)}</td></tr>")
+                    f"<td>{_e(plan_words(run.plan))}{compared}</td><td class=answer>{answers(report)}</td></tr>")
     body = ("<h1>pickfs runs</h1><table><tr><th>run</th><th>date</th><th>host</th><th>status</th><th>plan</th>"
             "<th>answer</th></tr>"
             + "".join(rows) + "</table>")
@@ -160,13 +162,14 @@ def index_page(runs: Sequence[AnalysedRun], plans: dict[str, list[AnalysedRun]])
 
 
 def build_site(records: Sequence[RunRecord]) -> dict[str, str]:
-    """File name -> content, for every page of the site; each run analysed once, for all its pages."""
-    runs = [analyse(r) for r in records]
-    plans = groups(runs)
-    files = {"index.html": index_page(runs, plans), PLOTLY_FILE: get_plotlyjs()}
-    for run in runs:
-        body = render_html(run, plotly=PLOTLY_FILE)
-        files[run_file(run.record)] = body.replace("<h1>", "<p><a href=index.html>all runs</a></p><h1>", 1)
+    """File name -> content, for every page of the site; each run analysed and its tables built once, for all its
+    pages."""
+    reports = [report_of(analyse(r)) for r in records]
+    plans = groups([r.analysis for r in reports])
+    files = {"index.html": index_page(reports, plans), PLOTLY_FILE: get_plotlyjs()}
+    for report in reports:
+        body = render_html(report, plotly=PLOTLY_FILE)
+        files[run_file(report.analysis.record)] = body.replace("<h1>", "<p><a href=index.html>all runs</a></p><h1>", 1)
     for key, same in plans.items():
         files[f"plan-{key}.html"] = comparison_page(same)
     return files

@@ -258,11 +258,6 @@ def numbers(row: Row, view: WorkloadView) -> dict[str, float | int | bool | None
     return out
 
 
-def terse(table: ResultTable) -> str:
-    """One line for scripts: the workload and the configuration the run names (or why none)."""
-    return terse_answer(table.workload, table.answer)
-
-
 def terse_answer(workload: str, a: Answer) -> str:
     """A workload's answer in one line: 'LABEL: NAME', ' (undecided)' when the run could not decide, 'none'."""
     if a.choice is None:

@@ -437,13 +437,13 @@ class QuietFormat(Format[list[str], list[str]]):
 TERMINAL, EXPLAIN, QUIET = TerminalFormat(), TerminalFormat(explain=True), QuietFormat()
 
 
-def render_run(run: RunRecord | AnalysedRun, explain: bool = False, live: bool = False) -> Group:
+def render_run(run: RunRecord | AnalysedRun | Report, explain: bool = False, live: bool = False) -> Group:
     """The run for the terminal (report/sections.py's sections, drawn by TERMINAL, or EXPLAIN with `explain`);
     `live` (a run another pickfs is executing; or the analysis says so): first that it is still running, and no
     answer."""
     return (EXPLAIN if explain else TERMINAL).render(run, live)
 
 
-def terse_lines(run: RunRecord | AnalysedRun, live: bool = False) -> list[str]:
+def terse_lines(run: RunRecord | AnalysedRun | Report, live: bool = False) -> list[str]:
     """--quiet: one line per workload measured (QUIET)."""
     return QUIET.render(run, live)

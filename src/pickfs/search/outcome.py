@@ -10,10 +10,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pickfs.analysis.setup import setup_of
-from pickfs.model import FsConfig, WorkloadSpec
+from pickfs.model import DEFAULT_MARGIN, FsConfig, WorkloadSpec
 from pickfs.search.driver import Advantage, SearchResult
 from pickfs.search.space import unsafe_left_out
-from pickfs.stats.decision import MARGIN
 
 
 def setup(config: FsConfig, spec: WorkloadSpec, database: str | None) -> dict[str, Any]:
@@ -30,7 +29,7 @@ def to_dict(search_id: str, result: SearchResult, spec: WorkloadSpec, database: 
             request: Mapping[str, Any], not_raced: Sequence[tuple[str, str]] = ()) -> dict[str, Any]:
     """`not_raced`: the presets the final race left out, and why (pickfs.search.presets)."""
     space = result.space
-    margin = float(request.get("margin", MARGIN))
+    margin = float(request.get("margin", DEFAULT_MARGIN))
     configs = {c.name: c for s in result.stages for c in s.spec.configs}
     answer = configs.get(result.answer or "")
     stages = []

@@ -42,7 +42,6 @@ from pickfs.stats.paired import PairedComparison
 from pickfs.stats.weather import Fit
 
 ALPHA = 0.05
-MARGIN = DEFAULT_MARGIN  # the default practical margin (the plan's, model.py)
 # Decisions during the race are taken at 1% (one-sided): the race looks after every round, and a stricter
 # level keeps low the chance of letting a configuration go on early noise; the report decides at ALPHA.
 RACE_ALPHA = 0.01
@@ -170,22 +169,27 @@ def _pct(x: float) -> str:
     return f"{math.exp(x) - 1:+.0%}"
 
 
+def decision_alpha(alpha: float, alive: int) -> float:
+    """The level of the lower bounds that rule a candidate out among `alive` candidates (Bonferroni)."""
+    return alpha / max(alive - 1, 1)
+
+
 def decide(fit: Fit, candidates: Sequence[str], others: Sequence[str], baseline: str | None,
-           margin: float = MARGIN, target: float = 0.10, alpha: float = ALPHA) -> Decision:
+           margin: float = DEFAULT_MARGIN, target: float = 0.10, alpha: float = ALPHA) -> Decision:
     """The decision on what has been measured so far (see the module's text). `candidates` are in
     order of preference; `others` are the configurations that are not (unsafe ones, references)."""
     edge = math.log1p(margin)
     alive = [c for c in candidates if c in fit.spreads]
     out: list[tuple[str, str]] = []
     while len(alive) > 1:
-        k = len(alive)
+        level = decision_alpha(alpha, len(alive))
         beaten = []
         for c in alive:
             for d in alive:
                 con = contrast(fit, d, c) if d != c else None
-                if con is not None and con.bound(alpha / (k - 1), upper=False) > edge:
+                if con is not None and con.bound(level, upper=False) > edge:
                     beaten.append((c, f"{d} is faster by more than {margin:.0%}: {_pct(con.est)}, at least "
-                                      f"{_pct(con.bound(alpha / (k - 1), upper=False))}"))
+                                      f"{_pct(con.bound(level, upper=False))}"))
                     break
         if not beaten:
             break
