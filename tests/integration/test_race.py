@@ -203,9 +203,11 @@ def test_an_unsettled_race_stops_before_its_budget_and_says_why(workdir):
     [answer] = doc["answers"]
     assert answer["preferred"] == "ext4" and answer["settled"] is False
     assert answer["would_settle"]["margin"] >= 0.05
-    # one figure: the note says what the answer says would settle it, in the same words
+    # one figure: the note says what the answer says would settle it, in the same words, when both read the same
+    # slices (a disturbed run's answer is figured on its quiet slices alone, and may give another, as margin.py says)
     settle = answer["would_settle"]
-    assert ("more time will not settle it" in note) == (settle["more_seconds"] is None), note
-    assert f"a {settle['margin']:.0%} margin (--margin {settle['margin']:.0%})" in note, note
+    if "sqlite-tpcb" not in doc.get("disturbance", {}).get("figured_on_quiet_slices", []):
+        assert ("more time will not settle it" in note) == (settle["more_seconds"] is None), note
+        assert f"a {settle['margin']:.0%} margin (--margin {settle['margin']:.0%})" in note, note
     assert f"a {settle['margin']:.0%} margin" in answer_line(doc)
     nothing_left(workdir)
