@@ -24,7 +24,8 @@ term) reaches the margin's edge (`close_to_margin`). A settled and an unsettled 
 margin both say so, and a rerun that prefers the other configuration is told of in advance.
 
 A non-candidate (a setting that can lose data, a reference) is settled when its factor is known within the
-plan's target: the same projection, with the target in place of the distance.
+plan's target as far as measuring narrows it (its run-to-run part left out): the same projection, with the target
+in place of the distance.
 
 The race stops early (engine/race.py) when every comparison still open needs, at the most hopeful reading, more
 than STOP_FACTOR times the budget left: the hopeful reading takes the true difference a standard error further
@@ -128,7 +129,9 @@ def close_to_margin(c: Contrast, margin: float, alpha: float, low_alpha: float, 
 
 
 def settle_target(name: str, c: Contrast, target: float, elapsed_s: float, alpha: float) -> Settling | None:
-    """What would know a non-candidate's factor within `target` (a 1 - alpha two-sided half-width); None: known."""
+    """What would know a non-candidate's factor within `target` (a 1 - alpha two-sided half-width, as far as
+    measuring narrows it: its run-to-run part left out, as the decision leaves it out); None: known."""
+    c = c.measured
     q = _q(c, alpha / 2)
     goal = math.log1p(target)
     if q * c.se <= goal:
