@@ -140,6 +140,19 @@ def pairs_outside(groups: list[list[Estimate]], tau2: float | None) -> tuple[int
     return outside, total
 
 
+def by_kind(groups: list[list[Estimate]]) -> list[str]:
+    """The run-to-run term pooled over each kind's comparisons, beside what pickfs carries for it."""
+    kinds: dict[str, list[list[Estimate]]] = defaultdict(list)
+    for g in groups:
+        kinds[g[0].kind].append(g)
+    out = []
+    for kind, gs in sorted(kinds.items()):
+        tau2, df, p = moments(gs)
+        out.append(f"    by kind, {kind}: {len(gs)} comparisons, tau {math.sqrt(tau2):.2%} ({int(df)} degrees of "
+                   f"freedom, Q p={p:.2g}); pickfs carries {math.sqrt(gs[0][0].carried):.2%}")
+    return out
+
+
 def order_effect(runs: list[tuple[RunRecord, WorkloadView, Fit]]) -> list[str]:
     """Each image's level against its configuration's mean, by its place in the order of its block's warm-ups."""
     xs, ys = [], []
@@ -252,13 +265,8 @@ def main() -> None:
         one_tau2, _, one_p = moments([g])
         ests = ", ".join(f"{math.exp(e.est):.3f}" for e in g)
         print(f"    {name:>22}: {len(g)} runs: {ests}; tau {math.sqrt(one_tau2):.2%} (Q p={one_p:.2g})")
-    kinds: dict[str, list[list[Estimate]]] = defaultdict(list)
-    for g in groups:
-        kinds[g[0].kind].append(g)
-    for kind, gs in sorted(kinds.items()):
-        kind_tau2, kind_df, kind_p = moments(gs)
-        print(f"    by kind, {kind}: {len(gs)} comparisons, tau {math.sqrt(kind_tau2):.2%} ({int(kind_df)} degrees of "
-              f"freedom, Q p={kind_p:.2g}); pickfs carries {math.sqrt(gs[0][0].carried):.2%}")
+    for line in by_kind(groups):
+        print(line)
     before = pairs_outside(groups, 0.0)
     after = pairs_outside(groups, 2 * sd * sd)  # the term per comparison is 2 rerun_sd^2
     carried = pairs_outside(groups, None)

@@ -10,9 +10,8 @@ import itertools
 import math
 import random
 
-from scipy import stats as sps
-
 import pytest
+from scipy import stats as sps
 
 from pickfs.analysis.margin import settle_target
 from pickfs.analysis.race import RERUN_DF, Entrant, judge, race_roles
