@@ -9,9 +9,12 @@ variance allows:
   tau^2 = (Q - (k - 1)) / (S1 - S2 / S1), Q the weighted sum of squares about the weighted mean,
   pooled over every comparison (numerators and denominators summed); a configuration's own
   term, the plan's `rerun_sd`, is sqrt(tau^2 / 2) (a comparison has two levels);
+- per kind (fsfacts `rerun_floor`: btrfs, a setup that stops the cache flushes, every other), the same
+  pooled over the kind's comparisons: what a kind's own term is measured from;
 - the check: every pair of runs, each comparison's two estimates against their combined 95%
-  interval, without the term and with it (`--rerun-sd`, default the estimate), and the A/A copies
-  (a configuration of the baseline's type and settings under another name) called different.
+  interval, without the term, with one term for all (`--rerun-sd`, default the estimate) and as pickfs
+  carries it (the plan's rerun_sd, a kind's own where larger), and the A/A copies (a configuration of
+  the baseline's type and settings under another name) called different.
 
 And what the stored data can say about the suspects:
 - company: a comparison's estimates grouped by how many configurations stood beside it;
@@ -42,8 +45,8 @@ from scipy import stats as sps
 
 from pickfs.analysis.run import build_views
 from pickfs.analysis.views import WorkloadView, race_rows_series
-from pickfs.fsfacts import in_memory, is_reference
-from pickfs.model import RunRecord, plan_from_dict
+from pickfs.fsfacts import in_memory, is_reference, rerun_floor
+from pickfs.model import Method, RunRecord, plan_from_dict
 from pickfs.stats.decision import contrast
 from pickfs.stats.weather import Fit, fit
 from pickfs.store import ResultStore
@@ -61,6 +64,8 @@ class Estimate:
     var: float  # its variance within the run (the weather model alone)
     company: int  # configurations measured beside it
     aa: bool  # the same filesystem and settings as the baseline, under another name
+    kind: str  # what its run-to-run term is by kind (fsfacts `rerun_floor`'s source, or "every other")
+    carried: float  # the run-to-run variance of the comparison as pickfs carries it (both levels' terms)
 
 
 def _same_settings(view: WorkloadView, a: str, b: str) -> bool:
@@ -77,6 +82,14 @@ def _fit(view: WorkloadView, rerun_sd: float = 0.0) -> Fit | None:
     return fit(series, refs, mem, rerun_sd)
 
 
+def _term(view: WorkloadView, name: str) -> tuple[str, float]:
+    """A configuration's kind and run-to-run standard deviation as pickfs carries it at the default rerun_sd."""
+    c = next(r.cell.config for r in view.rows if r.cell.config.name == name)
+    floor = rerun_floor(c.fstype, c.mount_options)
+    common = Method().rerun_sd
+    return (floor.source, max(floor.sd, common)) if floor is not None else ("every other", common)
+
+
 def estimates(record: RunRecord) -> list[tuple[WorkloadView, Fit, list[Estimate]]]:
     out = []
     for view in build_views(record):
@@ -90,8 +103,10 @@ def estimates(record: RunRecord) -> list[tuple[WorkloadView, Fit, list[Estimate]
         for name in f.spreads:
             c = contrast(f, name, view.baseline) if name != view.baseline else None
             if c is not None:
+                kind, sd = _term(view, name)
+                base_sd = _term(view, view.baseline)[1]
                 found.append(Estimate(record.id, view.name, name, view.baseline, c.est, c.se**2, company,
-                                      _same_settings(view, name, view.baseline)))
+                                      _same_settings(view, name, view.baseline), kind, sd * sd + base_sd**2))
         out.append((view, f, found))
     return out
 
@@ -113,13 +128,29 @@ def moments(groups: list[list[Estimate]]) -> tuple[float, float, float]:
     return tau2, df_all, float(sps.chi2.sf(q_all, df_all)) if df_all else 1.0
 
 
-def pairs_outside(groups: list[list[Estimate]], tau2: float) -> tuple[int, int]:
+def pairs_outside(groups: list[list[Estimate]], tau2: float | None) -> tuple[int, int]:
+    """Pairs of runs whose two estimates differ by more than their combined 95% interval, each with `tau2` added
+    (None: each with the term pickfs carries for it)."""
     outside = total = 0
     for g in groups:
         for a, b in itertools.combinations(g, 2):
             total += 1
-            outside += abs(a.est - b.est) > Z95 * math.sqrt(a.var + b.var + 2 * tau2)
+            extra = a.carried + b.carried if tau2 is None else 2 * tau2
+            outside += abs(a.est - b.est) > Z95 * math.sqrt(a.var + b.var + extra)
     return outside, total
+
+
+def by_kind(groups: list[list[Estimate]]) -> list[str]:
+    """The run-to-run term pooled over each kind's comparisons, beside what pickfs carries for it."""
+    kinds: dict[str, list[list[Estimate]]] = defaultdict(list)
+    for g in groups:
+        kinds[g[0].kind].append(g)
+    out = []
+    for kind, gs in sorted(kinds.items()):
+        tau2, df, p = moments(gs)
+        out.append(f"    by kind, {kind}: {len(gs)} comparisons, tau {math.sqrt(tau2):.2%} ({int(df)} degrees of "
+                   f"freedom, Q p={p:.2g}); pickfs carries {math.sqrt(gs[0][0].carried):.2%}")
+    return out
 
 
 def order_effect(runs: list[tuple[RunRecord, WorkloadView, Fit]]) -> list[str]:
@@ -234,15 +265,20 @@ def main() -> None:
         one_tau2, _, one_p = moments([g])
         ests = ", ".join(f"{math.exp(e.est):.3f}" for e in g)
         print(f"    {name:>22}: {len(g)} runs: {ests}; tau {math.sqrt(one_tau2):.2%} (Q p={one_p:.2g})")
+    for line in by_kind(groups):
+        print(line)
     before = pairs_outside(groups, 0.0)
     after = pairs_outside(groups, 2 * sd * sd)  # the term per comparison is 2 rerun_sd^2
-    for label, (out, total) in (("without the term", before), (f"with rerun_sd {sd:.2%}", after)):
+    carried = pairs_outside(groups, None)
+    for label, (out, total) in (("without the term", before), (f"with rerun_sd {sd:.2%}", after),
+                                ("as pickfs carries it (a kind's own term where larger)", carried)):
         test = sps.binomtest(out, total, 0.05, alternative="greater") if total else None
         print(f"pairs of runs outside their combined 95% interval {label}: {out} of {total}"
               + (f" (binomial test against 5%: p={test.pvalue:.2g})" if test else ""))
     aa = [e for g in by_key.values() for e in g if e.aa]
-    for label, extra in (("without the term", 0.0), (f"with rerun_sd {sd:.2%}", 2 * sd * sd)):
-        called = sum(abs(e.est) > Z95 * math.sqrt(e.var + extra) for e in aa)
+    for label, extra in (("without the term", 0.0), (f"with rerun_sd {sd:.2%}", 2 * sd * sd),
+                         ("as pickfs carries it", None)):
+        called = sum(abs(e.est) > Z95 * math.sqrt(e.var + (e.carried if extra is None else extra)) for e in aa)
         print(f"A/A copies called different (95%, one comparison) {label}: {called} of {len(aa)}")
     company: dict[int, list[Estimate]] = defaultdict(list)
     for g in groups:

@@ -5,8 +5,10 @@ How a filesystem type is built and checked lives with the type itself (stack/fil
 what the analysis must know to judge a stored run, and the search to cover a type, lives here, where
 analysis/ and report/ may import it: which types are references rather than candidates, the journals
 whose threads and counters the monitors read, and each type's `FsFacts` in `FACTS` (the distribution's
-default, a legacy format, fstab's fsck pass, a type with no journal, and the space `pickfs search`
-covers). `FsType.facts` reads the same registry; a type not in it has `UNKNOWN`'s facts.
+default, a legacy format, fstab's fsck pass, a type with no journal, what moves it from one run to the next
+beyond the plan's `rerun_sd`, and the space `pickfs search` covers). `FsType.facts` reads the same registry; a
+type not in it has `UNKNOWN`'s facts. A configuration's own run-to-run term is `rerun_floor`: its type's, or that
+of a mount option that stops the cache flushes, whichever is larger.
 """
 
 from __future__ import annotations
@@ -143,6 +145,27 @@ ATIME = Dimension("atime", (DEFAULT, value("noatime", mount=("noatime",))))
 
 # --- each type's facts: one registry the analysis, the search, the risks and FsType read --------------------------
 @dataclass(frozen=True)
+class RerunFloor:
+    """What moves a configuration kind's level from one run to the next, measured: a standard deviation on the log
+    scale, the degrees of freedom it is known with, and the figure it comes from."""
+
+    sd: float
+    df: float
+    source: str
+
+
+# Over ten quiet reruns on the reference machine (docs/benchmarks.md, benchmarks/rerun_variance.py): comparisons
+# against ext4 moved from run to run by tau = 8.2% for btrfs's configurations (btrfs, btrfs-lzo; 13 degrees of
+# freedom), 5.1% for ext4-nobarrier (9), 1.5% for every other kind pooled (46; 1% per configuration, the plan's
+# rerun_sd). A comparison has two levels, so a kind's own term is sqrt(tau^2 - 1%^2).
+BTRFS_RERUN = RerunFloor(0.081, 13.0, "btrfs and btrfs-lzo against ext4 over ten quiet reruns: tau 8.2%")
+NO_FLUSH_RERUN = RerunFloor(0.050, 9.0, "ext4-nobarrier against ext4 over ten quiet reruns: tau 5.1%")
+# Mount options that stop the filesystem flushing the disk's cache at commit: what such a setup measures moves with
+# the host's own write-back from one run to the next.
+NO_FLUSH_OPTIONS = frozenset({"nobarrier", "barrier=0"})
+
+
+@dataclass(frozen=True)
 class FsFacts:
     """What pickfs knows of a filesystem type beyond how to build it: how it ranks among configurations within the
     margin of each other, its line in fstab, whether it keeps a journal, and the space a search covers of it."""
@@ -154,6 +177,7 @@ class FsFacts:
     journalled: bool = True  # False: no journal (ext2): after a power cut it needs a full fsck
     journal_off: str = ""  # the mkfs feature that makes it without a journal ("^has_journal"); "": none
     search_space: tuple[Dimension, ...] = ()  # what `pickfs search` tries of it; (): no built-in space
+    rerun: RerunFloor | None = None  # what moves its level from run to run, when larger than the plan's rerun_sd
 
     def without_journal(self, mkfs_options: Sequence[str]) -> bool:
         """Made with no journal: a type that has none, or mkfs options that leave it out (pure)."""
@@ -186,7 +210,7 @@ FACTS: dict[str, FsFacts] = {
         Dimension("log buffer size", (DEFAULT, value("logbsize256k", mount=("logbsize=256k",)))),
         SCHEDULER_DIMENSION,
     )),
-    "btrfs": FsFacts(search_space=(
+    "btrfs": FsFacts(rerun=BTRFS_RERUN, search_space=(
         Dimension("node size", (DEFAULT, value("nodesize32k", mkfs=("-n", "32768")))),
         Dimension("compression", (DEFAULT, value("lzo", mount=("compress=lzo",)),
                                   value("zstd", mount=("compress=zstd",), needs=(Needs("kernel", (4, 14)),)))),
@@ -200,6 +224,14 @@ FACTS: dict[str, FsFacts] = {
 def facts_of(fstype: str) -> FsFacts:
     """The type's facts; `UNKNOWN` for a type not in `FACTS` (pure)."""
     return FACTS.get(fstype, UNKNOWN)
+
+
+def rerun_floor(fstype: str, mount_options: Sequence[str]) -> RerunFloor | None:
+    """What moves a configuration's level from one run to the next by its kind, when measured larger than the
+    plan's common term: its type's, or a mount option's that stops the cache flushes, the larger (pure)."""
+    kinds = [f for f in (facts_of(fstype).rerun, NO_FLUSH_RERUN if NO_FLUSH_OPTIONS & set(mount_options) else None)
+             if f is not None]
+    return max(kinds, key=lambda f: f.sd, default=None)
 
 
 def searchable() -> tuple[str, ...]:

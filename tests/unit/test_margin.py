@@ -2,10 +2,12 @@
 (analysis/margin.py): the projection from the interval's half-width and its 1/sqrt(time) narrowing."""
 
 import math
+from unittest import mock
 
 import pytest
 from scipy import stats as sps
 
+from pickfs.analysis import margin
 from pickfs.analysis.margin import (
     MIN_ROUNDS,
     STOP_FACTOR,
@@ -232,3 +234,15 @@ def test_the_interval_widened_by_the_run_to_run_term_alone_would_not_do():
     rerun_prefers_ext4 = sps.norm.cdf((EDGE + Q95 * se - math.log(1.11)) / (math.sqrt(2) * se))
     assert rerun_prefers_ext4 > 0.4
     assert close_to_margin(c, 0.05, ALPHA, ALPHA, out=True)
+
+
+def test_an_a_a_copy_near_one_does_not_keep_an_unsettled_race_going():
+    """A stored A/A run after round 10 (356 s measured, 96 s of its budget left): the A/A copy against ext4 at
+    0.97x with a standard error of 7.7%. Read with a whole standard error in its favour it needed 186 s, under
+    twice the time left, and kept the race going until it ran out of budget; at the hopeful reading now it needs
+    more, and the stop fires."""
+    copy = Contrast(-0.0348, 0.0771, 18.29, floor=0.0002)
+    left = 96.0
+    with mock.patch.object(margin, "HOPEFUL_SE", 1.0):
+        assert hopeful_more_s(copy, 0.05, 356.0, RACE_ALPHA) <= STOP_FACTOR * left
+    assert hopeful_more_s(copy, 0.05, 356.0, RACE_ALPHA) > STOP_FACTOR * left

@@ -10,10 +10,13 @@ import itertools
 import math
 import random
 
+import pytest
 from scipy import stats as sps
 
-from pickfs.analysis.race import RERUN_DF
-from pickfs.model import Method
+from pickfs.analysis.margin import settle_target
+from pickfs.analysis.race import RERUN_DF, Entrant, judge, race_roles
+from pickfs.fsfacts import BTRFS_RERUN, NO_FLUSH_RERUN, rerun_floor
+from pickfs.model import FsConfig, Method
 from pickfs.stats.decision import against_baseline, contrast, decide
 from pickfs.stats.weather import Fit, Spread, fit, with_rerun
 from tests.unit.test_race import simulate
@@ -144,3 +147,61 @@ def test_decisions_carry_the_term_too():
             assert f is not None
             settled[sd] += decide(f, ["base", "xfs"], [], "base", 0.05).settled
     assert settled[RERUN_SD] < settled[0.0]
+
+
+# --- a run-to-run term per configuration kind (fsfacts `rerun_floor`) ------------------------------------------
+
+
+def _entrant(name: str, fstype: str, mount: tuple[str, ...] = (), index: int = 0) -> Entrant:
+    return Entrant(FsConfig(name, fstype, mount_options=mount), index, bool(mount), False, False)
+
+
+def test_a_kind_that_moves_more_from_run_to_run_carries_its_own_term():
+    assert rerun_floor("btrfs", ()) == BTRFS_RERUN
+    assert rerun_floor("ext4", ("nobarrier",)) == NO_FLUSH_RERUN
+    assert rerun_floor("ext4", ("barrier=0", "noatime")) == NO_FLUSH_RERUN
+    assert rerun_floor("btrfs", ("nobarrier",)) == BTRFS_RERUN  # the larger of the two
+    assert rerun_floor("ext4", ()) is None and rerun_floor("xfs", ("noatime",)) is None
+    assert BTRFS_RERUN.sd > NO_FLUSH_RERUN.sd > RERUN_SD
+
+
+def test_the_judge_puts_each_kinds_term_in_its_level_and_both_in_a_comparison():
+    r = race_roles([_entrant("ext4", "ext4"), _entrant("ext4-aa", "ext4", index=1), _entrant("btrfs", "btrfs", index=2),
+                    _entrant("ext4-nobarrier", "ext4", ("nobarrier",), 3)], "ext4")
+    truth = {"base": 0.0, "ext4-aa": 0.0, "btrfs": math.log(0.33), "ext4-nobarrier": math.log(1.8)}
+    series = simulate(3, truth, blocks=3, base_copies=2, rounds=12, image_sd=0.005, slice_sd=0.02, drift=0.05)
+    series["ext4"] = series.pop("base")
+    judged = judge(series, r, Method())
+    assert judged is not None
+    f, _ = judged
+    assert f.spreads["btrfs"].rerun_var == pytest.approx(BTRFS_RERUN.sd**2)
+    assert f.spreads["ext4-nobarrier"].rerun_var == pytest.approx(NO_FLUSH_RERUN.sd**2)
+    # the A/A copy is of the baseline's kind: the plan's term, each level its own
+    assert f.spreads["ext4-aa"].rerun_var == f.spreads["ext4"].rerun_var == pytest.approx(RERUN_SD**2)
+    c = contrast(f, "btrfs", "ext4")
+    assert c is not None and c.floor == pytest.approx(BTRFS_RERUN.sd**2 + RERUN_SD**2)
+    # a plan that carries no run-to-run term carries none by kind either
+    judged0 = judge(series, r, Method(rerun_sd=0.0))
+    assert judged0 is not None and all(s.rerun_var == 0 for s in judged0[0].spreads.values())
+
+
+def test_a_non_candidate_whose_kind_moves_more_than_the_target_is_still_decided():
+    """ext4-nobarrier's run-to-run term alone puts its 95% interval wider than the 10% a non-candidate's factor
+    must be known within: the target is on what measuring narrows, else it would stay pending (and the race
+    would run, or stop as unable to settle, on its account)."""
+    r = race_roles([_entrant("ext4", "ext4"), _entrant("ext4-nobarrier", "ext4", ("nobarrier",), 1)], "ext4")
+    series = simulate(5, {"base": 0.0, "ext4-nobarrier": math.log(1.8)}, blocks=3, base_copies=2, rounds=30,
+                      image_sd=0.002, slice_sd=0.01, drift=0.02)
+    series["ext4"] = series.pop("base")
+    judged = judge(series, r, Method())
+    assert judged is not None
+    f, decision = judged
+    c = contrast(f, "ext4-nobarrier", "ext4")
+    assert c is not None
+    lo, hi = c.interval(0.95)
+    assert (hi - lo) / 2 > math.log1p(0.10)  # its whole interval is wider than the target
+    assert "ext4-nobarrier" not in decision.pending
+    assert decision.done
+    why = dict(decision.decided)["ext4-nobarrier"]
+    assert "as far as measuring narrows it" in why
+    assert settle_target("ext4-nobarrier", c, 0.10, 60.0, 0.05) is None

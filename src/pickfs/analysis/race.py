@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from pickfs.fsfacts import facts_of
+from pickfs.fsfacts import facts_of, rerun_floor
 from pickfs.model import FsConfig, Method, Trial
 from pickfs.stats.decision import ALPHA, Decision, decide, preference, standing_order
 from pickfs.stats.paired import Obs, primary_value
@@ -44,6 +44,16 @@ class Roles:
     baseline: str | None
     references: frozenset[str]
     in_memory: frozenset[str]
+    # (name, sd, df) of each configuration whose kind moves more from one run to the next than the plan's rerun_sd
+    # says (fsfacts `rerun_floor`: btrfs, a setup that stops the cache flushes)
+    rerun_kinds: tuple[tuple[str, float, float], ...] = ()
+
+    def rerun_own(self, method: Method) -> dict[str, tuple[float, float]]:
+        """Each such configuration's run-to-run term (sd, df) where it is larger than the plan's; none when the plan
+        carries no run-to-run term (rerun_sd 0: the run's own variance alone)."""
+        if method.rerun_sd <= 0:
+            return {}
+        return {name: (sd, df) for name, sd, df in self.rerun_kinds if sd > method.rerun_sd}
 
 
 def race_roles(entrants: Sequence[Entrant], baseline: str | None) -> Roles:
@@ -57,8 +67,10 @@ def race_roles(entrants: Sequence[Entrant], baseline: str | None) -> Roles:
                                   for e in safe}))
     names = [e.config.name for e in entrants]
     base = baseline if baseline in names else (names[0] if names else None)
+    floors = ((e.config.name, rerun_floor(e.config.fstype, e.config.mount_options)) for e in entrants)
     return Roles(order, tuple(n for n in names if n not in order), base, refs,
-                 frozenset(e.config.name for e in entrants if e.in_memory))
+                 frozenset(e.config.name for e in entrants if e.in_memory),
+                 tuple((n, f.sd, f.df) for n, f in floors if f is not None))
 
 
 def race_observation(trial: Trial, primary: str, higher_is_better: bool, whole_run: bool = False) -> Obs | None:
@@ -102,7 +114,7 @@ def judge(series: Mapping[str, Sequence[Obs]], roles: Roles, method: Method,
           alpha: float = ALPHA) -> tuple[Fit, Decision] | None:
     """The race's weather and its decision on the slices so far, at the plan's margin (None: too few to fit)."""
     f = fit({k: list(v) for k, v in series.items() if v}, roles.references, roles.in_memory, method.rerun_sd,
-            RERUN_DF)
+            RERUN_DF, roles.rerun_own(method))
     if f is None:
         return None
     return f, decision_at(f, roles, method, alpha)

@@ -29,7 +29,7 @@ from pickfs.model import (
 from pickfs.stats import relative, summarize
 from pickfs.stats.anomalies import outliers
 from pickfs.stats.compare import Comparison, compare, compare_all
-from pickfs.stats.decision import ALPHA, RACE_ALPHA, Decision, against_baseline, contrast
+from pickfs.stats.decision import ALPHA, RACE_ALPHA, Decision, against_baseline, beyond_run, contrast
 from pickfs.stats.paired import (
     Obs,
     PairedComparison,
@@ -570,7 +570,7 @@ def standing_why(fit: Fit, decision: Decision, roles: Roles, name: str, target: 
     if con is None:
         return ""
     lo, hi = con.interval(1 - alpha)
-    return (f"its factor against {ref} is known within {target:.0%}: {_x(con.est)} "
+    return (f"its factor against {ref} is known within {target:.0%}{beyond_run(con, target, alpha)}: {_x(con.est)} "
             f"[{_x(lo)} to {_x(hi)}]")
 
 

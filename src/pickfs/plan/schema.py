@@ -226,7 +226,9 @@ METHOD = Section("Method", "method", (
                 python=int, default_text="about the square root of the other configurations"),
     _method_key("rerun_sd", "what moves a configuration's level from one run to the next that no run can see "
                 "in itself (a standard deviation on the log scale, added to every interval; estimated across "
-                "stored reruns by benchmarks/rerun_variance.py)", Span(0, 0.5), "rerun_sd = 0.01", "share"),
+                "stored reruns by benchmarks/rerun_variance.py; a kind measured to move more, btrfs or a setup "
+                "that stops the cache flushes, carries its own where larger; 0: none at all)", Span(0, 0.5),
+                "rerun_sd = 0.01", "share"),
     _method_key("accept_busy", "a busy machine is the condition to measure: slices while other processes took "
                 "the CPUs count like the others, and the report says the answer is for a busy machine"),
     _method_key("latency_target", 'search the highest fixed rate each configuration holds within this latency, '

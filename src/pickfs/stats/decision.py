@@ -20,8 +20,10 @@ never by a noisy estimate. Then, with one-sided 95% bounds:
 - candidates neither out nor decided are UNDECIDED; the decision is settled when none is left.
 Configurations that are not candidates (a setting that can lose commits, or a reference such as
 tmpfs and the raw device) are decided when their factor against the baseline is known within the
-run's target (their 95% interval's half-width), or when they cannot be faster than the answer by
-more than the margin (then their price buys nothing).
+run's target as far as measuring can narrow it (their 95% interval's half-width without the
+run-to-run part, which no run narrows: a kind that moves from run to run by more than the target
+would otherwise never be known), or when they cannot be faster than the answer by more than the
+margin (then their price buys nothing).
 
 Comparisons shown against the baseline are simultaneous 95% intervals (Bonferroni over every
 comparison shown), and a comparison is called different exactly when its interval excludes 1:
@@ -88,6 +90,11 @@ class Contrast:
     def within(self) -> float:
         """The part of se^2 that more measuring shrinks."""
         return max(self.se * self.se - self.floor, 0.0)
+
+    @property
+    def measured(self) -> Contrast:
+        """The same comparison without its run-to-run part: as well as this run's slices know it."""
+        return Contrast(self.est, math.sqrt(self.within), self.df)
 
     def bound(self, alpha: float, upper: bool) -> float:
         """A one-sided (1 - alpha) bound of log(a / b)."""
@@ -229,10 +236,19 @@ def _other_decided(fit: Fit, name: str, answer: str | None, baseline: str | None
     ref = baseline if baseline is not None and baseline != name else answer
     con = contrast(fit, name, ref) if ref is not None and ref != name else None
     if con is not None:
-        lo, hi = con.interval(1 - alpha)
+        lo, hi = con.measured.interval(1 - alpha)
         if (hi - lo) / 2 <= math.log1p(target):
-            return f"its factor against {ref} is known within {target:.0%} ({math.exp(lo):.2f}x to {math.exp(hi):.2f}x)"
+            lo, hi = con.interval(1 - alpha)
+            return (f"its factor against {ref} is known within {target:.0%}{beyond_run(con, target, alpha)} "
+                    f"({math.exp(lo):.2f}x to {math.exp(hi):.2f}x)")
     return ""
+
+
+def beyond_run(con: Contrast, target: float, alpha: float) -> str:
+    """', as far as measuring narrows it' when what moves the comparison from run to run keeps its whole interval
+    wider than the target (then no run could know it within the target); '' otherwise."""
+    lo, hi = con.interval(1 - alpha)
+    return ", as far as measuring narrows it" if (hi - lo) / 2 > math.log1p(target) else ""
 
 
 def standing_order(names: Sequence[str], rank: Mapping[str, tuple[object, ...]]) -> list[str]:

@@ -250,11 +250,13 @@ def _satterthwaite(terms: Sequence[tuple[float, float]]) -> tuple[float, float]:
 
 
 def fit(series: Mapping[str, Sequence[Obs]], references: Collection[str] = (),
-        in_memory: Collection[str] = (), rerun_sd: float = 0.0, rerun_df: float = math.inf) -> Fit | None:
+        in_memory: Collection[str] = (), rerun_sd: float = 0.0, rerun_df: float = math.inf,
+        rerun_own: Mapping[str, tuple[float, float]] | None = None) -> Fit | None:
     """Levels, weather and spreads of every configuration's slices; None without a positive slice.
     `references` do not inform the weather; `in_memory` ones do not feel it either. `rerun_sd` (log scale,
     estimated with `rerun_df` degrees of freedom): what moves every configuration's level from one run to
-    the next, added to each level's variance (0: the run's own variance alone)."""
+    the next, added to each level's variance (0: the run's own variance alone); `rerun_own`: a configuration's
+    own (sd, df) in its place, for a kind that moves more."""
     pts, stalled = _points(series)
     if not pts:
         return None
@@ -280,7 +282,9 @@ def fit(series: Mapping[str, Sequence[Obs]], references: Collection[str] = (),
         parts[name] = _parts([(p.block, p.round, e) for p, e in zip(pts, resid) if p.config == name],
                              {b: v for (c, b), v in level.items() if c == name}, own_counts)
     pool = _pooled(parts, informs)
-    spreads = {name: with_rerun(_spread(p, int(sum(1 / x for x in p.inv_n)), pool), rerun_sd, rerun_df)
+    own = rerun_own or {}
+    spreads = {name: with_rerun(_spread(p, int(sum(1 / x for x in p.inv_n)), pool),
+                                *own.get(name, (rerun_sd, rerun_df)))
                for name, p in parts.items()}
     mad = _scale(pts, w, level, informs)
     odd_slices = tuple((p.config, p.block, p.round, e) for p, e in zip(pts, raw)
