@@ -147,7 +147,7 @@ def profile_postgresql(rounds: int, root: Path) -> None:
     wrap(pg, "private_dirs", "  socket directory (ledger entry, mkdir, chown)")
     wrap(pg, "write_settings", "  settings file")
     wrap(pg, "hold_server", "  control group + process entry (2 ledger entries, mkdir)")
-    wrap(pg, "run", "  pg_ctl start -w, postgres --version")
+    wrap(pg, "run", "  pg_ctl start (through runuser), postgres --version")
     wrap_undo("process", "  stop: the server (process entry's undo)")
     wrap_undo("tracked", "  stop: its control group removed")
     wrap_undo("dir", "  stop: socket directory removed")
@@ -165,22 +165,154 @@ def profile_postgresql(rounds: int, root: Path) -> None:
         with timed("one control group made and removed (ledger entry included)"):
             with tracking.tracked(ledger, "profile"):
                 pass
-    print(f"PostgreSQL {pg.bindir()}, medians of {rounds}:")
+
+
+FIREBIRD_OPEN = """
+import json, sys, time
+t0 = time.perf_counter()
+import pickfs.clients.commits  # what the check's client process loads before it opens the database
+from firebird.driver import connect, create_database, driver_config
+t1 = time.perf_counter()
+driver_config.fb_client_library.value = sys.argv[2]
+db = sys.argv[1]
+if sys.argv[3] == "create":
+    create_database(db, user="SYSDBA").close()
+    c = connect(db, user="SYSDBA")
+    cur = c.cursor()
+    cur.execute("CREATE TABLE t (x INTEGER)")
+    c.commit()
+    for i in range(200):
+        cur.execute("INSERT INTO t VALUES (?)", (i,))
+    c.commit()
+    c.close()
+opens = []
+for _ in range(int(sys.argv[4])):
+    t = time.perf_counter()
+    c = connect(db, user="SYSDBA")
+    cur = c.cursor()
+    cur.execute("SELECT COUNT(*) FROM t")
+    cur.fetchall()
+    c.commit()
+    c.close()
+    opens.append(time.perf_counter() - t)
+print(json.dumps({"imports": t1 - t0, "opens": opens}))
+"""
+
+
+def profile_firebird(rounds: int, root: Path) -> None:
+    """Embedded Firebird as a crash check runs it: a process per state (Python, pickfs's client, the driver), the
+    engine's open of the database (no log to replay: its floor), and gfix -v."""
+    from pickfs.databases.firebird import fbclient, firebird_env
+
+    lib = fbclient()
+    if lib is None:
+        print("Firebird's client library is not installed: Firebird not profiled")
+        return
+    datadir = root / "fb"
+    datadir.mkdir()
+    env = {**os.environ, **firebird_env(datadir)}
+    db = datadir / "p.fdb"
+    cmd = [sys.executable, "-c", FIREBIRD_OPEN, str(db), lib]
+    subprocess.run([*cmd, "create", "1"], env=env, check=True, capture_output=True)
+    for _ in range(rounds):
+        t0 = time.perf_counter()
+        out = subprocess.run([*cmd, "open", "5"], env=env, check=True, capture_output=True, text=True).stdout
+        TIMES["firebird: a check's process, whole (Python, imports, 5 opens)"].append(time.perf_counter() - t0)
+        doc = __import__("json").loads(out.strip().splitlines()[-1])
+        TIMES["firebird:   imports (pickfs's client, firebird.driver)"].append(doc["imports"])
+        TIMES["firebird:   floor: first open of the database in a process (engine start, attach, query, detach)"
+              ].append(doc["opens"][0])
+        TIMES["firebird:   later opens in the same process"].extend(doc["opens"][1:])
+        with timed("firebird: gfix -v -full -n"):
+            subprocess.run(["gfix", "-v", "-full", "-n", str(db)], env=env, check=True, capture_output=True)
+    with timed("python -c pass"):
+        subprocess.run([sys.executable, "-c", "pass"], check=True)
+
+
+class TimedContext:
+    """A context manager whose entering and leaving are timed under two names."""
+
+    def __init__(self, inner: Any, enter: str, leave: str) -> None:
+        self.inner, self.enter, self.leave = inner, enter, leave
+
+    def __enter__(self) -> Any:
+        with timed(self.enter):
+            return self.inner.__enter__()
+
+    def __exit__(self, *exc: Any) -> Any:
+        with timed(self.leave):
+            return self.inner.__exit__(*exc)
+
+
+def profile_crashtest(argv: list[str]) -> None:
+    """`pickfs crashtest` run in this process with the steps of each state's check timed (summed over both
+    workbenches' threads, per state checked)."""
+    from pickfs.cli.main import main as pickfs_main
+    from pickfs.crash import runner, station
+
+    def wrap_cm(owner: Any, attr: str, enter: str, leave: str) -> None:
+        inner = getattr(owner, attr)
+
+        def outer(*args: Any, **kwargs: Any) -> TimedContext:
+            return TimedContext(inner(*args, **kwargs), enter, leave)
+        setattr(owner, attr, outer)
+
+    def wrap_method(cls: Any, attr: str, name: str) -> None:
+        inner = getattr(cls, attr)
+
+        def outer(*args: Any, **kwargs: Any) -> Any:
+            with timed(name):
+                return inner(*args, **kwargs)
+        setattr(cls, attr, outer)
+
+    wrap_method(runner.StateChecker, "check", "a state, whole (building it, its check, undoing it)")
+    wrap_method(runner.Workbench, "prepare", "  building the state's image")
+    wrap_method(runner.Workbench, "checked", "  reading the check's writes")
+    wrap_method(runner.Workbench, "reset", "  undoing them")
+    wrap_cm(station.Station, "attached", "  loop device ready", "  its cached blocks dropped (or detached)")
+    wrap_cm(station.Station, "mounted", "  mount (journal replay)", "  unmount")
+    wrap_method(station.Station, "let_go", "  device let go")
+    wrap_cm(runner, "_server", "  server start (its recovery)", "  server stop")
+    wrap_method(runner.Commits, "check", "  the database's check (client)")
+    wrap_method(runner, "fsck", "  fsck")
+    t0 = time.perf_counter()
+    try:
+        pickfs_main(["crashtest", *argv])
+    except SystemExit:
+        pass
+    wall = time.perf_counter() - t0
+    states = len(TIMES.get("a state, whole (building it, its check, undoing it)", []))
+    print(f"pickfs crashtest {' '.join(argv)}: {wall:.1f} s, {states} states checked; per state, mean ms "
+          f"(summed over the workbenches' threads):")
     for name, xs in TIMES.items():
-        print(f"  {median_ms(xs)}  {name}  (n={len(xs)})")
+        print(f"  {sum(xs) / max(states, 1) * 1000:7.1f} ms  {name}  (n={len(xs)})")
 
 
 def main(argv: list[str]) -> int:
     p = argparse.ArgumentParser()
     p.add_argument("--rounds", type=int, default=10)
+    p.add_argument("--database", action="append", choices=("postgresql", "firebird"), default=[],
+                   help="repeatable; default both")
+    p.add_argument("--crashtest", nargs=argparse.REMAINDER, default=None,
+                   help="the rest: options of pickfs crashtest, run in this process with each state's steps timed")
     a = p.parse_args(argv)
-    if pg.bindir() is None:
-        print("PostgreSQL is not installed", file=sys.stderr)
-        return 2
+    if a.crashtest is not None:
+        profile_crashtest(a.crashtest)
+        return 0
+    a.database = a.database or ["postgresql", "firebird"]
     root = Path(tempfile.mkdtemp(prefix="pickfs-profile-", dir="/var/tmp"))
     os.chmod(root, 0o755)
     try:
-        profile_postgresql(a.rounds, root)
+        if "firebird" in a.database:
+            profile_firebird(a.rounds, root)
+        if "postgresql" in a.database:
+            if pg.bindir() is None:
+                print("PostgreSQL is not installed: not profiled")
+            else:
+                profile_postgresql(a.rounds, root)
+        print(f"medians of {a.rounds} rounds:")
+        for name, xs in TIMES.items():
+            print(f"  {median_ms(xs)}  {name}  (n={len(xs)})")
     finally:
         shutil.rmtree(root, ignore_errors=True)
     print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} CPUs")
