@@ -112,9 +112,6 @@ class MariaDB(Service):
                 break
             if time.monotonic() > deadline:
                 raise ServiceFailed(f"MariaDB did not answer within 120 s: {log_tail(log)}", "see its log")
-            # Not sooner: after a power cut with torn writes, MariaDB 10.11 asked within milliseconds of answering
-            # a ping said "Tablespace is missing for a table" or "Table ... is corrupted" in states it recovered
-            # from when asked a moment later (a crash check's verdict); asked every 200 ms, it had that moment.
             time.sleep(0.2)
         run([*client, "-e", f"CREATE DATABASE IF NOT EXISTS {DATABASE}"])
         version = run([*client, "-N", "-e", "SELECT VERSION()"]).text.strip()
