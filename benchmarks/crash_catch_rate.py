@@ -15,6 +15,9 @@ a weaker command than the one users run, and says so). Wrap it in the disk lock:
     flock /tmp/pickfs-bench.lock .venv/bin/python benchmarks/crash_catch_rate.py --database sqlite
     flock /tmp/pickfs-bench.lock .venv/bin/python benchmarks/crash_catch_rate.py --database postgresql \\
         --runs 2 --crash-time 30s
+
+A subset: --database (repeatable), --fs (repeatable), --only unsafe|defaults, --runs; --list prints the cases chosen
+and runs nothing. Each run's wall time (the whole command, recording included) is printed as it ends.
 """
 
 from __future__ import annotations
@@ -82,24 +85,39 @@ def main(argv: list[str]) -> int:
     p.add_argument("--runs", type=int, default=5)
     p.add_argument("--crash-time", default=None, help="each run's budget (default: the command's own)")
     p.add_argument("--long", default=None, help="also one run of this budget per unsafe setting, e.g. 10m")
+    p.add_argument("--fs", action="append", default=[], help="repeatable; only the cases on these (default: all)")
+    p.add_argument("--only", choices=("unsafe", "defaults"), default=None,
+                   help="only the known-unsafe settings, or only the defaults (the false alarms)")
+    p.add_argument("--list", action="store_true", help="list the cases chosen, run nothing")
     p.add_argument("--workdir", default="/var/tmp/pickfs-catch-bench")
     a = p.parse_args(argv)
-    chosen = [c for c in cases() if not a.database or c.database in a.database]
+    chosen = [c for c in cases() if (not a.database or c.database in a.database) and (not a.fs or c.fs in a.fs)
+              and (a.only is None or c.unsafe == (a.only == "unsafe"))]
+    if a.list:
+        for case in chosen:
+            print(f"{'unsafe  ' if case.unsafe else 'defaults'} {case.name}")
+        print(f"{len(chosen)} cases x {a.runs} runs")
+        return 0
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} CPUs"
           + (f"; each run's budget {a.crash_time} (shorter than the command's default)" if a.crash_time else ""))
     failures = 0
     for case in chosen:
         t0 = time.monotonic()
-        caught, distinct = 0, []
+        caught, distinct, walls = 0, [], []
         for _ in range(a.runs):
+            t_run = time.monotonic()
             crash = crashtest(case, a.crash_time, a.workdir)
+            walls.append(time.monotonic() - t_run)
             caught += bool(crash["lost_any"])
             distinct.append(int(crash["metrics"].get("crash_distinct_states", crash["metrics"]["crash_states"])))
+            print(f"     run {len(walls)}: {'caught' if crash['lost_any'] else 'nothing lost'}, {distinct[-1]} distinct "
+                  f"states, {walls[-1]:.0f} s (the whole command)", flush=True)
         ok = caught == a.runs if case.unsafe else caught == 0
         failures += not ok
         want = "caught" if case.unsafe else "false alarms"
         print(f"{'ok  ' if ok else 'FAIL'} {case.name}: {want} {caught} of {a.runs} runs "
-              f"({min(distinct)}-{max(distinct)} distinct states a run, {time.monotonic() - t0:.0f} s)")
+              f"({min(distinct)}-{max(distinct)} distinct states a run, {min(walls):.0f}-{max(walls):.0f} s a run, "
+              f"{time.monotonic() - t0:.0f} s in all)", flush=True)
         if a.long and case.unsafe:
             crash = crashtest(case, a.long, a.workdir)
             m = crash["metrics"]

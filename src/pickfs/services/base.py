@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import enum
 import os
 import pwd
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -151,3 +152,32 @@ def hold_server(stack: ExitStack, ledger: Ledger, name: str, pidfile: Path, matc
     box = stack.enter_context(holding(ledger, "process", pidfile=str(pidfile), match=match, stop_signal=stop_signal,
                                       **group_field(group)))
     return group, box
+
+
+class Waited(enum.Enum):
+    """How waiting for a server to start ended."""
+
+    READY = "ready"
+    EXITED = "exited before it was ready"
+    TIMED_OUT = "not ready in time"
+
+
+# How often a starting server is asked whether it is ready: every millisecond at first, then every POLL_MAX_S. A
+# crash test starts a server per state (its recovery, about a tenth of a second): a wait of a tenth of a second
+# between asks (pg_ctl -w's, MariaDB's ping) was up to as much again.
+POLL_FIRST_S, POLL_MAX_S = 0.001, 0.01
+
+
+def await_ready(ready: Callable[[], bool], exited: Callable[[], bool], timeout_s: float) -> Waited:
+    """Ask `ready` until it says so, `exited` says the server is gone, or `timeout_s` passed."""
+    deadline = time.monotonic() + timeout_s
+    pause = POLL_FIRST_S
+    while True:
+        if ready():
+            return Waited.READY
+        if exited():
+            return Waited.READY if ready() else Waited.EXITED
+        if time.monotonic() > deadline:
+            return Waited.TIMED_OUT
+        time.sleep(pause)
+        pause = min(pause * 2, POLL_MAX_S)

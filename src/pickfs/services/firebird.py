@@ -15,7 +15,6 @@ import os
 import secrets
 import socket
 import subprocess
-import time
 import uuid
 from contextlib import ExitStack
 from pathlib import Path
@@ -23,7 +22,7 @@ from typing import Any
 
 from pickfs.errors import CommandFailed
 from pickfs.proc import run
-from pickfs.services.base import Endpoint, Service, ServiceFailed, hold_server, log_tail
+from pickfs.services.base import Endpoint, Service, ServiceFailed, Waited, await_ready, hold_server, log_tail
 from pickfs.stack.cleanup import holding
 from pickfs.stack.ledger import Ledger
 from pickfs.stack.workdir import PRIVATE_MODE, WORKDIR_MODE, private_dir
@@ -116,15 +115,12 @@ class FirebirdServer(Service):
         # its identity (pid and start time) into the ledger, then the pid file the freezer reads
         box[0] = ledger.update(box[0], child_pid=proc.pid)
         pidfile.write_text(f"{proc.pid}\n")
-        deadline = time.monotonic() + 60
-        while not listening(port):
-            if proc.poll() is not None:
-                raise ServiceFailed(f"the Firebird server did not start: {log_tail(log)}",
-                                    "check the server settings of this workload")
-            if time.monotonic() > deadline:
-                raise ServiceFailed(f"the Firebird server did not listen within 60 s: {log_tail(log)}",
-                                    "see its log")
-            time.sleep(0.1)
+        waited = await_ready(lambda: listening(port), lambda: proc.poll() is not None, 60)
+        if waited is Waited.EXITED:
+            raise ServiceFailed(f"the Firebird server did not start: {log_tail(log)}",
+                                "check the server settings of this workload")
+        if waited is Waited.TIMED_OUT:
+            raise ServiceFailed(f"the Firebird server did not listen within 60 s: {log_tail(log)}", "see its log")
         return Endpoint(service=cls.name, socket_dir=str(root), port=port, user="SYSDBA", database="",
                         env={"ISC_USER": "SYSDBA", "ISC_PASSWORD": password, "FIREBIRD_SERVER": f"127.0.0.1/{port}"},
                         log=str(log), version="Firebird 3.0 SuperClassic", pidfile=str(pidfile))

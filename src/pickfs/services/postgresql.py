@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import glob
 import os
 import pwd
@@ -16,6 +17,8 @@ from pickfs.services.base import (
     Endpoint,
     Service,
     ServiceFailed,
+    Waited,
+    await_ready,
     chosen_settings,
     hold_server,
     log_tail,
@@ -70,6 +73,25 @@ def _as_postgres(argv: list[str]) -> list[str]:
     return ["runuser", "-u", OS_USER, "--", *argv]
 
 
+def pidfile_ready(text: str) -> bool:
+    """A postmaster.pid's text says the server accepts connections (its 8th line, as pg_ctl -w reads it; pure)."""
+    lines = text.splitlines()
+    return len(lines) >= 8 and lines[7].strip() == "ready"
+
+
+def accepting(pidfile: Path) -> bool:
+    try:
+        return pidfile_ready(pidfile.read_text())
+    except OSError:
+        return False
+
+
+@functools.cache
+def server_version(postgres: Path) -> str:
+    """`postgres --version` of one installed server, asked once (a crash test starts a server per state)."""
+    return run([str(postgres), "--version"]).text.strip()
+
+
 class PostgreSQL(Service):
     name = "postgresql"
     package = "postgresql"
@@ -101,14 +123,25 @@ class PostgreSQL(Service):
         write_settings(pgdata, server_settings(sockdir, settings))
         # Recorded before it starts: cleanup finds the postmaster through its pid file.
         group, _ = hold_server(stack, ledger, cls.name, pgdata / "postmaster.pid", "postgres", "SIGINT")
+        # In its control group, pg_ctl only starts the server (-W) and pickfs waits, asking its pid file every few
+        # milliseconds (pg_ctl -w asks every 100 ms) and seeing it exit by its group emptying; without a group, pg_ctl
+        # waits (it knows the pid it started).
+        wait = ["-W"] if group.path is not None else ["-w", "-t", "120"]
         try:
-            run(_as_postgres([str(bins / "pg_ctl"), "-D", str(pgdata), "-l", str(log), "-w", "-t", "120",
-                              "start"]), package="postgresql", timeout=180,
-                preexec=group.preexec())
+            run(_as_postgres([str(bins / "pg_ctl"), "-D", str(pgdata), "-l", str(log), *wait, "start"]),
+                package="postgresql", timeout=180, preexec=group.preexec())
         except CommandFailed:
             raise ServiceFailed(f"PostgreSQL did not start: {log_tail(log)}",
                                 "check the server settings of this workload") from None
-        version = run([str(bins / "postgres"), "--version"]).text.strip()
+        if group.path is not None:
+            waited = await_ready(lambda: accepting(pgdata / "postmaster.pid"), lambda: not group.members(), 120)
+            if waited is Waited.EXITED:
+                raise ServiceFailed(f"PostgreSQL did not start: {log_tail(log)}",
+                                    "check the server settings of this workload")
+            if waited is Waited.TIMED_OUT:
+                raise ServiceFailed(f"PostgreSQL did not accept connections within 120 s: {log_tail(log)}",
+                                    "see its log")
+        version = server_version(bins / "postgres")
         return Endpoint(
             service=cls.name, socket_dir=str(sockdir), port=PORT, user="postgres", database="postgres",
             env={"PGHOST": str(sockdir), "PGPORT": str(PORT), "PGUSER": "postgres", "PGDATABASE": "postgres",

@@ -1,0 +1,324 @@
+"""Where a crash state's check goes for a database server, step by step: the server's own start-up (its floor)
+against pickfs's start and stop around it.
+
+For PostgreSQL, on a data directory in a scratch directory of its own (no loop device, no recorder: the
+server's own costs and pickfs's around them, not the filesystem's), it times:
+
+- the floor: `postgres` run directly as its user, ready when its pid file says so (polled every
+  millisecond), on a data directory already recovered and on one that needs crash recovery (left by an
+  immediate shutdown), and its stop (fast, SIGINT; immediate, SIGQUIT);
+- pickfs's start as a crash check calls it (`PostgreSQL.start(..., fresh=False)`), step by step (socket
+  directory and its ledger entry, settings file, control group and process entry, the server's start, its
+  version), and the stop (the ExitStack unwinding: the server stopped, its group removed, its directory and
+  ledger entries gone);
+- one ledger entry written and released, and one control group made and removed.
+
+Prints the median of `--rounds` of each. Root and PostgreSQL:
+
+    sudo flock /tmp/pickfs-bench.lock .venv/bin/python benchmarks/crash_state_profile.py --rounds 10
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import pwd
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from pathlib import Path
+from typing import Any
+
+from pickfs.services import postgresql as pg
+from pickfs.stack import cleanup, tracking
+from pickfs.stack.ledger import Ledger
+
+TIMES: dict[str, list[float]] = defaultdict(list)
+
+
+@contextmanager
+def timed(name: str) -> Iterator[None]:
+    t0 = time.perf_counter()
+    try:
+        yield
+    finally:
+        TIMES[name].append(time.perf_counter() - t0)
+
+
+def wrap(module: Any, attr: str, name: str) -> None:
+    """module.attr timed under `name` each time it is called (a context manager's body not included)."""
+    inner = getattr(module, attr)
+
+    def outer(*args: Any, **kwargs: Any) -> Any:
+        with timed(name):
+            return inner(*args, **kwargs)
+    setattr(module, attr, outer)
+
+
+def wrap_undo(kind: str, name: str) -> None:
+    """The undo of a ledger resource kind timed under `name`."""
+    k = cleanup.KINDS[kind]
+    inner = k.undo
+
+    def outer(e: Any) -> None:
+        with timed(name):
+            inner(e)
+    object.__setattr__(k, "undo", outer)
+
+
+def ready(pidfile: Path) -> bool:
+    """The postmaster says it accepts connections (its pid file's 8th line, as pg_ctl reads it)."""
+    try:
+        lines = pidfile.read_text().splitlines()
+    except OSError:
+        return False
+    return len(lines) >= 8 and lines[7].strip() == "ready"
+
+
+def floor(pgdata: Path, sockdir: Path, stop: signal.Signals) -> tuple[float, float]:
+    """The server's own start (exec to ready) and stop (signal to exit), run directly as its user."""
+    bins = pg.bindir()
+    assert bins is not None
+    (pgdata / "postmaster.pid").unlink(missing_ok=True)
+    t0 = time.perf_counter()
+    proc = subprocess.Popen([str(bins / "postgres"), "-D", str(pgdata), "-c", f"unix_socket_directories={sockdir}",
+                             "-c", "listen_addresses="], user=pg.OS_USER, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    while not ready(pgdata / "postmaster.pid"):
+        if proc.poll() is not None:
+            raise SystemExit("postgres exited before it was ready")
+        time.sleep(0.001)
+    t_up = time.perf_counter() - t0
+    t1 = time.perf_counter()
+    proc.send_signal(stop)
+    proc.wait()
+    return t_up, time.perf_counter() - t1
+
+
+def crashed(pgdata: Path, sockdir: Path) -> None:
+    """Leave the data directory needing crash recovery: started, written to, stopped immediately."""
+    bins = pg.bindir()
+    assert bins is not None
+    proc = subprocess.Popen([str(bins / "postgres"), "-D", str(pgdata), "-c", f"unix_socket_directories={sockdir}",
+                             "-c", "listen_addresses="], user=pg.OS_USER, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    while not ready(pgdata / "postmaster.pid"):
+        time.sleep(0.001)
+    subprocess.run([str(bins / "psql"), "-h", str(sockdir), "-U", "postgres", "-q", "-c",
+                    "CREATE TABLE IF NOT EXISTS t(x int); INSERT INTO t SELECT generate_series(1, 10000);"],
+                   user=pg.OS_USER, check=True, capture_output=True)
+    proc.send_signal(signal.SIGQUIT)
+    proc.wait()
+
+
+def median_ms(xs: list[float]) -> str:
+    return f"{statistics.median(xs) * 1000:7.1f} ms" if xs else "      -"
+
+
+def profile_postgresql(rounds: int, root: Path) -> None:
+    ledger = Ledger(root / "work" / "ledger")
+    datadir = root / "work" / "pg"
+    datadir.mkdir(parents=True)
+    owner = pwd.getpwnam(pg.OS_USER)
+    os.chown(datadir, owner.pw_uid, owner.pw_gid)
+    rundir = root / "work" / "run"
+    with pg.PostgreSQL.start(datadir, {}, ledger, rundir, fresh=True):
+        pass
+    pgdata = datadir / "pgdata"
+    sockdir = root / "sock"
+    sockdir.mkdir()
+    os.chown(sockdir, owner.pw_uid, owner.pw_gid)
+    for _ in range(rounds):
+        up, down = floor(pgdata, sockdir, signal.SIGINT)
+        TIMES["floor: start, recovered data directory"].append(up)
+        TIMES["floor: fast stop (SIGINT)"].append(down)
+        crashed(pgdata, sockdir)
+        up, down = floor(pgdata, sockdir, signal.SIGQUIT)
+        TIMES["floor: start with crash recovery"].append(up)
+        TIMES["floor: immediate stop (SIGQUIT)"].append(down)
+    # pickfs's start and stop, step by step, on a data directory needing recovery each time
+    wrap(pg, "private_dirs", "  socket directory (ledger entry, mkdir, chown)")
+    wrap(pg, "write_settings", "  settings file")
+    wrap(pg, "hold_server", "  control group + process entry (2 ledger entries, mkdir)")
+    wrap(pg, "run", "  pg_ctl start (through runuser), postgres --version")
+    wrap_undo("process", "  stop: the server (process entry's undo)")
+    wrap_undo("tracked", "  stop: its control group removed")
+    wrap_undo("dir", "  stop: socket directory removed")
+    for _ in range(rounds):
+        crashed(pgdata, sockdir)
+        with ExitStack() as stack:
+            with timed("pickfs start (fresh=False), with crash recovery"):
+                stack.enter_context(pg.PostgreSQL.start(datadir, {}, ledger, rundir, fresh=False))
+            t0 = time.perf_counter()
+        TIMES["pickfs stop"].append(time.perf_counter() - t0)
+    for _ in range(rounds):
+        with timed("one ledger entry written and released"):
+            e = ledger.record("dir", path=str(root / "work" / "nothing"))
+            ledger.release(e)
+        with timed("one control group made and removed (ledger entry included)"):
+            with tracking.tracked(ledger, "profile"):
+                pass
+
+
+FIREBIRD_OPEN = """
+import json, sys, time
+t0 = time.perf_counter()
+import pickfs.clients.commits  # what the check's client process loads before it opens the database
+from firebird.driver import connect, create_database, driver_config
+t1 = time.perf_counter()
+driver_config.fb_client_library.value = sys.argv[2]
+db = sys.argv[1]
+if sys.argv[3] == "create":
+    create_database(db, user="SYSDBA").close()
+    c = connect(db, user="SYSDBA")
+    cur = c.cursor()
+    cur.execute("CREATE TABLE t (x INTEGER)")
+    c.commit()
+    for i in range(200):
+        cur.execute("INSERT INTO t VALUES (?)", (i,))
+    c.commit()
+    c.close()
+opens = []
+for _ in range(int(sys.argv[4])):
+    t = time.perf_counter()
+    c = connect(db, user="SYSDBA")
+    cur = c.cursor()
+    cur.execute("SELECT COUNT(*) FROM t")
+    cur.fetchall()
+    c.commit()
+    c.close()
+    opens.append(time.perf_counter() - t)
+print(json.dumps({"imports": t1 - t0, "opens": opens}))
+"""
+
+
+def profile_firebird(rounds: int, root: Path) -> None:
+    """Embedded Firebird as a crash check runs it: a process per state (Python, pickfs's client, the driver), the
+    engine's open of the database (no log to replay: its floor), and gfix -v."""
+    from pickfs.databases.firebird import fbclient, firebird_env
+
+    lib = fbclient()
+    if lib is None:
+        print("Firebird's client library is not installed: Firebird not profiled")
+        return
+    datadir = root / "fb"
+    datadir.mkdir()
+    env = {**os.environ, **firebird_env(datadir)}
+    db = datadir / "p.fdb"
+    cmd = [sys.executable, "-c", FIREBIRD_OPEN, str(db), lib]
+    subprocess.run([*cmd, "create", "1"], env=env, check=True, capture_output=True)
+    for _ in range(rounds):
+        t0 = time.perf_counter()
+        out = subprocess.run([*cmd, "open", "5"], env=env, check=True, capture_output=True, text=True).stdout
+        TIMES["firebird: a check's process, whole (Python, imports, 5 opens)"].append(time.perf_counter() - t0)
+        doc = __import__("json").loads(out.strip().splitlines()[-1])
+        TIMES["firebird:   imports (pickfs's client, firebird.driver)"].append(doc["imports"])
+        TIMES["firebird:   floor: first open of the database in a process (engine start, attach, query, detach)"
+              ].append(doc["opens"][0])
+        TIMES["firebird:   later opens in the same process"].extend(doc["opens"][1:])
+        with timed("firebird: gfix -v -full -n"):
+            subprocess.run(["gfix", "-v", "-full", "-n", str(db)], env=env, check=True, capture_output=True)
+    with timed("python -c pass"):
+        subprocess.run([sys.executable, "-c", "pass"], check=True)
+
+
+class TimedContext:
+    """A context manager whose entering and leaving are timed under two names."""
+
+    def __init__(self, inner: Any, enter: str, leave: str) -> None:
+        self.inner, self.enter, self.leave = inner, enter, leave
+
+    def __enter__(self) -> Any:
+        with timed(self.enter):
+            return self.inner.__enter__()
+
+    def __exit__(self, *exc: Any) -> Any:
+        with timed(self.leave):
+            return self.inner.__exit__(*exc)
+
+
+def profile_crashtest(argv: list[str]) -> None:
+    """`pickfs crashtest` run in this process with the steps of each state's check timed (summed over both
+    workbenches' threads, per state checked)."""
+    from pickfs.cli.main import main as pickfs_main
+    from pickfs.crash import runner, station
+
+    def wrap_cm(owner: Any, attr: str, enter: str, leave: str) -> None:
+        inner = getattr(owner, attr)
+
+        def outer(*args: Any, **kwargs: Any) -> TimedContext:
+            return TimedContext(inner(*args, **kwargs), enter, leave)
+        setattr(owner, attr, outer)
+
+    def wrap_method(cls: Any, attr: str, name: str) -> None:
+        inner = getattr(cls, attr)
+
+        def outer(*args: Any, **kwargs: Any) -> Any:
+            with timed(name):
+                return inner(*args, **kwargs)
+        setattr(cls, attr, outer)
+
+    wrap_method(runner.StateChecker, "check", "a state, whole (building it, its check, undoing it)")
+    wrap_method(runner.Workbench, "prepare", "  building the state's image")
+    wrap_method(runner.Workbench, "checked", "  reading the check's writes")
+    wrap_method(runner.Workbench, "reset", "  undoing them")
+    wrap_cm(station.Station, "attached", "  loop device ready", "  its cached blocks dropped (or detached)")
+    wrap_cm(station.Station, "mounted", "  mount (journal replay)", "  unmount")
+    wrap_method(station.Station, "let_go", "  device let go")
+    wrap_cm(runner, "_server", "  server start (its recovery)", "  server stop")
+    wrap_method(runner.Commits, "check", "  the database's check (client)")
+    wrap_method(runner, "fsck", "  fsck")
+    t0 = time.perf_counter()
+    try:
+        pickfs_main(["crashtest", *argv])
+    except SystemExit:
+        pass
+    wall = time.perf_counter() - t0
+    states = len(TIMES.get("a state, whole (building it, its check, undoing it)", []))
+    print(f"pickfs crashtest {' '.join(argv)}: {wall:.1f} s, {states} states checked; per state, mean ms "
+          f"(summed over the workbenches' threads):")
+    for name, xs in TIMES.items():
+        print(f"  {sum(xs) / max(states, 1) * 1000:7.1f} ms  {name}  (n={len(xs)})")
+
+
+def main(argv: list[str]) -> int:
+    p = argparse.ArgumentParser()
+    p.add_argument("--rounds", type=int, default=10)
+    p.add_argument("--database", action="append", choices=("postgresql", "firebird"), default=[],
+                   help="repeatable; default both")
+    p.add_argument("--crashtest", nargs=argparse.REMAINDER, default=None,
+                   help="the rest: options of pickfs crashtest, run in this process with each state's steps timed")
+    a = p.parse_args(argv)
+    if a.crashtest is not None:
+        profile_crashtest(a.crashtest)
+        return 0
+    a.database = a.database or ["postgresql", "firebird"]
+    root = Path(tempfile.mkdtemp(prefix="pickfs-profile-", dir="/var/tmp"))
+    os.chmod(root, 0o755)
+    try:
+        if "firebird" in a.database:
+            profile_firebird(a.rounds, root)
+        if "postgresql" in a.database:
+            if pg.bindir() is None:
+                print("PostgreSQL is not installed: not profiled")
+            else:
+                profile_postgresql(a.rounds, root)
+        print(f"medians of {a.rounds} rounds:")
+        for name, xs in TIMES.items():
+            print(f"  {median_ms(xs)}  {name}  (n={len(xs)})")
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} CPUs")
+    return 0
+
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
