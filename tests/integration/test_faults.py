@@ -24,12 +24,12 @@ from pickfs.faults.outcome import Ended, Truth, verdict
 from pickfs.faults.plan import parse_faults
 from pickfs.faults.program import program_cell
 from pickfs.faults.runner import fault_cell, truth_after
-from pickfs.model import WorkloadSpec
+from pickfs.model import Target, WorkloadSpec
 from pickfs.plan import resolve_fs_name
 from pickfs.services.mariadb import MariaDB
 from pickfs.services.postgresql import PostgreSQL
 from pickfs.stack.ledger import Ledger
-from pickfs.stack.provision import attached
+from pickfs.stack.provision import attached, provision
 from tests.conftest import ledger_entries, loops_under, mounts_under, needs_root, pickfs, start_pickfs
 
 pytestmark = [needs_root, pytest.mark.skipif(fuse_unavailable() is not None, reason=str(fuse_unavailable()))]
@@ -86,6 +86,39 @@ def test_a_failed_backing_fsync_is_a_failed_flush_and_a_failed_write_a_failed_wr
                 buf.close()
             assert len(disk.failures()) >= 1
     assert not [e for e in ledger_entries(workdir)], ledger_entries(workdir)
+
+
+def test_ext4_keeps_a_failed_write_back_in_its_page_cache_and_the_disk_never_gets_it(workdir):
+    """Why PostgreSQL with defaults can lose commits under write:table: the write-back of a file's pages fails (the
+    recorder fails the request, writing none of it), fsync says EIO, yet reading the file gives the new content: the
+    kernel kept the failed pages in its cache, marked clean, and never writes them again. A server restarted without
+    dropping that cache (PostgreSQL after its PANIC) reads them as if they were on disk; once the cache is dropped
+    (here with POSIX_FADV_DONTNEED, after a restart with the loop device) they read as what the disk holds."""
+    ledger = Ledger(workdir / "ledger")
+    fault = parse_faults("write:data")[0]
+    with faulty_disk(workdir / "disk", 256 * 1024**2, ledger, fault) as disk, ExitStack() as stack, \
+            provision(resolve_fs_name("ext4"), Target(kind="image", workdir=str(workdir), size_bytes=256 * 1024**2),
+                      ledger, image=disk.image) as prov:
+        path = prov.datadir / "table"
+        path.write_bytes(b"\0" * 65536)
+        fd = os.open(path, os.O_RDWR)
+        try:
+            os.fsync(fd)  # placed and on the disk as zeros
+            assert disk.aim([path]) >= 1
+            os.pwrite(fd, b"row" * 21845, 0)
+            disk.arm(ledger, stack)
+            with pytest.raises(OSError) as exc:
+                os.fsync(fd)
+            assert exc.value.errno == 5
+            assert len(disk.failures()) == 1
+            disk.disarm()
+            os.fsync(fd)  # the error was reported once; the pages are clean now, nothing is written again
+            assert os.pread(fd, 6, 0) == b"rowrow"  # the cache still holds the content the disk refused
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+            assert os.pread(fd, 6, 0) == b"\0" * 6  # what the disk holds: the write never reached it
+        finally:
+            os.close(fd)
+    assert not ledger_entries(workdir) and not mounts_under(workdir) and not loops_under(workdir)
 
 
 @pytest.mark.skipif(PostgreSQL.unavailable_reason() is not None, reason=str(PostgreSQL.unavailable_reason()))
