@@ -52,12 +52,7 @@ STEM = "commits"
 AIM_EVERY_S = 0.25  # a write fault's blocks mapped again this often (new WAL segments, grown files)
 WRITE_BACK_EVERY_S = 0.5
 SERVER_LINES = re.compile(r"PANIC|FATAL|ERROR|WARNING|LOG:  (all server processes|database system)|terminated by")
-PROBE_BYTES = 64 * 1024  # not inline in metadata on any filesystem pickfs builds
 NOTABLE = re.compile(r"PANIC|FATAL|ERROR|WARNING|terminated by|reinitializing")
-
-
-class NotAimed(Exception):
-    """A write fault that cannot be aimed on this filesystem (the cell is not run; the message says why)."""
 
 
 def fault_unavailable(config: FsConfig, spec: WorkloadSpec, fault: FaultPlan) -> str | None:
@@ -239,23 +234,6 @@ class Cell:
             time.sleep(0.2)
         return f"a write fault cannot be aimed on {self.config.fstype}: {wrong}"
 
-    def probe_mapping(self, datadir: Path, device: str) -> str | None:
-        """Why a write fault cannot be aimed on this filesystem, found on a probe file written before the database
-        is started (a filesystem whose mapping is not the device's addresses is one whatever the files); None: the
-        database's own files are checked again once loaded."""
-        probe = datadir / ".pickfs-mapping-probe"
-        try:
-            with open(probe, "wb") as fh:
-                fh.write(os.urandom(PROBE_BYTES))
-                os.fsync(fh.fileno())
-            os.sync()
-            wrong = mapping_disagrees(device, [probe])
-        except OSError:
-            return None  # not known yet: the database's files are checked once loaded
-        finally:
-            probe.unlink(missing_ok=True)
-        return f"a write fault cannot be aimed on {self.config.fstype}: {wrong}" if wrong else None
-
     def find_journal(self, device: str) -> str | None:
         """The filesystem's journal on the device, as its own tools read it (write:journal); why not, else."""
         self.journal, why = find_journal(self.config.fstype, device)
@@ -326,12 +304,9 @@ def fault_cell(config: FsConfig, spec: WorkloadSpec, fault: FaultPlan, workdir: 
             with provision(config, target, ledger, image=disk.image) as prov:
                 device = prov.info.device or ""
                 kernel = KernelLog(Path(device).name)
-                early = cell.probe_mapping(prov.datadir, device) if fault.kind.part else None
                 try:
                     with ExitStack() as armed:
                         try:
-                            if early:  # known before a server is started and its tables loaded
-                                raise NotAimed(early)
                             with _server(cell.backend, prov.datadir, cell.settings, ledger, base / "run",
                                          True) as endpoint:
                                 cell.load(prov.datadir, endpoint)
@@ -340,12 +315,11 @@ def fault_cell(config: FsConfig, spec: WorkloadSpec, fault: FaultPlan, workdir: 
                                 wrong = cell.mapping_problem(prov.datadir, device) if fault.kind.part else \
                                     cell.find_journal(device) if fault.kind.of_filesystem else None
                                 if wrong:
-                                    raise NotAimed(wrong)
-                                ended = cell.commit_through(disk, prov.datadir, endpoint, armed)
+                                    cell.notes.append(wrong)
+                                    ended = oc.Ended.NOT_RUN
+                                else:
+                                    ended = cell.commit_through(disk, prov.datadir, endpoint, armed)
                                 behaviour = cell.behaviour(kernel, prov.info.mountpoint, endpoint)
-                        except NotAimed as exc:
-                            cell.notes.append(str(exc))
-                            ended = oc.Ended.NOT_RUN
                         except (PickfsError, CommandFailed) as exc:  # a server that cannot stop cleanly
                             stopped = exc.one_line()[:300]
                 finally:
