@@ -481,3 +481,35 @@ def test_your_own_commands_cell_is_kept_when_its_server_cannot_stop_cleanly(work
     assert any(n.startswith("stopping the server: ") and "would not stop" in n for n in cell.notes), cell.notes
     assert cell.counts.acked > 0 and cell.truth is not None and cell.truth.own_check == "ok", cell
     assert not ledger_entries(workdir) and not mounts_under(workdir) and not loops_under(workdir)
+
+
+def test_xfs_retrying_its_failed_metadata_writes_for_ever_is_a_hung_cell_and_everything_is_undone(workdir, tmp_path):
+    """Every write but the journal's fails from then on: xfs retries the failed write-back of its metadata for ever
+    (its default for EIO), the journal cannot move on, and the committing client waits: the cell's time limit ends
+    it, it is reported as hung, and the disk disarmed, the filesystem unmounted, the loop device detached, the
+    recorder stopped."""
+    out = tmp_path / "faults.json"
+    r = pickfs(workdir, "crashtest", "--fs", "xfs", "--workload", "sqlite-tpcb", "--fault", "write:outside-journal",
+               "--fault-for", "forever", "--fault-limit", "15s", "--duration", "3s", "--json", str(out), timeout=600)
+    assert r.returncode == 0, r.stderr[-2000:]
+    (cell,) = json.loads(out.read_text())["faults"]["cells"]
+    assert cell["outcome"] == "hung", cell["verdict"]
+    assert "hung" in cell["verdict"] and cell["injected"] > 0, cell["verdict"]
+    assert not ledger_entries(workdir) and not mounts_under(workdir) and not loops_under(workdir)
+    assert not subprocess.run(["pgrep", "-f", f"pickfs.crash.recorder {workdir}"], capture_output=True).stdout
+
+
+def test_kill_9_while_xfs_hangs_on_failed_metadata_writes_then_cleanup_leaves_nothing(workdir):
+    proc = start_pickfs(workdir, "crashtest", "--fs", "xfs", "--workload", "sqlite-tpcb", "--fault",
+                        "write:outside-journal", "--fault-for", "forever", "--fault-limit", "2m", "--duration", "3s")
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline and not [e for e in ledger_entries(workdir)
+                                                if str(e["fields"].get("path", "")).endswith("/armed")]:
+        time.sleep(0.2)
+    time.sleep(8)  # past its 3 s of commits: the client waits on xfs
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    r = pickfs(workdir, "cleanup", timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert not ledger_entries(workdir) and not mounts_under(workdir) and not loops_under(workdir)
+    assert not subprocess.run(["pgrep", "-f", f"pickfs.crash.recorder {workdir}"], capture_output=True).stdout
