@@ -483,14 +483,43 @@ def test_your_own_commands_cell_is_kept_when_its_server_cannot_stop_cleanly(work
     assert not ledger_entries(workdir) and not mounts_under(workdir) and not loops_under(workdir)
 
 
+CREATOR = """import os, time
+acks = open(os.environ["PICKFS_ACKS"], "w", buffering=1)
+os.makedirs("files", exist_ok=True)
+deadline, n = time.monotonic() + 20, 0
+while time.monotonic() < deadline:
+    n += 1
+    try:
+        os.close(os.open(f"files/{n}", os.O_CREAT | os.O_WRONLY, 0o644))
+    except OSError:
+        continue
+    if n % 1000 == 0:
+        try:
+            os.sync()
+            acks.write(f"{n}\\n")
+        except OSError:
+            pass
+"""
+FILES_CHECK = """import os, sys
+owed = [x.strip() for x in open(os.environ["PICKFS_ACKS"]) if x.strip()]
+missing = [x for x in owed if not os.path.exists(f"files/{x}")]
+sys.exit(f"{len(missing)} acknowledged files missing" if missing else 0)
+"""
+
+
 def test_xfs_retrying_its_failed_metadata_writes_for_ever_is_a_hung_cell_and_everything_is_undone(workdir, tmp_path):
-    """Every write but the journal's fails from then on: xfs retries the failed write-back of its metadata for ever
-    (its default for EIO), the journal cannot move on, and the committing client waits: the cell's time limit ends
-    it, it is reported as hung, and the disk disarmed, the filesystem unmounted, the loop device detached, the
-    recorder stopped."""
-    out = tmp_path / "faults.json"
-    r = pickfs(workdir, "crashtest", "--fs", "xfs", "--workload", "sqlite-tpcb", "--fault", "write:outside-journal",
-               "--fault-for", "forever", "--fault-limit", "15s", "--duration", "3s", "--json", str(out), timeout=600)
+    """Every write but the journal's fails from then on, under a command that creates files: xfs retries the failed
+    write-back of its metadata for ever (its default for EIO), its journal cannot move on, and the command waits:
+    the cell's time limit ends it, it is reported as hung, and the disk is disarmed, the filesystem unmounted, the
+    loop device detached, the recorder stopped. (SQLite, whose writes fail at once with EIO and which makes little
+    metadata, was told its errors and did not hang in 3 s.)"""
+    creator, check, out = tmp_path / "creator.py", tmp_path / "check.py", tmp_path / "faults.json"
+    creator.write_text(CREATOR)
+    check.write_text(FILES_CHECK)
+    r = pickfs(workdir, "crashtest", "--fs", "xfs", "--workload", "command", "--set",
+               f'command="{sys.executable} {creator}"', "--check", f"{sys.executable} {check}",
+               "--fault", "write:outside-journal", "--fault-for", "forever", "--fault-limit", "15s",
+               "--duration", "3s", "--json", str(out), timeout=600)
     assert r.returncode == 0, r.stderr[-2000:]
     (cell,) = json.loads(out.read_text())["faults"]["cells"]
     assert cell["outcome"] == "hung", cell["verdict"]
