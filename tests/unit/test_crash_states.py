@@ -245,6 +245,18 @@ def test_a_programs_acknowledgements_are_stamped_as_they_arrive(tmp_path):
     assert owed_lines("5 a b\n7 c\nx y\n9", 8) == ["a b", "c"]
 
 
+def test_the_lines_owed_to_a_check_are_handed_over_in_the_users_own_bytes(tmp_path):
+    """The user's command may acknowledge lines that are not UTF-8: its check is handed them byte for byte."""
+    from pickfs.crash.runner import write_owed
+
+    stamped, owed = tmp_path / "acks.log", tmp_path / "owed"
+    stamped.write_bytes(b"5 caf\xe9 \xff\n7 plain\n9 later\n")
+    write_owed(stamped, owed, 8)
+    assert owed.read_bytes() == b"caf\xe9 \xff\nplain\n"
+    write_owed(tmp_path / "none", owed, 8)
+    assert owed.read_bytes() == b""
+
+
 def test_the_acknowledgements_counted_are_the_stamped_lines_whatever_their_bytes(tmp_path):
     """A fault cell of the user's command counts its acknowledgements as the check is handed them: stamped lines,
     in bytes the user chose (not UTF-8, or empty)."""

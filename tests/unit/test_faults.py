@@ -362,6 +362,8 @@ def test_the_journal_is_found_where_the_filesystems_own_tools_say():
         parse_xfs_log(said.replace("logstart = 65542", "logstart = 0"))
     journal = parse_faults("write:journal")[0]
     sqlite = WorkloadSpec("sqlite-tpcb", "sqlite-tpcb")
+    spared = parse_faults("write:outside-journal")[0]
+    assert fault_unavailable(FsConfig("btrfs", "btrfs"), sqlite, spared).startswith("btrfs keeps no journal")
     assert fault_unavailable(FsConfig("btrfs", "btrfs"), sqlite, journal).startswith("btrfs keeps no journal")
     assert fault_unavailable(FsConfig("ext2", "ext2"), sqlite, journal).startswith("ext2 keeps no journal")
 
@@ -391,3 +393,14 @@ def test_a_cell_states_the_settings_its_outcome_depends_on_your_commands_its_ser
     assert settings_text(own) == ""
     assert settings_text(WorkloadSpec("command", "command", (*own.settings, ("server", "postgresql")))) == \
         "server=postgresql"
+
+
+def test_a_fault_outside_the_journal_is_aimed_at_every_byte_but_the_journals():
+    from pickfs.faults.plan import END, outside
+
+    assert outside([(100, 200)]) == [(0, 100), (200, END)]
+    assert outside([(0, 50), (40, 60), (90, 100)], 100) == [(60, 90)]
+    assert outside([]) == [(0, END)]
+    kinds = {k: parse_faults(k)[0].kind for k in ("write:journal", "write:outside-journal")}
+    assert kinds["write:journal"].journal_ranges([(8, 16)]) == [(8, 16)]
+    assert kinds["write:outside-journal"].journal_ranges([(8, 16)]) == [(0, 8), (16, END)]

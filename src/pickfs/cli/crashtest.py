@@ -62,7 +62,9 @@ DEFAULT_CRASH_TIME = "2m"  # checking time per configuration when neither --stat
               help="instead of power cuts, make the disk fail: flush (a cache flush), write:wal (a write to the "
                    "write-ahead log's blocks), write:data (to the data files' blocks), write:table (a write-back of "
                    "the commits table's blocks, rows never written again: the case data_sync_retry decides), "
-                   "write:journal (to the filesystem's journal: ext3, ext4, xfs); comma-separated for several")
+                   "write:journal (to the filesystem's journal: ext3, ext4, xfs), write:outside-journal (anywhere but "
+                   "the journal: xfs then retries its metadata, with --fault-for forever it hangs); comma-separated "
+                   "for several")
 @click.option("--fault-at", type=int, default=None,
               help="with --fault: the k-th matching request once commits flow is the first to fail [1]")
 @click.option("--fault-for", default=None,

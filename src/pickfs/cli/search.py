@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from pickfs import console
-from pickfs.cli.common import clean_orphans, ledger_for, open_store, require_root, results_option, workdir_option
+from pickfs.cli.common import ledger_for, open_store, require_root, results_option, workdir_option
 from pickfs.cli.examples import examples
 from pickfs.cli.report import check_export_targets
 from pickfs.errors import EXIT_INTERRUPTED, PlanError
@@ -31,6 +31,7 @@ from pickfs.search.stages import SearchState, Setting, Stages, load_state, save_
 from pickfs.stack.signals import interrupted
 from pickfs.store.results import new_run_id
 from pickfs.units import parse_duration, parse_size
+from pickfs.usecases.run import undo_orphans
 
 DEFAULT_MAX_TIME = "30m"
 
@@ -143,11 +144,7 @@ def command(**o: Any) -> None:
     show_space(space, request["sample"], request["seed"])
     store = open_store(o["workdir"], o["results_path"])
     ledger = ledger_for(o["workdir"])
-    n, problems = clean_orphans(ledger)
-    if n:
-        console.warn(f"undid {n} resource(s) left by an earlier pickfs that did not finish")
-    for p in problems:
-        console.warn(f"could not undo: {p}")
+    undo_orphans(ledger, console.warn)
     save_state(o["workdir"], state)
     setting = Setting(o["workdir"], spec, request["margin"], request["seed"], request["size_bytes"], request["slice_s"])
     console.info(f"search {state.id}: {spec.label}, at most {request['max_time_s'] / 60:.0f} min; "

@@ -349,8 +349,7 @@ class Program:
               t_cut: int, standing: Clients | None = None) -> tuple[bool, bool | None, set[int] | None, str]:
         """The user's check, their own program, run per state (`standing` is for the commits client)."""
         owed = base / "acks-owed.txt"
-        stamped = (base / "acks.log").read_text() if (base / "acks.log").exists() else ""
-        owed.write_text("".join(f"{line}\n" for line in owed_lines(stamped, t_cut)))
+        write_owed(base / "acks.log", owed, t_cut)
         env = {**dict(self.spec.get("env") or {}), "PICKFS_ACKS": str(owed)}
         spec = replace(self.spec, settings=tuple({**dict(self.spec.settings), "env": env,
                                                   "command": self.spec.get("check")}.items()))
@@ -1053,6 +1052,13 @@ def owed_lines(stamped: str, t_cut: int) -> list[str]:
         if sep and t.isdigit() and int(t) < t_cut:
             out.append(text)
     return out
+
+
+def write_owed(stamped: Path, owed: Path, t_cut: int) -> None:
+    """The acknowledgement lines owed at `t_cut` written for the user's check, in the bytes the user's command wrote
+    them (they need not be UTF-8); none when no line arrived."""
+    text = stamped.read_text(errors="surrogateescape") if stamped.exists() else ""
+    owed.write_text("".join(f"{line}\n" for line in owed_lines(text, t_cut)), errors="surrogateescape")
 
 
 def arrivals(path: Path) -> list[int]:

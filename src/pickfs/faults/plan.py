@@ -19,7 +19,12 @@ class FaultKind:
     request: str
     text: str  # what fails, in words
     part: str = ""  # for writes: the part of the database whose blocks fail ("wal", "data")
-    of_filesystem: bool = False  # for writes: the filesystem's own journal fails (faults/journal.py finds it)
+    of_filesystem: bool = False  # for writes: aimed by the filesystem's own journal (faults/journal.py finds it)
+    spares_journal: bool = False  # with of_filesystem: every write but the journal's fails, instead of the journal's
+
+    def journal_ranges(self, journal: list[tuple[int, int]]) -> list[tuple[int, int]]:
+        """The device's byte ranges a write must touch to fail, given the journal's (pure)."""
+        return outside(journal) if self.spares_journal else journal
 
     def files(self, datadir: Path, layout: Layout, resolved: dict[str, str] | None = None) -> list[Path]:
         """The files whose blocks a write must touch to fail (none for a flush)."""
@@ -73,6 +78,9 @@ KINDS = {k.name: k for k in (
     FaultKind("write:table", "write", "a write-back of the commits table's blocks fails (rows written once and "
               "never changed again; the next checkpoint is left to succeed)", "table"),
     FaultKind("write:journal", "write", "a write to the filesystem's journal fails", of_filesystem=True),
+    # xfs retries a failed write-back of its metadata for ever by default: with --fault-for forever, a cell that hangs
+    FaultKind("write:outside-journal", "write", "a write anywhere but the filesystem's journal fails (its metadata "
+              "written back in place, and the data)", of_filesystem=True, spares_journal=True),
 )}
 
 
@@ -98,6 +106,19 @@ class FaultPlan:
         """What the recorder is told (crash/recorder.py's FaultSwitch)."""
         return {"kind": self.kind.request, "nth": self.nth, "times": self.times, "for_s": self.for_s,
                 "switch": str(switch), "ranges": str(ranges), "injected": str(injected)}
+
+
+END = 2**62  # past the end of any device
+
+
+def outside(ranges: list[tuple[int, int]], end: int = END) -> list[tuple[int, int]]:
+    """The byte ranges [0, end) not in `ranges` (sorted, not overlapping) (pure)."""
+    out, at = [], 0
+    for start, stop in sorted(ranges):
+        if start > at:
+            out.append((at, start))
+        at = max(at, stop)
+    return out + ([(at, end)] if at < end else [])
 
 
 def ordinal(n: int) -> str:

@@ -79,7 +79,8 @@ class ProgramCell:
                     duration: float) -> oc.Ended:
         """The command runs with the fault armed at its moment: MEASURED when it ended in time (with or without an
         error), HUNG when it did not, NOT_RUN when it ended before the fault was armed."""
-        arming = Arming(disk, self.ledger, stack, self.journal)
+        aimed = self.fault.kind.journal_ranges(self.journal) if self.journal else []
+        arming = Arming(disk, self.ledger, stack, aimed)
         timer = threading.Timer(self.fault.arm_after_s, arming.arm)
         timer.daemon = True
         t0 = time.monotonic()

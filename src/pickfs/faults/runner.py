@@ -241,7 +241,7 @@ class Cell:
 
     def arm(self, disk: FaultyDisk, datadir: Path, stack: ExitStack) -> bool:
         if self.fault.kind.of_filesystem:
-            disk.aim_ranges(self.journal)
+            disk.aim_ranges(self.fault.kind.journal_ranges(self.journal))
         if self.fault.kind.part:
             files = self.fault.kind.files(datadir, LAYOUTS[self.backend], self.resolved)
             if not files:

@@ -258,7 +258,7 @@ CRASH = Section("Crash test", "method", (
 
 FAULTS = Section("Injected I/O errors", "method", (
     _method_key("fault", "`pickfs crashtest`: the disk fails instead of losing power: flush, write:wal, write:data, "
-                "write:table or write:journal (comma-separated for several)", default_text="none (power cuts)", example='fault = "flush"'),
+                "write:table, write:journal or write:outside-journal (comma-separated for several)", default_text="none (power cuts)", example='fault = "flush"'),
     _method_key("fault_at", "the k-th matching request once commits flow is the first to fail", Span(1, 10**6),
                 "fault_at = 1"),
     _method_key("fault_for", "how long the fault lasts: once, a count, a duration or forever",
