@@ -4,7 +4,8 @@ baseline, run back to back, quietly and with a standard CPU load started halfway
 Per run it prints the answer (or the configurations the run could not decide between), every
 comparison against the baseline with its interval, and the A/A copy's verdict; overall:
 - the share of runs that prefer the same configuration (the answer, or, unsettled, the first of the
-  configurations it could not decide between: the race's order of preference);
+  configurations it could not decide between: the race's order of preference; an A/A copy counts as its
+  original);
 - how many pairs of runs that prefer different configurations still read as one finding (each calls the
   other's preferred configuration close to the margin);
 - how many A/A copies were called different (an interval that excludes 1);
@@ -42,6 +43,8 @@ from scipy.stats import binomtest
 
 Z95 = 1.959963984540054
 AA_NAME = "ext4-aa"
+# an A/A copy is its original's setup: a run that prefers the copy prefers that setup
+SETUP_OF = {AA_NAME: "ext4"}
 AA_PLAN = f"""# ext4, an A/A copy of it, and the company the reruns measured xfs against ext4 in
 baseline = "ext4"
 [[config]]
@@ -105,7 +108,8 @@ def read_export(path: Path, job: str = "-", load: str = "-", wall_s: float | Non
     data = json.loads(path.read_text())
     answer = data["answers"][0] if data.get("answers") else {}
     undecided = tuple(answer.get("undecided_between") or ())
-    preferred = answer.get("preferred") or answer.get("answer") or (undecided[0] if undecided else None)
+    named = answer.get("preferred") or answer.get("answer") or (undecided[0] if undecided else None)
+    preferred = SETUP_OF.get(named, named) if named else None
     label = answer.get("workload")
     factors = []
     for cell in data["cells"]:
@@ -113,7 +117,12 @@ def read_export(path: Path, job: str = "-", load: str = "-", wall_s: float | Non
         if (label is not None and cell["workload"] != label) or not comp or cell["config"] == cell["baseline"]:
             continue
         factors.append(Factor(cell["config"], cell["baseline"], comp["ratio"], comp["ci_low"], comp["ci_high"]))
-    close = frozenset(c["config"] for c in answer.get("contenders") or () if c.get("close_to_margin"))
+    # a setup is close when every copy of it the answer weighs is (an A/A copy called close beside its original
+    # called out is not one finding)
+    calls: dict[str, list[bool]] = {}
+    for c in answer.get("contenders") or ():
+        calls.setdefault(SETUP_OF.get(c["config"], c["config"]), []).append(bool(c.get("close_to_margin")))
+    close = frozenset(setup for setup, said in calls.items() if all(said)) - {preferred}
     return Reading(data["run_id"], job, load, wall_s, preferred, bool(answer.get("decided")), undecided,
                    tuple(factors), close)
 
