@@ -1,0 +1,188 @@
+"""Why did a crash state fail? Records a workload once, checks power-cut states of it, and for every state that
+lost or broke something prints what its image held against the disk model: each unflushed write of its flush
+epoch, how many of its units landed, which file (and which database page) it went to, and the verdict of the
+same state with that one write landed whole and lost whole (so the write that decides is named), and the
+database's own log of that recovery.
+
+Runs on the real recorder, filesystems and servers (root; an integration run: under the itest lock):
+
+    flock /tmp/pickfs-itest.lock .venv/bin/python benchmarks/crash_state_autopsy.py --fs ext4 \\
+        --workload sysbench-oltp --states 60
+
+ext2/3/4 only for the file names (debugfs reads the image); other filesystems print offsets.
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import tempfile
+import threading
+import uuid
+from contextlib import ExitStack
+from dataclasses import replace
+from pathlib import Path
+
+from pickfs.crash import log as wlog
+from pickfs.crash.runner import (
+    StateChecker,
+    StateResult,
+    check_states,
+    checkers_for,
+    driver_for,
+    recorded,
+    workbenches,
+    workers_for,
+)
+from pickfs.crash.states import DEFAULT_UNIT, CrashState, generate, units_of
+from pickfs.model import WorkloadSpec
+from pickfs.plan import resolve_fs_name
+from pickfs.safepaths import MARKER
+from pickfs.stack.ledger import Ledger
+from pickfs.workloads import workload_class
+
+BLOCK = 4096
+
+
+def debugfs(image: Path, request: str) -> str:
+    proc = subprocess.run(["debugfs", "-R", request, str(image)], capture_output=True, text=True)
+    return proc.stdout
+
+
+def owners(image: Path, blocks: list[int]) -> dict[int, str]:
+    """Block -> the path of the file holding it ('' when none: metadata, the journal, free)."""
+    inode_of: dict[int, int] = {}
+    for line in debugfs(image, "icheck " + " ".join(map(str, blocks))).splitlines()[1:]:
+        parts = line.split()
+        if len(parts) == 2 and parts[0].isdigit() and parts[1].isdigit():
+            inode_of[int(parts[0])] = int(parts[1])
+    inodes = sorted(set(inode_of.values()))
+    names: dict[int, str] = {8: "<the journal>"}
+    if inodes:
+        for line in debugfs(image, "ncheck " + " ".join(map(str, inodes))).splitlines()[1:]:
+            parts = line.split(None, 1)
+            if len(parts) == 2 and parts[0].isdigit():
+                names[int(parts[0])] = parts[1].strip()
+    return {b: (names.get(inode_of[b], f"inode {inode_of[b]}") if b in inode_of else "") for b in blocks}
+
+
+def logical(image: Path, path: str, block: int) -> int | None:
+    """The file block that physical `block` is, from the file's block list."""
+    listed = debugfs(image, f"blocks {path}").split()
+    for k, b in enumerate(listed):
+        if b.isdigit() and int(b) == block:
+            return k
+    return None
+
+
+def verdict(r: StateResult) -> str:
+    if not r.mounted:
+        return "would not mount"
+    if not r.db_opened:
+        return f"database would not open ({r.problem[:160]})"
+    if r.lost:
+        return f"lost {r.lost} of {r.acked_before} ({r.problem[:160]})"
+    if r.consistent is False:
+        return f"inconsistent ({r.problem[:160]})"
+    return "all present, consistent"
+
+
+def main(argv: list[str]) -> int:
+    p = argparse.ArgumentParser()
+    p.add_argument("--fs", default="ext4")
+    p.add_argument("--workload", default="sysbench-oltp")
+    p.add_argument("--set", action="append", default=[], dest="sets")
+    p.add_argument("--states", type=int, default=60)
+    p.add_argument("--duration", type=float, default=3.0)
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--recovery", type=float, default=0.0, help="share of states with a second power cut")
+    p.add_argument("--size", type=int, default=512, help="image MiB")
+    p.add_argument("--keep", default="/var/tmp/pickfs-autopsy")
+    p.add_argument("--variants", type=int, default=3, help="failing states taken apart, at most")
+    a = p.parse_args(argv)
+    settings = dict(s.split("=", 1) for s in a.sets)
+    cls = workload_class(a.workload)
+    spec = WorkloadSpec(a.workload, "x", tuple(sorted(cls.normalize(settings).items())))
+    config = resolve_fs_name(a.fs)
+    keep = Path(a.keep) / uuid.uuid4().hex[:8]
+    Path(a.keep).mkdir(mode=0o700, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir="/var/tmp", prefix="pickfs-autopsy-") as tmp:
+        workdir = Path(tmp)
+        (workdir / MARKER).touch(mode=0o600)
+        ledger = Ledger(workdir / "ledger")
+        driver = driver_for(spec, workdir)
+        with recorded(config, spec, workdir, ledger, a.size * 1024**2, a.duration, a.seed, driver) as rec:
+            records = rec.records
+            states = generate(records, rec.t_start, rec.t_end, a.states, a.seed, DEFAULT_UNIT, rec.events,
+                              a.recovery)
+            print(f"recorded {len(rec.acks)} acks, {rec.last - rec.first} records, {len(rec.events)} events; "
+                  f"{len(states)} states", flush=True)
+            workers = workers_for(str(driver.backend), config.fstype)
+            with workbenches(rec, ledger, workers, rewinds=False) as (benches, _), ExitStack() as stack:
+                checkers = checkers_for(config, rec, ledger, driver, benches, stack, a.seed, DEFAULT_UNIT, keep, "s")
+                results = list(check_states(checkers, states, [None] * len(states), threading.Event()))
+            failed = [r for r in results if r.failed]
+            print(f"{len(failed)} of {len(results)} states failed", flush=True)
+            for r in results:
+                st = states[r.index]
+                print(f"  state {r.index}: {st.mode} {'(recovery crash) ' if st.recovery else ''}{st.why}; "
+                      f"cut {st.cut}, durable {st.durable}, {st.units} units, {st.torn} torn: {verdict(r)}")
+            for r in failed[:a.variants]:
+                take_apart(config, rec, ledger, driver, states[r.index], r, workdir)
+    return 0
+
+
+def take_apart(config, rec, ledger, driver, st: CrashState, r: StateResult, workdir: Path) -> None:  # type: ignore[no-untyped-def]
+    records = rec.records
+    print(f"\n== state {st.index}: {verdict(r)}; kept as {r.kept_as}")
+    image = Path(r.kept_as) if r.kept_as else None
+    if image is not None:
+        text = debugfs(image, "cat /pickfs-data/mariadb.log")
+        tail = [line for line in text.splitlines() if "InnoDB" in line or "ERROR" in line or "corrupt" in line]
+        print("  the database's log of that recovery:")
+        for line in tail[-40:]:
+            print(f"    {line}")
+    changes = [i for i in range(st.durable, st.cut) if records[i].changes]
+    landed: dict[int, int] = {}
+    for piece in st.kept:
+        landed[piece.record] = landed.get(piece.record, 0) + 1
+    blocks = sorted({b for i in changes for b in range(records[i].offset // BLOCK,
+                                                         (records[i].offset + max(1, records[i].length) - 1) // BLOCK + 1)})
+    names = owners(image, blocks) if image is not None else {}
+    print(f"  the epoch's unflushed writes ({len(changes)}), flushes before: "
+          f"{sum(1 for x in records[rec.first:st.durable] if x.kind == wlog.FLUSH)}")
+    suspects = []
+    for i in changes:
+        x = records[i]
+        n = len(units_of(records, i, DEFAULT_UNIT))
+        got = landed.get(i, 0)
+        b0 = x.offset // BLOCK
+        where = names.get(b0, "")
+        page = ""
+        if where and not where.startswith("<"):
+            lb = logical(image, where, b0) if image is not None else None  # type: ignore[arg-type]
+            if lb is not None:
+                page = f" file block {lb} (16K page {lb * BLOCK // 16384})"
+        print(f"    record {i}: {x.kind.decode()} {x.length} B at block {b0}: {where or '(no file)'}{page}; "
+              f"{got} of {n} units landed{' TORN' if 0 < got < n else ''}")
+        if 0 < got < n:
+            suspects.append(i)
+    # the same state with each torn write landed whole, and lost whole
+    variants = []
+    for i in suspects:
+        others = tuple(p for p in st.kept if p.record != i)
+        whole = tuple(sorted((*others, wlog.Piece(i)), key=lambda p: (p.record, p.skip)))
+        variants.append((f"record {i} landed whole", replace(st, kept=whole, recovery=False)))
+        variants.append((f"record {i} lost whole", replace(st, kept=others, recovery=False)))
+    variants.append(("the same state again", replace(st, recovery=False)))
+    with workbenches(rec, ledger, 1, rewinds=False) as (benches, _):
+        checker = StateChecker(config, benches[0], rec.base, ledger, driver, rec.acks, 1, DEFAULT_UNIT, None,
+                               "variant", rec.t_start, rec.events)
+        for k, (what, v) in enumerate(variants):
+            out = checker.check(replace(v, index=10_000 + k), None)
+            print(f"  variant: {what}: {verdict(out)}", flush=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
