@@ -15,6 +15,7 @@ ext2/3/4 only for the file names (debugfs reads the image); other filesystems pr
 from __future__ import annotations
 
 import argparse
+import random
 import subprocess
 import sys
 import tempfile
@@ -35,7 +36,7 @@ from pickfs.crash.runner import (
     workbenches,
     workers_for,
 )
-from pickfs.crash.states import DEFAULT_UNIT, CrashState, generate, units_of
+from pickfs.crash.states import DEFAULT_UNIT, CrashState, choose, epochs, generate, units_of
 from pickfs.model import WorkloadSpec
 from pickfs.plan import resolve_fs_name
 from pickfs.safepaths import MARKER
@@ -100,6 +101,9 @@ def main(argv: list[str]) -> int:
     p.add_argument("--size", type=int, default=512, help="image MiB")
     p.add_argument("--keep", default="/var/tmp/pickfs-autopsy")
     p.add_argument("--variants", type=int, default=3, help="failing states taken apart, at most")
+    p.add_argument("--torn-epochs", action="store_true",
+                   help="instead of the crash test's states: one per flush epoch holding a multi-unit write, cut "
+                        "just before its flush, every multi-unit write of it torn")
     a = p.parse_args(argv)
     settings = dict(s.split("=", 1) for s in a.sets)
     cls = workload_class(a.workload)
@@ -114,8 +118,11 @@ def main(argv: list[str]) -> int:
         driver = driver_for(spec, workdir)
         with recorded(config, spec, workdir, ledger, a.size * 1024**2, a.duration, a.seed, driver) as rec:
             records = rec.records
-            states = generate(records, rec.t_start, rec.t_end, a.states, a.seed, DEFAULT_UNIT, rec.events,
-                              a.recovery)
+            if a.torn_epochs:
+                states = torn_epochs(records, rec.first, rec.last, rec.t_end, a.seed)[:a.states]
+            else:
+                states = generate(records, rec.t_start, rec.t_end, a.states, a.seed, DEFAULT_UNIT, rec.events,
+                                  a.recovery)
             print(f"recorded {len(rec.acks)} acks, {rec.last - rec.first} records, {len(rec.events)} events; "
                   f"{len(states)} states", flush=True)
             workers = workers_for(str(driver.backend), config.fstype)
@@ -131,6 +138,21 @@ def main(argv: list[str]) -> int:
             for r in failed[:a.variants]:
                 take_apart(config, rec, ledger, driver, states[r.index], r, workdir)
     return 0
+
+
+def torn_epochs(records: list[wlog.Record], first: int, last: int, t_end: int, seed: int) -> list[CrashState]:
+    """A state per flush epoch that holds a write of more than one unit: cut just before its flush, each such write
+    torn (some of its units landed, some not), the others landed; in the order of their cuts."""
+    rng = random.Random(seed)
+    out: list[CrashState] = []
+    for e in sorted(epochs(records, first, last, DEFAULT_UNIT), key=lambda e: e.start):
+        if not any(len(units_of(records, i, DEFAULT_UNIT)) > 1 for i in range(e.start, e.cut) if records[i].changes):
+            continue
+        kept, dropped, units, torn = choose(records, e.start, e.cut, "torn writes", DEFAULT_UNIT, rng)
+        t_ns = min(records[e.cut].t_ns - 1, t_end) if e.cut < len(records) else t_end
+        out.append(CrashState(len(out), e.cut, e.start, kept, dropped, t_ns, "torn writes", units, torn,
+                              why="every epoch with a multi-unit write, torn"))
+    return out
 
 
 def take_apart(config, rec, ledger, driver, st: CrashState, r: StateResult, workdir: Path) -> None:  # type: ignore[no-untyped-def]
