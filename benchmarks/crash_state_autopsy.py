@@ -186,25 +186,53 @@ def take_apart(config, rec, ledger, driver, st: CrashState, r: StateResult, work
             lb = logical(image, where, b0) if image is not None else None  # type: ignore[arg-type]
             if lb is not None:
                 page = f" file block {lb} (16K page {lb * BLOCK // 16384})"
-        print(f"    record {i}: {x.kind.decode()} {x.length} B at block {b0}: {where or '(no file)'}{page}; "
-              f"{got} of {n} units landed{' TORN' if 0 < got < n else ''}")
         if 0 < got < n:
             suspects.append(i)
-    # the same state with each torn write landed whole, and lost whole
-    variants = []
-    for i in suspects:
-        others = tuple(p for p in st.kept if p.record != i)
-        whole = tuple(sorted((*others, wlog.Piece(i)), key=lambda p: (p.record, p.skip)))
-        variants.append((f"record {i} landed whole", replace(st, kept=whole, recovery=False)))
-        variants.append((f"record {i} lost whole", replace(st, kept=others, recovery=False)))
-    variants.append(("the same state again", replace(st, recovery=False)))
+        if 0 < got < n or len(suspects) < 40:
+            print(f"    record {i}: {x.kind.decode()} {x.length} B at block {b0}: {where or '(no file)'}{page}; "
+                  f"{got} of {n} units landed{' TORN' if 0 < got < n else ''}")
+    bisect(config, rec, ledger, driver, st, suspects)
+
+
+def bisect(config, rec, ledger, driver, st: CrashState, suspects: list[int]) -> None:  # type: ignore[no-untyped-def]
+    """Which torn write decides: bisected (the others landed whole), then that one lost whole."""
     with workbenches(rec, ledger, 1, rewinds=False) as (benches, _):
         checker = StateChecker(config, benches[0], rec.base, ledger, driver, rec.acks, 1, DEFAULT_UNIT, None,
                                "variant", rec.t_start, rec.events)
-        for k, (what, v) in enumerate(variants):
-            out = checker.check(replace(v, index=10_000 + k), None)
-            print(f"  variant: {what}: {verdict(out)}", flush=True)
+        count = [0]
 
+        def check(what: str, kept: tuple[wlog.Piece, ...]) -> bool:
+            count[0] += 1
+            out = checker.check(replace(st, kept=kept, recovery=False, index=10_000 + count[0]), None)
+            print(f"  variant: {what}: {verdict(out)}", flush=True)
+            return out.failed
+
+        def torn_only(chosen: list[int]) -> tuple[wlog.Piece, ...]:
+            """The state's pieces, but every torn write not in `chosen` landed whole."""
+            whole = set(suspects) - set(chosen)
+            kept = [p for p in st.kept if p.record not in whole] + [wlog.Piece(i) for i in whole]
+            return tuple(sorted(kept, key=lambda p: (p.record, p.skip)))
+
+        check("the same state again", st.kept)
+        if not suspects:
+            return
+        check("every torn write landed whole", torn_only([]))
+        left = list(suspects)
+        while len(left) > 1:
+            half = left[:len(left) // 2]
+            if check(f"only {len(half)} torn writes torn (records {half[0]}-{half[-1]})", torn_only(half)):
+                left = half
+            elif check(f"only {len(left) - len(half)} torn writes torn (records {left[len(half)]}-{left[-1]})",
+                       torn_only(left[len(half):])):
+                left = left[len(half):]
+            else:
+                print(f"  no single half decides: it takes writes of both ({len(left)} left)")
+                break
+        if len(left) == 1:
+            i = left[0]
+            print(f"  the deciding torn write: record {i}")
+            check(f"record {i} lost whole (the others landed whole)",
+                  tuple(p for p in torn_only([]) if p.record != i))
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))
