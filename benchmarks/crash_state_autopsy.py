@@ -101,6 +101,7 @@ def main(argv: list[str]) -> int:
     p.add_argument("--size", type=int, default=512, help="image MiB")
     p.add_argument("--keep", default="/var/tmp/pickfs-autopsy")
     p.add_argument("--variants", type=int, default=3, help="failing states taken apart, at most")
+    p.add_argument("--least", type=int, default=16384, help="--torn-epochs: epochs with a write of this many bytes")
     p.add_argument("--torn-epochs", action="store_true",
                    help="instead of the crash test's states: one per flush epoch holding a multi-unit write, cut "
                         "just before its flush, every multi-unit write of it torn")
@@ -113,13 +114,14 @@ def main(argv: list[str]) -> int:
     Path(a.keep).mkdir(mode=0o700, exist_ok=True)
     with tempfile.TemporaryDirectory(dir="/var/tmp", prefix="pickfs-autopsy-") as tmp:
         workdir = Path(tmp)
+        workdir.chmod(0o755)  # a server's own user walks through it to its data directory
         (workdir / MARKER).touch(mode=0o600)
         ledger = Ledger(workdir / "ledger")
         driver = driver_for(spec, workdir)
         with recorded(config, spec, workdir, ledger, a.size * 1024**2, a.duration, a.seed, driver) as rec:
             records = rec.records
             if a.torn_epochs:
-                states = torn_epochs(records, rec.first, rec.last, rec.t_end, a.seed)[:a.states]
+                states = torn_epochs(records, rec.first, rec.last, rec.t_end, a.seed, a.least)[:a.states]
             else:
                 states = generate(records, rec.t_start, rec.t_end, a.states, a.seed, DEFAULT_UNIT, rec.events,
                                   a.recovery)
@@ -140,13 +142,15 @@ def main(argv: list[str]) -> int:
     return 0
 
 
-def torn_epochs(records: list[wlog.Record], first: int, last: int, t_end: int, seed: int) -> list[CrashState]:
+def torn_epochs(records: list[wlog.Record], first: int, last: int, t_end: int, seed: int,
+                least: int = 0) -> list[CrashState]:
     """A state per flush epoch that holds a write of more than one unit: cut just before its flush, each such write
     torn (some of its units landed, some not), the others landed; in the order of their cuts."""
     rng = random.Random(seed)
     out: list[CrashState] = []
     for e in sorted(epochs(records, first, last, DEFAULT_UNIT), key=lambda e: e.start):
-        if not any(len(units_of(records, i, DEFAULT_UNIT)) > 1 for i in range(e.start, e.cut) if records[i].changes):
+        if not any(len(units_of(records, i, DEFAULT_UNIT)) > 1 and records[i].length >= least
+                   for i in range(e.start, e.cut) if records[i].changes):
             continue
         kept, dropped, units, torn = choose(records, e.start, e.cut, "torn writes", DEFAULT_UNIT, rng)
         t_ns = min(records[e.cut].t_ns - 1, t_end) if e.cut < len(records) else t_end
