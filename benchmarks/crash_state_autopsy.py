@@ -101,6 +101,9 @@ def main(argv: list[str]) -> int:
     p.add_argument("--size", type=int, default=512, help="image MiB")
     p.add_argument("--keep", default="/var/tmp/pickfs-autopsy")
     p.add_argument("--variants", type=int, default=3, help="failing states taken apart, at most")
+    p.add_argument("--checkpoints", action="store_true",
+                   help="only list the flush epochs in which InnoDB's checkpoint block and a page of a data file "
+                        "were both written")
     p.add_argument("--least", type=int, default=16384, help="--torn-epochs: epochs with a write of this many bytes")
     p.add_argument("--torn-epochs", action="store_true",
                    help="instead of the crash test's states: one per flush epoch holding a multi-unit write, cut "
@@ -127,6 +130,9 @@ def main(argv: list[str]) -> int:
                                   a.recovery)
             print(f"recorded {len(rec.acks)} acks, {rec.last - rec.first} records, {len(rec.events)} events; "
                   f"{len(states)} states", flush=True)
+            if a.checkpoints:
+                checkpoint_epochs(rec)
+                return 0
             workers = workers_for(str(driver.backend), config.fstype)
             with workbenches(rec, ledger, workers, rewinds=False) as (benches, _), ExitStack() as stack:
                 checkers = checkers_for(config, rec, ledger, driver, benches, stack, a.seed, DEFAULT_UNIT, keep, "s")
@@ -140,6 +146,28 @@ def main(argv: list[str]) -> int:
             for r in failed[:a.variants]:
                 take_apart(config, rec, ledger, driver, states[r.index], r, workdir)
     return 0
+
+
+def checkpoint_epochs(rec) -> None:  # type: ignore[no-untyped-def]
+    """The flush epochs holding a write of InnoDB's checkpoint blocks (ib_logfile0's 2nd and 3rd 4 KiB) and a write
+    to a data file (.ibd, ibdata1): InnoDB must have made the page durable before it wrote the checkpoint."""
+    records = rec.records
+    listed = debugfs(rec.start_image, "blocks /pickfs-data/mysql/ib_logfile0").split()
+    header = {int(b) for b in listed[1:3]}
+    ends = [i for i in range(rec.first, rec.last) if records[i].kind == wlog.FLUSH] + [rec.last]
+    start, found = rec.first, 0
+    for end in ends:
+        writes = [i for i in range(start, end) if records[i].kind == wlog.WRITE]
+        ckpt = [i for i in writes if records[i].offset // BLOCK in header]
+        if ckpt:
+            others = [i for i in writes if i not in ckpt]
+            names = owners(rec.start_image, sorted({records[i].offset // BLOCK for i in others})) if others else {}
+            data = [i for i in others if names.get(records[i].offset // BLOCK, "").endswith((".ibd", "ibdata1"))]
+            print(f"  epoch [{start}, {end}): checkpoint write {ckpt}, {len(others)} other writes, "
+                  f"{len(data)} to data files: {[(i, names[records[i].offset // BLOCK], records[i].length) for i in data][:6]}")
+            found += bool(data)
+        start = end + 1
+    print(f"{found} epochs hold the checkpoint and a data page unflushed together")
 
 
 def torn_epochs(records: list[wlog.Record], first: int, last: int, t_end: int, seed: int,
