@@ -155,7 +155,7 @@ def checkpoint_epochs(rec) -> None:  # type: ignore[no-untyped-def]
     listed = debugfs(rec.start_image, "blocks /pickfs-data/mysql/ib_logfile0").split()
     header = {int(b) for b in listed[1:3]}
     ends = [i for i in range(rec.first, rec.last) if records[i].kind == wlog.FLUSH] + [rec.last]
-    start, found = rec.first, 0
+    start, found, older_pages = rec.first, 0, 0
     for end in ends:
         writes = [i for i in range(start, end) if records[i].kind == wlog.WRITE]
         ckpt = [i for i in writes if records[i].offset // BLOCK in header]
@@ -164,10 +164,49 @@ def checkpoint_epochs(rec) -> None:  # type: ignore[no-untyped-def]
             names = owners(rec.start_image, sorted({records[i].offset // BLOCK for i in others})) if others else {}
             data = [i for i in others if names.get(records[i].offset // BLOCK, "").endswith((".ibd", "ibdata1"))]
             print(f"  epoch [{start}, {end}): checkpoint write {ckpt}, {len(others)} other writes, "
-                  f"{len(data)} to data files: {[(i, names[records[i].offset // BLOCK], records[i].length) for i in data][:6]}")
+                  f"{len(data)} to data files")
+            with open(rec.log, "rb") as fh:
+                lsn = 0
+                for i in ckpt:
+                    fh.seek(records[i].data_pos + records[i].offset % BLOCK)
+                    block = fh.read(16)
+                    lsn = int.from_bytes(block[:8], "big")
+                    print(f"    checkpoint record {i}: checkpoint LSN {lsn}, end LSN {int.from_bytes(block[8:16], 'big')}")
+                for i in data:
+                    fh.seek(records[i].data_pos)
+                    head = fh.read(38)
+                    page_lsn = int.from_bytes(head[16:24], "big")
+                    older = page_lsn < lsn
+                    older_pages += older
+                    if older or i in data[:4]:
+                        print(f"    page write {i}{' after' if i > ckpt[0] else ' before'} the checkpoint: "
+                              f"{names[records[i].offset // BLOCK]} {records[i].length} B, page "
+                              f"{int.from_bytes(head[4:8], 'big')} of space {int.from_bytes(head[34:38], 'big')}, "
+                              f"FIL_PAGE_LSN {page_lsn}{' OLDER THAN THE CHECKPOINT' if older else ''}")
             found += bool(data)
         start = end + 1
-    print(f"{found} epochs hold the checkpoint and a data page unflushed together")
+    print(f"{found} epochs hold the checkpoint and a data page unflushed together; {older_pages} of those pages are "
+          "older than that checkpoint")
+    # every page written after a checkpoint whose changes are older than it (the checkpoint vouched for them)
+    with open(rec.log, "rb") as fh:
+        lsn, late = 0, 0
+        for i in range(rec.first, rec.last):
+            x = records[i]
+            if x.kind != wlog.WRITE:
+                continue
+            if x.offset // BLOCK in header:
+                fh.seek(x.data_pos + x.offset % BLOCK)
+                lsn = max(lsn, int.from_bytes(fh.read(8), "big"))
+            elif x.length == 16384 and x.offset % 16384 == 0 and lsn:
+                fh.seek(x.data_pos)
+                head = fh.read(38)
+                page_lsn = int.from_bytes(head[16:24], "big")
+                if 0 < page_lsn < lsn:
+                    late += 1
+                    if late <= 5:
+                        print(f"    page write {i} after checkpoint LSN {lsn}: page {int.from_bytes(head[4:8], 'big')} of "
+                              f"space {int.from_bytes(head[34:38], 'big')}, FIL_PAGE_LSN {page_lsn}")
+    print(f"{late} page writes carry changes older than a checkpoint written before them")
 
 
 def torn_epochs(records: list[wlog.Record], first: int, last: int, t_end: int, seed: int,
