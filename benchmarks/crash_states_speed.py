@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -75,6 +76,11 @@ def main(argv: list[str]) -> int:
                   f"{int(m.get('crash_drawn_states', 0))} distinct states cut at random moments, "
                   f"{int(m.get('crash_drawn_failed', 0))} of them failing; {crash['verdict']}")
             print(f"  {c['config']}/{c['workload']}: {m.get('crash_check_s', 0):.0f} s checking states")
+            own = sorted((st["seconds"], st.get("problem", "")) for st in crash.get("states", ())
+                         if st.get("same_as", -1) < 0)
+            if own:  # one state that waits out a time limit can hide the pace of all the others
+                print(f"  a distinct state's check: median {statistics.median(x for x, _ in own):.3f} s, slowest "
+                      f"{own[-1][0]:.1f} s{f' ({own[-1][1][:100]})' if own[-1][1] else ''}")
         print(f"wall time of the whole crashtest: {wall:.0f} s; load average before "
               f"{' '.join(f'{x:.2f}' for x in load_before)}, after {' '.join(f'{x:.2f}' for x in os.getloadavg())} "
               f"on {os.cpu_count()} CPUs")

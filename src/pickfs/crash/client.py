@@ -6,8 +6,9 @@ client would: the same check function, on a connection of its own that is closed
 is written, in a process whose working directory is `/` (it holds nothing of the state's filesystem
 when that is unmounted). A check that does not answer in time is a hung check, as before: the
 process is ended and the next check starts a new one; one that dies raises as the one-shot
-client's failure did. An engine that runs inside its client, one client per process (embedded
-Firebird), keeps a process per state.
+client's failure did. An engine that runs inside its client (embedded Firebird) is served the same
+way: what it keeps across checks (its lock files) goes to the checker's own directory (`Clients.home`),
+never to the state's filesystem, so nothing of a state outlives its check.
 """
 
 from __future__ import annotations
@@ -144,10 +145,12 @@ class ClientProcess:
 
 class Clients:
     """The client processes of one checker (states checked at once each have their own): one per environment the
-    checks need."""
+    checks need. `home`: a directory of the checker's own (made when first needed), off the states' filesystems,
+    for what an engine running in its client keeps across checks; by default beside `errors`."""
 
-    def __init__(self, ledger: Ledger, errors: Path) -> None:
+    def __init__(self, ledger: Ledger, errors: Path, home: Path | None = None) -> None:
         self.ledger, self.errors = ledger, errors
+        self.home = home or errors.with_name(f"{errors.name}.home")
         self.by_key: dict[tuple[str, str], ClientProcess] = {}
 
     def ask(self, backend: str, env: dict[str, str] | None, argv: list[str], timeout: float) -> dict[str, Any] | None:
@@ -163,9 +166,9 @@ class Clients:
 
 
 @contextmanager
-def clients(ledger: Ledger, errors: Path) -> Iterator[Clients]:
+def clients(ledger: Ledger, errors: Path, home: Path | None = None) -> Iterator[Clients]:
     """Client processes for one checker's checks, all ended on exit."""
-    found = Clients(ledger, errors)
+    found = Clients(ledger, errors, home)
     try:
         yield found
     finally:

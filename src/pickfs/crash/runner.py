@@ -240,12 +240,16 @@ HUNG = {"query_error": f"the database did not answer its check within {CHECK_TIM
 
 def _client(step: str, backend: str, datadir: Path, endpoint: Endpoint | None, settings: dict[str, Any],
             extra: tuple[str, ...] | list[str] = (), standing: Clients | None = None) -> dict[str, Any]:
-    """One step of the commits client; a check by a client that stays up (`standing`) where the database allows it."""
+    """One step of the commits client; a check by a client that stays up (`standing`), given its environment (an
+    embedded engine's lock files in the checker's own directory, off the state's filesystem), or a process of its
+    own."""
     db = databases.get(backend)
     options = ["--backend", backend, *db.connection_args(datadir, endpoint, settings, DB_STEM)]
     argv = [sys.executable, "-m", CLIENT, step, *options]
-    env = db.client_env(datadir, None, endpoint)
-    if step == "check" and standing is not None and not db.one_client:
+    standing = standing if step == "check" else None
+    env = db.client_env(datadir, None, endpoint) if standing is None else db.checker_env(datadir, standing.home,
+                                                                                        endpoint)
+    if standing is not None:
         # a damaged database can make a query wait for ever (PostgreSQL on a transaction its lost commit
         # log calls running): a state whose check hangs is broken, and the test goes on
         doc: dict[str, Any] = standing.ask(backend, env, [*options, *extra], CHECK_TIMEOUT_S) or dict(HUNG)

@@ -130,6 +130,12 @@ class Database(ABC):
         """Environment variables the client needs (None: pickfs's own)."""
         return None
 
+    def checker_env(self, datadir: Path, home: Path, endpoint: Endpoint | None) -> dict[str, str] | None:
+        """The environment of a crash test's client that stays up for state after state (and of the checks run
+        beside it): `home` is that checker's own directory, off the states' filesystems, for what the client keeps
+        across checks. By default the client's own environment."""
+        return self.client_env(datadir, None, endpoint)
+
     def after_load(self, datadir: Path, endpoint: Endpoint | None, env: dict[str, str] | None,
                    settings: dict[str, Any], stem: str) -> None:
         """Settings made on the database once its tables exist."""

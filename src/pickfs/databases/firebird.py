@@ -59,14 +59,17 @@ def set_forced_writes(db: Path | str, on: bool, env: dict[str, str]) -> None:
 def firebird_env(datadir: Path, scratch: Path | None = None) -> dict[str, str]:
     """The embedded engine, with its lock files private to this run: beside the database, or for a
     database on a block device, in the configuration's scratch directory."""
-    from pickfs.stack.workdir import PRIVATE_MODE  # deferred: pickfs.stack, which no client process loads
-
     if is_block_device(datadir):
         if scratch is None:
             raise ValueError("a Firebird database on a block device needs a directory for its lock files")
-        lock = scratch / "fblock"
-    else:
-        lock = datadir / "fblock"
+        return engine_env(scratch / "fblock")
+    return engine_env(datadir / "fblock")
+
+
+def engine_env(lock: Path) -> dict[str, str]:
+    """The embedded engine's environment, its lock and temporary files in `lock` (made, private)."""
+    from pickfs.stack.workdir import PRIVATE_MODE  # deferred: pickfs.stack, which no client process loads
+
     lock.mkdir(mode=PRIVATE_MODE, exist_ok=True)
     return {"FIREBIRD": FIREBIRD_ROOT, "FIREBIRD_LOCK": str(lock), "FIREBIRD_TMP": str(lock)}
 
@@ -159,6 +162,12 @@ class Firebird(Database):
 
     def client_env(self, datadir: Path, scratch: Path | None, endpoint: Endpoint | None) -> dict[str, str] | None:
         return firebird_env(datadir, scratch)
+
+    def checker_env(self, datadir: Path, home: Path, endpoint: Endpoint | None) -> dict[str, str] | None:
+        """A client that stays up keeps the engine, and the engine keeps its lock files mapped: in the checker's own
+        directory, never on the state's filesystem (which they would keep busy after its unmount)."""
+        home.mkdir(mode=0o700, exist_ok=True)
+        return engine_env(home / "fblock")
 
     def after_load(self, datadir: Path, endpoint: Endpoint | None, env: dict[str, str] | None,
                    settings: dict[str, Any], stem: str) -> None:

@@ -1,0 +1,309 @@
+"""Why did a crash state fail? Records a workload once, checks power-cut states of it, and for every state that
+lost or broke something prints what its image held against the disk model: each unflushed write of its flush
+epoch, how many of its units landed, which file (and which database page) it went to, and the verdict of the
+same state with that one write landed whole and lost whole (so the write that decides is named), and the
+database's own log of that recovery.
+
+Runs on the real recorder, filesystems and servers (root; an integration run: under the itest lock):
+
+    flock /tmp/pickfs-itest.lock .venv/bin/python benchmarks/crash_state_autopsy.py --fs ext4 \\
+        --workload sysbench-oltp --states 60
+
+ext2/3/4 only for the file names (debugfs reads the image); other filesystems print offsets.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import subprocess
+import sys
+import tempfile
+import threading
+import uuid
+from contextlib import ExitStack
+from dataclasses import replace
+from pathlib import Path
+
+from pickfs.crash import log as wlog
+from pickfs.crash.runner import (
+    StateChecker,
+    StateResult,
+    check_states,
+    checkers_for,
+    driver_for,
+    recorded,
+    workbenches,
+    workers_for,
+)
+from pickfs.crash.states import DEFAULT_UNIT, CrashState, choose, epochs, generate, units_of
+from pickfs.model import WorkloadSpec
+from pickfs.plan import resolve_fs_name
+from pickfs.safepaths import MARKER
+from pickfs.stack.ledger import Ledger
+from pickfs.workloads import workload_class
+
+BLOCK = 4096
+
+
+def debugfs(image: Path, request: str) -> str:
+    proc = subprocess.run(["debugfs", "-R", request, str(image)], capture_output=True, text=True)
+    return proc.stdout
+
+
+def owners(image: Path, blocks: list[int]) -> dict[int, str]:
+    """Block -> the path of the file holding it ('' when none: metadata, the journal, free)."""
+    inode_of: dict[int, int] = {}
+    for line in debugfs(image, "icheck " + " ".join(map(str, blocks))).splitlines()[1:]:
+        parts = line.split()
+        if len(parts) == 2 and parts[0].isdigit() and parts[1].isdigit():
+            inode_of[int(parts[0])] = int(parts[1])
+    inodes = sorted(set(inode_of.values()))
+    names: dict[int, str] = {8: "<the journal>"}
+    if inodes:
+        for line in debugfs(image, "ncheck " + " ".join(map(str, inodes))).splitlines()[1:]:
+            parts = line.split(None, 1)
+            if len(parts) == 2 and parts[0].isdigit():
+                names[int(parts[0])] = parts[1].strip()
+    return {b: (names.get(inode_of[b], f"inode {inode_of[b]}") if b in inode_of else "") for b in blocks}
+
+
+def logical(image: Path, path: str, block: int) -> int | None:
+    """The file block that physical `block` is, from the file's block list."""
+    listed = debugfs(image, f"blocks {path}").split()
+    for k, b in enumerate(listed):
+        if b.isdigit() and int(b) == block:
+            return k
+    return None
+
+
+def verdict(r: StateResult) -> str:
+    if not r.mounted:
+        return "would not mount"
+    if not r.db_opened:
+        return f"database would not open ({r.problem[:160]})"
+    if r.lost:
+        return f"lost {r.lost} of {r.acked_before} ({r.problem[:160]})"
+    if r.consistent is False:
+        return f"inconsistent ({r.problem[:160]})"
+    return "all present, consistent"
+
+
+def main(argv: list[str]) -> int:
+    p = argparse.ArgumentParser()
+    p.add_argument("--fs", default="ext4")
+    p.add_argument("--workload", default="sysbench-oltp")
+    p.add_argument("--set", action="append", default=[], dest="sets")
+    p.add_argument("--states", type=int, default=60)
+    p.add_argument("--duration", type=float, default=3.0)
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--recovery", type=float, default=0.0, help="share of states with a second power cut")
+    p.add_argument("--size", type=int, default=512, help="image MiB")
+    p.add_argument("--keep", default="/var/tmp/pickfs-autopsy")
+    p.add_argument("--variants", type=int, default=3, help="failing states taken apart, at most")
+    p.add_argument("--checkpoints", action="store_true",
+                   help="only list the flush epochs in which InnoDB's checkpoint block and a page of a data file "
+                        "were both written")
+    p.add_argument("--least", type=int, default=16384, help="--torn-epochs: epochs with a write of this many bytes")
+    p.add_argument("--torn-epochs", action="store_true",
+                   help="instead of the crash test's states: one per flush epoch holding a multi-unit write, cut "
+                        "just before its flush, every multi-unit write of it torn")
+    a = p.parse_args(argv)
+    settings = dict(s.split("=", 1) for s in a.sets)
+    cls = workload_class(a.workload)
+    spec = WorkloadSpec(a.workload, "x", tuple(sorted(cls.normalize(settings).items())))
+    config = resolve_fs_name(a.fs)
+    keep = Path(a.keep) / uuid.uuid4().hex[:8]
+    Path(a.keep).mkdir(mode=0o700, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir="/var/tmp", prefix="pickfs-autopsy-") as tmp:
+        workdir = Path(tmp)
+        workdir.chmod(0o755)  # a server's own user walks through it to its data directory
+        (workdir / MARKER).touch(mode=0o600)
+        ledger = Ledger(workdir / "ledger")
+        driver = driver_for(spec, workdir)
+        with recorded(config, spec, workdir, ledger, a.size * 1024**2, a.duration, a.seed, driver) as rec:
+            records = rec.records
+            if a.torn_epochs:
+                states = torn_epochs(records, rec.first, rec.last, rec.t_end, a.seed, a.least)[:a.states]
+            else:
+                states = generate(records, rec.t_start, rec.t_end, a.states, a.seed, DEFAULT_UNIT, rec.events,
+                                  a.recovery)
+            print(f"recorded {len(rec.acks)} acks, {rec.last - rec.first} records, {len(rec.events)} events; "
+                  f"{len(states)} states", flush=True)
+            if a.checkpoints:
+                checkpoint_epochs(rec)
+                return 0
+            workers = workers_for(str(driver.backend), config.fstype)
+            with workbenches(rec, ledger, workers, rewinds=False) as (benches, _), ExitStack() as stack:
+                checkers = checkers_for(config, rec, ledger, driver, benches, stack, a.seed, DEFAULT_UNIT, keep, "s")
+                results = list(check_states(checkers, states, [None] * len(states), threading.Event()))
+            failed = [r for r in results if r.failed]
+            print(f"{len(failed)} of {len(results)} states failed", flush=True)
+            for r in results:
+                st = states[r.index]
+                print(f"  state {r.index}: {st.mode} {'(recovery crash) ' if st.recovery else ''}{st.why}; "
+                      f"cut {st.cut}, durable {st.durable}, {st.units} units, {st.torn} torn: {verdict(r)}")
+            for r in failed[:a.variants]:
+                take_apart(config, rec, ledger, driver, states[r.index], r, workdir)
+    return 0
+
+
+def checkpoint_epochs(rec) -> None:  # type: ignore[no-untyped-def]
+    """The flush epochs holding a write of InnoDB's checkpoint blocks (ib_logfile0's 2nd and 3rd 4 KiB) and a write
+    to a data file (.ibd, ibdata1): InnoDB must have made the page durable before it wrote the checkpoint."""
+    records = rec.records
+    listed = debugfs(rec.start_image, "blocks /pickfs-data/mysql/ib_logfile0").split()
+    header = {int(b) for b in listed[1:3]}
+    ends = [i for i in range(rec.first, rec.last) if records[i].kind == wlog.FLUSH] + [rec.last]
+    start, found, older_pages = rec.first, 0, 0
+    for end in ends:
+        writes = [i for i in range(start, end) if records[i].kind == wlog.WRITE]
+        ckpt = [i for i in writes if records[i].offset // BLOCK in header]
+        if ckpt:
+            others = [i for i in writes if i not in ckpt]
+            names = owners(rec.start_image, sorted({records[i].offset // BLOCK for i in others})) if others else {}
+            data = [i for i in others if names.get(records[i].offset // BLOCK, "").endswith((".ibd", "ibdata1"))]
+            print(f"  epoch [{start}, {end}): checkpoint write {ckpt}, {len(others)} other writes, "
+                  f"{len(data)} to data files")
+            with open(rec.log, "rb") as fh:
+                lsn = 0
+                for i in ckpt:
+                    fh.seek(records[i].data_pos + records[i].offset % BLOCK)
+                    block = fh.read(16)
+                    lsn = int.from_bytes(block[:8], "big")
+                    print(f"    checkpoint record {i}: checkpoint LSN {lsn}, end LSN {int.from_bytes(block[8:16], 'big')}")
+                for i in data:
+                    fh.seek(records[i].data_pos)
+                    head = fh.read(38)
+                    page_lsn = int.from_bytes(head[16:24], "big")
+                    older = page_lsn < lsn
+                    older_pages += older
+                    if older or i in data[:4]:
+                        print(f"    page write {i}{' after' if i > ckpt[0] else ' before'} the checkpoint: "
+                              f"{names[records[i].offset // BLOCK]} {records[i].length} B, page "
+                              f"{int.from_bytes(head[4:8], 'big')} of space {int.from_bytes(head[34:38], 'big')}, "
+                              f"FIL_PAGE_LSN {page_lsn}{' OLDER THAN THE CHECKPOINT' if older else ''}")
+            found += bool(data)
+        start = end + 1
+    print(f"{found} epochs hold the checkpoint and a data page unflushed together; {older_pages} of those pages are "
+          "older than that checkpoint")
+    # every page written after a checkpoint whose changes are older than it (the checkpoint vouched for them)
+    with open(rec.log, "rb") as fh:
+        lsn, late = 0, 0
+        for i in range(rec.first, rec.last):
+            x = records[i]
+            if x.kind != wlog.WRITE:
+                continue
+            if x.offset // BLOCK in header:
+                fh.seek(x.data_pos + x.offset % BLOCK)
+                lsn = max(lsn, int.from_bytes(fh.read(8), "big"))
+            elif x.length == 16384 and x.offset % 16384 == 0 and lsn:
+                fh.seek(x.data_pos)
+                head = fh.read(38)
+                page_lsn = int.from_bytes(head[16:24], "big")
+                if 0 < page_lsn < lsn:
+                    late += 1
+                    if late <= 5:
+                        print(f"    page write {i} after checkpoint LSN {lsn}: page {int.from_bytes(head[4:8], 'big')} of "
+                              f"space {int.from_bytes(head[34:38], 'big')}, FIL_PAGE_LSN {page_lsn}")
+    print(f"{late} page writes carry changes older than a checkpoint written before them")
+
+
+def torn_epochs(records: list[wlog.Record], first: int, last: int, t_end: int, seed: int,
+                least: int = 0) -> list[CrashState]:
+    """A state per flush epoch that holds a write of more than one unit: cut just before its flush, each such write
+    torn (some of its units landed, some not), the others landed; in the order of their cuts."""
+    rng = random.Random(seed)
+    out: list[CrashState] = []
+    for e in sorted(epochs(records, first, last, DEFAULT_UNIT), key=lambda e: e.start):
+        if not any(len(units_of(records, i, DEFAULT_UNIT)) > 1 and records[i].length >= least
+                   for i in range(e.start, e.cut) if records[i].changes):
+            continue
+        kept, dropped, units, torn = choose(records, e.start, e.cut, "torn writes", DEFAULT_UNIT, rng)
+        t_ns = min(records[e.cut].t_ns - 1, t_end) if e.cut < len(records) else t_end
+        out.append(CrashState(len(out), e.cut, e.start, kept, dropped, t_ns, "torn writes", units, torn,
+                              why="every epoch with a multi-unit write, torn"))
+    return out
+
+
+def take_apart(config, rec, ledger, driver, st: CrashState, r: StateResult, workdir: Path) -> None:  # type: ignore[no-untyped-def]
+    records = rec.records
+    print(f"\n== state {st.index}: {verdict(r)}; kept as {r.kept_as}")
+    image = Path(r.kept_as) if r.kept_as else None
+    if image is not None:
+        text = debugfs(image, "cat /pickfs-data/mariadb.log")
+        tail = [line for line in text.splitlines() if "InnoDB" in line or "ERROR" in line or "corrupt" in line]
+        print("  the database's log of that recovery:")
+        for line in tail[-40:]:
+            print(f"    {line}")
+    changes = [i for i in range(st.durable, st.cut) if records[i].changes]
+    landed: dict[int, int] = {}
+    for piece in st.kept:
+        landed[piece.record] = landed.get(piece.record, 0) + 1
+    blocks = sorted({b for i in changes for b in range(records[i].offset // BLOCK,
+                                                         (records[i].offset + max(1, records[i].length) - 1) // BLOCK + 1)})
+    names = owners(image, blocks) if image is not None else {}
+    print(f"  the epoch's unflushed writes ({len(changes)}), flushes before: "
+          f"{sum(1 for x in records[rec.first:st.durable] if x.kind == wlog.FLUSH)}")
+    suspects = []
+    for i in changes:
+        x = records[i]
+        n = len(units_of(records, i, DEFAULT_UNIT))
+        got = landed.get(i, 0)
+        b0 = x.offset // BLOCK
+        where = names.get(b0, "")
+        page = ""
+        if where and not where.startswith("<"):
+            lb = logical(image, where, b0) if image is not None else None  # type: ignore[arg-type]
+            if lb is not None:
+                page = f" file block {lb} (16K page {lb * BLOCK // 16384})"
+        if 0 < got < n:
+            suspects.append(i)
+        if 0 < got < n or len(suspects) < 40:
+            print(f"    record {i}: {x.kind.decode()} {x.length} B at block {b0}: {where or '(no file)'}{page}; "
+                  f"{got} of {n} units landed{' TORN' if 0 < got < n else ''}")
+    bisect(config, rec, ledger, driver, st, suspects)
+
+
+def bisect(config, rec, ledger, driver, st: CrashState, suspects: list[int]) -> None:  # type: ignore[no-untyped-def]
+    """Which torn write decides: bisected (the others landed whole), then that one lost whole."""
+    with workbenches(rec, ledger, 1, rewinds=False) as (benches, _):
+        checker = StateChecker(config, benches[0], rec.base, ledger, driver, rec.acks, 1, DEFAULT_UNIT, None,
+                               "variant", rec.t_start, rec.events)
+        count = [0]
+
+        def check(what: str, kept: tuple[wlog.Piece, ...]) -> bool:
+            count[0] += 1
+            out = checker.check(replace(st, kept=kept, recovery=False, index=10_000 + count[0]), None)
+            print(f"  variant: {what}: {verdict(out)}", flush=True)
+            return out.failed
+
+        def torn_only(chosen: list[int]) -> tuple[wlog.Piece, ...]:
+            """The state's pieces, but every torn write not in `chosen` landed whole."""
+            whole = set(suspects) - set(chosen)
+            kept = [p for p in st.kept if p.record not in whole] + [wlog.Piece(i) for i in whole]
+            return tuple(sorted(kept, key=lambda p: (p.record, p.skip)))
+
+        check("the same state again", st.kept)
+        if not suspects:
+            return
+        check("every torn write landed whole", torn_only([]))
+        left = list(suspects)
+        while len(left) > 1:
+            half = left[:len(left) // 2]
+            if check(f"only {len(half)} torn writes torn (records {half[0]}-{half[-1]})", torn_only(half)):
+                left = half
+            elif check(f"only {len(left) - len(half)} torn writes torn (records {left[len(half)]}-{left[-1]})",
+                       torn_only(left[len(half):])):
+                left = left[len(half):]
+            else:
+                print(f"  no single half decides: it takes writes of both ({len(left)} left)")
+                break
+        if len(left) == 1:
+            i = left[0]
+            print(f"  the deciding torn write: record {i}")
+            check(f"record {i} lost whole (the others landed whole)",
+                  tuple(p for p in torn_only([]) if p.record != i))
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
