@@ -73,15 +73,6 @@ def wrap_undo(kind: str, name: str) -> None:
     object.__setattr__(k, "undo", outer)
 
 
-def ready(pidfile: Path) -> bool:
-    """The postmaster says it accepts connections (its pid file's 8th line, as pg_ctl reads it)."""
-    try:
-        lines = pidfile.read_text().splitlines()
-    except OSError:
-        return False
-    return len(lines) >= 8 and lines[7].strip() == "ready"
-
-
 def floor(pgdata: Path, sockdir: Path, stop: signal.Signals) -> tuple[float, float]:
     """The server's own start (exec to ready) and stop (signal to exit), run directly as its user."""
     bins = pg.bindir()
@@ -91,7 +82,7 @@ def floor(pgdata: Path, sockdir: Path, stop: signal.Signals) -> tuple[float, flo
     proc = subprocess.Popen([str(bins / "postgres"), "-D", str(pgdata), "-c", f"unix_socket_directories={sockdir}",
                              "-c", "listen_addresses="], user=pg.OS_USER, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
-    while not ready(pgdata / "postmaster.pid"):
+    while not pg.accepting(pgdata / "postmaster.pid"):
         if proc.poll() is not None:
             raise SystemExit("postgres exited before it was ready")
         time.sleep(0.001)
@@ -109,7 +100,7 @@ def crashed(pgdata: Path, sockdir: Path) -> None:
     proc = subprocess.Popen([str(bins / "postgres"), "-D", str(pgdata), "-c", f"unix_socket_directories={sockdir}",
                              "-c", "listen_addresses="], user=pg.OS_USER, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
-    while not ready(pgdata / "postmaster.pid"):
+    while not pg.accepting(pgdata / "postmaster.pid"):
         time.sleep(0.001)
     subprocess.run([str(bins / "psql"), "-h", str(sockdir), "-U", "postgres", "-q", "-c",
                     "CREATE TABLE IF NOT EXISTS t(x int); INSERT INTO t SELECT generate_series(1, 10000);"],
@@ -257,24 +248,16 @@ def profile_crashtest(argv: list[str]) -> None:
             return TimedContext(inner(*args, **kwargs), enter, leave)
         setattr(owner, attr, outer)
 
-    def wrap_method(cls: Any, attr: str, name: str) -> None:
-        inner = getattr(cls, attr)
-
-        def outer(*args: Any, **kwargs: Any) -> Any:
-            with timed(name):
-                return inner(*args, **kwargs)
-        setattr(cls, attr, outer)
-
-    wrap_method(runner.StateChecker, "check", "a state, whole (building it, its check, undoing it)")
-    wrap_method(runner.Workbench, "prepare", "  building the state's image")
-    wrap_method(runner.Workbench, "checked", "  reading the check's writes")
-    wrap_method(runner.Workbench, "reset", "  undoing them")
+    wrap(runner.StateChecker, "check", "a state, whole (building it, its check, undoing it)")
+    wrap(runner.Workbench, "prepare", "  building the state's image")
+    wrap(runner.Workbench, "checked", "  reading the check's writes")
+    wrap(runner.Workbench, "reset", "  undoing them")
     wrap_cm(station.Station, "attached", "  loop device ready", "  its cached blocks dropped (or detached)")
     wrap_cm(station.Station, "mounted", "  mount (journal replay)", "  unmount")
-    wrap_method(station.Station, "let_go", "  device let go")
+    wrap(station.Station, "let_go", "  device let go")
     wrap_cm(runner, "_server", "  server start (its recovery)", "  server stop")
-    wrap_method(runner.Commits, "check", "  the database's check (client)")
-    wrap_method(runner, "fsck", "  fsck")
+    wrap(runner.Commits, "check", "  the database's check (client)")
+    wrap(runner, "fsck", "  fsck")
     t0 = time.perf_counter()
     try:
         pickfs_main(["crashtest", *argv])

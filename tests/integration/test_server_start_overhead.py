@@ -10,21 +10,12 @@ import time
 
 import pytest
 
-from pickfs.services.postgresql import OS_USER, PostgreSQL, bindir
+from pickfs.services.postgresql import OS_USER, PostgreSQL, accepting, bindir
 from pickfs.stack.ledger import Ledger
 from tests.conftest import ledger_entries, needs_root
 
 pytestmark = [needs_root, pytest.mark.skipif(PostgreSQL.unavailable_reason() is not None,
                                              reason=str(PostgreSQL.unavailable_reason()))]
-
-
-def accepting(pidfile) -> bool:
-    """As pg_ctl -w reads it: the pid file's 8th line says "ready"."""
-    try:
-        lines = pidfile.read_text().splitlines()
-    except OSError:
-        return False
-    return len(lines) >= 8 and lines[7].strip() == "ready"
 
 
 def own_start_and_stop(pgdata, sockdir) -> float:
