@@ -10,7 +10,7 @@ from dataclasses import replace
 
 from rich.console import Console
 
-from pickfs.model import Method, Trial
+from pickfs.model import FsConfig, Method, Trial
 from pickfs.report.json_export import render_json
 from pickfs.report.markdown import render_markdown
 from pickfs.report.terminal import render_run
@@ -172,3 +172,53 @@ def test_a_resolution_the_same_for_every_configuration_is_said_once():
 
     assert by_configuration(0.101, 0.099) == ""
     assert by_configuration(0.17, 0.20) == " (17%-20% by configuration)"
+
+
+def copied_run(store: ResultStore, effects: dict[str, float], run_id: str, **kw) -> str:
+    """A raced run of ext4, ext4-nobarrier, xfs and `ext4-aa`: ext4 again under another name (an A/A copy)."""
+    plan = make_plan("ext4")
+    configs = (*plan.configs[:3], FsConfig("ext4-aa", "ext4", description="ext4 again"))
+    plan = replace(plan, configs=configs, method=Method(race=True, margin=0.05))
+    store.create_run(run_id, "0.1.0", record_dict(plan), {"hostname": "box", "kernel": "6.1"})
+    cells = {**CELLS, "ext4-aa": 3}
+    series = simulate(7, {"base" if n == "ext4" else n: e for n, e in effects.items()}, base_copies=2, **kw)
+    for name, obs in series.items():
+        for o in obs:
+            store.save_trial(Trial(run_id=run_id, cell_index=cells["ext4" if name == "base" else name],
+                                   repetition=o.round or 0, phase="measured", started=o.t - 0.5, elapsed_s=1.0,
+                                   ok=True, metrics={"tps": o.value, "slice_s": 1.0, "syncfs_s": 0.0,
+                                                     "lat_p99": 0.002},
+                                   raw_output="", block=o.block, round=o.round))
+    store.set_status(run_id, "complete")
+    return run_id
+
+
+def test_an_aa_copy_is_a_check_never_a_contender_of_its_own(tmp_path):
+    """Two copies of one setup got two calls in one run (one copy of ext4 close to the margin, the other out): the
+    copy is the method's check, beside the finding; the setup's call is its original's alone."""
+    store = ResultStore(tmp_path / "r.db")
+    effects = {"ext4": 0.0, "ext4-nobarrier": math.log(1.8), "xfs": math.log(1.09), "ext4-aa": 0.0}
+    record = store.load(copied_run(store, effects, "aa", rounds=10, slice_sd=0.03, image_sd=0.02, drift=0.05))
+    answer = _answer(record)
+    assert answer["preferred"] in ("ext4", "xfs")
+    assert "ext4-aa" not in [c["config"] for c in answer["contenders"]]
+    assert "ext4-aa" not in answer["undecided_between"]
+    [check] = answer["checks"]
+    assert check["config"] == "ext4-aa" and check["copy_of"] == "ext4" and check["different"] is False
+    cell = next(c for c in json.loads(render_json(record))["cells"] if c["config"] == "ext4-aa")
+    assert (check["ci_low"], check["ci_high"]) == (cell["comparison"]["ci_low"], cell["comparison"]["ci_high"])
+    text = " ".join(render_text(record).split())
+    assert "ext4-aa, ext4 measured again as a check of the method:" in text and "as a copy should be" in text
+    assert re.search(r"ext4-aa\s.*\bcheck\b", render_text(record))  # the table's margin column
+
+
+def test_a_copy_called_different_is_said_as_the_runs_own_difference(tmp_path):
+    store = ResultStore(tmp_path / "r.db")
+    effects = {"ext4": 0.0, "ext4-nobarrier": math.log(1.8), "xfs": math.log(1.09), "ext4-aa": math.log(0.8)}
+    answer = _answer(store.load(copied_run(store, effects, "odd", rounds=10, slice_sd=0.03, image_sd=0.02,
+                                           drift=0.05)))
+    [check] = answer["checks"]
+    assert check["different"] is True
+    assert "the two copies of one setup differ by about" in answer["reason"]
+    assert "the answer counts ext4 alone" in answer["reason"]
+    assert "ext4-aa" not in [c["config"] for c in answer["contenders"]]

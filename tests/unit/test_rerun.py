@@ -205,3 +205,44 @@ def test_a_non_candidate_whose_kind_moves_more_than_the_target_is_still_decided(
     why = dict(decision.decided)["ext4-nobarrier"]
     assert "as far as measuring narrows it" in why
     assert settle_target("ext4-nobarrier", c, 0.10, 60.0, 0.05) is None
+
+
+# --- an A/A copy is a check, not a contender ----------------------------------------------------------------------
+
+
+def test_a_copy_of_a_configuration_is_no_candidate_and_knows_its_original():
+    r = race_roles([_entrant("ext4", "ext4"), _entrant("ext4-aa", "ext4", index=1), _entrant("xfs", "xfs", index=2)],
+                   "ext4")
+    assert r.candidates == ("ext4", "xfs")
+    assert "ext4-aa" in r.others and r.copy_of("ext4-aa") == "ext4" and r.copy_of("xfs") is None
+    # the baseline is the original, whatever the plan's order
+    r2 = race_roles([_entrant("ext4-aa", "ext4"), _entrant("ext4", "ext4", index=1), _entrant("xfs", "xfs", index=2)],
+                    "ext4")
+    assert r2.candidates == ("ext4", "xfs") and r2.copy_of("ext4-aa") == "ext4"
+
+
+def test_copies_are_the_same_setup_under_another_name():
+    from pickfs.stats.decision import copies
+
+    a = FsConfig("a", "ext4", mount_options=("noatime", "nodiratime"))
+    b = FsConfig("b", "ext4", mount_options=("nodiratime", "noatime"), description="again")
+    c = FsConfig("c", "ext4", mount_options=("noatime",))
+    d = FsConfig("d", "ext4", mount_options=("noatime", "nodiratime"), age=0.5)
+    e = FsConfig("e", "xfs", mount_options=("noatime", "nodiratime"))
+    assert copies([a, b, c, d, e]) == {"b": "a"}
+    assert copies([a, b, FsConfig("b2", "ext4", mount_options=("noatime", "nodiratime"))], "b") == {"a": "b", "b2": "b"}
+
+
+def test_the_race_lets_a_copy_go_once_its_factor_is_known_and_decides_on_the_original():
+    """The A/A plan's copy was a second contender (xfs had to beat ext4 and its copy by the margin); as a check it is
+    decided like any non-candidate, and the decision weighs the original alone."""
+    r = race_roles([_entrant("ext4", "ext4"), _entrant("ext4-aa", "ext4", index=1), _entrant("xfs", "xfs", index=2)],
+                   "ext4")
+    series = simulate(11, {"base": 0.0, "ext4-aa": 0.0, "xfs": math.log(1.12)}, blocks=3, base_copies=2, rounds=8,
+                      image_sd=0.01, slice_sd=0.03, drift=0.05)
+    series["ext4"] = series.pop("base")
+    judged = judge(series, r, Method())
+    assert judged is not None
+    _, decision = judged
+    assert "ext4-aa" not in decision.tied and "ext4-aa" not in dict(decision.out)
+    assert "ext4-aa" in dict(decision.decided) or "ext4-aa" in decision.pending

@@ -68,12 +68,29 @@ class Contender:
 
 
 @dataclass(frozen=True)
+class Check:
+    """A copy of a configuration (the same setup measured again under another name: an A/A check) against its
+    original: the speed factor (copy / original) with its 95% interval, the table's (simultaneous) when the original
+    is the baseline, else this pair's alone; `different`: the interval excludes 1, the method called one setup two
+    speeds. A copy gets no call of its own at the margin: its original's is the setup's."""
+
+    name: str
+    original: str
+    factor: float
+    low: float
+    high: float
+    different: bool
+    simultaneous: bool
+
+
+@dataclass(frozen=True)
 class Finding:
     """A race's answer as one finding, settled or not: the preferred configuration (the first candidate in the
     decision's order that is not out), every safe contender's factor against it, and, when unsettled, what would
     settle it: more time at the current rate (None: at the margin, more time will not) or a wider margin. `over`:
     the more preferred configurations that are out (the preferred is faster than them by more than the margin).
-    `quiet`: decided on a disturbed run's quiet slices alone (its minutes and projections count those)."""
+    `quiet`: decided on a disturbed run's quiet slices alone (its minutes and projections count those). `checks`: each
+    copy of a configuration (an A/A check) against its original, beside the finding and never in it."""
 
     preferred: str
     settled: bool
@@ -83,6 +100,27 @@ class Finding:
     wider: float | None
     over: tuple[str, ...] = ()
     quiet: bool = False
+    checks: tuple[Check, ...] = ()
+
+
+def checks(view: WorkloadView) -> tuple[Check, ...]:
+    """Every copy in a race against its original (pure; () when not a race or no copy)."""
+    if view.race is None:
+        return ()
+    out = []
+    for name, original in final_roles(view).copies:
+        row = next((r for r in view.rows if r.cell.config.name == name), None)
+        c = row.comparison if row is not None and original == view.baseline else None
+        if row is not None and c is not None:
+            ratio, lo, hi = ((c.ratio, c.ci_low, c.ci_high) if row.primary.metric.higher_is_better
+                             else (1 / c.ratio, 1 / c.ci_high, 1 / c.ci_low))
+            out.append(Check(name, original, ratio, lo, hi, lo > 1 or hi < 1, True))
+            continue
+        con = contrast(view.race.fit, name, original)
+        if con is not None:
+            lo, hi = con.interval(1 - ALPHA)
+            out.append(Check(name, original, math.exp(con.est), math.exp(lo), math.exp(hi), lo > 0 or hi < 0, False))
+    return tuple(out)
 
 
 def _contender(fit: Fit, name: str, preferred: str, standing: str, low_alpha: float, more_preferred: bool,
@@ -103,8 +141,10 @@ def finding(view: WorkloadView) -> Finding | None:
     if race is None or preferred is None:
         return None
     d = race.decision
-    safe = {r.cell.config.name for r in view.rows if not r.unsafe}
-    order = final_roles(view).candidates
+    roles = final_roles(view)
+    order = roles.candidates
+    copied = dict(roles.copies)  # a copy is a check, never a contender
+    safe = {r.cell.config.name for r in view.rows if not r.unsafe and r.cell.config.name not in copied}
     more_preferred = set(order[:order.index(preferred)]) if preferred in order else set()
     low_alpha = lower_alpha(race.fit, d, order)
     settlings = by_name(would_settle_each(race.fit, d, race.minutes * 60, low_alpha))  # as the race's stop note
@@ -115,9 +155,9 @@ def finding(view: WorkloadView) -> Finding | None:
                                                                 d.margin)) is not None)
     over = tuple(n for n, _ in d.out if n in more_preferred)
     if d.settled:
-        return Finding(preferred, True, d.margin, contenders, None, None, over, race.quiet)
+        return Finding(preferred, True, d.margin, contenders, None, None, over, race.quiet, checks(view))
     more, wider = most_needed(list(settlings.values()))
-    return Finding(preferred, False, d.margin, contenders, more, wider, over, race.quiet)
+    return Finding(preferred, False, d.margin, contenders, more, wider, over, race.quiet, checks(view))
 
 
 def answer_words(view: WorkloadView) -> str:

@@ -15,7 +15,7 @@ from typing import Any
 
 from pickfs.fsfacts import facts_of, rerun_floor
 from pickfs.model import FsConfig, Method, Trial
-from pickfs.stats.decision import ALPHA, Decision, decide, preference, standing_order
+from pickfs.stats.decision import ALPHA, Decision, copies, decide, preference, standing_order
 from pickfs.stats.paired import Obs, primary_value
 from pickfs.stats.weather import Fit, fit
 
@@ -47,6 +47,12 @@ class Roles:
     # (name, sd, df) of each configuration whose kind moves more from one run to the next than the plan's rerun_sd
     # says (fsfacts `rerun_floor`: btrfs, a setup that stops the cache flushes)
     rerun_kinds: tuple[tuple[str, float, float], ...] = ()
+    # (copy, original): a configuration measured again under another name (an A/A check), never a candidate
+    copies: tuple[tuple[str, str], ...] = ()
+
+    def copy_of(self, name: str) -> str | None:
+        """The configuration `name` is a copy of (None: it is no copy)."""
+        return dict(self.copies).get(name)
 
     def rerun_own(self, method: Method) -> dict[str, tuple[float, float]]:
         """Each such configuration's run-to-run term (sd, df) where it is larger than the plan's; none when the plan
@@ -59,18 +65,21 @@ class Roles:
 def race_roles(entrants: Sequence[Entrant], baseline: str | None) -> Roles:
     """Who is a candidate for the answer, in order of preference: a clean crash test first, then the
     distribution's default, a current format, the fewest settings changed, the plan's order. The baseline is the
-    plan's when it is among them, else the first."""
+    plan's when it is among them, else the first. A copy of another configuration (the same setup under another
+    name: an A/A check) is no candidate: one setup gets one call."""
     refs = frozenset(e.config.name for e in entrants if e.reference)
-    safe = sorted((e for e in entrants if not e.unsafe and not e.reference), key=lambda e: e.index)
+    names = [e.config.name for e in entrants]
+    base = baseline if baseline in names else (names[0] if names else None)
+    copied = copies([e.config for e in sorted(entrants, key=lambda e: e.index)], base)
+    safe = sorted((e for e in entrants if not e.unsafe and not e.reference and e.config.name not in copied),
+                  key=lambda e: e.index)
     order = tuple(standing_order([e.config.name for e in safe],
                                  {e.config.name: (not e.crash_clean, *preference(e.config, facts_of(e.config.fstype)))
                                   for e in safe}))
-    names = [e.config.name for e in entrants]
-    base = baseline if baseline in names else (names[0] if names else None)
     floors = ((e.config.name, rerun_floor(e.config.fstype, e.config.mount_options)) for e in entrants)
     return Roles(order, tuple(n for n in names if n not in order), base, refs,
                  frozenset(e.config.name for e in entrants if e.in_memory),
-                 tuple((n, f.sd, f.df) for n, f in floors if f is not None))
+                 tuple((n, f.sd, f.df) for n, f in floors if f is not None), tuple(copied.items()))
 
 
 def race_observation(trial: Trial, primary: str, higher_is_better: bool, whole_run: bool = False) -> Obs | None:

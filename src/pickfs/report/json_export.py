@@ -230,6 +230,8 @@ def answer_dict(said: WorkloadAnswer) -> dict[str, Any]:
                 "contenders": [{"config": c.name, "factor": c.factor, "ci_low": c.low, "ci_high": c.high,
                                 "standing": c.standing, "close_to_margin": c.close_to_margin}
                                for c in f.contenders] if f else [],
+                "checks": [{"config": c.name, "copy_of": c.original, "factor": c.factor, "ci_low": c.low,
+                            "ci_high": c.high, "different": c.different} for c in f.checks] if f else [],
                 "interval": {"family": "margin", "level": ANSWER_LEVEL, "against": f.preferred if f else None,
                              "text": f"{ANSWER_FAMILY} against the preferred, as the margin is tested"},
                 "would_settle": ({"more_seconds": f.more_s, "margin": f.wider} if f and not f.settled else None),

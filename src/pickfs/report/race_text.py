@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from pickfs.analysis.answer import ANSWER_FAMILY, Contender, Finding, finding
+from pickfs.analysis.answer import ANSWER_FAMILY, Check, Contender, Finding, finding
 from pickfs.analysis.margin import margin_words, settle_phrase
 from pickfs.analysis.views import Row, WorkloadView, beaten_by, final_roles
 from pickfs.analysis.whole import distribution_default
@@ -167,8 +167,24 @@ def price_sentence(view: WorkloadView) -> str:
     return f"{r.cell.config.name} is not clearly faster ({words}), and has a price: {risks}."
 
 
+def check_sentence(c: Check) -> str:
+    """A copy of a configuration (an A/A check) against its original, in one sentence: the factor with its interval,
+    and, when the interval excludes 1, that the method called one setup two speeds in this run (the size of such a
+    difference is the run's own, not the setups')."""
+    family = "95%, as the table's" if c.simultaneous else PAIR_FAMILY
+    head = (f"{c.name}, {c.original} measured again as a check of the method: "
+            f"{factor(c.factor)} as fast as {c.original} [{factor(c.low)} to {factor(c.high)}; {family}]")
+    if not c.different:
+        return f"{head}, not different, as a copy should be."
+    return (f"{head}: the two copies of one setup differ by about {abs(c.factor - 1):.0%} in this run, so a "
+            f"difference of that size between configurations may be this run's own; the answer counts "
+            f"{c.original} alone.")
+
+
 def race_sentences(view: WorkloadView) -> list[str]:
     out = [decided_sentence(view)]
+    f = finding(view)
+    out += [check_sentence(c) for c in (f.checks if f is not None else ())]
     price = price_sentence(view)
     return [*out, price] if price else out
 

@@ -148,12 +148,15 @@ def verdict_cell(row: Row, view: WorkloadView) -> tuple[str, str]:
 def margin_cell(row: Row, found: Finding | None) -> str:
     """A race's verdict at the margin, of its own beside the verdict on the interval: 'preferred', 'within' (the
     margin), 'not settled' (at it), 'out' (slower than another by more than it); '-' for a row that is no
-    candidate (a setting that can lose data, a reference)."""
+    candidate (a setting that can lose data, a reference); 'check' for a copy of another configuration (an A/A
+    check: its original's verdict is the setup's)."""
     if found is None:
         return "-"
     name = row.cell.config.name
     if name == found.preferred:
         return "preferred"
+    if any(c.name == name for c in found.checks):
+        return "check"
     return next((STANDING_CELL[c.standing] for c in found.contenders if c.name == name), "-")
 
 

@@ -19,7 +19,7 @@ from pickfs.engine.schedule import AUTO_BLOCKS
 from pickfs.model import FsConfig
 from pickfs.search.design import Effect, effects, leaders, refinement, screening
 from pickfs.search.space import Candidate, Space
-from pickfs.stats.decision import Decision, contrast
+from pickfs.stats.decision import Decision, contrast, same_setup
 from pickfs.stats.weather import Fit
 
 # The final race gives the answer, so it has the largest share: the screening only needs to find the large
@@ -98,13 +98,6 @@ def _advantage(fit: Fit | None, a: str | None, b: str | None) -> Advantage | Non
         return None
     lo, hi = con.interval(0.95)
     return Advantage(a, b, math.exp(con.est), math.exp(lo), math.exp(hi))
-
-
-def same_setup(a: FsConfig, b: FsConfig) -> bool:
-    """Whether two configurations build the same filesystem the same way (pure): on a loop image an unset
-    scheduler is the loop device's own, none."""
-    return (a.fstype == b.fstype and a.mkfs_options == b.mkfs_options and set(a.mount_options) == set(b.mount_options)
-            and (a.scheduler or "none") == (b.scheduler or "none") and dict(a.database) == dict(b.database))
 
 
 def _configs(space: Space, cands: Sequence[Candidate], extra: Sequence[FsConfig] = ()

@@ -25,6 +25,10 @@ run-to-run part, which no run narrows: a kind that moves from run to run by more
 would otherwise never be known), or when they cannot be faster than the answer by more than the
 margin (then their price buys nothing).
 
+A COPY of a configuration (the same setup measured again under another name, an A/A check: `copies`) is never a
+candidate: it checks the method, and two copies of one setup called differently would answer one question twice.
+It is decided like the other non-candidates, and its factor against its original is the check.
+
 Comparisons shown against the baseline are simultaneous 95% intervals (Bonferroni over every
 comparison shown), and a comparison is called different exactly when its interval excludes 1:
 the verdict and the interval beside it always agree.
@@ -249,6 +253,28 @@ def beyond_run(con: Contrast, target: float, alpha: float) -> str:
     wider than the target (then no run could know it within the target); '' otherwise."""
     lo, hi = con.interval(1 - alpha)
     return ", as far as measuring narrows it" if (hi - lo) / 2 > math.log1p(target) else ""
+
+
+def same_setup(a: FsConfig, b: FsConfig) -> bool:
+    """Whether two configurations build the same filesystem the same way (pure): on a loop image an unset
+    scheduler is the loop device's own, none; an aged one is aged alike."""
+    return (a.fstype == b.fstype and a.mkfs_options == b.mkfs_options and set(a.mount_options) == set(b.mount_options)
+            and (a.scheduler or "none") == (b.scheduler or "none") and dict(a.database) == dict(b.database)
+            and a.path == b.path and (a.age, a.age_rounds, a.age_seed) == (b.age, b.age_rounds, b.age_seed))
+
+
+def copies(configs: Sequence[FsConfig], first: str | None = None) -> dict[str, str]:
+    """Each configuration that is a copy of another (the same setup under another name) -> its original: `first`
+    (the baseline) when it is of that setup, else the first of the setup in the order given (pure)."""
+    out: dict[str, str] = {}
+    ordered = sorted(configs, key=lambda c: c.name != first)  # stable: the rest in the order given
+    for i, c in enumerate(ordered):
+        if c.name in out:
+            continue
+        for d in ordered[i + 1:]:
+            if d.name not in out and d.name != c.name and same_setup(c, d):
+                out[d.name] = c.name
+    return out
 
 
 def standing_order(names: Sequence[str], rank: Mapping[str, tuple[object, ...]]) -> list[str]:
