@@ -28,6 +28,7 @@ from pickfs.stats.weather import fit  # noqa: E402
 from tests.unit.test_race import simulate  # noqa: E402
 
 MARGIN = 0.05
+COPY = "copy"  # the A/A copy of the baseline
 TRUTHS = {  # each a race: its configurations' true effects (log scale) against the baseline, "base"
     "A/A plan, xfs +10%": {"base": 0.0, "copy": 0.0, "xfs": math.log(1.10)},
     "A/A plan, xfs +7%": {"base": 0.0, "copy": 0.0, "xfs": math.log(1.07)},
@@ -44,14 +45,17 @@ class Tally:
 
 
 def replay(series: dict, names: list[str], rounds: int) -> tuple[int | None, int | None]:
-    """(the round the race settles at, the round the early stop fires at) on these slices; None: never."""
+    """(the round the race settles at, the round the early stop fires at) on these slices; None: never. The A/A
+    copy is a check, decided as the race decides a non-candidate, never a contender."""
     stop_at = None
-    for r in range(margin.MIN_ROUNDS, rounds):
+    candidates = [n for n in names if n != COPY]
+    checks = [n for n in names if n == COPY]
+    for r in range(3, rounds):
         upto = {k: [o for o in v if (o.round or 0) < r] for k, v in series.items()}
         f = fit(upto, rerun_sd=0.01, rerun_df=25)
         if f is None:
             continue
-        d = decide(f, names, [], "base", MARGIN, 0.1, RACE_ALPHA)
+        d = decide(f, candidates, checks, "base", MARGIN, 0.1, RACE_ALPHA)
         if d.done:
             return r, stop_at
         left = (rounds - r) / r  # the budget left, in units of the time measured so far
@@ -65,12 +69,14 @@ def main() -> None:
     ap.add_argument("--seeds", type=int, default=30)
     ap.add_argument("--rounds", type=int, default=24, help="the budget, in rounds")
     ap.add_argument("--readings", default="1,0.5,0", help="HOPEFUL_SE values to weigh")
+    ap.add_argument("--min-rounds", default=str(margin.MIN_ROUNDS), help="MIN_ROUNDS values to weigh")
     args = ap.parse_args()
+    weighed = [(float(x), int(m)) for m in args.min_rounds.split(",") for x in args.readings.split(",")]
     for label, truth in TRUTHS.items():
         print(f"{label} ({args.seeds} races of {args.rounds} rounds, a {MARGIN:.0%} margin):")
-        for reading in (float(x) for x in args.readings.split(",")):
+        for reading, first in weighed:
             t = Tally()
-            with mock.patch.object(margin, "HOPEFUL_SE", reading):
+            with mock.patch.object(margin, "HOPEFUL_SE", reading), mock.patch.object(margin, "MIN_ROUNDS", first):
                 for seed in range(args.seeds):
                     s = simulate(seed, truth, blocks=3, base_copies=2, rounds=args.rounds, image_sd=0.02,
                                  slice_sd=0.05, drift=0.05)
@@ -80,7 +86,7 @@ def main() -> None:
                         t.stopped += 1
                         t.stopped_would_settle += settle_at is not None
                         t.rounds_saved += args.rounds - stop_at if settle_at is None else 0
-            print(f"  hopeful reading {reading:g} standard errors: {t.settled} settle within the budget; the stop "
+            print(f"  hopeful reading {reading:g} standard errors, projecting from round {first}: {t.settled} settle within the budget; the stop "
                   f"fires in {t.stopped}, {t.stopped_would_settle} of them a race that would have settled; "
                   f"{t.rounds_saved} rounds saved")
 

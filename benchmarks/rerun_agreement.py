@@ -15,9 +15,11 @@ comparison against the baseline with its interval, and the A/A copy's verdict; o
 The table's intervals are simultaneous (wider than one comparison's own), so the pairwise count is
 conservative: it understates disagreement beyond the intervals, never overstates it.
 
-    sudo .venv/bin/python benchmarks/rerun_agreement.py [--jobs default,aa] [--times 3] [--load halfway] [ARGS...]
+    sudo .venv/bin/python benchmarks/rerun_agreement.py [--jobs default,aa] [--times 3] [--load halfway] [--aa-budget 340] [ARGS...]
     .venv/bin/python benchmarks/rerun_agreement.py --json A.json B.json ...   # re-read runs' JSON exports
 
+--aa-budget S: the A/A plan's time budget in seconds, stand-up included (default 340, so that its runs end within
+6 minutes; 0: pickfs's default, 9 minutes).
 --load quiet|halfway|both: halfway starts one busy loop per CPU at half of --max-time (default 9 min)
 after each run starts, and stops it when the run ends. Extra ARGS go to every `pickfs run`.
 Run it with the machine to itself; `flock /tmp/pickfs-bench.lock` keeps two benchmarks apart.
@@ -43,7 +45,8 @@ from scipy.stats import binomtest
 
 Z95 = 1.959963984540054
 AA_NAME = "ext4-aa"
-# an A/A copy is its original's setup: a run that prefers the copy prefers that setup
+# an A/A copy is its original's setup: a run that prefers the copy (an export written before copies became checks,
+# when a copy could be preferred) prefers that setup
 SETUP_OF = {AA_NAME: "ext4"}
 # The A/A plan's time budget (stand-up included): its runs are to end within 6 minutes, the process's start and the
 # teardown after the last round included
