@@ -246,3 +246,16 @@ def test_the_race_lets_a_copy_go_once_its_factor_is_known_and_decides_on_the_ori
     _, decision = judged
     assert "ext4-aa" not in decision.tied and "ext4-aa" not in dict(decision.out)
     assert "ext4-aa" in dict(decision.decided) or "ext4-aa" in decision.pending
+
+
+def test_the_engines_race_takes_a_copy_as_a_check_as_the_analysis_does():
+    from pickfs.engine.race import roles
+    from pickfs.model import Cell, WorkloadSpec
+
+    wl = WorkloadSpec("sqlite-tpcb", "sqlite-tpcb")
+    configs = [FsConfig("ext4", "ext4"), FsConfig("ext4-aa", "ext4", description="again"), FsConfig("xfs", "xfs")]
+    cells = [Cell(i, c, wl) for i, c in enumerate(configs)]
+    r = roles(cells, "ext4", set())
+    assert r.candidates == ("ext4", "xfs") and r.copies == (("ext4-aa", "ext4"),)
+    # its original failed: the copy stands for the setup
+    assert roles(cells, "ext4", {0}).candidates == ("ext4-aa", "xfs")
