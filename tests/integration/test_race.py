@@ -211,3 +211,42 @@ def test_an_unsettled_race_stops_before_its_budget_and_says_why(workdir):
         assert f"a {settle['margin']:.0%} margin (--margin {settle['margin']:.0%})" in note, note
     assert f"a {settle['margin']:.0%} margin" in answer_line(doc)
     nothing_left(workdir)
+
+
+AA_PLAN = """
+baseline = "ext4"
+[target]
+size = "1G"
+[method]
+max_seconds = 60
+warmup = 0
+blocks = 2
+[[config]]
+preset = "ext4"
+[[config]]
+preset = "ext4"
+name = "ext4-aa"
+[[config]]
+preset = "xfs"
+[[workload]]
+name = "sqlite-tpcb"
+"""
+
+
+def test_an_aa_copy_races_as_a_check_of_the_method_never_as_a_contender(workdir):
+    """The same setup under two names: the baseline stands for it, the copy is said beside the answer against it,
+    and the race recorded what the analysis decides from the stored slices."""
+    plan = workdir / "plan.toml"
+    plan.write_text(AA_PLAN)
+    out = workdir / "run.json"
+    r = pickfs(workdir, "run", "--plan", str(plan), "--json", str(out))
+    assert r.returncode == 0, r.stderr
+    [answer] = json.loads(out.read_text())["answers"]
+    assert answer["preferred"] in ("ext4", "xfs")
+    assert "ext4-aa" not in [c["config"] for c in answer["contenders"]] + answer["undecided_between"]
+    [check] = answer["checks"]
+    assert check["config"] == "ext4-aa" and check["copy_of"] == "ext4"
+    assert check["different"] == (check["ci_low"] > 1 or check["ci_high"] < 1)
+    assert "ext4-aa, ext4 measured again as a check of the method" in " ".join(r.stdout.split())
+    trail_reproduced(workdir)
+    nothing_left(workdir)
