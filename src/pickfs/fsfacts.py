@@ -165,6 +165,12 @@ NO_FLUSH_RERUN = RerunFloor(0.050, 9.0, "ext4-nobarrier against ext4 over ten qu
 NO_FLUSH_OPTIONS = frozenset({"nobarrier", "barrier=0"})
 
 
+# A filesystem trait a disk-fault finding needs (faults/causes.py): the pages a file gains are written back into
+# unwritten extents, marked written only when that write succeeds (ext4's dioread_nolock, its default since Linux 5.6;
+# the mount options below turn it off).
+UNWRITTEN_WRITE_BACK = "unwritten extents at write-back"
+
+
 @dataclass(frozen=True)
 class FsFacts:
     """What pickfs knows of a filesystem type beyond how to build it: how it ranks among configurations within the
@@ -178,6 +184,8 @@ class FsFacts:
     journal_off: str = ""  # the mkfs feature that makes it without a journal ("^has_journal"); "": none
     search_space: tuple[Dimension, ...] = ()  # what `pickfs search` tries of it; (): no built-in space
     rerun: RerunFloor | None = None  # what moves its level from run to run, when larger than the plan's rerun_sd
+    # mount options that stop it writing new pages back into unwritten extents; None: it never does
+    unwritten_unless: frozenset[str] | None = None
 
     def without_journal(self, mkfs_options: Sequence[str]) -> bool:
         """Made with no journal: a type that has none, or mkfs options that leave it out (pure)."""
@@ -189,7 +197,8 @@ UNKNOWN = FsFacts()  # a type pickfs has no facts of: checks itself at mount, jo
 FACTS: dict[str, FsFacts] = {
     "ext2": FsFacts(legacy=True, fsck_pass=2, journalled=False),
     "ext3": FsFacts(legacy=True, fsck_pass=2, journal_off="^has_journal"),
-    "ext4": FsFacts(distribution_default=True, fsck_pass=2, journal_off="^has_journal", search_space=(
+    "ext4": FsFacts(distribution_default=True, fsck_pass=2, journal_off="^has_journal",
+                    unwritten_unless=frozenset({"dioread_lock", "data=journal", "nodelalloc"}), search_space=(
         Dimension("journal size", (DEFAULT, value("journal256m", mkfs=("-J", "size=256")))),
         Dimension("fast commit", (DEFAULT, value("fastcommit", mkfs=("-O", "fast_commit"),
                                                  needs=(Needs("kernel", (5, 10)), Needs("e2fsprogs", (1, 46)))))),
@@ -232,6 +241,13 @@ def rerun_floor(fstype: str, mount_options: Sequence[str]) -> RerunFloor | None:
     kinds = [f for f in (facts_of(fstype).rerun, NO_FLUSH_RERUN if NO_FLUSH_OPTIONS & set(mount_options) else None)
              if f is not None]
     return max(kinds, key=lambda f: f.sd, default=None)
+
+
+def traits(fstype: str, mount_options: Sequence[str]) -> tuple[str, ...]:
+    """What a configuration's filesystem does that a measured finding speaks of (pure)."""
+    unless = facts_of(fstype).unwritten_unless
+    given = {o for option in mount_options for o in option.split(",")}
+    return (UNWRITTEN_WRITE_BACK,) if unless is not None and not unless & given else ()
 
 
 def searchable() -> tuple[str, ...]:

@@ -25,6 +25,7 @@ from pickfs.faults.outcome import Ended, Truth, verdict
 from pickfs.faults.plan import parse_faults
 from pickfs.faults.program import program_cell
 from pickfs.faults.runner import fault_cell, truth_after
+from pickfs.fsfacts import UNWRITTEN_WRITE_BACK
 from pickfs.model import Target, WorkloadSpec
 from pickfs.plan import resolve_fs_name
 from pickfs.services.mariadb import MariaDB
@@ -173,6 +174,8 @@ def test_fsyncgate_a_failed_write_back_of_pages_never_written_again_then_a_check
     assert default.outcome is Ended.MEASURED and default.injected >= 1, said
     assert default.behaviour is not None and default.behaviour.server.startswith("stopped (PANIC), then restarted"), said
     assert any("PANIC" in x and "could not fsync" in x for x in default.behaviour.server_log), said
+    assert default.traits == (UNWRITTEN_WRITE_BACK,), said  # ext4's defaults: the cause a loss here is named by
+    assert default.counts is not None and ("dioread_nolock" in said) == (default.counts.acked_lost > 0), said
     retry = one_cell("ext4", pgbench_spec(data_sync_retry="on"), "write:table", workdir, ledger, 5.0)
     said = verdict(retry)
     assert retry.outcome is Ended.MEASURED and retry.injected >= 1, said

@@ -12,7 +12,7 @@ import pytest
 
 from pickfs.crash.recorder import FaultSwitch
 from pickfs.errors import PlanError
-from pickfs.faults.document import cell_doc
+from pickfs.faults.document import cell_doc, cell_from_doc
 from pickfs.faults.extents import EXTENT, HEADER, mapping_disagrees, merged, parse_fiemap
 from pickfs.faults.outcome import (
     Behaviour,
@@ -30,6 +30,7 @@ from pickfs.faults.outcome import (
 from pickfs.faults.plan import KINDS, parse_faults, parse_lasting
 from pickfs.faults.render import row
 from pickfs.faults.watch import alive
+from pickfs.fsfacts import UNWRITTEN_WRITE_BACK, traits
 
 
 def test_the_fault_plan_is_parsed_and_stated():
@@ -189,6 +190,29 @@ def test_the_verdict_says_what_was_lost_and_never_calls_anything_safe():
     assert "did not come up" in verdict(cell(truth=Truth(False, problem="PANIC at startup")))
     assert "safe" not in json.dumps(cell_doc(cell()))
     assert row(cell())[4] == "1"
+
+
+def test_a_loss_that_fits_a_measured_cause_names_it_and_only_then():
+    """PostgreSQL losing commits under a failed table write on ext4 with its default unwritten extents: the verdict
+    names dioread_nolock and the fix; the same loss on a filesystem without that trait, under another fault, by
+    another database, or with nothing lost, names nothing; the trait survives the stored document."""
+    ext4 = traits("ext4", ())
+    assert ext4 == (UNWRITTEN_WRITE_BACK,)
+    for options in (("dioread_lock",), ("noatime,data=journal",), ("nodelalloc",)):
+        assert traits("ext4", options) == ()
+    assert traits("xfs", ()) == traits("btrfs", ()) == ()
+    lost = cell(fault="write:table", traits=ext4)
+    assert "the likely cause, measured by pickfs: ext4's unwritten extents (dioread_nolock" in verdict(lost)
+    assert "dioread_lock" in verdict(lost)
+    for other in (cell(fault="write:table"), cell(fault="flush", traits=ext4),
+                  cell(fault="write:table", traits=ext4, database="mariadb"),
+                  cell(fault="write:table", traits=ext4, counts=classify(parse_client_log(LOG), Truth(
+                      True, frozenset({1, 2, 3, 5}), newest=5)))):
+        assert "likely cause" not in verdict(other), other
+    assert cell_from_doc(json.loads(json.dumps(cell_doc(lost)))).traits == ext4
+    old = json.loads(json.dumps(cell_doc(lost)))
+    del old["traits"]  # a cell stored before the trait was kept: none
+    assert cell_from_doc(old).traits == ()
 
 
 def test_crashtest_refuses_bad_fault_options_with_exit_2_before_anything_is_made(tmp_path):

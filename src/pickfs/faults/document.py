@@ -182,7 +182,8 @@ def cell_from_doc(value: Any) -> FaultCell:
                      behaviour=_behaviour(d.get("behaviour")), truth=_truth(d.get("truth")),
                      first_error=_text(d, "first_error", "cell"), told_after_s=None if told is None else float(told),
                      write_back_errors=_texts(d, "write_back_errors", "cell"), write_back_ok_after_error=then_ok,
-                     judged=judged, notes=_texts(d, "notes", "cell"), seconds=float(seconds))
+                     judged=judged, traits=_texts(d, "traits", "cell"), notes=_texts(d, "notes", "cell"),
+                     seconds=float(seconds))
 
 
 # -- stored with a run ------------------------------------------------------------------------------------------

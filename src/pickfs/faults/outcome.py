@@ -6,6 +6,8 @@ import re
 from dataclasses import dataclass, field
 from enum import Enum
 
+from pickfs.faults.causes import causes_for
+
 ACK, ERR = "A", "E"
 
 
@@ -209,6 +211,7 @@ class FaultCell:
     # the user's own command: its acknowledged lines were handed to the user's check, which judged what is there
     # (counts.corruption is what it said when it failed); which acknowledged work was lost is not known
     judged: bool = False
+    traits: tuple[str, ...] = ()  # what the configuration's filesystem does that a measured cause needs (fsfacts)
     notes: tuple[str, ...] = field(default_factory=tuple)
     seconds: float = 0.0
 
@@ -261,6 +264,9 @@ def verdict(cell: FaultCell) -> str:
     if c.false_failures:
         extra.append(f"{plural(c.false_failures, 'commit')} the client was told failed "
                      f"{'was' if c.false_failures == 1 else 'were'} there (false failure)")
+    if c.acked_lost and not cell.judged:
+        extra += [f"the likely cause, measured by pickfs: {x}" for x in causes_for(cell.database, cell.fault,
+                                                                                    cell.traits)]
     if c.old_value:
         extra.append(f"old value: {c.old_value}")
     if c.corruption and not cell.judged:

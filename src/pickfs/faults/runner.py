@@ -38,6 +38,7 @@ from pickfs.faults.extents import mapping_disagrees
 from pickfs.faults.journal import find_journal, journal_place, journalled_types
 from pickfs.faults.plan import LAYOUTS, FaultPlan
 from pickfs.faults.watch import KernelLog, alive, read_only, server_lines
+from pickfs.fsfacts import traits
 from pickfs.model import FsConfig, Target, WorkloadSpec
 from pickfs.proc import run as run_program
 from pickfs.services import service_class
@@ -340,4 +341,5 @@ def fault_cell(config: FsConfig, spec: WorkloadSpec, fault: FaultPlan, workdir: 
                         first_error=log.first_error, told_after_s=oc.told_after(log, injected),
                         write_back_errors=log.write_back_errors,
                         write_back_ok_after_error=log.write_back_ok_after_error,
-                        notes=tuple(cell.notes), seconds=time.monotonic() - t0)
+                        traits=traits(config.fstype, config.mount_options), notes=tuple(cell.notes),
+                        seconds=time.monotonic() - t0)
