@@ -112,12 +112,17 @@ def main(argv: list[str]) -> int:
     p.add_argument("--torn-epochs", action="store_true",
                    help="instead of the crash test's states: one per flush epoch holding a multi-unit write, cut "
                         "just before its flush, every multi-unit write of it torn")
+    p.add_argument("--first-pages", action="store_true",
+                   help="instead: the flush epochs whose writes hold the first page (FSP header) of a tablespace, each "
+                        "cut before its flush with every multi-unit write torn, and each one's recovery taken apart "
+                        "(every write kept, then cut just after each checkpoint it wrote)")
     a = p.parse_args(argv)
     settings = dict(s.split("=", 1) for s in a.sets)
     cls = workload_class(a.workload)
     spec = WorkloadSpec(a.workload, "x", tuple(sorted(cls.normalize(settings).items())))
     config = resolve_fs_name(a.fs)
     keep = Path(a.keep) / uuid.uuid4().hex[:8]
+    apart = Path(a.keep) / f"{keep.name}-recoveries"  # what a recovery taken apart leaves: images, its writes
     Path(a.keep).mkdir(mode=0o700, exist_ok=True)
     with tempfile.TemporaryDirectory(dir="/var/tmp", prefix="pickfs-autopsy-") as tmp:
         workdir = Path(tmp)
@@ -127,6 +132,14 @@ def main(argv: list[str]) -> int:
         driver = driver_for(spec, workdir)
         with recorded(config, spec, workdir, ledger, a.size * 1024**2, a.duration, a.seed, driver) as rec:
             records = rec.records
+            if a.first_pages:
+                with open(rec.log, "rb") as fh:
+                    states = [st for st in torn_epochs(records, rec.first, rec.last, rec.t_end, a.seed, a.least)
+                              if any(first_page(fh, records[i]) for i in range(st.durable, st.cut))][:a.states]
+                print(f"{len(states)} flush epochs write a tablespace's first page", flush=True)
+                for st in states[:a.variants]:
+                    take_apart_recovery(config, rec, ledger, driver, st, None, apart, a.seed)
+                return 0
             if a.torn_epochs:
                 states = torn_epochs(records, rec.first, rec.last, rec.t_end, a.seed, a.least)[:a.states]
             else:
@@ -150,7 +163,7 @@ def main(argv: list[str]) -> int:
                       + (f"; {r.recovery}" if r.recovery else ""))
             for r in failed[:a.variants]:
                 if states[r.index].recovery:
-                    take_apart_recovery(config, rec, ledger, driver, states[r.index], r, keep, a.seed)
+                    take_apart_recovery(config, rec, ledger, driver, states[r.index], r, apart, a.seed)
                 else:
                     take_apart(config, rec, ledger, driver, states[r.index], r, workdir)
     return 0
@@ -403,14 +416,31 @@ def timeline(image: Path, log: Path, records: list[wlog.Record]) -> list[int]:
     return checkpoints
 
 
-def take_apart_recovery(config, rec, ledger, driver, st: CrashState, r: StateResult, workdir: Path,  # type: ignore[no-untyped-def]
-                        seed: int) -> None:
+def first_page(fh, x: wlog.Record) -> str:  # type: ignore[no-untyped-def]
+    """'space S' when the write holds page 0 (an FSP header page) of a tablespace other than the system one, else ''."""
+    if x.kind != wlog.WRITE or x.length < PAGE:
+        return ""
+    fh.seek(x.data_pos)
+    data = fh.read(x.length)
+    for k in range(0, len(data) - PAGE + 1, PAGE):
+        page = data[k:k + PAGE]
+        space = int.from_bytes(page[34:38], "big")
+        if space and int.from_bytes(page[4:8], "big") == 0 and int.from_bytes(page[24:26], "big") == 8:
+            return f"space {space}"
+    return ""
+
+
+def take_apart_recovery(config, rec, ledger, driver, st: CrashState, r: StateResult | None,  # type: ignore[no-untyped-def]
+                        workdir: Path, seed: int) -> None:
     """A failing state with a second power cut: its first recovery run again with every write kept, the pages torn
     before it and after it, what it wrote in order, and the recovery cut just after each checkpoint write it made
     (every write before it landed, none after: a state any disk allows) checked."""
     workdir.mkdir(mode=0o700, parents=True, exist_ok=True)
-    print(f"\n== state {st.index} (a power cut during recovery): {verdict(r)}; {r.recovery}; kept as {r.kept_as}")
-    if r.kept_as:
+    if r is None:
+        print(f"\n== epoch [{st.durable}, {st.cut}): every multi-unit write torn; its recovery taken apart")
+    else:
+        print(f"\n== state {st.index} (a power cut during recovery): {verdict(r)}; {r.recovery}; kept as {r.kept_as}")
+    if r is not None and r.kept_as:
         text = debugfs(Path(r.kept_as), "cat /pickfs-data/mariadb.log")
         print("  its last recovery's log:")
         for line in [x for x in text.splitlines() if "InnoDB" in x or "ERROR" in x][-12:]:
