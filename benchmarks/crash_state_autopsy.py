@@ -326,8 +326,6 @@ def bisect(config, rec, ledger, driver, st: CrashState, suspects: list[int]) -> 
             check(f"record {i} lost whole (the others landed whole)",
                   tuple(p for p in torn_only([]) if p.record != i))
 
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
 
 
 # --- a power cut during recovery, taken apart: what the first recovery wrote, in order, and which cut loses ---
@@ -486,3 +484,7 @@ def take_apart_recovery(config, rec, ledger, driver, st: CrashState, r: StateRes
                 copy_image(bench.served.backing, kept)
                 print(f"    torn pages: {'; '.join(torn_pages(kept)) or 'none'}; kept as {kept}")
         bench.reset()
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
