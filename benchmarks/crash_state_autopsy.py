@@ -373,6 +373,7 @@ def timeline(image: Path, log: Path, records: list[wlog.Record]) -> list[int]:
     where = block_map(image)
     checkpoints: list[int] = []
     quiet: dict[str, int] = {}
+    lsn = 0  # the newest checkpoint written so far
 
     def say(text: str) -> None:
         if quiet:
@@ -394,6 +395,7 @@ def timeline(image: Path, log: Path, records: list[wlog.Record]) -> list[int]:
             if name == "ib_logfile0" and fb in (1, 2):
                 checkpoints.append(i)
                 at = x.offset % BLOCK
+                lsn = max(lsn, int.from_bytes(data[at:at + 8], "big"))
                 say(f"record {i}: CHECKPOINT block {fb}: LSN {int.from_bytes(data[at:at + 8], 'big')}")
             elif name == "ibdata1" and fb in DOUBLEWRITE:
                 pages = [data[k:k + PAGE] for k in range(0, len(data) - PAGE + 1, PAGE)]
@@ -403,7 +405,9 @@ def timeline(image: Path, log: Path, records: list[wlog.Record]) -> list[int]:
                     + (f", of other spaces: {', '.join(others[:8])}" if others else ""))
             elif name == "ibdata1" or name.endswith(".ibd"):
                 pages = [data[k:k + PAGE] for k in range(0, len(data) - PAGE + 1, PAGE)]
-                heads = [f"page {int.from_bytes(p[4:8], 'big')} LSN {int.from_bytes(p[16:24], 'big')}" for p in pages]
+                heads = [f"page {int.from_bytes(p[4:8], 'big')} LSN {int.from_bytes(p[16:24], 'big')}"
+                         + (" OLDER THAN THE CHECKPOINT WRITTEN BEFORE IT" if 0 < int.from_bytes(p[16:24], "big") < lsn
+                            else "") for p in pages]
                 say(f"record {i}: {name} block {fb}, {x.length} B: {', '.join(heads[:6]) or 'part of a page'}")
             elif name == "ib_logfile0":
                 quiet["log writes"] = quiet.get("log writes", 0) + 1
