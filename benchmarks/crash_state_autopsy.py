@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import os
 import random
+import re
 import shutil
 import subprocess
 import sys
@@ -334,16 +335,21 @@ PAGE = 16384
 DOUBLEWRITE = range(64 * PAGE // BLOCK, 192 * PAGE // BLOCK)  # ibdata1's doublewrite blocks (its pages 64-191)
 
 
+LEAF = re.compile(r"\s*(?P<level>\d+)/\s*(?P<depth>\d+)\s+\d+/\s*\d+\s+(?P<first>\d+)\s*-\s*(?P<last>\d+)\s+"
+                  r"(?P<disk>\d+)")
+
+
 def block_map(image: Path) -> dict[int, tuple[str, int]]:
     """Physical block -> (file, its block in the file) for InnoDB's files and the server's log (debugfs)."""
     names = ["ib_logfile0", "ibdata1"] + [f"sbtest/{n}" for n in debugfs(image, f"ls {DATA}/sbtest").split()
                                            if n.endswith(".ibd")]
     out: dict[int, tuple[str, int]] = {}
-    for name in names:
-        for k, b in enumerate(x for x in debugfs(image, f"blocks {DATA}/{name}").split() if x.isdigit()):
-            out[int(b)] = (name, k)
-    for k, b in enumerate(x for x in debugfs(image, "blocks /pickfs-data/mariadb.log").split() if x.isdigit()):
-        out[int(b)] = ("mariadb.log", k)
+    for name, path in [*((n, f"{DATA}/{n}") for n in names), ("mariadb.log", "/pickfs-data/mariadb.log")]:
+        for line in debugfs(image, f"ex {path}").splitlines():  # the leaf extents: file blocks -> disk blocks
+            m = LEAF.match(line)
+            if m and m["level"] == m["depth"]:
+                for k in range(int(m["first"]), int(m["last"]) + 1):
+                    out[int(m["disk"]) + k - int(m["first"])] = (name, k)
     for b in (x for x in debugfs(image, "blocks <8>").split() if x.isdigit()):
         out[int(b)] = ("<the journal>", 0)
     return out
