@@ -163,7 +163,9 @@ def main(argv: list[str]) -> int:
                       f"cut {st.cut}, durable {st.durable}, {st.units} units, {st.torn} torn: {verdict(r)}"
                       + (f"; {r.recovery}" if r.recovery else ""))
             for r in failed[:a.variants]:
-                if states[r.index].recovery:
+                # a state whose first recovery had every commit failed in its second power cut: taken apart as
+                # such; one whose first recovery failed too failed at its first cut, taken apart as one
+                if states[r.index].recovery and r.recovery.endswith("the first recovery: recovered"):
                     take_apart_recovery(config, rec, ledger, driver, states[r.index], r, apart, a.seed)
                 else:
                     take_apart(config, rec, ledger, driver, states[r.index], r, workdir)
