@@ -15,7 +15,10 @@ ext2/3/4 only for the file names (debugfs reads the image); other filesystems pr
 from __future__ import annotations
 
 import argparse
+import os
 import random
+import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -29,8 +32,10 @@ from pickfs.crash import log as wlog
 from pickfs.crash.runner import (
     StateChecker,
     StateResult,
+    check_state,
     check_states,
     checkers_for,
+    copy_image,
     driver_for,
     recorded,
     workbenches,
@@ -108,12 +113,17 @@ def main(argv: list[str]) -> int:
     p.add_argument("--torn-epochs", action="store_true",
                    help="instead of the crash test's states: one per flush epoch holding a multi-unit write, cut "
                         "just before its flush, every multi-unit write of it torn")
+    p.add_argument("--first-pages", action="store_true",
+                   help="instead: the flush epochs whose writes hold the first page (FSP header) of a tablespace, each "
+                        "cut before its flush with every multi-unit write torn, and each one's recovery taken apart "
+                        "(every write kept, then cut just after each checkpoint it wrote)")
     a = p.parse_args(argv)
     settings = dict(s.split("=", 1) for s in a.sets)
     cls = workload_class(a.workload)
     spec = WorkloadSpec(a.workload, "x", tuple(sorted(cls.normalize(settings).items())))
     config = resolve_fs_name(a.fs)
     keep = Path(a.keep) / uuid.uuid4().hex[:8]
+    apart = Path(a.keep) / f"{keep.name}-recoveries"  # what a recovery taken apart leaves: images, its writes
     Path(a.keep).mkdir(mode=0o700, exist_ok=True)
     with tempfile.TemporaryDirectory(dir="/var/tmp", prefix="pickfs-autopsy-") as tmp:
         workdir = Path(tmp)
@@ -123,6 +133,14 @@ def main(argv: list[str]) -> int:
         driver = driver_for(spec, workdir)
         with recorded(config, spec, workdir, ledger, a.size * 1024**2, a.duration, a.seed, driver) as rec:
             records = rec.records
+            if a.first_pages:
+                with open(rec.log, "rb") as fh:
+                    states = [st for st in torn_epochs(records, rec.first, rec.last, rec.t_end, a.seed, a.least)
+                              if any(first_page(fh, records[i]) for i in range(st.durable, st.cut))][:a.states]
+                print(f"{len(states)} flush epochs write a tablespace's first page", flush=True)
+                for st in states[:a.variants]:
+                    take_apart_recovery(config, rec, ledger, driver, st, None, apart, a.seed)
+                return 0
             if a.torn_epochs:
                 states = torn_epochs(records, rec.first, rec.last, rec.t_end, a.seed, a.least)[:a.states]
             else:
@@ -142,9 +160,15 @@ def main(argv: list[str]) -> int:
             for r in results:
                 st = states[r.index]
                 print(f"  state {r.index}: {st.mode} {'(recovery crash) ' if st.recovery else ''}{st.why}; "
-                      f"cut {st.cut}, durable {st.durable}, {st.units} units, {st.torn} torn: {verdict(r)}")
+                      f"cut {st.cut}, durable {st.durable}, {st.units} units, {st.torn} torn: {verdict(r)}"
+                      + (f"; {r.recovery}" if r.recovery else ""))
             for r in failed[:a.variants]:
-                take_apart(config, rec, ledger, driver, states[r.index], r, workdir)
+                # a state whose first recovery had every commit failed in its second power cut: taken apart as
+                # such; one whose first recovery failed too failed at its first cut, taken apart as one
+                if states[r.index].recovery and r.recovery.endswith("the first recovery: recovered"):
+                    take_apart_recovery(config, rec, ledger, driver, states[r.index], r, apart, a.seed)
+                else:
+                    take_apart(config, rec, ledger, driver, states[r.index], r, workdir)
     return 0
 
 
@@ -304,6 +328,175 @@ def bisect(config, rec, ledger, driver, st: CrashState, suspects: list[int]) -> 
             print(f"  the deciding torn write: record {i}")
             check(f"record {i} lost whole (the others landed whole)",
                   tuple(p for p in torn_only([]) if p.record != i))
+
+
+
+# --- a power cut during recovery, taken apart: what the first recovery wrote, in order, and which cut loses ---
+DATA = "/pickfs-data/mysql"
+PAGE = 16384
+DOUBLEWRITE = range(64 * PAGE // BLOCK, 192 * PAGE // BLOCK)  # ibdata1's doublewrite blocks (its pages 64-191)
+
+
+LEAF = re.compile(r"\s*(?P<level>\d+)/\s*(?P<depth>\d+)\s+\d+/\s*\d+\s+(?P<first>\d+)\s*-\s*(?P<last>\d+)\s+"
+                  r"(?P<disk>\d+)")
+
+
+def block_map(image: Path) -> dict[int, tuple[str, int]]:
+    """Physical block -> (file, its block in the file) for InnoDB's files and the server's log (debugfs)."""
+    names = ["ib_logfile0", "ibdata1"] + [f"sbtest/{n}" for n in debugfs(image, f"ls {DATA}/sbtest").split()
+                                           if n.endswith(".ibd")]
+    out: dict[int, tuple[str, int]] = {}
+    for name, path in [*((n, f"{DATA}/{n}") for n in names), ("mariadb.log", "/pickfs-data/mariadb.log")]:
+        for line in debugfs(image, f"ex {path}").splitlines():  # the leaf extents: file blocks -> disk blocks
+            m = LEAF.match(line)
+            if m and m["level"] == m["depth"]:
+                for k in range(int(m["first"]), int(m["last"]) + 1):
+                    out[int(m["disk"]) + k - int(m["first"])] = (name, k)
+    for b in (x for x in debugfs(image, "blocks <8>").split() if x.isdigit()):
+        out[int(b)] = ("<the journal>", 0)
+    return out
+
+
+def torn_pages(image: Path) -> list[str]:
+    """The InnoDB pages of the image whose header and trailer disagree (full_crc32: the low 32 bits of
+    FIL_PAGE_LSN are repeated 8 bytes before the page's end): pages torn between two versions."""
+    out = []
+    with tempfile.TemporaryDirectory(dir="/var/tmp") as tmp:
+        for name in ["ibdata1"] + [f"sbtest/{n}" for n in debugfs(image, f"ls {DATA}/sbtest").split()
+                                   if n.endswith(".ibd")]:
+            dump = Path(tmp) / "file"
+            subprocess.run(["debugfs", "-R", f"dump {DATA}/{name} {dump}", str(image)], capture_output=True)
+            data = dump.read_bytes() if dump.exists() else b""
+            for k in range(len(data) // PAGE):
+                page = data[k * PAGE:(k + 1) * PAGE]
+                if any(page) and page[20:24] != page[-8:-4]:
+                    out.append(f"{name} page {k} (header LSN {int.from_bytes(page[16:24], 'big')}, trailer's low "
+                               f"32 bits {int.from_bytes(page[-8:-4], 'big')})")
+    return out
+
+
+def timeline(image: Path, log: Path, records: list[wlog.Record]) -> list[int]:
+    """Print what the recovery wrote, in order (checkpoints, doublewrite batches, data pages, flushes); the indexes
+    of its checkpoint writes."""
+    where = block_map(image)
+    checkpoints: list[int] = []
+    quiet: dict[str, int] = {}
+    lsn = 0  # the newest checkpoint written so far
+
+    def say(text: str) -> None:
+        if quiet:
+            print("      (" + ", ".join(f"{n} {what}" for what, n in quiet.items()) + ")")
+            quiet.clear()
+        print(f"    {text}")
+
+    with open(log, "rb") as fh:
+        for i, x in enumerate(records):
+            if x.kind == wlog.FLUSH:
+                quiet["flushes"] = quiet.get("flushes", 0) + 1
+                continue
+            if x.kind != wlog.WRITE:
+                quiet[x.kind.decode()] = quiet.get(x.kind.decode(), 0) + 1
+                continue
+            name, fb = where.get(x.offset // BLOCK, ("", 0))
+            fh.seek(x.data_pos)
+            data = fh.read(x.length)
+            if name == "ib_logfile0" and fb in (1, 2):
+                checkpoints.append(i)
+                at = x.offset % BLOCK
+                lsn = max(lsn, int.from_bytes(data[at:at + 8], "big"))
+                say(f"record {i}: CHECKPOINT block {fb}: LSN {int.from_bytes(data[at:at + 8], 'big')}")
+            elif name == "ibdata1" and fb in DOUBLEWRITE:
+                pages = [data[k:k + PAGE] for k in range(0, len(data) - PAGE + 1, PAGE)]
+                others = [f"space {int.from_bytes(p[34:38], 'big')} page {int.from_bytes(p[4:8], 'big')}"
+                          for p in pages if int.from_bytes(p[34:38], "big")]
+                say(f"record {i}: doublewrite {x.length} B ({len(pages)} pages)"
+                    + (f", of other spaces: {', '.join(others[:8])}" if others else ""))
+            elif name == "ibdata1" or name.endswith(".ibd"):
+                pages = [data[k:k + PAGE] for k in range(0, len(data) - PAGE + 1, PAGE)]
+                heads = [f"page {int.from_bytes(p[4:8], 'big')} LSN {int.from_bytes(p[16:24], 'big')}"
+                         + (" OLDER THAN THE CHECKPOINT WRITTEN BEFORE IT" if 0 < int.from_bytes(p[16:24], "big") < lsn
+                            else "") for p in pages]
+                say(f"record {i}: {name} block {fb}, {x.length} B: {', '.join(heads[:6]) or 'part of a page'}")
+            elif name == "ib_logfile0":
+                quiet["log writes"] = quiet.get("log writes", 0) + 1
+            else:
+                what = f"writes to {name}" if name else "other writes (metadata)"
+                quiet[what] = quiet.get(what, 0) + 1
+        say(f"end: {len(records)} records")
+    return checkpoints
+
+
+def first_page(fh, x: wlog.Record) -> str:  # type: ignore[no-untyped-def]
+    """'space S' when the write holds page 0 (an FSP header page) of a tablespace other than the system one, else ''."""
+    if x.kind != wlog.WRITE or x.length < PAGE:
+        return ""
+    fh.seek(x.data_pos)
+    data = fh.read(x.length)
+    for k in range(0, len(data) - PAGE + 1, PAGE):
+        page = data[k:k + PAGE]
+        space = int.from_bytes(page[34:38], "big")
+        if space and int.from_bytes(page[4:8], "big") == 0 and int.from_bytes(page[24:26], "big") == 8:
+            return f"space {space}"
+    return ""
+
+
+def take_apart_recovery(config, rec, ledger, driver, st: CrashState, r: StateResult | None,  # type: ignore[no-untyped-def]
+                        workdir: Path, seed: int) -> None:
+    """A failing state with a second power cut: its first recovery run again with every write kept, the pages torn
+    before it and after it, what it wrote in order, and the recovery cut just after each checkpoint write it made
+    (every write before it landed, none after: a state any disk allows) checked."""
+    workdir.mkdir(mode=0o700, parents=True, exist_ok=True)
+    if r is None:
+        print(f"\n== epoch [{st.durable}, {st.cut}): every multi-unit write torn; its recovery taken apart")
+    else:
+        print(f"\n== state {st.index} (a power cut during recovery): {verdict(r)}; {r.recovery}; kept as {r.kept_as}")
+    if r is not None and r.kept_as:
+        text = debugfs(Path(r.kept_as), "cat /pickfs-data/mariadb.log")
+        print("  its last recovery's log:")
+        for line in [x for x in text.splitlines() if "InnoDB" in x or "ERROR" in x][-12:]:
+            print(f"    {line.strip(chr(0))}")
+        print("  torn pages in the kept image:", "; ".join(torn_pages(Path(r.kept_as))) or "none")
+    with workbenches(rec, ledger, 1, rewinds=False) as (benches, _), ExitStack() as stack:
+        checker = checkers_for(config, rec, ledger, driver, benches, stack, seed, DEFAULT_UNIT, None, "recovery")[0]
+        bench = benches[0]
+        bench.prepare(st)
+        before = workdir / f"state-{st.index}-before.img"
+        copy_image(bench.served.backing, before)
+        print("  torn pages in the state before recovery:", "; ".join(torn_pages(before)) or "none")
+        first = check_state(config, bench.image, rec.base, ledger, driver, rec.acks, st, False, checker.standing,
+                            checker.station)
+        found = bench.checked()
+        saved = workdir / f"state-{st.index}-recovery.log"
+        shutil.copyfile(bench.served.log, saved)
+        after = workdir / f"state-{st.index}-after.img"
+        copy_image(bench.served.backing, after)
+        print(f"  its first recovery, run again with every write kept: {verdict(first)}")
+        text = debugfs(after, "cat /pickfs-data/mariadb.log")
+        starts = [k for k, line in enumerate(text.splitlines()) if "Starting MariaDB" in line]
+        print("  that recovery's log:")
+        for line in text.splitlines()[starts[-1] if starts else 0:]:
+            if "InnoDB" in line or "ERROR" in line or "Warning" in line:
+                print(f"    {line.strip(chr(0))}")
+        print("  torn pages after it:", "; ".join(torn_pages(after)) or "none")
+        print(f"  what it wrote ({len(found)} records), in order:")
+        checkpoints = timeline(after, saved, found)
+        for k in checkpoints[:6]:
+            bench.reset(forget_log=False)
+            bench.add(bench.log, bench.records, st.kept)
+            bench.add(saved, found, [wlog.Piece(i) for i in range(k + 1)])
+            os.truncate(bench.served.log, 0)
+            cut = replace(st, recovery=False, index=20_000 + k)
+            out = check_state(config, bench.image, rec.base, ledger, driver, rec.acks, cut, True, checker.standing,
+                              checker.station)
+            bench.checked()
+            print(f"  power cut just after record {k} (a checkpoint) of that recovery, all before it landed, nothing "
+                  f"after: {verdict(out)}", flush=True)
+            if out.failed:
+                kept = workdir / f"state-{st.index}-cut-{k}.img"
+                copy_image(bench.served.backing, kept)
+                print(f"    torn pages: {'; '.join(torn_pages(kept)) or 'none'}; kept as {kept}")
+        bench.reset()
+
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))

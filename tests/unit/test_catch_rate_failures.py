@@ -1,0 +1,35 @@
+"""The catch-rate benchmark tells a state that failed only after power failed again during its recovery (its first
+recovery had every commit) from one that failed at its first power cut, and counts each distinct state once."""
+
+import importlib.util
+import sys
+from pathlib import Path
+
+SPEC = importlib.util.spec_from_file_location(
+    "crash_catch_rate", Path(__file__).resolve().parents[2] / "benchmarks" / "crash_catch_rate.py")
+assert SPEC is not None and SPEC.loader is not None
+catch_rate = importlib.util.module_from_spec(SPEC)
+sys.modules["crash_catch_rate"] = catch_rate  # its dataclasses look their module up
+SPEC.loader.exec_module(catch_rate)
+
+
+def state(lost=0, recovery="", same_as=-1, opened=True):
+    return {"lost": lost, "mounted": True, "db_opened": opened, "consistent": True, "recovery": recovery,
+            "same_as": same_as}
+
+
+SECOND_CUT = ("power failed again after 270 of the 281 writes and flushes of recovery and its check (3 unflushed "
+              "units lost); the first recovery: ")
+
+
+def test_a_loss_after_a_second_power_cut_is_told_apart_from_one_at_the_first():
+    crash = {"states": [state(), state(lost=3), state(lost=3, same_as=1),
+                        state(opened=False, recovery=SECOND_CUT + "recovered"),
+                        state(lost=5, recovery=SECOND_CUT + "lost 5 acknowledged commits")]}
+    failed = catch_rate.failed_states(crash)
+    assert len(failed) == 3  # the copy of state 1 counted once
+    assert [catch_rate.after_recovery_cut(s) for s in failed] == [False, True, False]
+    assert catch_rate.failures_said(crash) == ("failed in 3 distinct states, 1 of them only after power failed again "
+                                               "during recovery (the first recovery had every commit)")
+    assert catch_rate.failures_said({"states": [state(lost=2)]}) == "failed in 1 distinct states"
+    assert catch_rate.failures_said({"states": [state()]}) == "nothing lost"
