@@ -314,10 +314,13 @@ class Commits:
                  "--events", str(base / "events.log"), "--checkpoint-every", str(WRITE_BACK_EVERY_S)])
 
     def check(self, datadir: Path, endpoint: Endpoint | None, base: Path, acks: dict[int, int],
-              t_cut: int, standing: Clients | None = None) -> tuple[bool, bool | None, set[int] | None, str]:
+              t_cut: int, standing: Clients | None = None,
+              discarded: bool = False) -> tuple[bool, bool | None, set[int] | None, str]:
         """(opened, consistent, commits present or None when not known, problem); `standing`: client processes that
-        stay up (client.py), where the database allows it, instead of one process per check."""
-        doc = _client("check", self.backend, datadir, endpoint, self.settings, standing=standing)
+        stay up (client.py), where the database allows it, instead of one process per check; `discarded`: nothing
+        reads what the check makes durable (an embedded engine opened with its settings for such a check)."""
+        settings = databases.get(self.backend).discarded_check_settings(self.settings) if discarded else self.settings
+        doc = _client("check", self.backend, datadir, endpoint, settings, standing=standing)
         if "open_error" in doc or "query_error" in doc:
             # the commits read before a later query failed (a damaged accounts table) are there: damage, not loss
             opened = "open_error" not in doc
@@ -357,8 +360,10 @@ class Program:
         self.ended.extend(json.loads(raw.text).get("ended") or [])
 
     def check(self, datadir: Path, endpoint: Endpoint | None, base: Path, acks: dict[int, int],
-              t_cut: int, standing: Clients | None = None) -> tuple[bool, bool | None, set[int] | None, str]:
-        """The user's check, their own program, run per state (`standing` is for the commits client)."""
+              t_cut: int, standing: Clients | None = None,
+              discarded: bool = False) -> tuple[bool, bool | None, set[int] | None, str]:
+        """The user's check, their own program, run per state (`standing` and `discarded` are for the commits
+        client)."""
         owed = base / "acks-owed.txt"
         write_owed(base / "acks.log", owed, t_cut)
         env = {**dict(self.spec.get("env") or {}), "PICKFS_ACKS": str(owed)}
@@ -472,7 +477,8 @@ def _recovered(driver: Commits | Program, datadir: Path, ledger: Ledger, work: P
     present: set[int] | None = set()
     try:
         with driver.server(datadir, ledger, work / "run", fresh=False, discarded=discarded) as endpoint:
-            opened, consistent, present, problem = driver.check(datadir, endpoint, work, acks, state.t_ns, standing)
+            opened, consistent, present, problem = driver.check(datadir, endpoint, work, acks, state.t_ns, standing,
+                                                                discarded)
     except PickfsError as exc:
         problem = f"database would not start: {exc.one_line()}"[:400]
     return opened, consistent, present, problem

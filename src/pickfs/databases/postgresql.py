@@ -87,9 +87,9 @@ class PostgreSQL(Database):
 
     def discarded_check_settings(self, settings: dict[str, Any]) -> dict[str, Any]:
         # fsync=off: the start-up's flush of every file of the data directory (about a thousand flushes, each one
-        # through the recorder) and the end-of-recovery checkpoint's flushes are skipped; the WAL read and replayed,
-        # and every page written, are the same. Their errors were never fatal at start-up (logged only), and what
-        # the checkpoint writes reaches the disk at the unmount all the same.
+        # through the recorder; a failure there is only logged) and the end-of-recovery checkpoint's flushes are
+        # left out; the WAL read and replayed, the pages written and what the check reads are the same, and what
+        # the checkpoint writes reaches the disk at the unmount all the same
         return {**settings, "fsync": "off"}
 
     def connection_args(self, datadir: Path, endpoint: Endpoint | None, settings: dict[str, Any],
