@@ -44,7 +44,7 @@ def verdicts(results):
 @pytest.mark.parametrize(("preset", "workload", "settings", "n"), [
     # loses commits with synchronous=OFF and without barriers: states that lose and states that do not
     ("ext4-nobarrier", "sqlite-tpcb", {"synchronous": "OFF"}, 40),
-    # SQLite's defaults (WAL, synchronous=FULL) without barriers: checked with synchronous=OFF, judged the same
+    # SQLite's defaults (WAL, synchronous=FULL) without barriers
     ("ext4-nobarrier", "sqlite-tpcb", {}, 40),
     # a server per state, two at once
     ("ext4", "pgbench", {"full_page_writes": "off"}, 12),

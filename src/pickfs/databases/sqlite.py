@@ -125,12 +125,6 @@ class Sqlite(Database):
                 out["db.sqlite.wal_synchronous"] = LEVELS.get(level, level)
         return out
 
-    def discarded_check_settings(self, settings: dict[str, Any]) -> dict[str, Any]:
-        # synchronous=OFF: its recovery (a hot journal rolled back, a WAL read) reads and writes the same pages, and
-        # the check reads the same database; what is left out is the flushes (of the rollback, of the checkpoint the
-        # check's connection makes as it closes), whose writes reach the disk at the unmount all the same
-        return {**settings, "synchronous": "OFF"}
-
     def connection_args(self, datadir: Path, endpoint: Endpoint | None, settings: dict[str, Any],
                         stem: str) -> list[str]:
         page = ["--page-size", str(settings["page_size"])] if settings.get("page_size") else []
