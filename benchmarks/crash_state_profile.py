@@ -239,6 +239,7 @@ def profile_crashtest(argv: list[str]) -> None:
     """`pickfs crashtest` run in this process with the steps of each state's check timed (summed over both
     workbenches' threads, per state checked)."""
     from pickfs.cli.main import main as pickfs_main
+    from pickfs.crash import log as wlog
     from pickfs.crash import runner, station
 
     def wrap_cm(owner: Any, attr: str, enter: str, leave: str) -> None:
@@ -251,6 +252,17 @@ def profile_crashtest(argv: list[str]) -> None:
     wrap(runner.StateChecker, "check", "a state, whole (building it, its check, undoing it)")
     wrap(runner.Workbench, "prepare", "  building the state's image")
     wrap(runner.Workbench, "checked", "  reading the check's writes")
+    checked = runner.Workbench.checked
+    sent: dict[str, list[int]] = defaultdict(list)
+
+    def counted(bench: Any) -> Any:
+        """What each check sent through the recorder: writes, their bytes, flushes."""
+        found = checked(bench)
+        sent["writes"].append(sum(1 for r in found if r.kind == wlog.WRITE))
+        sent["KiB written"].append(sum(r.length for r in found if r.kind == wlog.WRITE) // 1024)
+        sent["flushes"].append(sum(1 for r in found if r.kind == wlog.FLUSH))
+        return found
+    runner.Workbench.checked = counted
     wrap(runner.Workbench, "reset", "  undoing them")
     wrap_cm(station.Station, "attached", "  loop device ready", "  its cached blocks dropped (or detached)")
     wrap_cm(station.Station, "mounted", "  mount (journal replay)", "  unmount")
@@ -269,6 +281,9 @@ def profile_crashtest(argv: list[str]) -> None:
           f"(summed over the workbenches' threads):")
     for name, xs in TIMES.items():
         print(f"  {sum(xs) / max(states, 1) * 1000:7.1f} ms  {name}  (n={len(xs)})")
+    for name, ns in sent.items():
+        print(f"  a check sent through the recorder: {name}, median {statistics.median(ns):,.0f}, "
+              f"most {max(ns):,} (n={len(ns)})")
 
 
 def main(argv: list[str]) -> int:

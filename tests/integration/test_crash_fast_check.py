@@ -1,8 +1,10 @@
 """The fast check judges every state as the reference check does: the same recording, the same states (ones known
 to lose among them), verdict by verdict. The reference is the check as it was: one workbench, one state at a time,
-a client process, a loop device (with direct I/O) and a mount point made per state. The fast one is what a crash
-test uses: workbenches side by side where the database and filesystem allow it, each with its client process that
-stays up and its loop device kept for its states, reading through the recorder's cache."""
+a client process, a loop device (with direct I/O) and a mount point made per state, a server started and stopped as
+for a state kept. The fast one is what a crash test uses: workbenches side by side where the database and filesystem
+allow it, each with its client process that stays up and its loop device kept for its states, reading through the
+recorder's cache, and a server whose check nothing reads after it started for such a check and ended at once
+(PostgreSQL: fsync=off, an immediate shutdown)."""
 
 import threading
 from contextlib import ExitStack
@@ -10,6 +12,7 @@ from dataclasses import replace
 
 import pytest
 
+from pickfs import databases
 from pickfs.crash.identity import Identities
 from pickfs.crash.runner import (
     PARALLEL,
@@ -25,6 +28,7 @@ from pickfs.crash.session import fuse_unavailable
 from pickfs.crash.states import DEFAULT_UNIT, CrashState, generate
 from pickfs.model import WorkloadSpec
 from pickfs.plan import resolve_fs_name
+from pickfs.services import base as service_base
 from pickfs.stack.ledger import Ledger
 from pickfs.workloads import workload_class
 from tests.conftest import ledger_entries, needs_root
@@ -40,19 +44,40 @@ def verdicts(results):
 @pytest.mark.parametrize(("preset", "workload", "settings", "n"), [
     # loses commits with synchronous=OFF and without barriers: states that lose and states that do not
     ("ext4-nobarrier", "sqlite-tpcb", {"synchronous": "OFF"}, 40),
+    # SQLite's defaults (WAL, synchronous=FULL) without barriers
+    ("ext4-nobarrier", "sqlite-tpcb", {}, 40),
     # a server per state, two at once
     ("ext4", "pgbench", {"full_page_writes": "off"}, 12),
+    # PostgreSQL's defaults without barriers: states that lose commits, would not start or are inconsistent, beside
+    # states that recover (a server started without fsync and ended at once must judge every one as the reference)
+    ("ext4-nobarrier", "pgbench", {}, 16),
     # two copies of one xfs mounted at once (nouuid)
     ("xfs", "sqlite-tpcb", {"synchronous": "OFF"}, 24),
     # embedded Firebird: its engine in the client that stays up, its lock files off the state's filesystem; its
     # defaults break on torn pages (8 KiB pages, no protection), so some states fail and most do not
     ("ext4", "firebird-tpcb", {}, 24),
 ])
-def test_the_fast_check_gives_the_reference_verdict_on_every_state(workdir, preset, workload, settings, n):
-    ledger = Ledger(workdir / "ledger")
-    config = resolve_fs_name(preset)
+def test_the_fast_check_gives_the_reference_verdict_on_every_state(workdir, preset, workload, settings, n,
+                                                                   monkeypatch):
+    ended: list[bool] = []  # each server ended at once after its check, and whether it exited so
+    end_at_once = service_base.end_at_once
+
+    def counted(*args, **kwargs):
+        ended.append(end_at_once(*args, **kwargs))
+        return ended[-1]
+    monkeypatch.setattr(service_base, "end_at_once", counted)
     cls = workload_class(workload)
     spec = WorkloadSpec(workload, "x", tuple(sorted(cls.normalize(settings).items())))
+    adapter = type(databases.get(str(cls.database_for(spec))))
+    discarded_settings = adapter.discarded_check_settings
+    asked: list[dict] = []  # the settings of each check whose writes nothing reads after it
+
+    def noted(self, chosen):
+        asked.append(discarded_settings(self, chosen))
+        return asked[-1]
+    monkeypatch.setattr(adapter, "discarded_check_settings", noted)
+    ledger = Ledger(workdir / "ledger")
+    config = resolve_fs_name(preset)
     driver = driver_for(spec, workdir)
     with recorded(config, spec, workdir, ledger, 512 * 1024**2, 1.5, 1, driver) as rec:
         # no recovery crashes: a recovery's own writes vary with timing between two checks of one state, whoever
@@ -69,6 +94,7 @@ def test_the_fast_check_gives_the_reference_verdict_on_every_state(workdir, pres
             reference = StateChecker(config, benches[0], rec.base, ledger, driver, rec.acks, 1, DEFAULT_UNIT, None,
                                      "reference", rec.t_start, rec.events)
             old = verdicts(check_states([reference], states, ids, threading.Event()))
+        assert ended == [] and asked == [], "the reference stopped a server at once, or opened a database without flushes"
         workers = workers_for(str(driver.backend), config.fstype)
         with workbenches(rec, ledger, workers, rewinds=False) as (benches, _), ExitStack() as stack:
             checkers = checkers_for(config, rec, ledger, driver, benches, stack, 1)
@@ -89,7 +115,12 @@ def test_the_fast_check_gives_the_reference_verdict_on_every_state(workdir, pres
     assert workers == PARALLEL
     if workload == "firebird-tpcb":  # the engine's lock files: in the checker's own directory, never on a state
         assert locks and all(lock and not any(lock.startswith(m) for m in mounts) for lock in locks), (locks, mounts)
-    if workload == "sqlite-tpcb":
-        assert any(v[6] for v in old), "no state lost a commit: the comparison would prove little"
+    assert asked, "no check was made as one nothing reads after"
+    if workload == "pgbench":  # every server that opened was ended at once, and exited so
+        assert ended and all(ended) and len(ended) >= sum(1 for v in new if v[1] < 0 and v[4]), (ended, new)
+    else:
+        assert ended == [], ended
+    if workload == "sqlite-tpcb" or preset == "ext4-nobarrier":
+        assert any(v[6] or not v[4] for v in old), "no state lost a commit: the comparison would prove little"
         assert any(v[6] == 0 and v[1] < 0 for v in old), ("every state lost: the comparison would prove little", old)
     assert ledger_entries(workdir) == []

@@ -273,11 +273,14 @@ def _client(step: str, backend: str, datadir: Path, endpoint: Endpoint | None, s
 
 
 def _server(backend: str, datadir: Path, settings: dict[str, Any], ledger: Ledger, rundir: Path,
-            fresh: bool) -> AbstractContextManager[Endpoint | None]:
-    service = databases.get(backend).service
-    if service is None:  # embedded: the client process is the database
+            fresh: bool, discarded: bool = False) -> AbstractContextManager[Endpoint | None]:
+    """The database's server, where it has one. `discarded`: a state's check whose writes nothing reads after it
+    (see `discarded_check`): started with the database's settings for such a check, ended at once after it."""
+    db = databases.get(backend)
+    if db.service is None:  # embedded: the client process is the database
         return nullcontext(None)
-    return service_class(service).start(datadir, settings, ledger, rundir, fresh=fresh)
+    return service_class(db.service).start(datadir, db.discarded_check_settings(settings) if discarded else settings,
+                                           ledger, rundir, fresh=fresh, at_once=discarded)
 
 
 def fsck(fstype: str, device: str) -> tuple[bool | None, str]:
@@ -298,8 +301,9 @@ class Commits:
     def __init__(self, backend: str, settings: dict[str, Any]) -> None:
         self.backend, self.settings = backend, settings
 
-    def server(self, datadir: Path, ledger: Ledger, rundir: Path, fresh: bool) -> AbstractContextManager[Endpoint | None]:
-        return _server(self.backend, datadir, self.settings, ledger, rundir, fresh)
+    def server(self, datadir: Path, ledger: Ledger, rundir: Path, fresh: bool,
+               discarded: bool = False) -> AbstractContextManager[Endpoint | None]:
+        return _server(self.backend, datadir, self.settings, ledger, rundir, fresh, discarded)
 
     def load(self, datadir: Path, endpoint: Endpoint | None) -> None:
         _client("load", self.backend, datadir, endpoint, self.settings)
@@ -310,10 +314,13 @@ class Commits:
                  "--events", str(base / "events.log"), "--checkpoint-every", str(WRITE_BACK_EVERY_S)])
 
     def check(self, datadir: Path, endpoint: Endpoint | None, base: Path, acks: dict[int, int],
-              t_cut: int, standing: Clients | None = None) -> tuple[bool, bool | None, set[int] | None, str]:
+              t_cut: int, standing: Clients | None = None,
+              discarded: bool = False) -> tuple[bool, bool | None, set[int] | None, str]:
         """(opened, consistent, commits present or None when not known, problem); `standing`: client processes that
-        stay up (client.py), where the database allows it, instead of one process per check."""
-        doc = _client("check", self.backend, datadir, endpoint, self.settings, standing=standing)
+        stay up (client.py), where the database allows it, instead of one process per check; `discarded`: nothing
+        reads what the check makes durable (an embedded engine opened with its settings for such a check)."""
+        settings = databases.get(self.backend).discarded_check_settings(self.settings) if discarded else self.settings
+        doc = _client("check", self.backend, datadir, endpoint, settings, standing=standing)
         if "open_error" in doc or "query_error" in doc:
             # the commits read before a later query failed (a damaged accounts table) are there: damage, not loss
             opened = "open_error" not in doc
@@ -332,7 +339,10 @@ class Program:
         self.settings = dict(Command.service_settings(spec))
         self.ended: list[str] = []  # what the command and its checks left running, ended after them
 
-    def server(self, datadir: Path, ledger: Ledger, rundir: Path, fresh: bool) -> AbstractContextManager[Endpoint | None]:
+    def server(self, datadir: Path, ledger: Ledger, rundir: Path, fresh: bool,
+               discarded: bool = False) -> AbstractContextManager[Endpoint | None]:
+        """The user's server, started and stopped as always (`discarded` is for the commits client: the user's
+        check may want what the server writes back as it stops)."""
         if not self.service:
             return nullcontext(None)
         return service_class(self.service).start(datadir, self.settings, ledger, rundir, fresh=fresh)
@@ -350,8 +360,10 @@ class Program:
         self.ended.extend(json.loads(raw.text).get("ended") or [])
 
     def check(self, datadir: Path, endpoint: Endpoint | None, base: Path, acks: dict[int, int],
-              t_cut: int, standing: Clients | None = None) -> tuple[bool, bool | None, set[int] | None, str]:
-        """The user's check, their own program, run per state (`standing` is for the commits client)."""
+              t_cut: int, standing: Clients | None = None,
+              discarded: bool = False) -> tuple[bool, bool | None, set[int] | None, str]:
+        """The user's check, their own program, run per state (`standing` and `discarded` are for the commits
+        client)."""
         owed = base / "acks-owed.txt"
         write_owed(base / "acks.log", owed, t_cut)
         env = {**dict(self.spec.get("env") or {}), "PICKFS_ACKS": str(owed)}
@@ -424,12 +436,12 @@ class Outcome:
 
 def check_image(config: FsConfig, image: Path, work: Path, ledger: Ledger, driver: Commits | Program,
                 acks: dict[int, int], state: CrashState, run_fsck: bool = True,
-                standing: Clients | None = None, station: Station | None = None) -> Outcome:
+                standing: Clients | None = None, station: Station | None = None, discarded: bool = False) -> Outcome:
     """Mount the crash image (journal replay), recover the database, list the commits present, fsck. `standing`: the
     checker's client processes that stay up (None: a client process per check); `station`: the checker's mount
     point, ledger entries and loop device, made once (None: made for this state alone, at `work`/mnt-N, and undone
     after it, its loop device with direct I/O: the check as it was, the reference the kept comparison holds the
-    checker's stations to)."""
+    checker's stations to); `discarded`: nothing reads what the check makes durable (`discarded_check`)."""
     with ExitStack() as stack:
         here = station or Station(stack, ledger, config, image, work / f"mnt-{state.index}", direct_io=True)
         mounted, opened, problem = False, False, ""
@@ -443,7 +455,7 @@ def check_image(config: FsConfig, image: Path, work: Path, ledger: Ledger, drive
                 else:
                     mounted = True
                     opened, consistent, present, problem = _recovered(driver, here.mountpoint / "pickfs-data", ledger,
-                                                                      work, acks, state, standing)
+                                                                      work, acks, state, standing, discarded)
             # a filesystem still held after its unmount lives on, and fsck would read it half written
             held = here.let_go(device) if mounted else ""
             problem = "; ".join(x for x in (problem, held) if x)
@@ -455,17 +467,29 @@ def check_image(config: FsConfig, image: Path, work: Path, ledger: Ledger, drive
 
 
 def _recovered(driver: Commits | Program, datadir: Path, ledger: Ledger, work: Path, acks: dict[int, int],
-               state: CrashState, standing: Clients | None) -> tuple[bool, bool | None, set[int] | None, str]:
-    """The database started on the mounted state (its recovery) and checked: (opened, consistent, present, problem)."""
+               state: CrashState, standing: Clients | None,
+               discarded: bool = False) -> tuple[bool, bool | None, set[int] | None, str]:
+    """The database started on the mounted state (its recovery) and checked: (opened, consistent, present, problem).
+    `discarded`: nothing reads what the check makes durable: a server is started as the database allows for such a
+    check and ended at once after it (PostgreSQL: fsync off, an immediate shutdown)."""
     opened, problem = False, ""
     consistent: bool | None = None
     present: set[int] | None = set()
     try:
-        with driver.server(datadir, ledger, work / "run", fresh=False) as endpoint:
-            opened, consistent, present, problem = driver.check(datadir, endpoint, work, acks, state.t_ns, standing)
+        with driver.server(datadir, ledger, work / "run", fresh=False, discarded=discarded) as endpoint:
+            opened, consistent, present, problem = driver.check(datadir, endpoint, work, acks, state.t_ns, standing,
+                                                                discarded)
     except PickfsError as exc:
         problem = f"database would not start: {exc.one_line()}"[:400]
     return opened, consistent, present, problem
+
+
+def discarded_check(state: CrashState, keep: Path | None) -> bool:
+    """Nothing reads what the state's check makes durable (pure): the check is done when its server stops, fsck reads
+    the filesystem after the unmount (which writes back whatever the server wrote), and the state is undone from the
+    base; unless its recovery loses power again (that recovery's writes and flushes are the second state) or a
+    failing state's image is kept for inspection (kept as the check left it, its server stopped as always)."""
+    return not state.recovery and keep is None
 
 
 def judged(state: CrashState, acks: dict[int, int], out: Outcome, seconds: float) -> StateResult:
@@ -940,7 +964,7 @@ def checkers_for(config: FsConfig, rec: Recorded, ledger: Ledger, driver: Commit
     tag = uuid.uuid4().hex[:8]
     return [StateChecker(config, bench, rec.base, ledger, driver, rec.acks, seed, unit, keep, name, rec.t_start,
                          rec.events, outcomes, stack.enter_context(clients(ledger, rec.base / f"client-{tag}-{k}.err")),
-                         Station(stack, ledger, config, bench.image, rec.base / f"station-{tag}-{k}"))
+                         Station(stack, ledger, config, bench.image, rec.base / f"station-{tag}-{k}"), discards=True)
             for k, bench in enumerate(benches)]
 
 
@@ -951,10 +975,13 @@ class StateChecker:
     def __init__(self, config: FsConfig, bench: Workbench, base: Path, ledger: Ledger, driver: Commits | Program,
                  acks: dict[int, int], seed: int, unit: int, keep: Path | None, name: str, t_start: int,
                  events: Sequence[Any], outcomes: dict[int, tuple[int, Outcome, str]] | None = None,
-                 standing: Clients | None = None, station: Station | None = None) -> None:
+                 standing: Clients | None = None, station: Station | None = None, discards: bool = False) -> None:
         self.config, self.bench, self.base, self.ledger, self.driver = config, bench, base, ledger, driver
         self.standing = standing  # the client processes that stay up for its checks (None: one per check)
         self.station = station  # its mount point and ledger entries, made once (None: made per state)
+        # a server whose check nothing reads after it started and ended as the database allows (discarded_check;
+        # False: every server started and stopped as for a state kept, the reference the fast check is held to)
+        self.discards = discards
         self.acks, self.seed, self.unit, self.keep, self.name = acks, seed, unit, keep, name
         self.t_start, self.events = t_start, events
         # identity -> (state checked, found, kept as)
@@ -980,7 +1007,8 @@ class StateChecker:
                                self.standing, self.station)
         else:
             found = check_image(self.config, bench.image, self.base, self.ledger, self.driver, self.acks, st,
-                                standing=self.standing, station=self.station)
+                                standing=self.standing, station=self.station,
+                                discarded=self.discards and discarded_check(st, self.keep))
             r = judged(st, self.acks, found, 0.0)
         bench.checked()
         r = self._placed(r, st, t_state)

@@ -136,6 +136,13 @@ class Database(ABC):
         across checks. By default the client's own environment."""
         return self.client_env(datadir, None, endpoint)
 
+    def discarded_check_settings(self, settings: dict[str, Any]) -> dict[str, Any]:
+        """The settings a crash state's check starts the database with when nothing reads what the check makes
+        durable (the state is undone after it, neither kept nor cut again during its recovery): its recovery reads
+        and replays what the state holds as with `settings`, only the durability of its own writes may differ.
+        By default `settings` themselves (pure)."""
+        return settings
+
     def after_load(self, datadir: Path, endpoint: Endpoint | None, env: dict[str, str] | None,
                    settings: dict[str, Any], stem: str) -> None:
         """Settings made on the database once its tables exist."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import enum
 import os
 import pwd
+import signal
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
@@ -16,7 +17,7 @@ from typing import Any, ClassVar
 from pickfs.databases.values import check_values
 from pickfs.errors import CommandFailed, PickfsError
 from pickfs.proc import run
-from pickfs.stack.cleanup import holding
+from pickfs.stack.cleanup import holding, wait_gone
 from pickfs.stack.ledger import Entry, Ledger
 from pickfs.stack.tracking import Tracked, tracked
 
@@ -44,6 +45,10 @@ class Service(ABC):
     name: ClassVar[str]
     package: ClassVar[str]  # the Debian package that provides it
     os_user: ClassVar[str | None] = None  # the system user the server runs as (None: root, in its own directory)
+    # the signal that ends the server at once, writing nothing back (PostgreSQL's immediate shutdown); None: it has
+    # none, and is always stopped as the ledger says
+    at_once_signal: ClassVar[signal.Signals | None] = None
+    server_program: ClassVar[str] = ""  # what the server's command line holds (a pid file's pid is checked for it)
 
     @classmethod
     @abstractmethod
@@ -69,14 +74,21 @@ class Service(ABC):
     @classmethod
     @contextmanager
     def start(cls, datadir: Path, settings: dict[str, Any], ledger: Ledger,
-              rundir: Path, fresh: bool = True) -> Iterator[Endpoint]:
+              rundir: Path, fresh: bool = True, at_once: bool = False) -> Iterator[Endpoint]:
         """A context manager: the server runs with its data in `datadir` until exit.
 
         fresh: initialise a new data directory; otherwise start (and so recover) the one there.
+        at_once: on exit, end the server at once (`at_once_signal`), writing nothing back, where nothing will read
+        what it leaves (a crash state whose check is done and undone); the rest is undone as always.
         """
         cls.ensure_available()
         with ExitStack() as stack:
-            yield cls.serve(stack, datadir, settings, ledger, rundir, fresh)
+            endpoint = cls.serve(stack, datadir, settings, ledger, rundir, fresh)
+            try:
+                yield endpoint
+            finally:
+                if at_once and cls.at_once_signal is not None:
+                    end_at_once(endpoint, cls.at_once_signal, cls.server_program)
 
     @classmethod
     @abstractmethod
@@ -84,6 +96,34 @@ class Service(ABC):
               fresh: bool) -> Endpoint:
         """Start the server and return how to reach it; everything it makes is undone by `stack` (recorded in
         the ledger before it is made), the server itself last started, first stopped."""
+
+
+# How long a server ended at once may take to exit before it is left to its ordinary stop (the ledger's).
+AT_ONCE_WAIT_S = 10.0
+
+
+def end_at_once(endpoint: Endpoint, sig: signal.Signals, program: str) -> bool:
+    """End the server whose pid file the endpoint names with `sig` and wait until it exits (True); False when there
+    was nothing of it to end or it did not exit in time (its ordinary stop follows). The process is held by a pidfd
+    before its command line is checked for `program`, so a pid reused by another program is never signalled."""
+    if not endpoint.pidfile or not program:
+        return False
+    try:
+        with open(endpoint.pidfile, "rb") as fh:
+            pid = int(fh.read(64).split()[0])
+        fd = os.pidfd_open(pid)
+    except (OSError, ValueError, IndexError):
+        return False
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0]
+        if program.encode() not in cmdline:
+            return False
+        signal.pidfd_send_signal(fd, sig)
+        return wait_gone(pid, AT_ONCE_WAIT_S, fd)
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
 
 
 def missing_user(user: str, package: str) -> str | None:

@@ -6,6 +6,7 @@ import functools
 import glob
 import os
 import pwd
+import signal
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
@@ -96,6 +97,8 @@ class PostgreSQL(Service):
     name = "postgresql"
     package = "postgresql"
     os_user = OS_USER
+    at_once_signal = signal.SIGQUIT  # immediate shutdown: no shutdown checkpoint, the next start recovers
+    server_program = "postgres"
 
     @classmethod
     def memory_settings(cls, limit: int) -> dict[str, str]:
@@ -122,7 +125,7 @@ class PostgreSQL(Service):
         # The settings go into a file the server includes, never onto pg_ctl's -o (a shell line).
         write_settings(pgdata, server_settings(sockdir, settings))
         # Recorded before it starts: cleanup finds the postmaster through its pid file.
-        group, _ = hold_server(stack, ledger, cls.name, pgdata / "postmaster.pid", "postgres", "SIGINT")
+        group, _ = hold_server(stack, ledger, cls.name, pgdata / "postmaster.pid", cls.server_program, "SIGINT")
         # In its control group, pg_ctl only starts the server (-W) and pickfs waits, asking its pid file every few
         # milliseconds (pg_ctl -w asks every 100 ms) and seeing it exit by its group emptying; without a group, pg_ctl
         # waits (it knows the pid it started).
