@@ -69,10 +69,16 @@ class Sqlite(Database):
         import sqlite3  # deferred: the driver sqlite3, in its client only
 
         conn = sqlite3.connect(args.db, timeout=60, isolation_level=None, check_same_thread=False)
-        if args.page_size:  # before anything is written: a database's page size is set when it is made
-            conn.execute(f"PRAGMA page_size={int(args.page_size)}")
-        conn.execute(f"PRAGMA journal_mode={args.journal_mode}")
-        conn.execute(f"PRAGMA synchronous={args.synchronous}")
+        try:
+            if args.page_size:  # before anything is written: a database's page size is set when it is made
+                conn.execute(f"PRAGMA page_size={int(args.page_size)}")
+            conn.execute(f"PRAGMA journal_mode={args.journal_mode}")
+            conn.execute(f"PRAGMA synchronous={args.synchronous}")
+        except BaseException:
+            # closed now, not when the garbage collector breaks the traceback's cycle: a crash check's client stays
+            # up, and a damaged database's file held open kept the state's filesystem busy after its unmount
+            conn.close()
+            raise
         return SqliteConnection(conn), (sqlite3.OperationalError,)
 
     def in_force(self, conn: Any) -> dict[str, Any]:
