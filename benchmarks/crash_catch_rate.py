@@ -136,8 +136,9 @@ def main(argv: list[str]) -> int:
             walls.append(time.monotonic() - t_run)
             caught += bool(crash["lost_any"])
             distinct.append(int(crash["metrics"].get("crash_distinct_states", crash["metrics"]["crash_states"])))
-            print(f"     run {len(walls)}: {failures_said(crash) if crash['lost_any'] else 'nothing lost'}, "
-                  f"{distinct[-1]} distinct states, {walls[-1]:.0f} s (the whole command)", flush=True)
+            said = f"caught: {failures_said(crash)}" if crash["lost_any"] else "nothing lost"
+            print(f"     run {len(walls)}: {said}, of {distinct[-1]} distinct states checked, {walls[-1]:.0f} s "
+                  "(the whole command)", flush=True)
         ok = caught == a.runs if case.unsafe else caught == 0
         failures += not ok
         want = "caught" if case.unsafe else "false alarms"
