@@ -10,7 +10,7 @@ import pytest
 from pickfs.analysis.views import CrashView
 from pickfs.crash.log import FLUSH, WRITE, Record
 from pickfs.crash.runner import CrashResult, StateResult
-from pickfs.crash.states import AT_RANDOM, DEFAULT_UNIT, covered, crash_moments, generate, last_flush, window
+from pickfs.crash.states import AT_RANDOM, crash_moments, generate
 from pickfs.report.crash_text import bound_words
 from pickfs.stats.crashbound import bound, lower, one_in, upper
 
@@ -81,21 +81,6 @@ def test_a_third_of_the_moments_are_drawn_at_random_one_per_stretch_and_marked()
         assert all(t_start + j * stretch <= t <= t_start + (j + 1) * stretch + 10 for j, t in enumerate(times))
         seen.update((t - t_start) % stretch // 40 for t in times)
     assert len(seen) == 10  # every part of a stretch is drawn
-
-
-def test_a_batch_after_the_first_draws_two_thirds_at_random_and_targets_what_is_not_covered():
-    """The budget's later batches: the sample grows faster than in the first (what it rules out narrows), and the
-    targeted third still goes to epochs no earlier batch cut in."""
-    records = _records()
-    t_start, t_end = 1000, 5000
-    first = generate(records, t_start, t_end, 30, seed=1)
-    done = covered(records, *window(records, t_start, t_end), first, DEFAULT_UNIT)
-    assert done.epochs
-    later = generate(records, t_start, t_end, 30, seed=2, done=done)
-    assert len(later) == 30 and sum(s.drawn for s in later) == 20
-    targeted = [s for s in later if not s.drawn and not s.why.startswith("evenly")]
-    assert targeted and all(last_flush(records, 0, s.cut) not in done.epochs for s in targeted)
-    assert sum(s.drawn for s in generate(records, t_start, t_end, 30, seed=2)) == 10  # a first batch: a third
 
 
 def test_a_random_moment_stays_in_the_sample_even_where_a_targeted_one_is_the_same():

@@ -18,7 +18,6 @@ created, renamed or removed).
 from __future__ import annotations
 
 import bisect
-import itertools
 import random
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -311,8 +310,7 @@ def crash_moments(records: Sequence[Record], t_start: int, t_end: int, n: int,
     """n (cut, latest moment, why) triples over the whole run.
 
     In turn: at random over the run's time (one moment drawn uniformly in each of equal stretches, kept
-    even where another moment is the same: they are the sample; a third of the moments, two thirds in a batch after
-    the first), just before the flush of the next flush epoch in
+    even where another moment is the same: they are the sample), just before the flush of the next flush epoch in
     the priority order (`epochs`) that no earlier batch covered (`done`; once all are covered, from the first
     again), and just before the most exposed flush after each event the workload reported, in an epoch not
     covered yet where there is one; when one
@@ -322,17 +320,13 @@ def crash_moments(records: Sequence[Record], t_start: int, t_end: int, n: int,
     """
     first, last = window(records, t_start, t_end)
     share = -(-n // 3)  # a third of the moments evenly, a third before bursts, a third after events
-    # a batch after the first (something covered already): two thirds at random, the targeted third to what is not
-    # covered yet, so that what the sample rules out narrows as fast as the coverage rises
-    later = bool(done.epochs or done.torn)
-    n_random = n - share if later else share
     times = [r.t_ns for r in records]
     # evenly over the run's time, not its records: writes crowd into write-back bursts, while commits that a lazy
     # log flush leaves in memory are lost between them
     even = []
     draw = random.Random(seed * 104729 + 17)
-    for j in range(n_random):
-        t = t_start + (t_end - t_start) * j // n_random + draw.randrange(max(1, (t_end - t_start) // n_random))
+    for j in range(share):
+        t = t_start + (t_end - t_start) * j // share + draw.randrange(max(1, (t_end - t_start) // share))
         c = min(last, max(first, bisect.bisect_right(times, t)))
         even.append((c, _moment(records, c, t_end), AT_RANDOM))
     more = [(c, _moment(records, c, t_end), "evenly over the run") for c in cut_points(first, last, n)]
@@ -362,14 +356,9 @@ def crash_moments(records: Sequence[Record], t_start: int, t_end: int, n: int,
         by_kind.append((e.kind, (flush, _moment(records, flush, t_end), f"before the most exposed flush after {e.what}")))
     # the database's own write-backs first (they are what torn-page protections guard), then file events
     near = [m for kind in ("write-back", "file") for m in spread([m for k, m in by_kind if k == kind], share)]
-    if later:  # bursts and events in turn, as many as the random draws leave room for
-        turns_ = [m for pair in itertools.zip_longest(bursts, near) for m in pair if m is not None]
-        targeted = [turns_[:n - n_random]]
-    else:
-        targeted = [bursts, near]
     out: list[tuple[int, int, str]] = []
     seen: set[tuple[int, int]] = set()
-    groups: tuple[list[list[tuple[int, int, str]]], ...] = ([even, *targeted], [more])
+    groups: tuple[list[list[tuple[int, int, str]]], ...] = ([even, bursts, near], [more])
     for queues in groups:  # in turn; evenly spread ones fill what the others lack
         while len(out) < n and any(queues):
             for q in queues:
