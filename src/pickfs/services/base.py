@@ -17,7 +17,7 @@ from typing import Any, ClassVar
 from pickfs.databases.values import check_values
 from pickfs.errors import CommandFailed, PickfsError
 from pickfs.proc import run
-from pickfs.stack.cleanup import holding, wait_gone
+from pickfs.stack.cleanup import exit_watch, holding, wait_gone
 from pickfs.stack.ledger import Entry, Ledger
 from pickfs.stack.tracking import Tracked, tracked
 
@@ -111,19 +111,18 @@ def end_at_once(endpoint: Endpoint, sig: signal.Signals, program: str) -> bool:
     try:
         with open(endpoint.pidfile, "rb") as fh:
             pid = int(fh.read(64).split()[0])
-        fd = os.pidfd_open(pid)
     except (OSError, ValueError, IndexError):
         return False
-    try:
-        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0]
-        if program.encode() not in cmdline:
+    with exit_watch(pid) as fd:
+        if fd is None:
             return False
-        signal.pidfd_send_signal(fd, sig)
+        try:
+            if program.encode() not in Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0]:
+                return False
+            signal.pidfd_send_signal(fd, sig)
+        except OSError:
+            return False
         return wait_gone(pid, AT_ONCE_WAIT_S, fd)
-    except OSError:
-        return False
-    finally:
-        os.close(fd)
 
 
 def missing_user(user: str, package: str) -> str | None:
