@@ -3,19 +3,20 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 from pickfs.analysis.margin import (
     Settling,
-    by_name,
+    alive,
     close_to_margin,
     lower_alpha,
     most_needed,
-    would_settle_each,
+    settle_margin,
 )
 from pickfs.analysis.setup import Setup, setup_of
 from pickfs.analysis.views import WorkloadView, final_roles
-from pickfs.stats.decision import ALPHA, contrast
+from pickfs.stats.decision import ALPHA, contrast, leaning
 from pickfs.stats.weather import Fit
 
 
@@ -30,11 +31,21 @@ def recommended(view: WorkloadView) -> str | None:
     return view.choice.chosen.cell.config.name if view.choice else None
 
 
-# The answer's intervals: each contender against the preferred configuration, bounded as the margin's test bounds
-# it (a one-sided 95% bound each side: a 90% interval), so that 'within the margin' is exactly an upper end at or
-# under 1 + the margin. The table's intervals are another family (each against the baseline, simultaneous 95%).
+# The answer's intervals: each contender against the preferred configuration, bounded as the decision tests the pair
+# (one-sided 95% bounds, a 90% interval when two candidates are left), so that 'within the margin' is exactly an
+# upper end at or under 1 + the margin, and 'faster by more than the margin' exactly a lower end over it: the end
+# that would put the more preferred of the two out is the decision's, its 5% shared over the candidates still in
+# the race (stats/decision.py, Bonferroni), and with more than two candidates that end is wider than the other.
+# The table's intervals are another family (each against the baseline, simultaneous 95%).
 ANSWER_LEVEL = 1 - 2 * ALPHA
 ANSWER_FAMILY = "one-sided 95% bounds"  # as the margin is tested
+
+
+def answer_family(candidates: int) -> str:
+    """The answer's intervals as its words name them, with `candidates` still in the decision."""
+    if candidates <= 2:
+        return ANSWER_FAMILY
+    return f"{ANSWER_FAMILY}, the end that would overturn the order of preference shared over {candidates} candidates"
 
 
 def recommended_setup(view: WorkloadView) -> Setup | None:
@@ -51,12 +62,15 @@ def recommended_setup(view: WorkloadView) -> Setup | None:
 @dataclass(frozen=True)
 class Contender:
     """A safe configuration against the preferred one: its speed factor (contender / preferred) with its interval
-    at ANSWER_LEVEL, and where it stands: 'within' the margin (settled: the preferred stays), 'at' the margin (not
-    settled), 'out' (slower than another by more than the margin). `close_to_margin`: a rerun as precise as this
-    run may decide the pair otherwise (analysis/margin.py `close_to_margin`): one open at the margin always, one
-    within it when a rerun may leave it open, a more preferred one that is out when a rerun may prefer it; never a
-    less preferred one that is out (a rerun that keeps it in still prefers the same). `settling`: what would
-    settle one open at the margin (None: settled)."""
+    as the decision tests the pair (the ANSWER_FAMILY comment), and where it stands: 'within' the margin (settled:
+    the preferred stays), 'at' the margin (not settled), 'out' (slower than another by more than the margin).
+    `more_preferred`: it comes before the preferred in the order of preference (the distribution's default, fewer
+    settings), so the preferred needs to be faster than it by more than the margin; at the margin, an unsettled
+    run leans to the preferred on the estimates alone. `close_to_margin`: a rerun as precise as this run may decide
+    the pair otherwise (analysis/margin.py `close_to_margin`): one open at the margin always, one within it when a
+    rerun may leave it open, a more preferred one that is out when a rerun may prefer it; never a less preferred one
+    that is out (a rerun that keeps it in still prefers the same). `settling`: what would settle one open at the
+    margin (None: settled)."""
 
     name: str
     factor: float
@@ -65,6 +79,7 @@ class Contender:
     standing: str
     close_to_margin: bool = False
     settling: Settling | None = None
+    more_preferred: bool = False
 
 
 @dataclass(frozen=True)
@@ -85,12 +100,14 @@ class Check:
 
 @dataclass(frozen=True)
 class Finding:
-    """A race's answer as one finding, settled or not: the preferred configuration (the first candidate in the
-    decision's order that is not out), every safe contender's factor against it, and, when unsettled, what would
+    """A race's answer as one finding, settled or not: the preferred configuration (settled: the decision's answer;
+    unsettled: the answer it leans to on the estimates alone, `stats/decision.leaning`, so that a settled and an
+    unsettled run of the same truth prefer the same), every safe contender's factor against it, and, when unsettled, what would
     settle it: more time at the current rate (None: at the margin, more time will not) or a wider margin. `over`:
     the more preferred configurations that are out (the preferred is faster than them by more than the margin).
     `quiet`: decided on a disturbed run's quiet slices alone (its minutes and projections count those). `checks`: each
-    copy of a configuration (an A/A check) against its original, beside the finding and never in it."""
+    copy of a configuration (an A/A check) against its original, beside the finding and never in it. `family`: the
+    contenders' intervals as the words name them (`answer_family`)."""
 
     preferred: str
     settled: bool
@@ -101,6 +118,7 @@ class Finding:
     over: tuple[str, ...] = ()
     quiet: bool = False
     checks: tuple[Check, ...] = ()
+    family: str = ANSWER_FAMILY
 
 
 def checks(view: WorkloadView) -> tuple[Check, ...]:
@@ -123,41 +141,67 @@ def checks(view: WorkloadView) -> tuple[Check, ...]:
     return tuple(out)
 
 
+def _standing(fit: Fit, name: str, preferred: str, out: Mapping[str, str], more_preferred: bool,
+              candidate: bool, margin: float) -> str:
+    """Where a safe configuration stands against the preferred: 'out' (slower than another by more than the margin),
+    'at' (a more preferred one not out; a less preferred one that may still be faster than the preferred by more
+    than the margin), else 'within'."""
+    if name in out:
+        return "out"
+    if not candidate:
+        return "within"  # a safe non-candidate, decided against the answer
+    if more_preferred:
+        return "at"
+    c = contrast(fit, name, preferred)
+    return "within" if c is not None and c.bound(ALPHA, upper=True) <= math.log1p(margin) else "at"
+
+
 def _contender(fit: Fit, name: str, preferred: str, standing: str, low_alpha: float, more_preferred: bool,
-               settling: Settling | None, margin: float) -> Contender | None:
+               margin: float, elapsed_s: float) -> Contender | None:
     c = contrast(fit, name, preferred)
     if c is None:
         return None
-    lo, hi = c.interval(ANSWER_LEVEL)
+    # the end that would put the more preferred of the pair out is tested at the decision's level (low_alpha): the
+    # lower end when the contender comes after the preferred, the upper when it comes before
+    lo = c.bound(ALPHA if more_preferred else low_alpha, upper=False)
+    hi = c.bound(low_alpha if more_preferred else ALPHA, upper=True)
     close = (standing != "out" or more_preferred) and close_to_margin(c, margin, ALPHA, low_alpha, standing == "out")
+    settling = None
+    if standing == "at":  # what settles the pair: tested as log(less preferred / more preferred), as the decision does
+        pair = contrast(fit, preferred, name) if more_preferred else c
+        settling = settle_margin(name, pair, margin, elapsed_s, ALPHA, low_alpha) if pair is not None else None
     return Contender(name, math.exp(c.est), math.exp(lo), math.exp(hi), standing, close or standing == "at",
-                     settling)
+                     settling, more_preferred)
 
 
 def finding(view: WorkloadView) -> Finding | None:
     """The race's finding (None: not a race, or no safe configuration to prefer)."""
     race = view.race
-    preferred = race.decision.answer if race is not None else None
-    if race is None or preferred is None:
+    answer = race.decision.answer if race is not None else None
+    if race is None or answer is None:
         return None
     d = race.decision
     roles = final_roles(view)
     order = roles.candidates
+    out = dict(d.out)
+    preferred = answer
+    if not d.settled:
+        leans = leaning(race.fit, order, d.margin)
+        preferred = leans if leans is not None and leans not in out else answer
     copied = dict(roles.copies)  # a copy is a check, never a contender
     safe = {r.cell.config.name for r in view.rows if not r.unsafe and r.cell.config.name not in copied}
     more_preferred = set(order[:order.index(preferred)]) if preferred in order else set()
     low_alpha = lower_alpha(race.fit, d, order)
-    settlings = by_name(would_settle_each(race.fit, d, race.minutes * 60, low_alpha))  # as the race's stop note
-    listed = ([(n, "within") for n, _ in d.decided if n in safe] + [(n, "at") for n in d.undecided]
-              + [(n, "out") for n, _ in d.out])
-    contenders = tuple(c for n, s in listed if (c := _contender(race.fit, n, preferred, s, low_alpha,
-                                                                n in more_preferred, settlings.get(n),
-                                                                d.margin)) is not None)
+    named = [n for n, _ in d.decided if n in safe] + [answer, *d.undecided] + [n for n, _ in d.out]
+    contenders = tuple(c for n in dict.fromkeys(named) if n != preferred and (c := _contender(
+        race.fit, n, preferred, _standing(race.fit, n, preferred, out, n in more_preferred, n in order, d.margin),
+        low_alpha, n in more_preferred, d.margin, race.minutes * 60)) is not None)
     over = tuple(n for n, _ in d.out if n in more_preferred)
+    family = answer_family(alive(race.fit, d, order))
     if d.settled:
-        return Finding(preferred, True, d.margin, contenders, None, None, over, race.quiet, checks(view))
-    more, wider = most_needed(list(settlings.values()))
-    return Finding(preferred, False, d.margin, contenders, more, wider, over, race.quiet, checks(view))
+        return Finding(preferred, True, d.margin, contenders, None, None, over, race.quiet, checks(view), family)
+    more, wider = most_needed([c.settling for c in contenders if c.settling is not None])
+    return Finding(preferred, False, d.margin, contenders, more, wider, over, race.quiet, checks(view), family)
 
 
 def answer_words(view: WorkloadView) -> str:

@@ -270,11 +270,15 @@ def more_time_words(seconds: float) -> str:
     return f"about {hours:.0f} more hours" if hours < 48 else "more than two days more"
 
 
-def settle_phrase(more_s: float | None, wider: float | None, measured_min: float, of: str = "") -> str:
+def settle_phrase(more_s: float | None, wider: float | None, measured_min: float, of: str = "",
+                  widened_for: str = "") -> str:
     """What would settle an unsettled answer, in the words its answer and the race's stop note both use: more time
     at the current rate (with the --max-time that gives it, after `measured_min` minutes measured; `of`: what
-    the minutes are of, ' of quiet slices' for a disturbed run decided on those), or a wider margin."""
+    the minutes are of, ' of quiet slices' for a disturbed run decided on those), or a wider margin
+    (`widened_for`: the configuration a wider margin would then prefer, when it is not the preferred one)."""
     margin = f"{a_percent(wider)} margin (--margin {wider:.0%})" if wider is not None else "a wider margin"
+    if widened_for:
+        margin = margin[:-1] + f", in favour of {widened_for})" if wider is not None else f"{margin} (in favour of {widened_for})"
     if more_s is None:
         return f"more time will not settle it, {margin} would"
     total = math.ceil((measured_min + more_s / 60) / 5) * 5

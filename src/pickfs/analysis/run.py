@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from pickfs.analysis.answer import recommended
+from pickfs.analysis.answer import finding, recommended
 from pickfs.analysis.latency import FixedRate, fixed_rate
 from pickfs.analysis.views import WorkloadView, workload_views
 from pickfs.analysis.whole import choice
@@ -39,7 +39,8 @@ def _answer(view: WorkloadView) -> tuple[str | None, bool]:
     """What a workload's answer names, and whether it is settled (a race's preferred configuration, settled
     or not; otherwise the configuration its judge recommends)."""
     if view.race is not None:
-        return view.race.decision.answer, view.race.decision.settled
+        found = finding(view)
+        return (found.preferred if found is not None else view.race.decision.answer), view.race.decision.settled
     named = recommended(view)
     return named, named is not None
 

@@ -228,12 +228,14 @@ def answer_dict(said: WorkloadAnswer) -> dict[str, Any]:
     out.update({"decided": d.settled and d.answer is not None, "margin": d.margin,
                 "preferred": f.preferred if f else None, "settled": f.settled if f else d.settled,
                 "contenders": [{"config": c.name, "factor": c.factor, "ci_low": c.low, "ci_high": c.high,
-                                "standing": c.standing, "close_to_margin": c.close_to_margin}
+                                "standing": c.standing, "close_to_margin": c.close_to_margin,
+                                "more_preferred": c.more_preferred}
                                for c in f.contenders] if f else [],
                 "checks": [{"config": c.name, "copy_of": c.original, "factor": c.factor, "ci_low": c.low,
-                            "ci_high": c.high, "different": c.different} for c in f.checks] if f else [],
+                            "ci_high": c.high, "different": c.different, "simultaneous": c.simultaneous}
+                           for c in f.checks] if f else [],
                 "interval": {"family": "margin", "level": ANSWER_LEVEL, "against": f.preferred if f else None,
-                             "text": f"{ANSWER_FAMILY} against the preferred, as the margin is tested"},
+                             "text": f"{f.family if f else ANSWER_FAMILY} against the preferred, as the margin is tested"},
                 "would_settle": ({"more_seconds": f.more_s, "margin": f.wider} if f and not f.settled else None),
                 "undecided_between": list(d.tied) if not d.settled else [],
                 "left_the_race": [{"config": n, "after_round": r + 1, "why": why, "interval": RACE_FAMILY}

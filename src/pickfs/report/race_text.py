@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from pickfs.analysis.answer import ANSWER_FAMILY, Check, Contender, Finding, finding
+from pickfs.analysis.answer import Check, Contender, Finding, finding
 from pickfs.analysis.margin import margin_words, settle_phrase
 from pickfs.analysis.views import Row, WorkloadView, beaten_by, final_roles
 from pickfs.analysis.whole import distribution_default
@@ -48,8 +48,8 @@ def _lost(view: WorkloadView) -> str:
 def _preferred_why(view: WorkloadView, f: Finding) -> str | None:
     """Why this one is preferred, in a few words (None: it is faster than the more preferred ones, which its
     sentence says)."""
-    if f.over:
-        return None
+    if f.over or any(c.more_preferred for c in f.contenders):
+        return None  # it is preferred for its speed: the sentence says against which
     if distribution_default(_row(view, f.preferred).cell.config):
         return "the distribution's default"
     if f.contenders:
@@ -64,8 +64,8 @@ def _factor(c: Contender, preferred: str, about: bool) -> str:
 
 
 def _flipped(c: Contender, preferred: str) -> str:
-    """'xfs about 1.11x [1.06x to 1.17x] as fast as ext4': the preferred against a more preferred contender that is
-    out (the same interval, the other way round)."""
+    """'xfs about 1.11x [1.06x to 1.17x] as fast as ext4': the preferred against a more preferred contender (the
+    same interval, the other way round)."""
     return f"{preferred} about {factor_interval(1 / c.factor, 1 / c.high, 1 / c.low)} as fast as {c.name}"
 
 
@@ -79,11 +79,13 @@ def _took(minutes: float) -> str:
 
 def settle_words(c: Contender, minutes: float, quiet: bool = False) -> str:
     """What would settle a contender open at the margin: more time at the current rate, or a wider margin (the
-    words the race's stop note uses too); `quiet`: the minutes are those of a disturbed run's quiet slices."""
+    words the race's stop note uses too; a more preferred contender is the one a wider margin would prefer);
+    `quiet`: the minutes are those of a disturbed run's quiet slices."""
     s = c.settling
     if s is None:
         return "not settled"
-    return settle_phrase(s.more_s, s.wider, minutes, " of quiet slices" if quiet else "")
+    return settle_phrase(s.more_s, s.wider, minutes, " of quiet slices" if quiet else "",
+                         c.name if c.more_preferred else "")
 
 
 def close_clauses(view: WorkloadView, f: Finding, minutes: float) -> list[str]:
@@ -98,8 +100,8 @@ def close_clauses(view: WorkloadView, f: Finding, minutes: float) -> list[str]:
         them = "it" if len(within) == 1 else "them"
         parts.append(f"{_joined([_factor(c, f.preferred, True) for c in within])}, close to your {margin} margin: "
                      f"within it in this run, though a rerun may leave {them} open")
-    parts += [f"{_factor(c, f.preferred, True)}, close to your {margin} margin: {settle_words(c, minutes, f.quiet)}"
-              for c in close if c.standing == "at"]
+    parts += [f"{_flipped(c, f.preferred) if c.more_preferred else _factor(c, f.preferred, True)}, close to your "
+              f"{margin} margin: {settle_words(c, minutes, f.quiet)}" for c in close if c.standing == "at"]
     for c in close:
         if c.standing == "out":
             why = ", the distribution's default" if distribution_default(_row(view, c.name).cell.config) else ""
@@ -125,7 +127,7 @@ def decided_sentence(view: WorkloadView) -> str:
     named = f"{f.preferred}, {why}" if why else f.preferred
     took = _took(minutes) + (" of quiet slices" if f.quiet else "")
     head = (f"{view.label}: use {named} ({_figure(row)}{tested})" if f.settled else
-            f"{view.label}: {named} ({_figure(row)}{tested}), is preferred but not settled in {took}")
+            f"{view.label}: {named} ({_figure(row)}{tested}){',' if why else ''} is preferred but not settled in {took}")
     parts = [head]
     out = [c.name for c in f.contenders if c.standing == "out" and not c.close_to_margin]
     if out:
@@ -134,7 +136,7 @@ def decided_sentence(view: WorkloadView) -> str:
     if within:
         parts.append(f"{_joined([_factor(c, f.preferred, False) for c in within])}, within your {margin} margin")
     close = close_clauses(view, f, minutes)
-    label = f" ({ANSWER_FAMILY})" if within or close else ""
+    label = f" ({f.family})" if within or close else ""
     # a preferred configuration that is out, not close to the margin: why, since the table's simultaneous
     # intervals are wider
     roles = final_roles(view)
@@ -148,8 +150,8 @@ def decided_sentence(view: WorkloadView) -> str:
 def price_sentence(view: WorkloadView) -> str:
     """The fastest configuration that trades safety for speed, against the answer (or the preferred one)."""
     assert view.race is not None
-    d = view.race.decision
-    ref = d.answer
+    found = finding(view)
+    ref = found.preferred if found is not None else view.race.decision.answer
     if ref is None:
         return ""
     fit = view.race.fit

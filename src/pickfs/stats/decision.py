@@ -17,7 +17,9 @@ never by a noisy estimate. Then, with one-sided 95% bounds:
   (its upper bound of the ratio over the answer is at most 1 + m): within the margin, preference
   wins (an equivalence-style test of "not better by more than m"); a true 6% advantage at a 5%
   margin is never decided this way, it must win instead;
-- candidates neither out nor decided are UNDECIDED; the decision is settled when none is left.
+- candidates neither out nor decided are UNDECIDED; the decision is settled when none is left. An
+  unsettled decision LEANS to the answer it would give on the estimates alone (`leaning`): that is
+  the configuration an unsettled run prefers.
 Configurations that are not candidates (a setting that can lose commits, or a reference such as
 tmpfs and the raw device) are decided when their factor against the baseline is known within the
 run's target as far as measuring can narrow it (their 95% interval's half-width without the
@@ -228,6 +230,23 @@ def decide(fit: Fit, candidates: Sequence[str], others: Sequence[str], baseline:
     nothing_to_decide = not candidates
     return Decision((answer is not None and not undecided) or nothing_to_decide, answer, tuple(undecided), tuple(out), tuple(decided),
                     tuple(pending), margin)
+
+
+def leaning(fit: Fit, candidates: Sequence[str], margin: float = DEFAULT_MARGIN) -> str | None:
+    """The answer the decision would give if every estimate were the truth: candidates slower than another by more
+    than the margin (on the estimates alone) are out, round by round, and the most preferred left is the answer.
+    An unsettled race prefers it: a run that settles and one that does not, of the same truth, then prefer the
+    same configuration (the decision itself keeps the more preferred until another is faster beyond doubt). The
+    fastest candidate is never out, so there is one whenever a candidate was measured."""
+    edge = math.log1p(margin)
+    alive = [c for c in candidates if c in fit.spreads]
+    while len(alive) > 1:
+        beaten = {c for c in alive
+                  if any((con := contrast(fit, d, c)) is not None and con.est > edge for d in alive if d != c)}
+        if not beaten:
+            break
+        alive = [c for c in alive if c not in beaten]
+    return alive[0] if alive else None
 
 
 def _other_decided(fit: Fit, name: str, answer: str | None, baseline: str | None, edge: float, target: float,
