@@ -114,16 +114,20 @@ def test_a_margin_is_said_as_typed():
 
 
 def test_the_stop_note_says_what_would_settle_the_answer_in_the_answers_words():
-    settle = WouldSettle(("ext4-again",), 1500.0, 0.05)
-    text = stop_note("sqlite-tpcb", 9, 0.005, Hopeless(("ext4-again",), 40.0), "ext4", settle, ("tmpfs",), 3.0)
+    settle = WouldSettle("ext4", ("ext4-again",), 1500.0, 0.05)
+    text = stop_note("sqlite-tpcb", 9, 0.005, Hopeless(("ext4-again",), 40.0), settle, ("tmpfs",), 3.0)
     assert text.startswith("sqlite-tpcb: the race stops after round 9 with 40 s of its budget left")
     assert "0.5% margin" in text
     assert "ext4-again against ext4: " + settle_phrase(1500.0, 0.05, 3.0) in text
     assert "about 25 more minutes (--max-time 30m) or a 5% margin (--margin 5%) would settle it" in text
     assert "tmpfs: its factor is not yet known within the target" in text
-    at = stop_note("sqlite-tpcb", 9, 0.05, Hopeless(("xfs",), 40.0), "ext4", WouldSettle(("xfs",), None, 0.10), (),
+    at = stop_note("sqlite-tpcb", 9, 0.05, Hopeless(("xfs",), 40.0), WouldSettle("ext4", ("xfs",), None, 0.10), (),
                    3.0)
     assert "xfs against ext4: more time will not settle it, a 10% margin (--margin 10%) would" in at
+    leaning = stop_note("sqlite-tpcb", 9, 0.05, Hopeless(("ext4",), 40.0),
+                        WouldSettle("xfs", ("ext4",), 900.0, 0.25, "ext4"), (), 3.0)
+    assert ("ext4 against xfs: about 15 more minutes (--max-time 20m) or a 25% margin (--margin 25%, in favour of "
+            "ext4) would settle it") in leaning
 
 
 def test_the_stop_note_and_the_answer_give_one_figure():
@@ -137,7 +141,7 @@ def test_the_stop_note_and_the_answer_give_one_figure():
     if stop is None or answer_level.settled:
         pytest.skip("this draw settles or goes on")
     said = would_settle(f, answer_level, 60.0)
-    text = stop_note("w", MIN_ROUNDS + 4, 0.05, stop, answer_level.answer, said, answer_level.pending, 1.0)
+    text = stop_note("w", MIN_ROUNDS + 4, 0.05, stop, said, answer_level.pending, 1.0)
     assert settle_phrase(said.more_s, said.wider, 1.0) in text
     at_race_level = settle_margin("copy", contrast(f, "copy", "base"), 0.05, 60.0, RACE_ALPHA)
     assert at_race_level is not None and at_race_level.more_s != said.more_s

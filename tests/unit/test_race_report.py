@@ -245,3 +245,23 @@ def test_a_copy_called_different_is_said_as_the_runs_own_difference(tmp_path):
     assert "the two copies of one setup differ by about" in answer["reason"]
     assert "the answer counts ext4 alone" in answer["reason"]
     assert "ext4-aa" not in [c["config"] for c in answer["contenders"]]
+
+
+def test_the_stop_note_and_the_answer_prefer_one_configuration_and_give_one_figure(tmp_path):
+    """A run leaning to xfs unsettled: the race's stop note (`would_settle`) and the answer (`finding`) name the same
+    preferred configuration, the same open contender and the same time, on the same slices."""
+    from pickfs.analysis.answer import finding
+    from pickfs.analysis.margin import would_settle
+    from pickfs.analysis.run import analyse
+    from pickfs.analysis.views import final_roles
+
+    store = ResultStore(tmp_path / "r.db")
+    effects = {"ext4": 0.0, "ext4-nobarrier": math.log(1.8), "xfs": math.log(1.09)}
+    [view] = analyse(store.load(raced_run(store, effects, "lean", blocks=2, rounds=4, slice_sd=0.2,
+                                          image_sd=0.05))).views
+    assert view.race is not None and not view.race.decision.settled
+    found = finding(view)
+    said = would_settle(view.race.fit, view.race.decision, view.race.minutes * 60, final_roles(view).candidates)
+    assert found is not None and (found.preferred, said.preferred) == ("xfs", "xfs")
+    assert said.contenders == ("ext4",) and said.widened_for == "ext4"
+    assert (found.more_s, found.wider) == (said.more_s, said.wider)

@@ -9,14 +9,16 @@ from dataclasses import dataclass, replace
 from pickfs.analysis.margin import (
     Settling,
     alive,
+    by_name,
     close_to_margin,
     lower_alpha,
     most_needed,
-    settle_margin,
+    open_settlings,
+    preferred_of,
 )
 from pickfs.analysis.setup import Setup, setup_of
 from pickfs.analysis.views import WorkloadView, final_roles
-from pickfs.stats.decision import ALPHA, contrast, leaning
+from pickfs.stats.decision import ALPHA, contrast
 from pickfs.stats.weather import Fit
 
 
@@ -157,7 +159,7 @@ def _standing(fit: Fit, name: str, preferred: str, out: Mapping[str, str], more_
 
 
 def _contender(fit: Fit, name: str, preferred: str, standing: str, low_alpha: float, more_preferred: bool,
-               margin: float, elapsed_s: float) -> Contender | None:
+               margin: float, settling: Settling | None) -> Contender | None:
     c = contrast(fit, name, preferred)
     if c is None:
         return None
@@ -166,12 +168,8 @@ def _contender(fit: Fit, name: str, preferred: str, standing: str, low_alpha: fl
     lo = c.bound(ALPHA if more_preferred else low_alpha, upper=False)
     hi = c.bound(low_alpha if more_preferred else ALPHA, upper=True)
     close = (standing != "out" or more_preferred) and close_to_margin(c, margin, ALPHA, low_alpha, standing == "out")
-    settling = None
-    if standing == "at":  # what settles the pair: tested as log(less preferred / more preferred), as the decision does
-        pair = contrast(fit, preferred, name) if more_preferred else c
-        settling = settle_margin(name, pair, margin, elapsed_s, ALPHA, low_alpha) if pair is not None else None
     return Contender(name, math.exp(c.est), math.exp(lo), math.exp(hi), standing, close or standing == "at",
-                     settling, more_preferred)
+                     settling if standing == "at" else None, more_preferred)
 
 
 def finding(view: WorkloadView) -> Finding | None:
@@ -184,18 +182,16 @@ def finding(view: WorkloadView) -> Finding | None:
     roles = final_roles(view)
     order = roles.candidates
     out = dict(d.out)
-    preferred = answer
-    if not d.settled:
-        leans = leaning(race.fit, order, d.margin)
-        preferred = leans if leans is not None and leans not in out else answer
+    preferred = preferred_of(race.fit, d, order) or answer
     copied = dict(roles.copies)  # a copy is a check, never a contender
     safe = {r.cell.config.name for r in view.rows if not r.unsafe and r.cell.config.name not in copied}
     more_preferred = set(order[:order.index(preferred)]) if preferred in order else set()
     low_alpha = lower_alpha(race.fit, d, order)
+    settlings = by_name(open_settlings(race.fit, d, order, race.minutes * 60, low_alpha))  # as the race's stop note
     named = [n for n, _ in d.decided if n in safe] + [answer, *d.undecided] + [n for n, _ in d.out]
     contenders = tuple(c for n in dict.fromkeys(named) if n != preferred and (c := _contender(
         race.fit, n, preferred, _standing(race.fit, n, preferred, out, n in more_preferred, n in order, d.margin),
-        low_alpha, n in more_preferred, d.margin, race.minutes * 60)) is not None)
+        low_alpha, n in more_preferred, d.margin, settlings.get(n))) is not None)
     over = tuple(n for n, _ in d.out if n in more_preferred)
     family = answer_family(alive(race.fit, d, order))
     if d.settled:

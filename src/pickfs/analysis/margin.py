@@ -44,7 +44,7 @@ from dataclasses import dataclass
 
 from scipy import stats as sps
 
-from pickfs.stats.decision import ALPHA, Contrast, Decision, contrast, decision_alpha
+from pickfs.stats.decision import ALPHA, Contrast, Decision, contrast, decision_alpha, leaning
 from pickfs.stats.weather import Fit
 
 ROUND_MARGIN = 0.05  # a wider margin is said as a multiple of this
@@ -215,13 +215,16 @@ def by_name(settlings: Sequence[Settling]) -> Mapping[str, Settling]:
 
 @dataclass(frozen=True)
 class WouldSettle:
-    """What would settle a race's answer: the one figure its answer and its stop note give. `contenders`: those
-    still at the margin; `more_s`: more seconds at the current rate that would settle every one (None: no amount of
+    """What would settle a race's answer: the one figure its answer and its stop note give. `preferred`: the
+    configuration the answer prefers (`preferred_of`); `contenders`: those still open against it; `widened_for`: the more preferred
+    one a wider margin would then prefer ('' when none); `more_s`: more seconds at the current rate that would settle every one (None: no amount of
     time is likely to; 0.0 with no contender open); `wider`: the wider margin that settles them now."""
 
+    preferred: str | None
     contenders: tuple[str, ...]
     more_s: float | None
     wider: float | None
+    widened_for: str = ""
 
 
 def alive(fit: Fit, decision: Decision, candidates: Sequence[str]) -> int:
@@ -235,25 +238,52 @@ def lower_alpha(fit: Fit, decision: Decision, candidates: Sequence[str]) -> floa
     return decision_alpha(ALPHA, alive(fit, decision, candidates))
 
 
-def would_settle_each(fit: Fit, decision: Decision, elapsed_s: float, low_alpha: float = ALPHA) -> tuple[Settling, ...]:
-    """What would settle each contender still open against the preferred configuration, at ALPHA, its lower
-    bound at `low_alpha` (the decision's, `lower_alpha`; not given: as for two candidates)."""
-    out = []
-    for name in decision.undecided:
-        c = contrast(fit, name, decision.answer) if decision.answer else None
-        s = settle_margin(name, c, decision.margin, elapsed_s, ALPHA, low_alpha) if c is not None else None
+def preferred_of(fit: Fit, decision: Decision, candidates: Sequence[str]) -> str | None:
+    """The configuration a race's answer prefers: the decision's answer when settled; else the one it leans to on
+    the estimates alone (`stats/decision.leaning`), unless that one is out (never, as the fastest is not)."""
+    if decision.settled or decision.answer is None:
+        return decision.answer
+    leans = leaning(fit, candidates, decision.margin)
+    return leans if leans is not None and leans not in dict(decision.out) else decision.answer
+
+
+def open_settlings(fit: Fit, decision: Decision, candidates: Sequence[str], elapsed_s: float,
+                   low_alpha: float = ALPHA) -> tuple[Settling, ...]:
+    """What would settle each candidate still open against the preferred configuration (`preferred_of`), tested as
+    the decision tests the pair, log(less preferred / more preferred): its upper bound at ALPHA, its lower at
+    `low_alpha` (the decision's, `lower_alpha`). Open: a more preferred candidate that is not out (the preferred
+    must be faster than it by more than the margin), or a less preferred one that may still be (its upper bound
+    over the margin's edge). `candidates` in order of preference."""
+    preferred = preferred_of(fit, decision, candidates)
+    if preferred is None:
+        return ()
+    out, edge = dict(decision.out), math.log1p(decision.margin)
+    before = set(candidates[:candidates.index(preferred)]) if preferred in candidates else set()
+    said = []
+    for name in candidates:
+        if name == preferred or name in out or name not in fit.spreads:
+            continue
+        c = contrast(fit, preferred, name) if name in before else contrast(fit, name, preferred)
+        if c is None or (name not in before and c.bound(ALPHA, upper=True) <= edge):
+            continue
+        s = settle_margin(name, c, decision.margin, elapsed_s, ALPHA, low_alpha)
         if s is not None:
-            out.append(s)
-    return tuple(out)
+            said.append(s)
+    return tuple(said)
 
 
 def would_settle(fit: Fit, decision: Decision, elapsed_s: float, candidates: Sequence[str] = ()) -> WouldSettle:
     """What would settle the answer of `decision` (taken at ALPHA, the answer's level) after `elapsed_s` seconds
-    measured (the span of the slices: first to last): every contender still at the margin against the preferred
-    configuration (`would_settle_each`)."""
-    opened = would_settle_each(fit, decision, elapsed_s, lower_alpha(fit, decision, candidates))
+    measured (the span of the slices: first to last): every candidate still open against the preferred
+    configuration (`open_settlings`); `candidates` in order of preference (none given: the decision's answer and
+    the ones it could not decide)."""
+    order = list(candidates) or [n for n in (decision.answer, *decision.undecided) if n is not None]
+    opened = open_settlings(fit, decision, order, elapsed_s, lower_alpha(fit, decision, order))
     more, wider = most_needed(opened)
-    return WouldSettle(tuple(s.name for s in opened), more, wider)
+    preferred = preferred_of(fit, decision, order)
+    before = order[:order.index(preferred)] if preferred in order else []
+    widened_for = next((n for n in before if n in {s.name for s in opened}), "")
+    return WouldSettle(preferred, tuple(s.name for s in opened), more, wider, widened_for)
 
 
 def more_time_words(seconds: float) -> str:

@@ -309,8 +309,8 @@ class Race:
                                  RACE_ALPHA)
         if hopeless is not None:
             answer = decision_at(f, r, m, ALPHA)  # what the answer will say on these slices
-            text = stop_note(self.label, round_no, m.margin, hopeless, answer.answer,
-                             would_settle(f, answer, span, r.candidates), answer.pending, span / 60)
+            settle = would_settle(f, answer, span, r.candidates)
+            text = stop_note(self.label, round_no, m.margin, hopeless, settle, answer.pending, span / 60)
             b = self.slicer.bench
             b.observer.note(text)
             b.store.add_note(b.run_id, text)
@@ -342,16 +342,17 @@ def _names(names: tuple[str, ...]) -> str:
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + f" and {names[-1]}"
 
 
-def stop_note(label: str, round_no: int, margin: float, hopeless: Hopeless, preferred: str | None,
-              settle: WouldSettle, pending: tuple[str, ...], measured_min: float) -> str:
+def stop_note(label: str, round_no: int, margin: float, hopeless: Hopeless, settle: WouldSettle,
+              pending: tuple[str, ...], measured_min: float) -> str:
     """Why a race stopped before its budget, with what would settle its answer: the figure and the words the
-    answer gives on the same slices (`settle`, at the answer's level), and the factors not yet known (pure)."""
+    answer gives on the same slices (`settle`, at the answer's level, against the configuration it prefers), and
+    the factors not yet known (pure)."""
     head = (f"{label}: the race stops after round {round_no} with {_minutes(hopeless.left_s)} of its budget left: "
             f"at a {margin_words(margin)} margin it cannot settle within the budget at the current rate")
     parts = []
-    if settle.contenders and preferred is not None:
-        parts.append(f"{_names(settle.contenders)} against {preferred}: "
-                     f"{settle_phrase(settle.more_s, settle.wider, measured_min)}")
+    if settle.contenders and settle.preferred is not None:
+        parts.append(f"{_names(settle.contenders)} against {settle.preferred}: "
+                     f"{settle_phrase(settle.more_s, settle.wider, measured_min, widened_for=settle.widened_for)}")
     if pending:
         parts.append(f"{_names(pending)}: {'its factor is' if len(pending) == 1 else 'their factors are'} not yet "
                      "known within the target")
