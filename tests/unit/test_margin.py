@@ -25,8 +25,8 @@ from pickfs.analysis.margin import (
     would_settle,
 )
 from pickfs.engine.race import stop_note
-from pickfs.stats.decision import ALPHA, RACE_ALPHA, Contrast, contrast, decide, decision_alpha
-from pickfs.stats.weather import fit
+from pickfs.stats.decision import ALPHA, RACE_ALPHA, Contrast, contrast, decide, decision_alpha, leaning
+from pickfs.stats.weather import Fit, Spread, fit
 from tests.unit.test_race import simulate
 
 Q95 = 1.6448536269514722  # one-sided 95% normal quantile
@@ -140,7 +140,7 @@ def test_the_stop_note_and_the_answer_give_one_figure():
     stop = cannot_settle(f, race_level, "base", 0.05, 0.1, 60.0, 1.0, MIN_ROUNDS + 4, RACE_ALPHA)
     if stop is None or answer_level.settled:
         pytest.skip("this draw settles or goes on")
-    said = would_settle(f, answer_level, 60.0)
+    said = would_settle(f, answer_level, 60.0, ["base", "copy"])
     text = stop_note("w", MIN_ROUNDS + 4, 0.05, stop, said, answer_level.pending, 1.0)
     assert settle_phrase(said.more_s, said.wider, 1.0) in text
     at_race_level = settle_margin("copy", contrast(f, "copy", "base"), 0.05, 60.0, RACE_ALPHA)
@@ -250,3 +250,48 @@ def test_an_a_a_copy_near_one_does_not_keep_an_unsettled_race_going():
     with mock.patch.object(margin, "HOPEFUL_SE", 1.0):
         assert hopeful_more_s(copy, 0.05, 356.0, RACE_ALPHA) <= STOP_FACTOR * left
     assert hopeful_more_s(copy, 0.05, 356.0, RACE_ALPHA) > STOP_FACTOR * left
+
+
+def _fit(levels: dict[str, float], var: float = 4e-4) -> Fit:
+    spreads = {n: Spread(level, var, 20.0, 4, 40, None) for n, level in levels.items()}
+    return Fit({}, {}, spreads, (), 0.02, 0.01, (), (), {}, True)
+
+
+def test_an_unsettled_race_leans_past_a_candidate_a_third_one_beats():
+    """ext4 1.00, xfs 1.04, xfs-tuned 1.062 at a 5% margin, all open: on the estimates xfs-tuned beats ext4 by more
+    than the margin and xfs is within the margin of xfs-tuned, so the race leans to xfs; what settles ext4 is
+    xfs-tuned's lead over it (its rival), not xfs's."""
+    from pickfs.analysis.margin import lower_alpha, open_settlings, preferred_of
+
+    order = ["ext4", "xfs", "xfs-tuned"]
+    f = _fit({"ext4": 0.0, "xfs": math.log(1.04), "xfs-tuned": math.log(1.062)})
+    d = decide(f, order, [], "ext4", margin=0.05)
+    assert not d.settled and d.answer == "ext4"
+    assert leaning(f, order, 0.05) == preferred_of(f, d, order) == "xfs"
+    opened = {s.name: s for s in open_settlings(f, d, order, 600.0, lower_alpha(f, d, order))}
+    assert opened["ext4"].rival == "xfs-tuned"
+    said = would_settle(f, d, 600.0, order)
+    assert (said.preferred, said.widened_for) == ("xfs", "ext4")
+    # a wider margin settles the decision on its own answer, ext4
+    assert said.wider is not None and decide(f, order, [], "ext4", margin=said.wider).answer == "ext4"
+
+
+def test_a_settled_race_prefers_its_answer_whatever_it_leans_to():
+    """Over random fits of 2 to 4 candidates: whenever the decision settles, the configuration preferred is its answer
+    (the leaning never contradicts a settled decision), and the leaning is never a candidate that is out."""
+    import random
+
+    from pickfs.analysis.margin import preferred_of
+
+    rng = random.Random(1)
+    settled = 0
+    for _ in range(3000):
+        names = [f"c{i}" for i in range(rng.choice([2, 3, 4]))]
+        f = _fit({n: rng.gauss(0, 0.06) for n in names}, rng.choice([1e-5, 1e-4, 4e-4, 1e-3]))
+        d = decide(f, names, [], "c0", margin=0.05)
+        leans = leaning(f, names, 0.05)
+        assert leans is not None and leans not in dict(d.out)
+        if d.settled:
+            settled += 1
+            assert preferred_of(f, d, names) == d.answer == leans
+    assert settled > 500

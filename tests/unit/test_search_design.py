@@ -205,3 +205,22 @@ def test_when_the_answer_is_the_fastest_preset_the_report_says_so():
     assert result.answer == "ext4+a+b"
     assert result.best_preset is not None and result.best_preset.same and result.best_preset.over == "ab"
     assert "the fastest preset, ab, is this same setup" in render(to_dict("s", result, SURFACE_SPEC, None, {}))
+
+
+def test_an_unsettled_final_race_names_what_its_report_prefers():
+    """The final race could not settle; its run's report prefers the configuration it leans to on its estimates, and
+    so does the search's answer (it named the decision's more preferred one, which the report did not)."""
+    base = Surface(3)
+
+    def racer(spec: StageSpec) -> StageOutcome:
+        got = base(spec)
+        if spec.name != "final" or got.decision is None:
+            return got
+        other = next(c.name for c in spec.configs if c.name != got.decision.answer)
+        return replace(got, decision=replace(got.decision, settled=False, undecided=(other,)), preferred=other)
+
+    result = run_search(SURFACE, racer, 1800.0, seed=3, sample=2)
+    final = result.stages[-1]
+    assert not result.settled and final.decision is not None
+    assert result.answer == final.preferred != final.decision.answer
+    assert result.tied[0] == result.answer and final.decision.answer in result.tied

@@ -142,7 +142,7 @@ def test_an_unsettled_default_is_not_called_the_winner():
                               "database_settings": {}}}}
     text = render(d)
     assert "not settled: could not tell it from ext4+noatime" in text
-    assert "the most preferred of what the race could not tell apart" in text
+    assert "preferred on the final race's estimates, not settled" in text
     assert "nothing searched was faster" not in text
 
 

@@ -12,9 +12,9 @@ from pickfs.analysis.margin import (
     by_name,
     close_to_margin,
     lower_alpha,
-    most_needed,
     open_settlings,
     preferred_of,
+    would_settle,
 )
 from pickfs.analysis.setup import Setup, setup_of
 from pickfs.analysis.views import WorkloadView, final_roles
@@ -62,6 +62,18 @@ def recommended_setup(view: WorkloadView) -> Setup | None:
 
 
 @dataclass(frozen=True)
+class Rival:
+    """The configuration whose lead over a more preferred contender decides it, when that is not the preferred one
+    (a race leaning past ext4 to xfs because xfs-tuned is faster than ext4 by more than the margin, xfs within the
+    margin of xfs-tuned): its speed factor over the contender with the interval the decision tests it with."""
+
+    name: str
+    factor: float
+    low: float
+    high: float
+
+
+@dataclass(frozen=True)
 class Contender:
     """A safe configuration against the preferred one: its speed factor (contender / preferred) with its interval
     as the decision tests the pair (the ANSWER_FAMILY comment), and where it stands: 'within' the margin (settled:
@@ -72,7 +84,8 @@ class Contender:
     the pair otherwise (analysis/margin.py `close_to_margin`): one open at the margin always, one within it when a
     rerun may leave it open, a more preferred one that is out when a rerun may prefer it; never a less preferred one
     that is out (a rerun that keeps it in still prefers the same). `settling`: what would settle one open at the
-    margin (None: settled)."""
+    margin (None: settled). `rival`: for a more preferred one open at the margin, the configuration whose lead over
+    it decides it when that is not the preferred one."""
 
     name: str
     factor: float
@@ -82,6 +95,7 @@ class Contender:
     close_to_margin: bool = False
     settling: Settling | None = None
     more_preferred: bool = False
+    rival: Rival | None = None
 
 
 @dataclass(frozen=True)
@@ -109,7 +123,9 @@ class Finding:
     the more preferred configurations that are out (the preferred is faster than them by more than the margin).
     `quiet`: decided on a disturbed run's quiet slices alone (its minutes and projections count those). `checks`: each
     copy of a configuration (an A/A check) against its original, beside the finding and never in it. `family`: the
-    contenders' intervals as the words name them (`answer_family`)."""
+    contenders' intervals as the words name them (`answer_family`); `overturn_alpha`: the one-sided level of the end
+    that would overturn the order of preference (ALPHA with two candidates). `widened_for`: the more preferred
+    configuration a wider margin would settle on, when the race leans past it ('' when none)."""
 
     preferred: str
     settled: bool
@@ -121,6 +137,8 @@ class Finding:
     quiet: bool = False
     checks: tuple[Check, ...] = ()
     family: str = ANSWER_FAMILY
+    widened_for: str = ""
+    overturn_alpha: float = ALPHA
 
 
 def checks(view: WorkloadView) -> tuple[Check, ...]:
@@ -168,8 +186,14 @@ def _contender(fit: Fit, name: str, preferred: str, standing: str, low_alpha: fl
     lo = c.bound(ALPHA if more_preferred else low_alpha, upper=False)
     hi = c.bound(low_alpha if more_preferred else ALPHA, upper=True)
     close = (standing != "out" or more_preferred) and close_to_margin(c, margin, ALPHA, low_alpha, standing == "out")
+    rival = None
+    if standing == "at" and settling is not None and settling.rival:
+        r = contrast(fit, settling.rival, name)
+        if r is not None:  # the rival comes after the contender: its lower end is the decision's
+            rival = Rival(settling.rival, math.exp(r.est), math.exp(r.bound(low_alpha, upper=False)),
+                          math.exp(r.bound(ALPHA, upper=True)))
     return Contender(name, math.exp(c.est), math.exp(lo), math.exp(hi), standing, close or standing == "at",
-                     settling if standing == "at" else None, more_preferred)
+                     settling if standing == "at" else None, more_preferred, rival)
 
 
 def finding(view: WorkloadView) -> Finding | None:
@@ -187,17 +211,19 @@ def finding(view: WorkloadView) -> Finding | None:
     safe = {r.cell.config.name for r in view.rows if not r.unsafe and r.cell.config.name not in copied}
     more_preferred = set(order[:order.index(preferred)]) if preferred in order else set()
     low_alpha = lower_alpha(race.fit, d, order)
-    settlings = by_name(open_settlings(race.fit, d, order, race.minutes * 60, low_alpha))  # as the race's stop note
+    elapsed_s = race.minutes * 60
+    settlings = by_name(open_settlings(race.fit, d, order, elapsed_s, low_alpha))  # as the race's stop note
     named = [n for n, _ in d.decided if n in safe] + [answer, *d.undecided] + [n for n, _ in d.out]
     contenders = tuple(c for n in dict.fromkeys(named) if n != preferred and (c := _contender(
         race.fit, n, preferred, _standing(race.fit, n, preferred, out, n in more_preferred, n in order, d.margin),
         low_alpha, n in more_preferred, d.margin, settlings.get(n))) is not None)
     over = tuple(n for n, _ in d.out if n in more_preferred)
-    family = answer_family(alive(race.fit, d, order))
+    found = Finding(preferred, True, d.margin, contenders, None, None, over, race.quiet, checks(view),
+                    answer_family(alive(race.fit, d, order)), overturn_alpha=low_alpha)
     if d.settled:
-        return Finding(preferred, True, d.margin, contenders, None, None, over, race.quiet, checks(view), family)
-    more, wider = most_needed([c.settling for c in contenders if c.settling is not None])
-    return Finding(preferred, False, d.margin, contenders, more, wider, over, race.quiet, checks(view), family)
+        return found
+    settle = would_settle(race.fit, d, elapsed_s, order)  # the figure the race's stop note gives
+    return replace(found, settled=False, more_s=settle.more_s, wider=settle.wider, widened_for=settle.widened_for)
 
 
 def answer_words(view: WorkloadView) -> str:

@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from scipy import stats as sps
 
@@ -64,12 +64,14 @@ HOPEFUL_SE = 0.5
 class Settling:
     """What would settle an open comparison: `more_s` more seconds at the current rate (None: no amount of time is
     likely to: at the margin, or the run-to-run term alone reaches it), or the wider margin that settles it now
-    (None for a non-candidate)."""
+    (None for a non-candidate). `rival`: for a more preferred candidate the race leans past, the configuration whose
+    lead over it decides it ('' when that is the preferred one)."""
 
     name: str
     more_s: float | None
     wider: float | None
     at_margin: bool
+    rival: str = ""  # the configuration that must put a more preferred one out, when not the preferred itself
 
 
 def _q(c: Contrast, alpha: float) -> float:
@@ -240,7 +242,8 @@ def lower_alpha(fit: Fit, decision: Decision, candidates: Sequence[str]) -> floa
 
 def preferred_of(fit: Fit, decision: Decision, candidates: Sequence[str]) -> str | None:
     """The configuration a race's answer prefers: the decision's answer when settled; else the one it leans to on
-    the estimates alone (`stats/decision.leaning`), unless that one is out (never, as the fastest is not)."""
+    the estimates alone (`stats/decision.leaning`). That one is never out: what the decision rules out is beaten on
+    its estimate too, so the leaning drops it in its first round (the fallback only guards the invariant)."""
     if decision.settled or decision.answer is None:
         return decision.answer
     leans = leaning(fit, candidates, decision.margin)
@@ -249,40 +252,55 @@ def preferred_of(fit: Fit, decision: Decision, candidates: Sequence[str]) -> str
 
 def open_settlings(fit: Fit, decision: Decision, candidates: Sequence[str], elapsed_s: float,
                    low_alpha: float = ALPHA) -> tuple[Settling, ...]:
-    """What would settle each candidate still open against the preferred configuration (`preferred_of`), tested as
-    the decision tests the pair, log(less preferred / more preferred): its upper bound at ALPHA, its lower at
-    `low_alpha` (the decision's, `lower_alpha`). Open: a more preferred candidate that is not out (the preferred
-    must be faster than it by more than the margin), or a less preferred one that may still be (its upper bound
-    over the margin's edge). `candidates` in order of preference."""
+    """What would settle each candidate still open against the preferred configuration (`preferred_of`), each pair
+    tested as the decision tests it, log(less preferred / more preferred): its upper bound at ALPHA, its lower at
+    `low_alpha` (the decision's, `lower_alpha`). Open: a more preferred candidate that is not out, which the
+    preferred stands over only once the fastest candidate still in (its `rival`: the one that leans past it) is
+    faster than it by more than the margin; or a less preferred one that may still be faster than the preferred by
+    more than the margin (its upper bound over the margin's edge). `candidates` in order of preference."""
     preferred = preferred_of(fit, decision, candidates)
     if preferred is None:
         return ()
     out, edge = dict(decision.out), math.log1p(decision.margin)
+    alive = [n for n in candidates if n in fit.spreads and n not in out]
+    fastest = max(alive, key=lambda n: fit.spreads[n].level) if alive else preferred
     before = set(candidates[:candidates.index(preferred)]) if preferred in candidates else set()
     said = []
-    for name in candidates:
-        if name == preferred or name in out or name not in fit.spreads:
+    for name in alive:
+        if name == preferred:
             continue
-        c = contrast(fit, preferred, name) if name in before else contrast(fit, name, preferred)
+        rival = fastest if name in before and fastest != name else preferred
+        c = contrast(fit, rival, name) if name in before else contrast(fit, name, preferred)
         if c is None or (name not in before and c.bound(ALPHA, upper=True) <= edge):
             continue
         s = settle_margin(name, c, decision.margin, elapsed_s, ALPHA, low_alpha)
         if s is not None:
-            said.append(s)
+            said.append(replace(s, rival="" if rival == preferred else rival))
     return tuple(said)
 
 
-def would_settle(fit: Fit, decision: Decision, elapsed_s: float, candidates: Sequence[str] = ()) -> WouldSettle:
+def wider_for_answer(fit: Fit, decision: Decision, elapsed_s: float, low_alpha: float) -> float | None:
+    """The smallest round margin that would settle the decision now, on its own answer (the most preferred candidate
+    not out; a wider margin puts fewer out): every candidate it could not decide within that margin of it."""
+    wider = [s.wider for n in decision.undecided
+             if decision.answer is not None and (c := contrast(fit, n, decision.answer)) is not None
+             and (s := settle_margin(n, c, decision.margin, elapsed_s, ALPHA, low_alpha)) is not None
+             and s.wider is not None]
+    return max(wider) if wider else None
+
+
+def would_settle(fit: Fit, decision: Decision, elapsed_s: float, candidates: Sequence[str]) -> WouldSettle:
     """What would settle the answer of `decision` (taken at ALPHA, the answer's level) after `elapsed_s` seconds
-    measured (the span of the slices: first to last): every candidate still open against the preferred
-    configuration (`open_settlings`); `candidates` in order of preference (none given: the decision's answer and
-    the ones it could not decide)."""
-    order = list(candidates) or [n for n in (decision.answer, *decision.undecided) if n is not None]
-    opened = open_settlings(fit, decision, order, elapsed_s, lower_alpha(fit, decision, order))
-    more, wider = most_needed(opened)
-    preferred = preferred_of(fit, decision, order)
-    before = order[:order.index(preferred)] if preferred in order else []
-    widened_for = next((n for n in before if n in {s.name for s in opened}), "")
+    measured (the span of the slices: first to last): more time for every candidate still open against the
+    preferred configuration (`open_settlings`), or the wider margin that settles it on the decision's own answer
+    (`wider_for_answer`: the more preferred one, when the race leans past it); `candidates` in order of
+    preference."""
+    low_alpha = lower_alpha(fit, decision, candidates)
+    opened = open_settlings(fit, decision, candidates, elapsed_s, low_alpha)
+    more, _ = most_needed(opened)
+    preferred = preferred_of(fit, decision, candidates)
+    wider = wider_for_answer(fit, decision, elapsed_s, low_alpha) if opened else None
+    widened_for = decision.answer if opened and decision.answer != preferred and decision.answer else ""
     return WouldSettle(preferred, tuple(s.name for s in opened), more, wider, widened_for)
 
 

@@ -35,6 +35,7 @@ from pickfs.report.sections import (
 )
 from pickfs.report.table import ResultTable
 from pickfs.report.text import verdict
+from pickfs.stats.decision import ALPHA
 from pickfs.stats.summary import log_interval
 
 SCHEMA = "pickfs.run/2"
@@ -234,10 +235,14 @@ def answer_dict(said: WorkloadAnswer) -> dict[str, Any]:
                 "checks": [{"config": c.name, "copy_of": c.original, "factor": c.factor, "ci_low": c.low,
                             "ci_high": c.high, "different": c.different, "simultaneous": c.simultaneous}
                            for c in f.checks] if f else [],
-                "interval": {"family": "margin", "level": ANSWER_LEVEL, "against": f.preferred if f else None,
-                             "text": f"{f.family if f else ANSWER_FAMILY} against the preferred, as the margin is tested"},
+                "interval": {"family": "margin", "level": ANSWER_LEVEL if f is None or f.overturn_alpha >= ALPHA else None,
+                             "one_sided": ALPHA, "overturn_one_sided": f.overturn_alpha if f else ALPHA,
+                             "against": f.preferred if f else None,
+                             "text": f"{f.family if f else ANSWER_FAMILY}: each contender against the preferred, "
+                                     "as the decision tests the pair"},
                 "would_settle": ({"more_seconds": f.more_s, "margin": f.wider} if f and not f.settled else None),
-                "undecided_between": list(d.tied) if not d.settled else [],
+                "undecided_between": ([f.preferred, *(c.name for c in f.contenders if c.standing == "at")]
+                                      if f and not f.settled else list(d.tied) if not d.settled else []),
                 "left_the_race": [{"config": n, "after_round": r + 1, "why": why, "interval": RACE_FAMILY}
                                   for n, r, why in view.race.left],
                 "baseline_images": list(view.race.baseline_images), "minutes": view.race.minutes})

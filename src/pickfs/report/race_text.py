@@ -77,15 +77,25 @@ def _took(minutes: float) -> str:
     return f"{minutes:.0f} min" if minutes >= 1 else f"{minutes * 60:.0f} s"
 
 
-def settle_words(c: Contender, minutes: float, quiet: bool = False) -> str:
+def settle_words(c: Contender, minutes: float, quiet: bool = False, widened_for: str = "") -> str:
     """What would settle a contender open at the margin: more time at the current rate, or a wider margin (the
-    words the race's stop note uses too; a more preferred contender is the one a wider margin would prefer);
-    `quiet`: the minutes are those of a disturbed run's quiet slices."""
+    words the race's stop note uses too; for a more preferred contender, `widened_for`: the configuration a wider
+    margin would then prefer); `quiet`: the minutes are those of a disturbed run's quiet slices."""
     s = c.settling
     if s is None:
         return "not settled"
     return settle_phrase(s.more_s, s.wider, minutes, " of quiet slices" if quiet else "",
-                         c.name if c.more_preferred else "")
+                         widened_for if c.more_preferred else "")
+
+
+def _at(c: Contender, f: Finding) -> str:
+    """A contender open at the margin, faster one first: a more preferred one with the preferred's factor over it
+    (and, when another decides it, that one's lead over it too), a less preferred one with its own."""
+    if not c.more_preferred:
+        return _factor(c, f.preferred, True)
+    rival = (f" ({c.rival.name} about {factor_interval(c.rival.factor, c.rival.low, c.rival.high)} as fast as "
+             f"{c.name}, and {f.preferred} within the margin of {c.rival.name})") if c.rival else ""
+    return _flipped(c, f.preferred) + rival
 
 
 def close_clauses(view: WorkloadView, f: Finding, minutes: float) -> list[str]:
@@ -100,8 +110,8 @@ def close_clauses(view: WorkloadView, f: Finding, minutes: float) -> list[str]:
         them = "it" if len(within) == 1 else "them"
         parts.append(f"{_joined([_factor(c, f.preferred, True) for c in within])}, close to your {margin} margin: "
                      f"within it in this run, though a rerun may leave {them} open")
-    parts += [f"{_flipped(c, f.preferred) if c.more_preferred else _factor(c, f.preferred, True)}, close to your "
-              f"{margin} margin: {settle_words(c, minutes, f.quiet)}" for c in close if c.standing == "at"]
+    parts += [f"{_at(c, f)}, close to your {margin} margin: {settle_words(c, minutes, f.quiet, f.widened_for)}"
+              for c in close if c.standing == "at"]
     for c in close:
         if c.standing == "out":
             why = ", the distribution's default" if distribution_default(_row(view, c.name).cell.config) else ""
@@ -141,8 +151,9 @@ def decided_sentence(view: WorkloadView) -> str:
     # intervals are wider
     roles = final_roles(view)
     beaten = [(n, b) for n in out if distribution_default(_row(view, n).cell.config)
-              and (b := beaten_by(view.race.fit, d, roles, n, ALPHA)) is not None]
-    preferred_out = "".join(f" {n} is out: {c} is at least {factor(math.exp(low))} as fast (one-sided 95%)."
+              and (b := beaten_by(view.race.fit, d, roles, n, f.overturn_alpha)) is not None]
+    level = "one-sided 95%" if f.overturn_alpha >= ALPHA else f"one-sided {1 - f.overturn_alpha:.1%}, as the decision"
+    preferred_out = "".join(f" {n} is out: {c} is at least {factor(math.exp(low))} as fast ({level})."
                             for n, (c, _, low) in beaten)
     return "; ".join([*parts, *close]) + label + "." + preferred_out
 

@@ -110,7 +110,7 @@ def _answer(d: Mapping[str, Any]) -> list[str]:
                    f"{adv['high']:.2f}x), in the final race")
     elif a["name"] == d["stages"][-1]["configurations"][0]:
         out.append("  the distribution's default itself: " + ("nothing searched was faster by more than the margin"
-                   if a["settled"] else "the most preferred of what the race could not tell apart"))
+                   if a["settled"] else "preferred on the final race's estimates, not settled"))
     best = a["best_preset"]
     if best is not None and best.get("same"):
         out.append(f"  the fastest preset, {best['over']}, is this same setup")

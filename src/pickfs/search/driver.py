@@ -55,6 +55,7 @@ class StageOutcome:
     elapsed_s: float
     images: int  # filesystems built (each a fresh mkfs)
     image_s: float | None = None  # what standing up one image took in this stage (search/stages.py)
+    preferred: str | None = None  # what the stage's answer prefers, settled or not (its run's report says the same)
 
 
 class Racer(Protocol):
@@ -223,7 +224,8 @@ def run_search(space: Space, racer: Racer, budget_s: float, seed: int, sample: i
                                   _image_s(stages)))
         stages.append(last)
     d = last.decision
-    answer = d.answer if d else None
+    answer = (last.preferred or d.answer) if d else None  # unsettled: what the race leans to, as its report says
+    tied = ((answer, *(t for t in d.tied if t != answer)) if answer and not d.settled else d.tied) if d else ()
     best_preset = _best_preset(last, answer, presets)
-    return SearchResult(space, tuple(stages), tuple(found), answer, bool(d and d.settled), d.tied if d else (),
+    return SearchResult(space, tuple(stages), tuple(found), answer, bool(d and d.settled), tied,
                         _advantage(last.fit, answer, base_name), best_preset, tuple(skipped))

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from pickfs.analysis.answer import finding
 from pickfs.analysis.run import build_views
 from pickfs.engine import runlock
 from pickfs.engine.race import baseline_copies
@@ -207,8 +208,9 @@ class Stages:
         image_s = standup_per_image(record.trials)
         for view in build_views(record):
             if view.race is not None:
+                found = finding(view)
                 return StageOutcome(stored, run_id, view.race.fit, view.race.decision, view.race.left, elapsed_s,
-                                    images, image_s)
+                                    images, image_s, found.preferred if found is not None else None)
         return StageOutcome(stored, run_id, None, None, (), elapsed_s, images, image_s)
 
 
