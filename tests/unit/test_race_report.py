@@ -265,3 +265,18 @@ def test_the_stop_note_and_the_answer_prefer_one_configuration_and_give_one_figu
     assert found is not None and (found.preferred, said.preferred) == ("xfs", "xfs")
     assert said.contenders == ("ext4",) and said.widened_for == "ext4"
     assert (found.more_s, found.wider) == (said.more_s, said.wider)
+
+
+def test_a_default_put_out_by_a_third_configuration_says_which(tmp_path):
+    """ext4 1.00, xfs 1.08, jfs 1.12 at a 5% margin: jfs puts ext4 out, xfs is within the margin of jfs and plainer.
+    The answer said 'xfs about 1.06x [1.04x to 1.09x] as fast as ext4 ...: over it in this run', a lower end under
+    the margin said to be over it; now it says jfs put ext4 out, with jfs's own factor."""
+    store = ResultStore(tmp_path / "r.db")
+    effects = {"ext4": 0.0, "ext4-nobarrier": math.log(1.8), "xfs": math.log(1.08), "jfs": math.log(1.12)}
+    answer = _answer(store.load(raced_run(store, effects, "third", configs=4, rounds=8, slice_sd=0.02, image_sd=0.01,
+                                          drift=0.05)))
+    assert answer["preferred"] == "xfs"
+    ext4 = next(c for c in answer["contenders"] if c["config"] == "ext4")
+    assert ext4["standing"] == "out" and ext4["rival"]["config"] == "jfs" and ext4["rival"]["ci_low"] > 1.05
+    assert "ext4 out in this run (jfs about 1.1" in answer["reason"]
+    assert "over it in this run" not in answer["reason"]

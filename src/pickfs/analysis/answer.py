@@ -16,9 +16,10 @@ from pickfs.analysis.margin import (
     preferred_of,
     would_settle,
 )
+from pickfs.analysis.race import Roles
 from pickfs.analysis.setup import Setup, setup_of
-from pickfs.analysis.views import WorkloadView, final_roles
-from pickfs.stats.decision import ALPHA, contrast
+from pickfs.analysis.views import WorkloadView, beaten_by, final_roles
+from pickfs.stats.decision import ALPHA, Decision, contrast
 from pickfs.stats.weather import Fit
 
 
@@ -84,8 +85,8 @@ class Contender:
     the pair otherwise (analysis/margin.py `close_to_margin`): one open at the margin always, one within it when a
     rerun may leave it open, a more preferred one that is out when a rerun may prefer it; never a less preferred one
     that is out (a rerun that keeps it in still prefers the same). `settling`: what would settle one open at the
-    margin (None: settled). `rival`: for a more preferred one open at the margin, the configuration whose lead over
-    it decides it when that is not the preferred one."""
+    margin (None: settled). `rival`: for a more preferred one open at the margin or out, the configuration whose
+    lead over it decides it (or put it out) when that is not the preferred one."""
 
     name: str
     factor: float
@@ -196,6 +197,20 @@ def _contender(fit: Fit, name: str, preferred: str, standing: str, low_alpha: fl
                      settling if standing == "at" else None, more_preferred, rival)
 
 
+def _beaten_by_another(fit: Fit, d: Decision, roles: Roles, c: Contender, preferred: str,
+                       low_alpha: float) -> Contender:
+    """A more preferred contender that is out because another than the preferred is faster than it by more than the
+    margin (the preferred within the margin of that one): that one as its rival, so its words say who put it out."""
+    if c.standing != "out" or not c.more_preferred:
+        return c
+    beaten = beaten_by(fit, d, roles, c.name, low_alpha)
+    con = contrast(fit, beaten[0], c.name) if beaten is not None and beaten[0] != preferred else None
+    if beaten is None or con is None:
+        return c
+    return replace(c, rival=Rival(beaten[0], math.exp(con.est), math.exp(beaten[2]),
+                                  math.exp(con.bound(ALPHA, upper=True))))
+
+
 def finding(view: WorkloadView) -> Finding | None:
     """The race's finding (None: not a race, or no safe configuration to prefer)."""
     race = view.race
@@ -214,7 +229,8 @@ def finding(view: WorkloadView) -> Finding | None:
     elapsed_s = race.minutes * 60
     settlings = by_name(open_settlings(race.fit, d, order, elapsed_s, low_alpha))  # as the race's stop note
     named = [n for n, _ in d.decided if n in safe] + [answer, *d.undecided] + [n for n, _ in d.out]
-    contenders = tuple(c for n in dict.fromkeys(named) if n != preferred and (c := _contender(
+    contenders = tuple(_beaten_by_another(race.fit, d, roles, c, preferred, low_alpha)
+                       for n in dict.fromkeys(named) if n != preferred and (c := _contender(
         race.fit, n, preferred, _standing(race.fit, n, preferred, out, n in more_preferred, n in order, d.margin),
         low_alpha, n in more_preferred, d.margin, settlings.get(n))) is not None)
     over = tuple(n for n, _ in d.out if n in more_preferred)

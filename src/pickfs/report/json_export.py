@@ -230,7 +230,10 @@ def answer_dict(said: WorkloadAnswer) -> dict[str, Any]:
                 "preferred": f.preferred if f else None, "settled": f.settled if f else d.settled,
                 "contenders": [{"config": c.name, "factor": c.factor, "ci_low": c.low, "ci_high": c.high,
                                 "standing": c.standing, "close_to_margin": c.close_to_margin,
-                                "more_preferred": c.more_preferred}
+                                "more_preferred": c.more_preferred,
+                                "rival": None if c.rival is None else {
+                                    "config": c.rival.name, "factor": c.rival.factor, "ci_low": c.rival.low,
+                                    "ci_high": c.rival.high}}
                                for c in f.contenders] if f else [],
                 "checks": [{"config": c.name, "copy_of": c.original, "factor": c.factor, "ci_low": c.low,
                             "ci_high": c.high, "different": c.different, "simultaneous": c.simultaneous}

@@ -94,7 +94,7 @@ def _at(c: Contender, f: Finding) -> str:
     if not c.more_preferred:
         return _factor(c, f.preferred, True)
     rival = (f" ({c.rival.name} about {factor_interval(c.rival.factor, c.rival.low, c.rival.high)} as fast as "
-             f"{c.name}, and {f.preferred} within the margin of {c.rival.name})") if c.rival else ""
+             f"{c.name}, and {f.preferred} within the margin of {c.rival.name} on the estimates)") if c.rival else ""
     return _flipped(c, f.preferred) + rival
 
 
@@ -115,7 +115,10 @@ def close_clauses(view: WorkloadView, f: Finding, minutes: float) -> list[str]:
     for c in close:
         if c.standing == "out":
             why = ", the distribution's default" if distribution_default(_row(view, c.name).cell.config) else ""
-            parts.append(f"{_flipped(c, f.preferred)}, close to your {margin} margin: over it in this run, though a "
+            over = (f"{c.name} out in this run ({c.rival.name} about "
+                    f"{factor_interval(c.rival.factor, c.rival.low, c.rival.high)} as fast as it)" if c.rival
+                    else "over it in this run")
+            parts.append(f"{_flipped(c, f.preferred)}, close to your {margin} margin: {over}, though a "
                          f"rerun may prefer {c.name}{why}")
     return parts
 
