@@ -24,8 +24,9 @@ import sys
 import tempfile
 import threading
 import uuid
+from collections.abc import Callable
 from contextlib import ExitStack
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from pickfs.crash import log as wlog
@@ -113,6 +114,9 @@ def main(argv: list[str]) -> int:
     p.add_argument("--torn-epochs", action="store_true",
                    help="instead of the crash test's states: one per flush epoch holding a multi-unit write, cut "
                         "just before its flush, every multi-unit write of it torn")
+    p.add_argument("--doublewrite", action="store_true",
+                   help="instead: every page written in place during the recording, held against the copies the "
+                        "doublewrite area held on stable storage; the pages written over an older version without one")
     p.add_argument("--first-pages", action="store_true",
                    help="instead: the flush epochs whose writes hold the first page (FSP header) of a tablespace, each "
                         "cut before its flush with every multi-unit write torn, and each one's recovery taken apart "
@@ -133,6 +137,9 @@ def main(argv: list[str]) -> int:
         driver = driver_for(spec, workdir)
         with recorded(config, spec, workdir, ledger, a.size * 1024**2, a.duration, a.seed, driver) as rec:
             records = rec.records
+            if a.doublewrite:
+                doublewrite_audit(rec, workdir)
+                return 0
             if a.first_pages:
                 with open(rec.log, "rb") as fh:
                     states = [st for st in torn_epochs(records, rec.first, rec.last, rec.t_end, a.seed, a.least)
@@ -343,8 +350,8 @@ LEAF = re.compile(r"\s*(?P<level>\d+)/\s*(?P<depth>\d+)\s+\d+/\s*\d+\s+(?P<first
 
 def block_map(image: Path) -> dict[int, tuple[str, int]]:
     """Physical block -> (file, its block in the file) for InnoDB's files and the server's log (debugfs)."""
-    names = ["ib_logfile0", "ibdata1"] + [f"sbtest/{n}" for n in debugfs(image, f"ls {DATA}/sbtest").split()
-                                           if n.endswith(".ibd")]
+    names = ["ib_logfile0", "ibdata1"] + [f"{schema}/{n}" for schema in ("sbtest", "mysql")
+                                           for n in debugfs(image, f"ls {DATA}/{schema}").split() if n.endswith(".ibd")]
     out: dict[int, tuple[str, int]] = {}
     for name, path in [*((n, f"{DATA}/{n}") for n in names), ("mariadb.log", "/pickfs-data/mariadb.log")]:
         for line in debugfs(image, f"ex {path}").splitlines():  # the leaf extents: file blocks -> disk blocks
@@ -496,6 +503,188 @@ def take_apart_recovery(config, rec, ledger, driver, st: CrashState, r: StateRes
                 copy_image(bench.served.backing, kept)
                 print(f"    torn pages: {'; '.join(torn_pages(kept)) or 'none'}; kept as {kept}")
         bench.reset()
+
+
+# --- every page InnoDB wrote in place, held against its doublewrite area as the disk model leaves it ---
+LOG_CHECKPOINTS = (1, 2)  # ib_logfile0's blocks holding the two checkpoint records (8 bytes LSN first)
+PAGE_TYPES = {0: "allocated", 2: "undo log", 3: "inode", 4: "ibuf free list", 5: "ibuf bitmap", 6: "system",
+              7: "transaction system", 8: "FSP header", 9: "extent descriptor", 10: "BLOB", 17855: "index",
+              18: "instant", 17854: "R-tree"}
+
+
+@dataclass(frozen=True)
+class PageWrite:
+    """A page of a data file written in place during the recording, and what of it the doublewrite area held."""
+
+    record: int  # the write (index in the recording)
+    epoch: int  # flushes before it in the recording's window
+    file: str
+    page: int  # its page number in the file
+    space: int  # the header's space id and page number (the page number may differ from `page`: not a page image)
+    page_no: int
+    lsn: int  # FIL_PAGE_LSN
+    kind: int  # FIL_PAGE_TYPE
+    checkpoint: int  # the newest checkpoint LSN on stable storage when it was written
+    copy: str  # "its copy durable", "an older copy durable", "its copy not flushed yet", "no copy"
+    new: bool  # the page held only zeros before it (a page written for the first time)
+    copy_overwritten: bool  # the doublewrite slot holding its durable copy was written again before the page's flush
+
+    @property
+    def image(self) -> bool:
+        """Whether what was written is a page image of this page (else zeros: a freed page, or part of a page)."""
+        return self.page_no == self.page and (self.lsn != 0 or self.space != 0)
+
+    @property
+    def type_name(self) -> str:
+        return PAGE_TYPES.get(self.kind, f"type {self.kind}")
+
+
+class DiskView:
+    """The image as the window's writes leave it, block by block: the start image under the blocks written since."""
+
+    def __init__(self, where: dict[int, tuple[str, int]], start: Callable[[int], bytes]) -> None:
+        self.where, self.start = where, start
+        self.block_of = {v: b for b, v in where.items()}
+        self.over: dict[int, bytes] = {}
+
+    def read(self, b: int) -> bytes:
+        return self.over[b] if b in self.over else self.start(b)
+
+    def write(self, offset: int, body: bytes) -> None:
+        for b in range(offset // BLOCK, (offset + len(body) - 1) // BLOCK + 1):
+            lo, hi = max(offset, b * BLOCK), min(offset + len(body), (b + 1) * BLOCK)
+            part = body[lo - offset:hi - offset]
+            if hi - lo < BLOCK:
+                old = self.read(b)
+                part = old[:lo - b * BLOCK] + part + old[hi - b * BLOCK:]
+            self.over[b] = part
+
+    def page(self, name: str, k: int) -> bytes | None:
+        """Page k of file `name` (None: a block of it not in the map)."""
+        per = PAGE // BLOCK
+        blocks = [self.block_of.get((name, k * per + j)) for j in range(per)]
+        return None if None in blocks else b"".join(self.read(b) for b in blocks if b is not None)
+
+    def slot(self, s: int) -> bytes | None:
+        """Slot s of the doublewrite area (its s-th page)."""
+        return self.page("ibdata1", DOUBLEWRITE.start // (PAGE // BLOCK) + s)
+
+    def checkpoint(self) -> int:
+        """The newest checkpoint LSN of the redo log's two checkpoint blocks."""
+        blocks = [self.block_of.get(("ib_logfile0", k)) for k in LOG_CHECKPOINTS]
+        return max((int.from_bytes(self.read(b)[:8], "big") for b in blocks if b is not None), default=0)
+
+
+def header(page: bytes) -> tuple[int, int, int]:
+    """(space id, page number, FIL_PAGE_LSN) of an InnoDB page."""
+    return int.from_bytes(page[34:38], "big"), int.from_bytes(page[4:8], "big"), int.from_bytes(page[16:24], "big")
+
+
+def usable_copy(durable: dict[int, bytes], space: int, page_no: int, lsn: int, checkpoint: int) -> int:
+    """The doublewrite slot holding the newest copy of the page that recovery can use (its LSN between the
+    checkpoint and the page's own); -1: none."""
+    fits = [s for s, c in durable.items() if header(c)[:2] == (space, page_no) and checkpoint <= header(c)[2] <= lsn]
+    return max(fits, key=lambda s: header(durable[s])[2], default=-1)
+
+
+def copy_said(page: bytes, durable: dict[int, bytes], now: dict[int, bytes], checkpoint: int) -> str:
+    """What the doublewrite area held of a page being written in place."""
+    if page in durable.values():
+        return "its copy durable"
+    if usable_copy(durable, *header(page), checkpoint) >= 0:
+        return "an older copy durable"
+    return "its copy not flushed yet" if page in now.values() else "no copy"
+
+
+def data_pages(places: list[tuple[str, int]]) -> list[tuple[str, int]]:
+    """The (file, page) of a data file that blocks (file, block) fall in: .ibd files, ibdata1 outside its doublewrite
+    area."""
+    return sorted({(name, fb // (PAGE // BLOCK)) for name, fb in places
+                   if name.endswith(".ibd") or (name == "ibdata1" and fb not in DOUBLEWRITE)})
+
+
+def page_writes(records: list[wlog.Record], first: int, last: int, data: Callable[[int], bytes],
+                where: dict[int, tuple[str, int]], start: Callable[[int], bytes]) -> list[PageWrite]:
+    """Every page of a data file (an .ibd file, or ibdata1 outside its doublewrite area) the writes of the window
+    [first, last) changed, each with the copy of it the doublewrite area held on stable storage, under the disk
+    model (a write is durable at the next flush) (pure).
+
+    `data(i)`: record i's bytes; `where`: physical 4 KiB block -> (file, its block in the file); `start(b)`: block b
+    of the image as the window began. A torn write of a page is repaired by InnoDB from a copy in the doublewrite
+    area only where one was durable (written, then flushed) before it, and stays there until the page itself is
+    flushed; a page written without one relies on the redo log alone (InnoDB writes a page it initialised since it
+    was last written, buf_page_t::REINIT, without the doublewrite buffer)."""
+    disk = DiskView(where, start)
+    now = {s: page for s in range(len(DOUBLEWRITE) // (PAGE // BLOCK)) if (page := disk.slot(s)) is not None}
+    durable, checkpoint, epoch = dict(now), disk.checkpoint(), 0
+    written: set[int] = set()  # doublewrite slots written since the last flush
+    out: list[PageWrite] = []
+    pending: list[PageWrite] = []  # this epoch's page writes
+
+    def settle() -> list[PageWrite]:  # the epoch's page writes whose durable copy its own writes overwrote, marked
+        return [replace(w, copy_overwritten=usable_copy(durable, w.space, w.page_no, w.lsn, w.checkpoint) in written)
+                for w in pending]
+
+    for i in range(first, last):
+        x = records[i]
+        if x.kind == wlog.FLUSH:
+            out += settle()
+            pending, written = [], set()
+            durable, checkpoint, epoch = dict(now), disk.checkpoint(), epoch + 1
+        if x.kind != wlog.WRITE or not x.length:
+            continue
+        places = [where.get(b, ("", 0)) for b in range(x.offset // BLOCK, (x.offset + x.length - 1) // BLOCK + 1)]
+        before = {p: disk.page(*p) for p in data_pages(places)}
+        disk.write(x.offset, data(i))
+        slots = {(fb - DOUBLEWRITE.start) // (PAGE // BLOCK) for name, fb in places
+                 if name == "ibdata1" and fb in DOUBLEWRITE}
+        written |= slots
+        now.update({s: page for s in slots if (page := disk.slot(s)) is not None})
+        for (name, k), was in before.items():
+            page = disk.page(name, k)
+            if page is not None:
+                space, page_no, lsn = header(page)
+                pending.append(PageWrite(i, epoch, name, k, space, page_no, lsn, int.from_bytes(page[24:26], "big"),
+                                         checkpoint, copy_said(page, durable, now, checkpoint), not any(was or b""),
+                                         False))
+    return out + settle()
+
+
+def doublewrite_audit(rec, workdir: Path) -> list[PageWrite]:  # type: ignore[no-untyped-def]
+    """Every page InnoDB wrote in place during the recording, held against the doublewrite area; prints what was
+    written without a durable copy."""
+    final = workdir / "final.img"
+    copy_image(rec.start_image, final)
+    wlog.apply_pieces(rec.log, rec.records, [wlog.Piece(i) for i in range(rec.first, len(rec.records))], final)
+    where = block_map(final)
+    with open(rec.log, "rb") as log, open(rec.start_image, "rb") as img:
+        def data(i: int) -> bytes:
+            log.seek(rec.records[i].data_pos)
+            return log.read(rec.records[i].length)
+
+        def start(b: int) -> bytes:
+            img.seek(b * BLOCK)
+            return img.read(BLOCK).ljust(BLOCK, b"\0")
+
+        found = page_writes(rec.records, rec.first, rec.last, data, where, start)
+    os.unlink(final)
+    counts: dict[tuple[str, bool, bool], int] = {}
+    for w in found:
+        key = (w.copy if w.image else "zeros or not a page image", w.new, w.copy_overwritten)
+        counts[key] = counts.get(key, 0) + 1
+    print(f"{len(found)} pages written in place in the window "
+          f"({sum(1 for x in rec.records[rec.first:rec.last] if x.kind == wlog.FLUSH)} flushes):")
+    for (copy, new, gone), n in sorted(counts.items()):
+        print(f"  {n:6d}  {copy}{', a new page' if new else ', over an older version'}"
+              f"{', ITS COPY OVERWRITTEN BEFORE THE PAGE WAS FLUSHED' if gone else ''}")
+    risky = [w for w in found if w.image and not w.new and (w.copy in ("no copy", "its copy not flushed yet")
+                                                            or w.copy_overwritten)]
+    print(f"{len(risky)} page writes over an older version with no durable copy in the doublewrite area:")
+    for w in risky[:60]:
+        print(f"    record {w.record} (epoch {w.epoch}): {w.file} page {w.page} ({w.type_name}, space {w.space}), "
+              f"FIL_PAGE_LSN {w.lsn:,}, checkpoint on disk {w.checkpoint:,}: {w.copy}"
+              + (", its copy overwritten before the page was flushed" if w.copy_overwritten else ""))
+    return found
 
 
 if __name__ == "__main__":
