@@ -169,13 +169,16 @@ def main(argv: list[str]) -> int:
                 print(f"  state {r.index}: {st.mode} {'(recovery crash) ' if st.recovery else ''}{st.why}; "
                       f"cut {st.cut}, durable {st.durable}, {st.units} units, {st.torn} torn: {verdict(r)}"
                       + (f"; {r.recovery}" if r.recovery else ""))
+            pages: dict[int, list[PageWrite]] = {}  # record -> the pages it wrote in place, against the doublewrite area
+            for w in (audited(rec, workdir) if failed and not a.torn_epochs else []):
+                pages.setdefault(w.record, []).append(w)
             for r in failed[:a.variants]:
                 # a state whose first recovery had every commit failed in its second power cut: taken apart as
                 # such; one whose first recovery failed too failed at its first cut, taken apart as one
                 if states[r.index].recovery and r.recovery.endswith("the first recovery: recovered"):
                     take_apart_recovery(config, rec, ledger, driver, states[r.index], r, apart, a.seed)
                 else:
-                    take_apart(config, rec, ledger, driver, states[r.index], r, workdir)
+                    take_apart(config, rec, ledger, driver, states[r.index], r, workdir, pages)
     return 0
 
 
@@ -257,7 +260,8 @@ def torn_epochs(records: list[wlog.Record], first: int, last: int, t_end: int, s
     return out
 
 
-def take_apart(config, rec, ledger, driver, st: CrashState, r: StateResult, workdir: Path) -> None:  # type: ignore[no-untyped-def]
+def take_apart(config, rec, ledger, driver, st: CrashState, r: StateResult, workdir: Path,  # type: ignore[no-untyped-def]
+               pages: dict[int, list[PageWrite]] | None = None) -> None:
     records = rec.records
     print(f"\n== state {st.index}: {verdict(r)}; kept as {r.kept_as}")
     image = Path(r.kept_as) if r.kept_as else None
@@ -293,6 +297,8 @@ def take_apart(config, rec, ledger, driver, st: CrashState, r: StateResult, work
         if 0 < got < n or len(suspects) < 40:
             print(f"    record {i}: {x.kind.decode()} {x.length} B at block {b0}: {where or '(no file)'}{page}; "
                   f"{got} of {n} units landed{' TORN' if 0 < got < n else ''}")
+            for w in (pages or {}).get(i, []):
+                print(f"      {said(w)}")
     bisect(config, rec, ledger, driver, st, suspects)
 
 
@@ -528,6 +534,7 @@ class PageWrite:
     copy: str  # "its copy durable", "an older copy durable", "its copy not flushed yet", "no copy"
     new: bool  # the page held only zeros before it (a page written for the first time)
     copy_overwritten: bool  # the doublewrite slot holding its durable copy was written again before the page's flush
+    old_lsn: int = 0  # FIL_PAGE_LSN of the version it overwrote
 
     @property
     def image(self) -> bool:
@@ -646,13 +653,12 @@ def page_writes(records: list[wlog.Record], first: int, last: int, data: Callabl
                 space, page_no, lsn = header(page)
                 pending.append(PageWrite(i, epoch, name, k, space, page_no, lsn, int.from_bytes(page[24:26], "big"),
                                          checkpoint, copy_said(page, durable, now, checkpoint), not any(was or b""),
-                                         False))
+                                         False, header(was)[2] if was else 0))
     return out + settle()
 
 
-def doublewrite_audit(rec, workdir: Path) -> list[PageWrite]:  # type: ignore[no-untyped-def]
-    """Every page InnoDB wrote in place during the recording, held against the doublewrite area; prints what was
-    written without a durable copy."""
+def audited(rec, workdir: Path) -> list[PageWrite]:  # type: ignore[no-untyped-def]
+    """Every page InnoDB wrote in place during the recording, held against the doublewrite area (page_writes)."""
     final = workdir / "final.img"
     copy_image(rec.start_image, final)
     wlog.apply_pieces(rec.log, rec.records, [wlog.Piece(i) for i in range(rec.first, len(rec.records))], final)
@@ -668,6 +674,19 @@ def doublewrite_audit(rec, workdir: Path) -> list[PageWrite]:  # type: ignore[no
 
         found = page_writes(rec.records, rec.first, rec.last, data, where, start)
     os.unlink(final)
+    return found
+
+
+def said(w: PageWrite) -> str:
+    return (f"{w.file} page {w.page} ({w.type_name}, space {w.space}), FIL_PAGE_LSN {w.lsn:,} over {w.old_lsn:,}, "
+            f"checkpoint on disk {w.checkpoint:,}: {w.copy}"
+            + (", its copy overwritten before the page was flushed" if w.copy_overwritten else ""))
+
+
+def doublewrite_audit(rec, workdir: Path) -> list[PageWrite]:  # type: ignore[no-untyped-def]
+    """Every page InnoDB wrote in place during the recording, held against the doublewrite area; prints what was
+    written without a durable copy."""
+    found = audited(rec, workdir)
     counts: dict[tuple[str, bool, bool], int] = {}
     for w in found:
         key = (w.copy if w.image else "zeros or not a page image", w.new, w.copy_overwritten)
@@ -681,9 +700,7 @@ def doublewrite_audit(rec, workdir: Path) -> list[PageWrite]:  # type: ignore[no
                                                             or w.copy_overwritten)]
     print(f"{len(risky)} page writes over an older version with no durable copy in the doublewrite area:")
     for w in risky[:60]:
-        print(f"    record {w.record} (epoch {w.epoch}): {w.file} page {w.page} ({w.type_name}, space {w.space}), "
-              f"FIL_PAGE_LSN {w.lsn:,}, checkpoint on disk {w.checkpoint:,}: {w.copy}"
-              + (", its copy overwritten before the page was flushed" if w.copy_overwritten else ""))
+        print(f"    record {w.record} (epoch {w.epoch}): {said(w)}")
     return found
 
 
