@@ -535,6 +535,11 @@ class PageWrite:
     new: bool  # the page held only zeros before it (a page written for the first time)
     copy_overwritten: bool  # the doublewrite slot holding its durable copy was written again before the page's flush
     old_lsn: int = 0  # FIL_PAGE_LSN of the version it overwrote
+    # the newest checkpoint LSN past the page's own that was written in the same flush epoch (0: none): a disk may keep
+    # that checkpoint and tear the page, and recovery then neither replays the page's changes nor takes a copy older
+    # than the checkpoint from the doublewrite area
+    vouched_by: int = 0
+    vouched_first: bool = False  # that checkpoint was written before the page
 
     @property
     def image(self) -> bool:
@@ -625,18 +630,24 @@ def page_writes(records: list[wlog.Record], first: int, last: int, data: Callabl
     now = {s: page for s in range(len(DOUBLEWRITE) // (PAGE // BLOCK)) if (page := disk.slot(s)) is not None}
     durable, checkpoint, epoch = dict(now), disk.checkpoint(), 0
     written: set[int] = set()  # doublewrite slots written since the last flush
+    checkpoints: list[tuple[int, int]] = []  # this epoch's checkpoint writes: (record, checkpoint LSN)
     out: list[PageWrite] = []
     pending: list[PageWrite] = []  # this epoch's page writes
 
-    def settle() -> list[PageWrite]:  # the epoch's page writes whose durable copy its own writes overwrote, marked
-        return [replace(w, copy_overwritten=usable_copy(durable, w.space, w.page_no, w.lsn, w.checkpoint) in written)
-                for w in pending]
+    def settle() -> list[PageWrite]:  # the epoch's page writes, with what the epoch's other writes did to them
+        out = []
+        for w in pending:
+            past = [(r, lsn) for r, lsn in checkpoints if lsn > w.lsn]
+            out.append(replace(w, copy_overwritten=usable_copy(durable, w.space, w.page_no, w.lsn, w.checkpoint)
+                               in written, vouched_by=max((lsn for _, lsn in past), default=0),
+                               vouched_first=any(r < w.record for r, _ in past)))
+        return out
 
     for i in range(first, last):
         x = records[i]
         if x.kind == wlog.FLUSH:
             out += settle()
-            pending, written = [], set()
+            pending, written, checkpoints = [], set(), []
             durable, checkpoint, epoch = dict(now), disk.checkpoint(), epoch + 1
         if x.kind != wlog.WRITE or not x.length:
             continue
@@ -646,6 +657,9 @@ def page_writes(records: list[wlog.Record], first: int, last: int, data: Callabl
         slots = {(fb - DOUBLEWRITE.start) // (PAGE // BLOCK) for name, fb in places
                  if name == "ibdata1" and fb in DOUBLEWRITE}
         written |= slots
+        checkpoints += [(i, int.from_bytes(disk.read(b)[:8], "big")) for b, (name, fb) in
+                        zip(range(x.offset // BLOCK, x.offset // BLOCK + len(places)), places, strict=True)
+                        if name == "ib_logfile0" and fb in LOG_CHECKPOINTS]
         now.update({s: page for s in slots if (page := disk.slot(s)) is not None})
         for (name, k), was in before.items():
             page = disk.page(name, k)
@@ -680,25 +694,29 @@ def audited(rec, workdir: Path) -> list[PageWrite]:  # type: ignore[no-untyped-d
 def said(w: PageWrite) -> str:
     return (f"{w.file} page {w.page} ({w.type_name}, space {w.space}), FIL_PAGE_LSN {w.lsn:,} over {w.old_lsn:,}, "
             f"checkpoint on disk {w.checkpoint:,}: {w.copy}"
-            + (", its copy overwritten before the page was flushed" if w.copy_overwritten else ""))
+            + (", its copy overwritten before the page was flushed" if w.copy_overwritten else "")
+            + (f", VOUCHED FOR BY CHECKPOINT {w.vouched_by:,} WRITTEN {'BEFORE' if w.vouched_first else 'AFTER'} IT "
+               "IN THE SAME FLUSH EPOCH" if w.vouched_by else ""))
 
 
 def doublewrite_audit(rec, workdir: Path) -> list[PageWrite]:  # type: ignore[no-untyped-def]
     """Every page InnoDB wrote in place during the recording, held against the doublewrite area; prints what was
     written without a durable copy."""
     found = audited(rec, workdir)
-    counts: dict[tuple[str, bool, bool], int] = {}
+    counts: dict[tuple[str, bool, bool, bool], int] = {}
     for w in found:
-        key = (w.copy if w.image else "zeros or not a page image", w.new, w.copy_overwritten)
+        key = (w.copy if w.image else "zeros or not a page image", w.new, w.copy_overwritten, bool(w.vouched_by))
         counts[key] = counts.get(key, 0) + 1
     print(f"{len(found)} pages written in place in the window "
           f"({sum(1 for x in rec.records[rec.first:rec.last] if x.kind == wlog.FLUSH)} flushes):")
-    for (copy, new, gone), n in sorted(counts.items()):
+    for (copy, new, gone, vouched), n in sorted(counts.items()):
         print(f"  {n:6d}  {copy}{', a new page' if new else ', over an older version'}"
-              f"{', ITS COPY OVERWRITTEN BEFORE THE PAGE WAS FLUSHED' if gone else ''}")
+              f"{', ITS COPY OVERWRITTEN BEFORE THE PAGE WAS FLUSHED' if gone else ''}"
+              f"{', VOUCHED FOR BY A CHECKPOINT OF ITS OWN FLUSH EPOCH' if vouched else ''}")
     risky = [w for w in found if w.image and not w.new and (w.copy in ("no copy", "its copy not flushed yet")
-                                                            or w.copy_overwritten)]
-    print(f"{len(risky)} page writes over an older version with no durable copy in the doublewrite area:")
+                                                            or w.copy_overwritten or w.vouched_by)]
+    print(f"{len(risky)} page writes over an older version with no copy in the doublewrite area that recovery would "
+          f"use ({sum(1 for w in found if w.vouched_by)} of all vouched for by a checkpoint of their own flush epoch):")
     for w in risky[:60]:
         print(f"    record {w.record} (epoch {w.epoch}): {said(w)}")
     return found

@@ -118,3 +118,16 @@ def test_an_older_copy_newer_than_the_checkpoint_serves_recovery():
     rec.flush()
     (w,) = rec.audit(start_with(3, page(3, 100)))
     assert (w.copy, w.checkpoint) == ("an older copy durable", 150)
+
+
+def test_a_page_vouched_for_by_a_checkpoint_of_its_own_flush_epoch_is_told():
+    rec = Recording()
+    rec.doublewrite(0, page(3, 200))
+    rec.flush()
+    rec.in_place(3, page(3, 200))
+    rec.write((LOG + 2) * BLOCK, (250).to_bytes(8, "big") + bytes(BLOCK - 8))  # a checkpoint past the page, unflushed
+    rec.in_place(2, page(2, 260))  # newer than that checkpoint: its changes are replayed
+    rec.flush()
+    three, two = rec.audit(start_with(3, page(3, 100)) | start_with(2, page(2, 100)))
+    assert (three.vouched_by, three.vouched_first, three.copy) == (250, False, "its copy durable")
+    assert two.vouched_by == 0
