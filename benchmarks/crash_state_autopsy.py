@@ -24,7 +24,7 @@ import sys
 import tempfile
 import threading
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -280,7 +280,7 @@ def take_apart(config, rec, ledger, driver, st: CrashState, r: StateResult, work
     names = owners(image, blocks) if image is not None else {}
     print(f"  the epoch's unflushed writes ({len(changes)}), flushes before: "
           f"{sum(1 for x in records[rec.first:st.durable] if x.kind == wlog.FLUSH)}")
-    suspects = []
+    suspects, checkpoints = [], []
     for i in changes:
         x = records[i]
         n = len(units_of(records, i, DEFAULT_UNIT))
@@ -292,6 +292,9 @@ def take_apart(config, rec, ledger, driver, st: CrashState, r: StateResult, work
             lb = logical(image, where, b0) if image is not None else None  # type: ignore[arg-type]
             if lb is not None:
                 page = f" file block {lb} (16K page {lb * BLOCK // 16384})"
+                if where.endswith("ib_logfile0") and lb in LOG_CHECKPOINTS:
+                    checkpoints.append(i)
+                    page += " (a CHECKPOINT block)"
         if 0 < got < n:
             suspects.append(i)
         if 0 < got < n or len(suspects) < 40:
@@ -299,11 +302,13 @@ def take_apart(config, rec, ledger, driver, st: CrashState, r: StateResult, work
                   f"{got} of {n} units landed{' TORN' if 0 < got < n else ''}")
             for w in (pages or {}).get(i, []):
                 print(f"      {said(w)}")
-    bisect(config, rec, ledger, driver, st, suspects)
+    bisect(config, rec, ledger, driver, st, suspects, checkpoints)
 
 
-def bisect(config, rec, ledger, driver, st: CrashState, suspects: list[int]) -> None:  # type: ignore[no-untyped-def]
-    """Which torn write decides: bisected (the others landed whole), then that one lost whole."""
+def bisect(config, rec, ledger, driver, st: CrashState, suspects: list[int],  # type: ignore[no-untyped-def]
+           checkpoints: Sequence[int] = ()) -> None:
+    """Which torn write decides: bisected (the others landed whole), then that one lost whole; and the same state with
+    the epoch's unflushed checkpoint writes lost."""
     with workbenches(rec, ledger, 1, rewinds=False) as (benches, _):
         checker = StateChecker(config, benches[0], rec.base, ledger, driver, rec.acks, 1, DEFAULT_UNIT, None,
                                "variant", rec.t_start, rec.events)
@@ -322,6 +327,9 @@ def bisect(config, rec, ledger, driver, st: CrashState, suspects: list[int]) -> 
             return tuple(sorted(kept, key=lambda p: (p.record, p.skip)))
 
         check("the same state again", st.kept)
+        if checkpoints:
+            check(f"the epoch's checkpoint writes (records {', '.join(map(str, checkpoints))}) lost, the rest as in the "
+                  "state", tuple(p for p in st.kept if p.record not in checkpoints))
         if not suspects:
             return
         check("every torn write landed whole", torn_only([]))
