@@ -116,7 +116,9 @@ def main(argv: list[str]) -> int:
                         "just before its flush, every multi-unit write of it torn")
     p.add_argument("--doublewrite", action="store_true",
                    help="instead: every page written in place during the recording, held against the copies the "
-                        "doublewrite area held on stable storage; the pages written over an older version without one")
+                        "doublewrite area held on stable storage; the pages written over an older version without one; "
+                        "then up to --states of the flush epochs holding such a page checked, cut before their flush "
+                        "with every write landed but those pages torn")
     p.add_argument("--first-pages", action="store_true",
                    help="instead: the flush epochs whose writes hold the first page (FSP header) of a tablespace, each "
                         "cut before its flush with every multi-unit write torn, and each one's recovery taken apart "
@@ -138,7 +140,9 @@ def main(argv: list[str]) -> int:
         with recorded(config, spec, workdir, ledger, a.size * 1024**2, a.duration, a.seed, driver) as rec:
             records = rec.records
             if a.doublewrite:
-                doublewrite_audit(rec, workdir)
+                found = doublewrite_audit(rec, workdir)
+                if a.states:
+                    check_exposed(config, rec, ledger, driver, found, a.states, keep)
                 return 0
             if a.first_pages:
                 with open(rec.log, "rb") as fh:
@@ -721,13 +725,52 @@ def doublewrite_audit(rec, workdir: Path) -> list[PageWrite]:  # type: ignore[no
         print(f"  {n:6d}  {copy}{', a new page' if new else ', over an older version'}"
               f"{', ITS COPY OVERWRITTEN BEFORE THE PAGE WAS FLUSHED' if gone else ''}"
               f"{', VOUCHED FOR BY A CHECKPOINT OF ITS OWN FLUSH EPOCH' if vouched else ''}")
-    risky = [w for w in found if w.image and not w.new and (w.copy in ("no copy", "its copy not flushed yet")
-                                                            or w.copy_overwritten or w.vouched_by)]
+    risky = [w for w in found if exposed(w)]
     print(f"{len(risky)} page writes over an older version with no copy in the doublewrite area that recovery would "
           f"use ({sum(1 for w in found if w.vouched_by)} of all vouched for by a checkpoint of their own flush epoch):")
     for w in risky[:60]:
         print(f"    record {w.record} (epoch {w.epoch}): {said(w)}")
     return found
+
+
+def exposed(w: PageWrite) -> bool:
+    """A page write over an older version that recovery could not mend if it were torn: no copy in the doublewrite
+    area it would use, or one a checkpoint of the same flush epoch makes it skip."""
+    return w.image and not w.new and (w.copy in ("no copy", "its copy not flushed yet") or w.copy_overwritten
+                                      or bool(w.vouched_by))
+
+
+def check_exposed(config, rec, ledger, driver, found: list[PageWrite], n: int,  # type: ignore[no-untyped-def]
+                  keep: Path) -> None:
+    """For up to n flush epochs holding exposed page writes: a state cut just before the epoch's flush, every write
+    of the epoch landed but the exposed pages' writes, each torn (its first unit landed, the rest not); checked as a
+    crash test checks a state, and again with those writes landed whole."""
+    records = rec.records
+    by_epoch: dict[int, list[PageWrite]] = {}
+    for w in found:
+        if exposed(w):
+            by_epoch.setdefault(w.epoch, []).append(w)
+    flushes = [i for i in range(rec.first, rec.last) if records[i].kind == wlog.FLUSH]
+    starts = [rec.first] + [f + 1 for f in flushes]
+    with workbenches(rec, ledger, 1, rewinds=False) as (benches, _), ExitStack() as stack:
+        checker = checkers_for(config, rec, ledger, driver, benches, stack, 1, DEFAULT_UNIT, keep, "exposed")[0]
+        for k, (epoch, ws) in enumerate(sorted(by_epoch.items())[:n]):
+            start, cut = starts[epoch], flushes[epoch] if epoch < len(flushes) else rec.last
+            torn = {w.record for w in ws}
+            whole = [wlog.Piece(i) for i in range(start, cut) if records[i].changes]
+            tore = [p for i in range(start, cut) if records[i].changes
+                    for p in (units_of(records, i, DEFAULT_UNIT)[:1] if i in torn else [wlog.Piece(i)])]
+            t_ns = min(records[cut].t_ns - 1, rec.t_end) if cut < len(records) else rec.t_end
+            print(f"\n== flush epoch {epoch} (records {start}-{cut}): {len(ws)} exposed page writes", flush=True)
+            for w in ws:
+                print(f"    record {w.record}: {said(w)}")
+            for what, pieces in (("those writes torn", tore), ("those writes landed whole", whole)):
+                st = CrashState(20_000 + 2 * k + (pieces is whole), cut, start, tuple(pieces), 0, t_ns,
+                                "torn writes", len(pieces), len(torn) if pieces is tore else 0,
+                                why="an epoch with exposed page writes")
+                r = checker.check(st, None)
+                print(f"  cut before its flush, {what}: {verdict(r)}" + (f"; kept as {r.kept_as}" if r.kept_as else ""),
+                      flush=True)
 
 
 if __name__ == "__main__":
