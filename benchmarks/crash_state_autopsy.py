@@ -119,6 +119,8 @@ def main(argv: list[str]) -> int:
                         "doublewrite area held on stable storage; the pages written over an older version without one; "
                         "then up to --states of the flush epochs holding such a page checked, cut before their flush "
                         "with every write landed but those pages torn")
+    p.add_argument("--list-file", action="append", default=[],
+                   help="--doublewrite: also list every page write to this data file (e.g. pickfs_commits.ibd)")
     p.add_argument("--first-pages", action="store_true",
                    help="instead: the flush epochs whose writes hold the first page (FSP header) of a tablespace, each "
                         "cut before its flush with every multi-unit write torn, and each one's recovery taken apart "
@@ -140,7 +142,7 @@ def main(argv: list[str]) -> int:
         with recorded(config, spec, workdir, ledger, a.size * 1024**2, a.duration, a.seed, driver) as rec:
             records = rec.records
             if a.doublewrite:
-                found = doublewrite_audit(rec, workdir)
+                found = doublewrite_audit(rec, workdir, a.list_file)
                 if a.states:
                     check_exposed(config, rec, ledger, driver, found, a.states, keep)
                 return 0
@@ -543,7 +545,9 @@ class PageWrite:
     lsn: int  # FIL_PAGE_LSN
     kind: int  # FIL_PAGE_TYPE
     checkpoint: int  # the newest checkpoint LSN on stable storage when it was written
-    copy: str  # "its copy durable", "an older copy durable", "its copy not flushed yet", "no copy"
+    # "its copy durable", "an older copy durable", "its copy not flushed yet", "no copy", or "older than the checkpoint
+    # on disk" (a checkpoint written and flushed before the page vouches for its changes)
+    copy: str
     new: bool  # the page held only zeros before it (a page written for the first time)
     copy_overwritten: bool  # the doublewrite slot holding its durable copy was written again before the page's flush
     old_lsn: int = 0  # FIL_PAGE_LSN of the version it overwrote
@@ -613,6 +617,8 @@ def usable_copy(durable: dict[int, bytes], space: int, page_no: int, lsn: int, c
 
 def copy_said(page: bytes, durable: dict[int, bytes], now: dict[int, bytes], checkpoint: int) -> str:
     """What the doublewrite area held of a page being written in place."""
+    if header(page)[2] < checkpoint:
+        return "older than the checkpoint on disk"  # recovery neither replays it nor takes a copy of it
     if page in durable.values():
         return "its copy durable"
     if usable_copy(durable, *header(page), checkpoint) >= 0:
@@ -711,7 +717,7 @@ def said(w: PageWrite) -> str:
                "IN THE SAME FLUSH EPOCH" if w.vouched_by else ""))
 
 
-def doublewrite_audit(rec, workdir: Path) -> list[PageWrite]:  # type: ignore[no-untyped-def]
+def doublewrite_audit(rec, workdir: Path, listed: Sequence[str] = ()) -> list[PageWrite]:  # type: ignore[no-untyped-def]
     """Every page InnoDB wrote in place during the recording, held against the doublewrite area; prints what was
     written without a durable copy."""
     found = audited(rec, workdir)
@@ -726,6 +732,14 @@ def doublewrite_audit(rec, workdir: Path) -> list[PageWrite]:  # type: ignore[no
               f"{', ITS COPY OVERWRITTEN BEFORE THE PAGE WAS FLUSHED' if gone else ''}"
               f"{', VOUCHED FOR BY A CHECKPOINT OF ITS OWN FLUSH EPOCH' if vouched else ''}")
     risky = [w for w in found if exposed(w)]
+    kinds: dict[tuple[str, str], int] = {}
+    for w in risky:
+        kinds[(w.file, w.type_name)] = kinds.get((w.file, w.type_name), 0) + 1
+    print("exposed page writes by file and page type: "
+          + ", ".join(f"{name} {kind} {n}" for (name, kind), n in sorted(kinds.items())))
+    for w in found:
+        if any(w.file.endswith(f"/{name}") for name in listed):
+            print(f"  page write {w.record} (epoch {w.epoch}){' NEW' if w.new else ''}: {said(w)}")
     print(f"{len(risky)} page writes over an older version with no copy in the doublewrite area that recovery would "
           f"use ({sum(1 for w in found if w.vouched_by)} of all vouched for by a checkpoint of their own flush epoch):")
     for w in risky[:60]:
@@ -736,8 +750,8 @@ def doublewrite_audit(rec, workdir: Path) -> list[PageWrite]:  # type: ignore[no
 def exposed(w: PageWrite) -> bool:
     """A page write over an older version that recovery could not mend if it were torn: no copy in the doublewrite
     area it would use, or one a checkpoint of the same flush epoch makes it skip."""
-    return w.image and not w.new and (w.copy in ("no copy", "its copy not flushed yet") or w.copy_overwritten
-                                      or bool(w.vouched_by))
+    return w.image and not w.new and (w.copy in ("no copy", "its copy not flushed yet", "older than the checkpoint on "
+                                                 "disk") or w.copy_overwritten or bool(w.vouched_by))
 
 
 def check_exposed(config, rec, ledger, driver, found: list[PageWrite], n: int,  # type: ignore[no-untyped-def]

@@ -131,3 +131,15 @@ def test_a_page_vouched_for_by_a_checkpoint_of_its_own_flush_epoch_is_told():
     three, two = rec.audit(start_with(3, page(3, 100)) | start_with(2, page(2, 100)))
     assert (three.vouched_by, three.vouched_first, three.copy) == (250, False, "its copy durable")
     assert two.vouched_by == 0
+
+
+def test_a_page_older_than_the_checkpoint_on_disk_when_written_is_told():
+    rec = Recording()
+    rec.doublewrite(0, page(3, 200))
+    rec.write((LOG + 1) * BLOCK, (250).to_bytes(8, "big") + bytes(BLOCK - 8))  # a checkpoint past the page
+    rec.flush()
+    rec.in_place(3, page(3, 200))  # written after it: recovery neither replays it nor takes its copy (LSN 200 < 250)
+    rec.flush()
+    (w,) = rec.audit(start_with(3, page(3, 100)))
+    assert (w.copy, w.checkpoint) == ("older than the checkpoint on disk", 250)
+    assert autopsy.exposed(w)
