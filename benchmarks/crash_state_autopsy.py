@@ -119,6 +119,11 @@ def main(argv: list[str]) -> int:
                         "doublewrite area held on stable storage; the pages written over an older version without one; "
                         "then up to --states of the flush epochs holding such a page checked, cut before their flush "
                         "with every write landed but those pages torn")
+    p.add_argument("--first-page-tears", action="store_true",
+                   help="instead: up to --states writes of a tablespace's first page (over an older version, its copy "
+                        "durable in the doublewrite area), each in a state cut before its epoch's flush with every "
+                        "write landed but that one torn (its first 4 KiB landed), the copy looked up in the state's "
+                        "image before recovery; then the same with the tablespace's page 3 torn instead")
     p.add_argument("--list-file", action="append", default=[],
                    help="--doublewrite: also list every page write to this data file (e.g. pickfs_commits.ibd)")
     p.add_argument("--first-pages", action="store_true",
@@ -141,6 +146,9 @@ def main(argv: list[str]) -> int:
         driver = driver_for(spec, workdir)
         with recorded(config, spec, workdir, ledger, a.size * 1024**2, a.duration, a.seed, driver) as rec:
             records = rec.records
+            if a.first_page_tears:
+                first_page_tears(config, rec, ledger, driver, audited(rec, workdir), a.states, apart)
+                return 0
             if a.doublewrite:
                 found = doublewrite_audit(rec, workdir, a.list_file)
                 if a.states:
@@ -785,6 +793,73 @@ def check_exposed(config, rec, ledger, driver, found: list[PageWrite], n: int,  
                 r = checker.check(st, None)
                 print(f"  cut before its flush, {what}: {verdict(r)}" + (f"; kept as {r.kept_as}" if r.kept_as else ""),
                       flush=True)
+
+
+def dumped(image: Path, path: str, tmp: Path) -> bytes:
+    """A file of an ext2/3/4 image, read with debugfs."""
+    out = tmp / "dumped"
+    out.unlink(missing_ok=True)
+    subprocess.run(["debugfs", "-R", f"dump {path} {out}", str(image)], capture_output=True)
+    return out.read_bytes() if out.exists() else b""
+
+
+def first_page_tears(config, rec, ledger, driver, found: list[PageWrite], n: int,  # type: ignore[no-untyped-def]
+                     workdir: Path) -> None:
+    """Writes of a tablespace's page 0 (and, for comparison, its page 3) over an older version with their copy
+    durable in the doublewrite area: each in a state cut just before its flush epoch's flush, every write of the epoch
+    landed but that one, torn (its first 4 KiB landed, the rest not). The state's image is looked at before recovery
+    (the copy in ibdata1's doublewrite area, byte for byte the page written; the page torn in the data file), then
+    checked as a crash test checks a state."""
+    workdir.mkdir(mode=0o700, parents=True, exist_ok=True)
+    records = rec.records
+    flushes = [i for i in range(rec.first, rec.last) if records[i].kind == wlog.FLUSH]
+    starts = [rec.first] + [f + 1 for f in flushes]
+    chosen = [w for w in found if w.image and not w.new and w.copy == "its copy durable" and not w.copy_overwritten
+              and w.file.endswith(".ibd") and w.page in (0, 3)]
+    chosen = sorted(chosen, key=lambda w: (w.page != 0, w.record))[:n]
+    print(f"{len(chosen)} writes of page 0 or 3 of a tablespace, their copy durable, each torn in a state of its own")
+    with open(rec.log, "rb") as log, workbenches(rec, ledger, 1, rewinds=False) as (benches, _), \
+            ExitStack() as stack:
+        checker = checkers_for(config, rec, ledger, driver, benches, stack, 1, DEFAULT_UNIT, None, "tears")[0]
+        bench = benches[0]
+        for k, w in enumerate(sorted(chosen, key=lambda w: w.record)):
+            start, cut = starts[w.epoch], flushes[w.epoch] if w.epoch < len(flushes) else rec.last
+            pieces = [p for i in range(start, cut) if records[i].changes
+                      for p in (units_of(records, i, DEFAULT_UNIT)[:1] if i == w.record else [wlog.Piece(i)])]
+            t_ns = min(records[cut].t_ns - 1, rec.t_end) if cut < len(records) else rec.t_end
+            st = CrashState(30_000 + k, cut, start, tuple(pieces), 0, t_ns, "torn writes", len(pieces), 1,
+                            why="one page write torn")
+            log.seek(records[w.record].data_pos)
+            written = log.read(records[w.record].length)
+            bench.prepare(st)
+            before = workdir / f"tear-{k}-before.img"
+            copy_image(bench.served.backing, before)
+            ibdata = dumped(before, f"{DATA}/ibdata1", workdir)
+            slots = [ibdata[(DOUBLEWRITE.start // 4 + s) * PAGE:(DOUBLEWRITE.start // 4 + s + 1) * PAGE]
+                     for s in range(len(DOUBLEWRITE) // 4)]
+            copies = [s for s, c in enumerate(slots) if c == written[:PAGE]]
+            data = dumped(before, f"{DATA}/{w.file}", workdir)[w.page * PAGE:(w.page + 1) * PAGE]
+            print(f"\n== {said(w)}; record {w.record} torn in a state cut before flush {cut}")
+            print(f"  before recovery: its copy in doublewrite slot(s) {copies or 'NONE'}; the page in the file: "
+                  f"header LSN {header(data)[2]:,}, trailer's low 32 bits {int.from_bytes(data[-8:-4], 'big'):,}",
+                  flush=True)
+            r = check_state(config, bench.image, rec.base, ledger, driver, rec.acks, st, True, checker.standing,
+                            checker.station)
+            bench.checked()
+            print(f"  recovered: {verdict(r)}", flush=True)
+            if r.failed:
+                after = workdir / f"tear-{k}-after.img"
+                copy_image(bench.served.backing, after)
+                text = debugfs(after, "cat /pickfs-data/mariadb.log").replace("\0", "")
+                runs = [i for i, line in enumerate(text.splitlines()) if "Starting MariaDB" in line]
+                for line in text.splitlines()[runs[-1] if runs else 0:]:
+                    if "doublewrite" in line or "first page" in line or "pickfs_commits" in line or "crash recovery" \
+                            in line:
+                        print(f"    {line.strip()}")
+                print(f"  images kept: {before}, {after}")
+            else:
+                before.unlink()
+            bench.reset()
 
 
 if __name__ == "__main__":
