@@ -834,11 +834,15 @@ def first_page_tears(config, rec, ledger, driver, found: list[PageWrite], n: int
             bench.prepare(st)
             before = workdir / f"tear-{k}-before.img"
             copy_image(bench.served.backing, before)
-            ibdata = dumped(before, f"{DATA}/ibdata1", workdir)
+            replayed = workdir / "replayed.img"  # debugfs reads no journal: its replay on a copy, as a mount would
+            copy_image(before, replayed)
+            subprocess.run(["e2fsck", "-y", "-E", "journal_only", str(replayed)], capture_output=True)
+            ibdata = dumped(replayed, f"{DATA}/ibdata1", workdir)
             slots = [ibdata[(DOUBLEWRITE.start // 4 + s) * PAGE:(DOUBLEWRITE.start // 4 + s + 1) * PAGE]
                      for s in range(len(DOUBLEWRITE) // 4)]
             copies = [s for s, c in enumerate(slots) if c == written[:PAGE]]
-            data = dumped(before, f"{DATA}/{w.file}", workdir)[w.page * PAGE:(w.page + 1) * PAGE]
+            data = dumped(replayed, f"{DATA}/{w.file}", workdir)[w.page * PAGE:(w.page + 1) * PAGE]
+            replayed.unlink()
             print(f"\n== {said(w)}; record {w.record} torn in a state cut before flush {cut}")
             print(f"  before recovery: its copy in doublewrite slot(s) {copies or 'NONE'}; the page in the file: "
                   f"header LSN {header(data)[2]:,}, trailer's low 32 bits {int.from_bytes(data[-8:-4], 'big'):,}",
