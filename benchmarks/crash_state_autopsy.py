@@ -803,6 +803,11 @@ def dumped(image: Path, path: str, tmp: Path) -> bytes:
     return out.read_bytes() if out.exists() else b""
 
 
+def fsp_size(page: bytes) -> int:
+    """FSP_SIZE of a tablespace's first page (FSP_HEADER_OFFSET 38 + FSP_SIZE 8)."""
+    return int.from_bytes(page[46:50], "big") if len(page) >= 50 else -1
+
+
 def first_page_tears(config, rec, ledger, driver, found: list[PageWrite], n: int,  # type: ignore[no-untyped-def]
                      workdir: Path) -> None:
     """Writes of a tablespace's page 0 (and, for comparison, its page 3) over an older version with their copy
@@ -850,19 +855,21 @@ def first_page_tears(config, rec, ledger, driver, found: list[PageWrite], n: int
             r = check_state(config, bench.image, rec.base, ledger, driver, rec.acks, st, True, checker.standing,
                             checker.station)
             bench.checked()
-            print(f"  recovered: {verdict(r)}", flush=True)
+            print(f"  recovered: {verdict(r)}; FSP_SIZE written {fsp_size(written)}, before {fsp_size(data[BLOCK:])}"
+                  if w.page == 0 else f"  recovered: {verdict(r)}", flush=True)
+            after = workdir / f"tear-{k}-after.img"
+            copy_image(bench.served.backing, after)
+            text = debugfs(after, "cat /pickfs-data/mariadb.log").replace("\0", "")
+            runs = [i for i, line in enumerate(text.splitlines()) if "Starting MariaDB" in line]
+            for line in text.splitlines()[runs[-1] if runs else 0:]:
+                if any(x in line for x in ("doublewrite", "first page", "pickfs_commits", "crash recovery", "space=6",
+                                           "End of log", "To recover", "Restoring", "deferred", "size")):
+                    print(f"    {line.strip()[20:]}")
             if r.failed:
-                after = workdir / f"tear-{k}-after.img"
-                copy_image(bench.served.backing, after)
-                text = debugfs(after, "cat /pickfs-data/mariadb.log").replace("\0", "")
-                runs = [i for i, line in enumerate(text.splitlines()) if "Starting MariaDB" in line]
-                for line in text.splitlines()[runs[-1] if runs else 0:]:
-                    if "doublewrite" in line or "first page" in line or "pickfs_commits" in line or "crash recovery" \
-                            in line:
-                        print(f"    {line.strip()}")
                 print(f"  images kept: {before}, {after}")
             else:
                 before.unlink()
+                after.unlink()
             bench.reset()
 
 
