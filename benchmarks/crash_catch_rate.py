@@ -5,7 +5,9 @@ innodb_flush_log_at_trx_commit=0, SQLite synchronous=OFF, Firebird forced writes
 database) it runs the default `pickfs crashtest` (no --states: the time budget) --runs times and counts the runs
 that caught it (some state lost acknowledged commits or left a database that would not open or was inconsistent);
 each must be caught in every run. Each database's default settings on ext4 and xfs must be caught in none (no
-false alarm). A run's line counts its failed distinct states and, of those, the ones that failed only after power
+false alarm): a failed state a cause pickfs traced to the database itself explains (`Database.crash_cause`: InnoDB's
+recovery leaving a table's torn first page unmended though its doublewrite copy was on disk) is a finding, counted
+apart. A run's line counts its failed distinct states and, of those, the ones that failed only after power
 failed again during their recovery (the first recovery had every commit). With --long, one longer run per unsafe setting gives its loss rate per distinct state (all states,
 and the states cut at random moments, with the exact 95% interval).
 

@@ -10,6 +10,14 @@ Runs on the real recorder, filesystems and servers (root; an integration run: un
         --workload sysbench-oltp --states 60
 
 ext2/3/4 only for the file names (debugfs reads the image); other filesystems print offsets.
+
+InnoDB's doublewrite buffer against the disk model (ext2/3/4 only): `--doublewrite` holds every page the recording
+wrote in place against the copies its doublewrite area held on stable storage, and checks the flush epochs of the
+exposed writes with them torn; `--first-page-tears` tears one write of a tablespace's first page at a time and reads
+the state's image (its page, its copy) before recovery:
+
+    flock /tmp/pickfs-itest.lock .venv/bin/python benchmarks/crash_state_autopsy.py --fs ext4 \\
+        --workload sysbench-oltp --first-page-tears --states 8 --seed 5
 """
 
 from __future__ import annotations
