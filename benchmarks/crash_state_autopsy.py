@@ -10,6 +10,14 @@ Runs on the real recorder, filesystems and servers (root; an integration run: un
         --workload sysbench-oltp --states 60
 
 ext2/3/4 only for the file names (debugfs reads the image); other filesystems print offsets.
+
+InnoDB's doublewrite buffer against the disk model (ext2/3/4 only): `--doublewrite` holds every page the recording
+wrote in place against the copies its doublewrite area held on stable storage, and checks the flush epochs of the
+exposed writes with them torn; `--first-page-tears` tears one write of a tablespace's first page at a time and reads
+the state's image (its page, its copy) before recovery:
+
+    flock /tmp/pickfs-itest.lock .venv/bin/python benchmarks/crash_state_autopsy.py --fs ext4 \\
+        --workload sysbench-oltp --first-page-tears --states 8 --seed 5
 """
 
 from __future__ import annotations
@@ -24,8 +32,9 @@ import sys
 import tempfile
 import threading
 import uuid
+from collections.abc import Callable, Sequence
 from contextlib import ExitStack
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from pickfs.crash import log as wlog
@@ -113,6 +122,18 @@ def main(argv: list[str]) -> int:
     p.add_argument("--torn-epochs", action="store_true",
                    help="instead of the crash test's states: one per flush epoch holding a multi-unit write, cut "
                         "just before its flush, every multi-unit write of it torn")
+    p.add_argument("--doublewrite", action="store_true",
+                   help="instead: every page written in place during the recording, held against the copies the "
+                        "doublewrite area held on stable storage; the pages written over an older version without one; "
+                        "then up to --states of the flush epochs holding such a page checked, cut before their flush "
+                        "with every write landed but those pages torn")
+    p.add_argument("--first-page-tears", action="store_true",
+                   help="instead: up to --states writes of a tablespace's first page (over an older version, its copy "
+                        "durable in the doublewrite area), each in a state cut before its epoch's flush with every "
+                        "write landed but that one torn (its first 4 KiB landed), the copy looked up in the state's "
+                        "image before recovery; then the same with the tablespace's page 3 torn instead")
+    p.add_argument("--list-file", action="append", default=[],
+                   help="--doublewrite: also list every page write to this data file (e.g. pickfs_commits.ibd)")
     p.add_argument("--first-pages", action="store_true",
                    help="instead: the flush epochs whose writes hold the first page (FSP header) of a tablespace, each "
                         "cut before its flush with every multi-unit write torn, and each one's recovery taken apart "
@@ -133,6 +154,14 @@ def main(argv: list[str]) -> int:
         driver = driver_for(spec, workdir)
         with recorded(config, spec, workdir, ledger, a.size * 1024**2, a.duration, a.seed, driver) as rec:
             records = rec.records
+            if a.first_page_tears:
+                first_page_tears(config, rec, ledger, driver, audited(rec, workdir), a.states, apart)
+                return 0
+            if a.doublewrite:
+                found = doublewrite_audit(rec, workdir, a.list_file)
+                if a.states:
+                    check_exposed(config, rec, ledger, driver, found, a.states, keep)
+                return 0
             if a.first_pages:
                 with open(rec.log, "rb") as fh:
                     states = [st for st in torn_epochs(records, rec.first, rec.last, rec.t_end, a.seed, a.least)
@@ -162,13 +191,16 @@ def main(argv: list[str]) -> int:
                 print(f"  state {r.index}: {st.mode} {'(recovery crash) ' if st.recovery else ''}{st.why}; "
                       f"cut {st.cut}, durable {st.durable}, {st.units} units, {st.torn} torn: {verdict(r)}"
                       + (f"; {r.recovery}" if r.recovery else ""))
+            pages: dict[int, list[PageWrite]] = {}  # record -> the pages it wrote in place, against the doublewrite area
+            for w in (audited(rec, workdir) if failed and not a.torn_epochs else []):
+                pages.setdefault(w.record, []).append(w)
             for r in failed[:a.variants]:
                 # a state whose first recovery had every commit failed in its second power cut: taken apart as
                 # such; one whose first recovery failed too failed at its first cut, taken apart as one
                 if states[r.index].recovery and r.recovery.endswith("the first recovery: recovered"):
                     take_apart_recovery(config, rec, ledger, driver, states[r.index], r, apart, a.seed)
                 else:
-                    take_apart(config, rec, ledger, driver, states[r.index], r, workdir)
+                    take_apart(config, rec, ledger, driver, states[r.index], r, workdir, pages)
     return 0
 
 
@@ -250,7 +282,8 @@ def torn_epochs(records: list[wlog.Record], first: int, last: int, t_end: int, s
     return out
 
 
-def take_apart(config, rec, ledger, driver, st: CrashState, r: StateResult, workdir: Path) -> None:  # type: ignore[no-untyped-def]
+def take_apart(config, rec, ledger, driver, st: CrashState, r: StateResult, workdir: Path,  # type: ignore[no-untyped-def]
+               pages: dict[int, list[PageWrite]] | None = None) -> None:
     records = rec.records
     print(f"\n== state {st.index}: {verdict(r)}; kept as {r.kept_as}")
     image = Path(r.kept_as) if r.kept_as else None
@@ -269,7 +302,7 @@ def take_apart(config, rec, ledger, driver, st: CrashState, r: StateResult, work
     names = owners(image, blocks) if image is not None else {}
     print(f"  the epoch's unflushed writes ({len(changes)}), flushes before: "
           f"{sum(1 for x in records[rec.first:st.durable] if x.kind == wlog.FLUSH)}")
-    suspects = []
+    suspects, checkpoints = [], []
     for i in changes:
         x = records[i]
         n = len(units_of(records, i, DEFAULT_UNIT))
@@ -281,16 +314,23 @@ def take_apart(config, rec, ledger, driver, st: CrashState, r: StateResult, work
             lb = logical(image, where, b0) if image is not None else None  # type: ignore[arg-type]
             if lb is not None:
                 page = f" file block {lb} (16K page {lb * BLOCK // 16384})"
+                if where.endswith("ib_logfile0") and lb in LOG_CHECKPOINTS:
+                    checkpoints.append(i)
+                    page += " (a CHECKPOINT block)"
         if 0 < got < n:
             suspects.append(i)
         if 0 < got < n or len(suspects) < 40:
             print(f"    record {i}: {x.kind.decode()} {x.length} B at block {b0}: {where or '(no file)'}{page}; "
                   f"{got} of {n} units landed{' TORN' if 0 < got < n else ''}")
-    bisect(config, rec, ledger, driver, st, suspects)
+            for w in (pages or {}).get(i, []):
+                print(f"      {said(w)}")
+    bisect(config, rec, ledger, driver, st, suspects, checkpoints)
 
 
-def bisect(config, rec, ledger, driver, st: CrashState, suspects: list[int]) -> None:  # type: ignore[no-untyped-def]
-    """Which torn write decides: bisected (the others landed whole), then that one lost whole."""
+def bisect(config, rec, ledger, driver, st: CrashState, suspects: list[int],  # type: ignore[no-untyped-def]
+           checkpoints: Sequence[int] = ()) -> None:
+    """Which torn write decides: bisected (the others landed whole), then that one lost whole; and the same state with
+    the epoch's unflushed checkpoint writes lost."""
     with workbenches(rec, ledger, 1, rewinds=False) as (benches, _):
         checker = StateChecker(config, benches[0], rec.base, ledger, driver, rec.acks, 1, DEFAULT_UNIT, None,
                                "variant", rec.t_start, rec.events)
@@ -309,6 +349,9 @@ def bisect(config, rec, ledger, driver, st: CrashState, suspects: list[int]) -> 
             return tuple(sorted(kept, key=lambda p: (p.record, p.skip)))
 
         check("the same state again", st.kept)
+        if checkpoints:
+            check(f"the epoch's checkpoint writes (records {', '.join(map(str, checkpoints))}) lost, the rest as in the "
+                  "state", tuple(p for p in st.kept if p.record not in checkpoints))
         if not suspects:
             return
         check("every torn write landed whole", torn_only([]))
@@ -343,8 +386,8 @@ LEAF = re.compile(r"\s*(?P<level>\d+)/\s*(?P<depth>\d+)\s+\d+/\s*\d+\s+(?P<first
 
 def block_map(image: Path) -> dict[int, tuple[str, int]]:
     """Physical block -> (file, its block in the file) for InnoDB's files and the server's log (debugfs)."""
-    names = ["ib_logfile0", "ibdata1"] + [f"sbtest/{n}" for n in debugfs(image, f"ls {DATA}/sbtest").split()
-                                           if n.endswith(".ibd")]
+    names = ["ib_logfile0", "ibdata1"] + [f"{schema}/{n}" for schema in ("sbtest", "mysql")
+                                           for n in debugfs(image, f"ls {DATA}/{schema}").split() if n.endswith(".ibd")]
     out: dict[int, tuple[str, int]] = {}
     for name, path in [*((n, f"{DATA}/{n}") for n in names), ("mariadb.log", "/pickfs-data/mariadb.log")]:
         for line in debugfs(image, f"ex {path}").splitlines():  # the leaf extents: file blocks -> disk blocks
@@ -496,6 +539,346 @@ def take_apart_recovery(config, rec, ledger, driver, st: CrashState, r: StateRes
                 copy_image(bench.served.backing, kept)
                 print(f"    torn pages: {'; '.join(torn_pages(kept)) or 'none'}; kept as {kept}")
         bench.reset()
+
+
+# --- every page InnoDB wrote in place, held against its doublewrite area as the disk model leaves it ---
+LOG_CHECKPOINTS = (1, 2)  # ib_logfile0's blocks holding the two checkpoint records (8 bytes LSN first)
+PAGE_TYPES = {0: "allocated", 2: "undo log", 3: "inode", 4: "ibuf free list", 5: "ibuf bitmap", 6: "system",
+              7: "transaction system", 8: "FSP header", 9: "extent descriptor", 10: "BLOB", 17855: "index",
+              18: "instant", 17854: "R-tree"}
+
+
+@dataclass(frozen=True)
+class PageWrite:
+    """A page of a data file written in place during the recording, and what of it the doublewrite area held."""
+
+    record: int  # the write (index in the recording)
+    epoch: int  # flushes before it in the recording's window
+    file: str
+    page: int  # its page number in the file
+    space: int  # the header's space id and page number (the page number may differ from `page`: not a page image)
+    page_no: int
+    lsn: int  # FIL_PAGE_LSN
+    kind: int  # FIL_PAGE_TYPE
+    checkpoint: int  # the newest checkpoint LSN on stable storage when it was written
+    # "its copy durable", "an older copy durable", "its copy not flushed yet", "no copy", or "older than the checkpoint
+    # on disk" (a checkpoint written and flushed before the page vouches for its changes)
+    copy: str
+    new: bool  # the page held only zeros before it (a page written for the first time)
+    copy_overwritten: bool  # the doublewrite slot holding its durable copy was written again before the page's flush
+    old_lsn: int = 0  # FIL_PAGE_LSN of the version it overwrote
+    # the newest checkpoint LSN past the page's own that was written in the same flush epoch (0: none): a disk may keep
+    # that checkpoint and tear the page, and recovery then neither replays the page's changes nor takes a copy older
+    # than the checkpoint from the doublewrite area
+    vouched_by: int = 0
+    vouched_first: bool = False  # that checkpoint was written before the page
+
+    @property
+    def image(self) -> bool:
+        """Whether what was written is a page image of this page (else zeros: a freed page, or part of a page)."""
+        return self.page_no == self.page and (self.lsn != 0 or self.space != 0)
+
+    @property
+    def type_name(self) -> str:
+        return PAGE_TYPES.get(self.kind, f"type {self.kind}")
+
+
+class DiskView:
+    """The image as the window's writes leave it, block by block: the start image under the blocks written since."""
+
+    def __init__(self, where: dict[int, tuple[str, int]], start: Callable[[int], bytes]) -> None:
+        self.where, self.start = where, start
+        self.block_of = {v: b for b, v in where.items()}
+        self.over: dict[int, bytes] = {}
+
+    def read(self, b: int) -> bytes:
+        return self.over[b] if b in self.over else self.start(b)
+
+    def write(self, offset: int, body: bytes) -> None:
+        for b in range(offset // BLOCK, (offset + len(body) - 1) // BLOCK + 1):
+            lo, hi = max(offset, b * BLOCK), min(offset + len(body), (b + 1) * BLOCK)
+            part = body[lo - offset:hi - offset]
+            if hi - lo < BLOCK:
+                old = self.read(b)
+                part = old[:lo - b * BLOCK] + part + old[hi - b * BLOCK:]
+            self.over[b] = part
+
+    def page(self, name: str, k: int) -> bytes | None:
+        """Page k of file `name` (None: a block of it not in the map)."""
+        per = PAGE // BLOCK
+        blocks = [self.block_of.get((name, k * per + j)) for j in range(per)]
+        return None if None in blocks else b"".join(self.read(b) for b in blocks if b is not None)
+
+    def slot(self, s: int) -> bytes | None:
+        """Slot s of the doublewrite area (its s-th page)."""
+        return self.page("ibdata1", DOUBLEWRITE.start // (PAGE // BLOCK) + s)
+
+    def checkpoint(self) -> int:
+        """The newest checkpoint LSN of the redo log's two checkpoint blocks."""
+        blocks = [self.block_of.get(("ib_logfile0", k)) for k in LOG_CHECKPOINTS]
+        return max((int.from_bytes(self.read(b)[:8], "big") for b in blocks if b is not None), default=0)
+
+
+def header(page: bytes) -> tuple[int, int, int]:
+    """(space id, page number, FIL_PAGE_LSN) of an InnoDB page."""
+    return int.from_bytes(page[34:38], "big"), int.from_bytes(page[4:8], "big"), int.from_bytes(page[16:24], "big")
+
+
+def usable_copy(durable: dict[int, bytes], space: int, page_no: int, lsn: int, checkpoint: int) -> int:
+    """The doublewrite slot holding the newest copy of the page that recovery can use (its LSN between the
+    checkpoint and the page's own); -1: none."""
+    fits = [s for s, c in durable.items() if header(c)[:2] == (space, page_no) and checkpoint <= header(c)[2] <= lsn]
+    return max(fits, key=lambda s: header(durable[s])[2], default=-1)
+
+
+def copy_said(page: bytes, durable: dict[int, bytes], now: dict[int, bytes], checkpoint: int) -> str:
+    """What the doublewrite area held of a page being written in place."""
+    if header(page)[2] < checkpoint:
+        return "older than the checkpoint on disk"  # recovery neither replays it nor takes a copy of it
+    if page in durable.values():
+        return "its copy durable"
+    if usable_copy(durable, *header(page), checkpoint) >= 0:
+        return "an older copy durable"
+    return "its copy not flushed yet" if page in now.values() else "no copy"
+
+
+def data_pages(places: list[tuple[str, int]]) -> list[tuple[str, int]]:
+    """The (file, page) of a data file that blocks (file, block) fall in: .ibd files, ibdata1 outside its doublewrite
+    area."""
+    return sorted({(name, fb // (PAGE // BLOCK)) for name, fb in places
+                   if name.endswith(".ibd") or (name == "ibdata1" and fb not in DOUBLEWRITE)})
+
+
+def page_writes(records: list[wlog.Record], first: int, last: int, data: Callable[[int], bytes],
+                where: dict[int, tuple[str, int]], start: Callable[[int], bytes]) -> list[PageWrite]:
+    """Every page of a data file (an .ibd file, or ibdata1 outside its doublewrite area) the writes of the window
+    [first, last) changed, each with the copy of it the doublewrite area held on stable storage, under the disk
+    model (a write is durable at the next flush) (pure).
+
+    `data(i)`: record i's bytes; `where`: physical 4 KiB block -> (file, its block in the file); `start(b)`: block b
+    of the image as the window began. A torn write of a page is repaired by InnoDB from a copy in the doublewrite
+    area only where one was durable (written, then flushed) before it, and stays there until the page itself is
+    flushed; a page written without one relies on the redo log alone (InnoDB writes a page it initialised since it
+    was last written, buf_page_t::REINIT, without the doublewrite buffer)."""
+    disk = DiskView(where, start)
+    now = {s: page for s in range(len(DOUBLEWRITE) // (PAGE // BLOCK)) if (page := disk.slot(s)) is not None}
+    durable, checkpoint, epoch = dict(now), disk.checkpoint(), 0
+    written: set[int] = set()  # doublewrite slots written since the last flush
+    checkpoints: list[tuple[int, int]] = []  # this epoch's checkpoint writes: (record, checkpoint LSN)
+    out: list[PageWrite] = []
+    pending: list[PageWrite] = []  # this epoch's page writes
+
+    def settle() -> list[PageWrite]:  # the epoch's page writes, with what the epoch's other writes did to them
+        out = []
+        for w in pending:
+            past = [(r, lsn) for r, lsn in checkpoints if lsn > w.lsn]
+            out.append(replace(w, copy_overwritten=usable_copy(durable, w.space, w.page_no, w.lsn, w.checkpoint)
+                               in written, vouched_by=max((lsn for _, lsn in past), default=0),
+                               vouched_first=any(r < w.record for r, _ in past)))
+        return out
+
+    for i in range(first, last):
+        x = records[i]
+        if x.kind == wlog.FLUSH:
+            out += settle()
+            pending, written, checkpoints = [], set(), []
+            durable, checkpoint, epoch = dict(now), disk.checkpoint(), epoch + 1
+        if x.kind != wlog.WRITE or not x.length:
+            continue
+        places = [where.get(b, ("", 0)) for b in range(x.offset // BLOCK, (x.offset + x.length - 1) // BLOCK + 1)]
+        before = {p: disk.page(*p) for p in data_pages(places)}
+        disk.write(x.offset, data(i))
+        slots = {(fb - DOUBLEWRITE.start) // (PAGE // BLOCK) for name, fb in places
+                 if name == "ibdata1" and fb in DOUBLEWRITE}
+        written |= slots
+        checkpoints += [(i, int.from_bytes(disk.read(b)[:8], "big")) for b, (name, fb) in
+                        zip(range(x.offset // BLOCK, x.offset // BLOCK + len(places)), places, strict=True)
+                        if name == "ib_logfile0" and fb in LOG_CHECKPOINTS]
+        now.update({s: page for s in slots if (page := disk.slot(s)) is not None})
+        for (name, k), was in before.items():
+            page = disk.page(name, k)
+            if page is not None:
+                space, page_no, lsn = header(page)
+                pending.append(PageWrite(i, epoch, name, k, space, page_no, lsn, int.from_bytes(page[24:26], "big"),
+                                         checkpoint, copy_said(page, durable, now, checkpoint), not any(was or b""),
+                                         False, header(was)[2] if was else 0))
+    return out + settle()
+
+
+def audited(rec, workdir: Path) -> list[PageWrite]:  # type: ignore[no-untyped-def]
+    """Every page InnoDB wrote in place during the recording, held against the doublewrite area (page_writes)."""
+    final = workdir / "final.img"
+    copy_image(rec.start_image, final)
+    wlog.apply_pieces(rec.log, rec.records, [wlog.Piece(i) for i in range(rec.first, len(rec.records))], final)
+    where = block_map(final)
+    with open(rec.log, "rb") as log, open(rec.start_image, "rb") as img:
+        def data(i: int) -> bytes:
+            log.seek(rec.records[i].data_pos)
+            return log.read(rec.records[i].length)
+
+        def start(b: int) -> bytes:
+            img.seek(b * BLOCK)
+            return img.read(BLOCK).ljust(BLOCK, b"\0")
+
+        found = page_writes(rec.records, rec.first, rec.last, data, where, start)
+    os.unlink(final)
+    return found
+
+
+def said(w: PageWrite) -> str:
+    return (f"{w.file} page {w.page} ({w.type_name}, space {w.space}), FIL_PAGE_LSN {w.lsn:,} over {w.old_lsn:,}, "
+            f"checkpoint on disk {w.checkpoint:,}: {w.copy}"
+            + (", its copy overwritten before the page was flushed" if w.copy_overwritten else "")
+            + (f", VOUCHED FOR BY CHECKPOINT {w.vouched_by:,} WRITTEN {'BEFORE' if w.vouched_first else 'AFTER'} IT "
+               "IN THE SAME FLUSH EPOCH" if w.vouched_by else ""))
+
+
+def doublewrite_audit(rec, workdir: Path, listed: Sequence[str] = ()) -> list[PageWrite]:  # type: ignore[no-untyped-def]
+    """Every page InnoDB wrote in place during the recording, held against the doublewrite area; prints what was
+    written without a durable copy."""
+    found = audited(rec, workdir)
+    counts: dict[tuple[str, bool, bool, bool], int] = {}
+    for w in found:
+        key = (w.copy if w.image else "zeros or not a page image", w.new, w.copy_overwritten, bool(w.vouched_by))
+        counts[key] = counts.get(key, 0) + 1
+    print(f"{len(found)} pages written in place in the window "
+          f"({sum(1 for x in rec.records[rec.first:rec.last] if x.kind == wlog.FLUSH)} flushes):")
+    for (copy, new, gone, vouched), n in sorted(counts.items()):
+        print(f"  {n:6d}  {copy}{', a new page' if new else ', over an older version'}"
+              f"{', ITS COPY OVERWRITTEN BEFORE THE PAGE WAS FLUSHED' if gone else ''}"
+              f"{', VOUCHED FOR BY A CHECKPOINT OF ITS OWN FLUSH EPOCH' if vouched else ''}")
+    risky = [w for w in found if exposed(w)]
+    kinds: dict[tuple[str, str], int] = {}
+    for w in risky:
+        kinds[(w.file, w.type_name)] = kinds.get((w.file, w.type_name), 0) + 1
+    print("exposed page writes by file and page type: "
+          + ", ".join(f"{name} {kind} {n}" for (name, kind), n in sorted(kinds.items())))
+    for w in found:
+        if any(w.file.endswith(f"/{name}") for name in listed):
+            print(f"  page write {w.record} (epoch {w.epoch}){' NEW' if w.new else ''}: {said(w)}")
+    print(f"{len(risky)} page writes over an older version with no copy in the doublewrite area that recovery would "
+          f"use ({sum(1 for w in found if w.vouched_by)} of all vouched for by a checkpoint of their own flush epoch):")
+    for w in risky[:60]:
+        print(f"    record {w.record} (epoch {w.epoch}): {said(w)}")
+    return found
+
+
+def exposed(w: PageWrite) -> bool:
+    """A page write over an older version that recovery could not mend if it were torn: no copy in the doublewrite
+    area it would use, or one a checkpoint of the same flush epoch makes it skip."""
+    return w.image and not w.new and (w.copy in ("no copy", "its copy not flushed yet", "older than the checkpoint on "
+                                                 "disk") or w.copy_overwritten or bool(w.vouched_by))
+
+
+def check_exposed(config, rec, ledger, driver, found: list[PageWrite], n: int,  # type: ignore[no-untyped-def]
+                  keep: Path) -> None:
+    """For up to n flush epochs holding exposed page writes: a state cut just before the epoch's flush, every write
+    of the epoch landed but the exposed pages' writes, each torn (its first unit landed, the rest not); checked as a
+    crash test checks a state, and again with those writes landed whole."""
+    records = rec.records
+    by_epoch: dict[int, list[PageWrite]] = {}
+    for w in found:
+        if exposed(w):
+            by_epoch.setdefault(w.epoch, []).append(w)
+    flushes = [i for i in range(rec.first, rec.last) if records[i].kind == wlog.FLUSH]
+    starts = [rec.first] + [f + 1 for f in flushes]
+    with workbenches(rec, ledger, 1, rewinds=False) as (benches, _), ExitStack() as stack:
+        checker = checkers_for(config, rec, ledger, driver, benches, stack, 1, DEFAULT_UNIT, keep, "exposed")[0]
+        for k, (epoch, ws) in enumerate(sorted(by_epoch.items())[:n]):
+            start, cut = starts[epoch], flushes[epoch] if epoch < len(flushes) else rec.last
+            torn = {w.record for w in ws}
+            whole = [wlog.Piece(i) for i in range(start, cut) if records[i].changes]
+            tore = [p for i in range(start, cut) if records[i].changes
+                    for p in (units_of(records, i, DEFAULT_UNIT)[:1] if i in torn else [wlog.Piece(i)])]
+            t_ns = min(records[cut].t_ns - 1, rec.t_end) if cut < len(records) else rec.t_end
+            print(f"\n== flush epoch {epoch} (records {start}-{cut}): {len(ws)} exposed page writes", flush=True)
+            for w in ws:
+                print(f"    record {w.record}: {said(w)}")
+            for what, pieces in (("those writes torn", tore), ("those writes landed whole", whole)):
+                st = CrashState(20_000 + 2 * k + (pieces is whole), cut, start, tuple(pieces), 0, t_ns,
+                                "torn writes", len(pieces), len(torn) if pieces is tore else 0,
+                                why="an epoch with exposed page writes")
+                r = checker.check(st, None)
+                print(f"  cut before its flush, {what}: {verdict(r)}" + (f"; kept as {r.kept_as}" if r.kept_as else ""),
+                      flush=True)
+
+
+def dumped(image: Path, path: str, tmp: Path) -> bytes:
+    """A file of an ext2/3/4 image, read with debugfs."""
+    out = tmp / "dumped"
+    out.unlink(missing_ok=True)
+    subprocess.run(["debugfs", "-R", f"dump {path} {out}", str(image)], capture_output=True)
+    return out.read_bytes() if out.exists() else b""
+
+
+def fsp_size(page: bytes) -> int:
+    """FSP_SIZE of a tablespace's first page (FSP_HEADER_OFFSET 38 + FSP_SIZE 8)."""
+    return int.from_bytes(page[46:50], "big") if len(page) >= 50 else -1
+
+
+def first_page_tears(config, rec, ledger, driver, found: list[PageWrite], n: int,  # type: ignore[no-untyped-def]
+                     workdir: Path) -> None:
+    """Writes of a tablespace's page 0 (and, for comparison, its page 3) over an older version with their copy
+    durable in the doublewrite area: each in a state cut just before its flush epoch's flush, every write of the epoch
+    landed but that one, torn (its first 4 KiB landed, the rest not). The state's image is looked at before recovery
+    (the copy in ibdata1's doublewrite area, byte for byte the page written; the page torn in the data file), then
+    checked as a crash test checks a state."""
+    workdir.mkdir(mode=0o700, parents=True, exist_ok=True)
+    records = rec.records
+    flushes = [i for i in range(rec.first, rec.last) if records[i].kind == wlog.FLUSH]
+    starts = [rec.first] + [f + 1 for f in flushes]
+    chosen = [w for w in found if w.image and not w.new and w.copy == "its copy durable" and not w.copy_overwritten
+              and w.file.endswith(".ibd") and w.page in (0, 3)]
+    chosen = sorted(chosen, key=lambda w: (w.page != 0, w.record))[:n]
+    print(f"{len(chosen)} writes of page 0 or 3 of a tablespace, their copy durable, each torn in a state of its own")
+    with open(rec.log, "rb") as log, workbenches(rec, ledger, 1, rewinds=False) as (benches, _), \
+            ExitStack() as stack:
+        checker = checkers_for(config, rec, ledger, driver, benches, stack, 1, DEFAULT_UNIT, None, "tears")[0]
+        bench = benches[0]
+        for k, w in enumerate(sorted(chosen, key=lambda w: w.record)):
+            start, cut = starts[w.epoch], flushes[w.epoch] if w.epoch < len(flushes) else rec.last
+            pieces = [p for i in range(start, cut) if records[i].changes
+                      for p in (units_of(records, i, DEFAULT_UNIT)[:1] if i == w.record else [wlog.Piece(i)])]
+            t_ns = min(records[cut].t_ns - 1, rec.t_end) if cut < len(records) else rec.t_end
+            st = CrashState(30_000 + k, cut, start, tuple(pieces), 0, t_ns, "torn writes", len(pieces), 1,
+                            why="one page write torn")
+            log.seek(records[w.record].data_pos)
+            written = log.read(records[w.record].length)
+            bench.prepare(st)
+            before = workdir / f"tear-{k}-before.img"
+            copy_image(bench.served.backing, before)
+            replayed = workdir / "replayed.img"  # debugfs reads no journal: its replay on a copy, as a mount would
+            copy_image(before, replayed)
+            subprocess.run(["e2fsck", "-y", "-E", "journal_only", str(replayed)], capture_output=True)
+            ibdata = dumped(replayed, f"{DATA}/ibdata1", workdir)
+            slots = [ibdata[(DOUBLEWRITE.start // 4 + s) * PAGE:(DOUBLEWRITE.start // 4 + s + 1) * PAGE]
+                     for s in range(len(DOUBLEWRITE) // 4)]
+            copies = [s for s, c in enumerate(slots) if c == written[:PAGE]]
+            data = dumped(replayed, f"{DATA}/{w.file}", workdir)[w.page * PAGE:(w.page + 1) * PAGE]
+            replayed.unlink()
+            print(f"\n== {said(w)}; record {w.record} torn in a state cut before flush {cut}")
+            print(f"  before recovery: its copy in doublewrite slot(s) {copies or 'NONE'}; the page in the file: "
+                  f"header LSN {header(data)[2]:,}, trailer's low 32 bits {int.from_bytes(data[-8:-4], 'big'):,}",
+                  flush=True)
+            r = check_state(config, bench.image, rec.base, ledger, driver, rec.acks, st, True, checker.standing,
+                            checker.station)
+            bench.checked()
+            print(f"  recovered: {verdict(r)}; FSP_SIZE written {fsp_size(written)}, before {fsp_size(data[BLOCK:])}"
+                  if w.page == 0 else f"  recovered: {verdict(r)}", flush=True)
+            after = workdir / f"tear-{k}-after.img"
+            copy_image(bench.served.backing, after)
+            text = debugfs(after, "cat /pickfs-data/mariadb.log").replace("\0", "")
+            runs = [i for i, line in enumerate(text.splitlines()) if "Starting MariaDB" in line]
+            for line in text.splitlines()[runs[-1] if runs else 0:]:
+                if any(x in line for x in ("doublewrite", "first page", "pickfs_commits", "crash recovery", "space=6",
+                                           "End of log", "To recover", "Restoring", "deferred", "size")):
+                    print(f"    {line.strip()[20:]}")
+            if r.failed:
+                print(f"  images kept: {before}, {after}")
+            else:
+                before.unlink()
+                after.unlink()
+            bench.reset()
 
 
 if __name__ == "__main__":

@@ -33,3 +33,20 @@ def test_a_loss_after_a_second_power_cut_is_told_apart_from_one_at_the_first():
                                                "during recovery (the first recovery had every commit)")
     assert catch_rate.failures_said({"states": [state(lost=2)]}) == "failed in 1 distinct states"
     assert catch_rate.failures_said({"states": [state()]}) == "nothing lost"
+
+
+def test_a_loss_traced_to_innodb_under_its_defaults_is_no_false_alarm():
+    corrupted = state(lost=3478, opened=True)
+    corrupted["problem"] = ("database: OperationalError: (1877, 'Table `sbtest`.`pickfs_commits` is corrupted. Please "
+                            "drop the table and recreate.')")
+    missing = state(lost=4062)
+    missing["problem"] = ("database: OperationalError: (1030, 'Got error 194 \"Tablespace is missing for a table\" "
+                          "from storage engine InnoDB')")
+    other = state(lost=5)
+    other["problem"] = "accounts sum to 7 but the commits' deltas to 9"
+    crash = {"states": [corrupted, missing, other]}
+    assert [catch_rate.known_cause("mariadb", s) != "" for s in crash["states"]] == [True, True, False]
+    assert catch_rate.false_alarms("mariadb", crash) == [other]
+    assert catch_rate.false_alarms("postgresql", {"states": [corrupted]}) == [corrupted]  # only InnoDB's is known
+    assert catch_rate.failures_said(crash, "mariadb").endswith(
+        "2 of them a loss pickfs traced to the database itself (not a false alarm)")

@@ -324,8 +324,10 @@ class Commits:
         if "open_error" in doc or "query_error" in doc:
             # the commits read before a later query failed (a damaged accounts table) are there: damage, not loss
             opened = "open_error" not in doc
+            said = f"database: {doc.get('open_error') or doc.get('query_error')}"
+            cause = databases.get(self.backend).crash_cause(said)  # a loss traced to the database itself, named
             return opened, (False if opened else None), set(doc.get("present", ())), \
-                f"database: {doc.get('open_error') or doc.get('query_error')}"
+                f"{said}; the likely cause, measured by pickfs: {cause}" if cause else said
         bad = [x for x in (doc["own_check"], doc["invariant"]) if x != "ok"]
         return True, not bad, set(doc["present"]), "; ".join([*bad, *([doc["warnings"]] if doc.get("warnings") else [])])
 

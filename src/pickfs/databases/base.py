@@ -156,6 +156,11 @@ class Database(ABC):
     def risks(self, spec: WorkloadSpec) -> list[str]:
         """What the workload's durability settings on this database risk, one line each (pure)."""
 
+    def crash_cause(self, problem: str) -> str:
+        """The cause pickfs measured and traced to the database itself that a failed crash state's problem fits ('' when
+        none): a real loss under the database's own settings, not a false alarm (pure)."""
+        return ""
+
     def crash_check_blind_spots(self, spec: WorkloadSpec) -> list[str]:
         """Settings whose risk the crash test's check cannot see, and why (pure)."""
         return []
