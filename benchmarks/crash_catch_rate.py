@@ -83,7 +83,7 @@ def after_recovery_cut(state: dict[str, Any]) -> bool:
 def known_cause(database: str, state: dict[str, Any]) -> str:
     """The cause pickfs measured that a failed state fits under the database's default settings ('' when none):
     a real loss, not a false alarm (MariaDB: InnoDB's recovery leaving a table's torn first page unmended)."""
-    return databases.get(database).crash_cause(str(state.get("problem", "")))
+    return databases.get(database).crash_cause(str(state.get("problem", "")), {})  # the defaults
 
 
 def false_alarms(database: str, crash: dict[str, Any]) -> list[dict[str, Any]]:

@@ -132,9 +132,11 @@ def test_the_contract_is_documented():
 
 
 def test_innodb_names_the_loss_of_a_table_whose_torn_first_page_recovery_left_unmended():
-    said = databases.get("mariadb").crash_cause(
-        "database: OperationalError: (1877, 'Table `sbtest`.`pickfs_commits` is corrupted. Please drop the table and "
-        "recreate.')")
+    problem = ("database: OperationalError: (1877, 'Table `sbtest`.`pickfs_commits` is corrupted. Please drop the "
+               "table and recreate.')")
+    said = databases.get("mariadb").crash_cause(problem, {})
     assert "first page" in said and "doublewrite" in said
-    assert databases.get("mariadb").crash_cause("accounts sum to 7 but the commits' deltas to 9") == ""
-    assert databases.get("postgresql").crash_cause("Tablespace is missing for a table") == ""
+    # without the doublewrite buffer a torn page is the setting's own risk, not this cause
+    assert databases.get("mariadb").crash_cause(problem, {"innodb_doublewrite": "0"}) == ""
+    assert databases.get("mariadb").crash_cause("accounts sum to 7 but the commits' deltas to 9", {}) == ""
+    assert databases.get("postgresql").crash_cause("Tablespace is missing for a table", {}) == ""

@@ -325,7 +325,7 @@ class Commits:
             # the commits read before a later query failed (a damaged accounts table) are there: damage, not loss
             opened = "open_error" not in doc
             said = f"database: {doc.get('open_error') or doc.get('query_error')}"
-            cause = databases.get(self.backend).crash_cause(said)  # a loss traced to the database itself, named
+            cause = databases.get(self.backend).crash_cause(said, self.settings)  # traced to the database, named
             return opened, (False if opened else None), set(doc.get("present", ())), \
                 f"{said}; the likely cause, measured by pickfs: {cause}" if cause else said
         bad = [x for x in (doc["own_check"], doc["invariant"]) if x != "ok"]

@@ -20,6 +20,7 @@ from pickfs.databases.values import ValueShape
 from pickfs.sysinfo import read_text
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from pathlib import Path
 
     from pickfs.model import WorkloadSpec
@@ -156,9 +157,10 @@ class Database(ABC):
     def risks(self, spec: WorkloadSpec) -> list[str]:
         """What the workload's durability settings on this database risk, one line each (pure)."""
 
-    def crash_cause(self, problem: str) -> str:
-        """The cause pickfs measured and traced to the database itself that a failed crash state's problem fits ('' when
-        none): a real loss under the database's own settings, not a false alarm (pure)."""
+    def crash_cause(self, problem: str, settings: Mapping[str, Any]) -> str:
+        """The cause pickfs measured and traced to the database itself that a failed crash state's problem fits under
+        the workload's `settings` ('' when none): a real loss under the database's own settings, not a false alarm
+        (pure)."""
         return ""
 
     def crash_check_blind_spots(self, spec: WorkloadSpec) -> list[str]:

@@ -11,6 +11,7 @@ from pickfs.databases.base import Database, Dialect, Driver, TornPage, WriteBack
 from pickfs.databases.values import BOOL, ValueShape
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from pathlib import Path
 
     from pickfs.model import WorkloadSpec
@@ -119,9 +120,12 @@ class MariaDB(Database):
             out.append("sync_binlog=0 with a binary log: the binlog can lose transactions the tables kept")
         return out
 
-    def crash_cause(self, problem: str) -> str:
-        """The cause pickfs measured that a failed crash state's problem fits ('' when none): under InnoDB's defaults,
-        a table lost because recovery did not mend its torn first page from the doublewrite buffer (pure)."""
+    def crash_cause(self, problem: str, settings: Mapping[str, Any]) -> str:
+        """The cause pickfs measured that a failed crash state's problem fits ('' when none): with the doublewrite
+        buffer on, a table lost because recovery did not mend its torn first page from it (pure). Without the
+        doublewrite buffer a torn page is the setting's own risk, said by `risks`."""
+        if str(settings.get("innodb_doublewrite", "on")).lower() in ("0", "off"):
+            return ""
         return TORN_FIRST_PAGE if any(said in problem for said in TORN_FIRST_PAGE_SAID) else ""
 
     def crash_check_blind_spots(self, spec: WorkloadSpec) -> list[str]:
