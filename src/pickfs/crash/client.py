@@ -7,9 +7,10 @@ is written, in a process whose working directory is `/` (it holds nothing of the
 when that is unmounted). A check that does not answer in time is a hung check, as before: the
 process is ended and the next check starts a new one; one that dies raises as the one-shot
 client's failure did; one whose answer says the process ends (its engine failed on the database,
-clients/commits.py) is waited for until it has ended, and the next check starts a new one. An engine that runs inside its client (embedded Firebird) is served the same
-way: what it keeps across checks (its lock files) goes to the checker's own directory (`Clients.home`),
-never to the state's filesystem, so nothing of a state outlives its check.
+clients/commits.py) is waited for until it has ended, and the next check starts a new one. An
+engine that runs inside its client (embedded Firebird) is served the same way: what it keeps
+across checks (its lock files) goes to the checker's own directory (`Clients.home`), never to the
+state's filesystem, so nothing of a state outlives its check.
 """
 
 from __future__ import annotations
