@@ -35,6 +35,10 @@ from pickfs.clients.sql import add_connection_options, open_tx
 
 ACCOUNTS = 100
 FILLER = "x" * 200
+# the connections of checks whose engine failed, kept from Python's garbage collector until the process ends: their
+# finalizers would call into the failed engine (a cursor's close after Firebird's internal consistency check aborted
+# or crashed the process before its answer was out)
+LEFT_OPEN: list[Any] = []
 
 
 def load(args: argparse.Namespace) -> dict[str, Any]:
@@ -124,7 +128,9 @@ def check(args: argparse.Namespace, end_on_failure: bool = False) -> dict[str, A
         if ends:
             out["ends"] = True
     finally:
-        if not out.get("ends"):
+        if out.get("ends"):
+            LEFT_OPEN.append(tx)
+        else:
             try:
                 tx.conn.close()
             except Exception:
