@@ -138,8 +138,9 @@ class Firebird(Database):
         and leaves old ones alone. With it, the reads handed old versions to the engine's garbage collector thread,
         which ran beside the check; on a state whose torn page lost such a version, whichever thread reached it first
         hit the engine's internal consistency check ('cannot find record back version'), which shuts the engine's
-        page cache down under the other: the same state's check then failed, passed, hung or aborted its process
-        from one run to the next. Without it, a lost version a read needs (of a transaction the power cut left
+        page cache down under the other, and the check's next call into the engine (a cursor's close) found its
+        mutexes destroyed: the same state's check failed, passed, waited for ever or aborted its process from one
+        run to the next. Without it, a lost version a read needs (of a transaction the power cut left
         unfinished) is met in the check's own thread, every time; gfix -v, after the check, walks every version
         chain and names what is broken."""
         return self._attached(args, collects_garbage=False)
