@@ -11,6 +11,11 @@
     serve  check after check in one process (its start-up paid once): each asked for on stdin as
            one JSON line, the options of a `check`, each answered on stdout as one JSON line
 
+A check whose database failed on an engine that runs in the client (embedded Firebird, whose
+internal consistency check on a damaged database leaves it able to hang or abort when the
+connection is closed or the process exits) answers with "ends": true and ends its process at once
+(`check` as well as `serve`): the answer is out before anything the broken engine does next.
+
 Each transaction moves a random delta into one account and records it as a commit row, so a
 torn transaction breaks the invariant even where the database's own check passes.
 """
@@ -30,6 +35,10 @@ from pickfs.clients.sql import add_connection_options, open_tx
 
 ACCOUNTS = 100
 FILLER = "x" * 200
+# the connections of checks whose engine failed, kept from Python's garbage collector until the process ends: their
+# finalizers would call into the failed engine (a cursor's close after Firebird's internal consistency check aborted
+# or crashed the process before its answer was out)
+LEFT_OPEN: list[Any] = []
 
 
 def load(args: argparse.Namespace) -> dict[str, Any]:
@@ -87,12 +96,19 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     return {"client": "pickfs-commits", "step": "run", "backend": args.backend, "commits": n}
 
 
-def check(args: argparse.Namespace) -> dict[str, Any]:
+def check(args: argparse.Namespace, end_on_failure: bool = False) -> dict[str, Any]:
+    """The check after recovery, its connection closed before it returns. `end_on_failure`: the caller ends its
+    process after writing the answer when the answer says so ("ends": the database failed, on an engine that runs in
+    this process and is not to be trusted after a failure, `ends_client_after_failure`); that connection is then left
+    open, since closing it can hang or abort the engine (`answered`)."""
     out: dict[str, Any] = {"client": "pickfs-commits", "step": "check", "backend": args.backend}
+    ends = end_on_failure and databases.get(args.backend).ends_client_after_failure
     try:
-        tx, _ = open_tx(args)
+        tx, _ = open_tx(args, for_check=True)
     except Exception as exc:
         out["open_error"] = f"{type(exc).__name__}: {exc}"[:300]
+        if ends:
+            out["ends"] = True
         return out
     try:
         out["own_check"] = databases.get(args.backend).own_check(tx)
@@ -109,25 +125,40 @@ def check(args: argparse.Namespace) -> dict[str, Any]:
         tx.rollback()
     except Exception as exc:
         out["query_error"] = f"{type(exc).__name__}: {exc}"[:300]
+        if ends:
+            out["ends"] = True
     finally:
-        try:
-            tx.conn.close()
-        except Exception:
-            pass
+        if out.get("ends"):
+            LEFT_OPEN.append(tx)
+        else:
+            try:
+                tx.conn.close()
+            except Exception:
+                pass
     return out
+
+
+def answered(doc: dict[str, Any]) -> None:
+    """A check's answer written on stdout; a process whose answer says it ends ("ends") ends here at once: no close of
+    the connection its engine failed on, no shutdown of that engine (either can wait for ever, or abort the process
+    before its answer is out, on a damaged database); the kernel closes its files."""
+    json.dump(doc, sys.stdout)
+    sys.stdout.write("\n")
+    sys.stdout.flush()
+    if doc.get("ends"):
+        os._exit(0)
 
 
 def serve(args: argparse.Namespace) -> dict[str, Any]:
     """Checks one after another, each on a connection of its own that is closed before the answer is written (so
-    nothing of the state's filesystem is held open between checks); until stdin ends."""
+    nothing of the state's filesystem is held open between checks); until stdin ends, or a check's database failed on
+    an engine not to be trusted after it (the process ends after that answer, `answered`)."""
     parser = _parser()
     for line in sys.stdin:
         if not line.strip():
             continue
         asked = parser.parse_args(["check", *json.loads(line)])
-        json.dump(check(asked), sys.stdout)
-        sys.stdout.write("\n")
-        sys.stdout.flush()
+        answered(check(asked, end_on_failure=True))
     return {"client": "pickfs-commits", "step": "serve"}
 
 
@@ -146,7 +177,10 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    result = {"load": load, "run": run, "check": check, "serve": serve}[args.step](args)
+    if args.step == "check":
+        answered(check(args, end_on_failure=True))
+        return 0
+    result = {"load": load, "run": run, "serve": serve}[args.step](args)
     json.dump(result, sys.stdout)
     sys.stdout.write("\n")
     return 0

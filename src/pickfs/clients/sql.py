@@ -34,10 +34,11 @@ class Tx:
         self.cur = None
 
 
-def open_tx(args: argparse.Namespace) -> tuple[Tx, tuple[type[BaseException], ...]]:
-    """A transaction view on a new connection to --backend, and the exceptions that mean 'retry'."""
+def open_tx(args: argparse.Namespace, for_check: bool = False) -> tuple[Tx, tuple[type[BaseException], ...]]:
+    """A transaction view on a new connection to --backend, and the exceptions that mean 'retry'. `for_check`: the
+    connection of a crash state's check (`Database.connect_for_check`)."""
     db = databases.get(args.backend)
-    conn, retryable = db.connect(args)
+    conn, retryable = db.connect_for_check(args) if for_check else db.connect(args)
     return Tx(conn, db.dialect), retryable
 
 

@@ -6,9 +6,11 @@ client would: the same check function, on a connection of its own that is closed
 is written, in a process whose working directory is `/` (it holds nothing of the state's filesystem
 when that is unmounted). A check that does not answer in time is a hung check, as before: the
 process is ended and the next check starts a new one; one that dies raises as the one-shot
-client's failure did. An engine that runs inside its client (embedded Firebird) is served the same
-way: what it keeps across checks (its lock files) goes to the checker's own directory (`Clients.home`),
-never to the state's filesystem, so nothing of a state outlives its check.
+client's failure did; one whose answer says the process ends (its engine failed on the database,
+clients/commits.py) is waited for until it has ended, and the next check starts a new one. An
+engine that runs inside its client (embedded Firebird) is served the same way: what it keeps
+across checks (its lock files) goes to the checker's own directory (`Clients.home`), never to the
+state's filesystem, so nothing of a state outlives its check.
 """
 
 from __future__ import annotations
@@ -83,6 +85,8 @@ class ClientProcess:
             except ValueError:
                 continue  # something a driver printed: the answer is a JSON object of the client's
             if isinstance(doc, dict) and doc.get("client"):
+                if doc.get("ends"):  # its engine failed: the process ends after this answer, and is gone before the
+                    self.stop()  # state's filesystem is checked further or unmounted (the next check starts another)
                 return doc
 
     def _line(self, deadline: float) -> bytes | None:

@@ -85,6 +85,11 @@ class Database(ABC):
     dialect: Dialect
     raw_ok: bool = False  # keeps a database on a block device as well as in a file
     one_client: bool = False  # the engine runs in the client process, one client per process
+    # the engine runs in the client process and is not to be trusted once it failed on a database (Firebird: an
+    # internal consistency check shuts its page cache down under its other threads): closing that connection, or the
+    # engine's own shutdown at the process's exit, can then hang or abort. A crash state's check that failed on it
+    # answers first, then ends its process at once, the connection left open (clients/commits.py)
+    ends_client_after_failure: bool = False
     crash_testable: bool = True  # the crash test's commits client covers it
     page_bytes: int | None = None  # the pages a torn write would tear (the default size)
     torn_page_settings: tuple[TornPage, ...] = ()
@@ -96,6 +101,11 @@ class Database(ABC):
     @abstractmethod
     def connect(self, args: argparse.Namespace) -> tuple[Connection, tuple[type[BaseException], ...]]:
         """A connection with autocommit off, and the exceptions that mean 'retry this transaction'."""
+
+    def connect_for_check(self, args: argparse.Namespace) -> tuple[Connection, tuple[type[BaseException], ...]]:
+        """A connection for a crash state's check, which reads what recovery left and changes nothing it keeps: by
+        default `connect`'s."""
+        return self.connect(args)
 
     def create(self, args: argparse.Namespace) -> None:
         """Create the database before its tables, where the database does not exist until asked."""

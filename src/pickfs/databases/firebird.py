@@ -126,15 +126,34 @@ class Firebird(Database):
     dialect = Dialect("?", " WITH LOCK", " ROWS 1")
     raw_ok = True
     one_client = True
+    ends_client_after_failure = True
     packages = ("firebird*-server",)
 
     def connect(self, args: argparse.Namespace) -> tuple[FirebirdConnection, tuple[type[BaseException], ...]]:
+        return self._attached(args, collects_garbage=True)
+
+    def connect_for_check(self, args: argparse.Namespace) -> tuple[FirebirdConnection,
+                                                                    tuple[type[BaseException], ...]]:
+        """Without garbage collection (isc_dpb_no_garbage_collect): the check reads the record versions it needs,
+        and leaves old ones alone. With it, the reads handed old versions to the engine's garbage collector thread,
+        which ran beside the check; on a state whose torn page lost such a version, whichever thread reached it first
+        hit the engine's internal consistency check ('cannot find record back version'), which shuts the engine's
+        page cache down under the other, and the check's next call into the engine (a cursor's close) found its
+        mutexes destroyed: the same state's check failed, passed, waited for ever or aborted its process from one
+        run to the next. Without it, a lost version a read needs (of a transaction the power cut left
+        unfinished) is met in the check's own thread, every time; gfix -v, after the check, walks every version
+        chain and names what is broken."""
+        return self._attached(args, collects_garbage=False)
+
+    def _attached(self, args: argparse.Namespace,
+                  collects_garbage: bool) -> tuple[FirebirdConnection, tuple[type[BaseException], ...]]:
         from firebird.driver import connect as fb_connect  # deferred: the driver firebird.driver, in its client only
         from firebird.driver.types import DatabaseError  # deferred: the driver firebird.driver, in its client only
 
         _use_client_library(args)
         with FB_CONNECT:  # firebird-driver loads its client interfaces on first use: not from two threads at once
-            conn = fb_connect(args.db, user="SYSDBA", password=os.environ.get("ISC_PASSWORD"))
+            conn = fb_connect(args.db, user="SYSDBA", password=os.environ.get("ISC_PASSWORD"),
+                              no_gc=not collects_garbage)
         # IndexError: a row read moments ago vanished under another terminal's committed transaction (several
         # terminals on the server): rolled back and counted as an error, as a conflict is
         return FirebirdConnection(conn), (DatabaseError, IndexError)
@@ -215,6 +234,7 @@ class FirebirdServer(Firebird):
     name = "firebird-server"
     service = "firebird"
     one_client = False
+    ends_client_after_failure = False  # the engine runs in the server
     crash_testable = False  # the crash test drives the embedded engine (database_for says firebird)
 
     def connection_args(self, datadir: Path, endpoint: Endpoint | None, settings: dict[str, Any],
