@@ -47,6 +47,8 @@ from pickfs.crash.identity import Identities
 from pickfs.crash.session import Recording, fuse_unavailable, recording, sparse_image
 from pickfs.crash.states import (
     DEFAULT_UNIT,
+    FIRST_DRAWN,
+    LATER_DRAWN,
     Coverage,
     CrashState,
     Event,
@@ -54,6 +56,7 @@ from pickfs.crash.states import (
     covered,
     generate,
     losses,
+    one_image,
     parse_acks,
     parse_events,
     parse_strategies,
@@ -867,14 +870,19 @@ def crash_test(config: FsConfig, spec: WorkloadSpec, workdir: Path, ledger: Ledg
                recovery_share: float = 0.25, keep: Path | None = None, strategies: str = "",
                kept: tuple[StateResult, ...] = (),
                checked: Callable[[StateResult], None] = lambda r: None, budget_s: float = 0.0,
-               clear: Callable[[int, int], bool] = lambda failed, n: False, workers: int = 0) -> CrashResult:
+               clear: Callable[[int, int], bool] = lambda failed, n: False, workers: int = 0,
+               goal: int = 0, rules_out: Callable[[int], int] = lambda n: 0) -> CrashResult:
     """Record the workload once, then check `n_states` power-cut states of it, handing each result to `checked`
     as soon as it is known (to be saved). `kept`: states an interrupted attempt checked already (on its own
     recording): only the rest are checked here, numbered after them, and the result holds both.
 
     `budget_s` > 0: after those, more states in batches (each from the start of the run, sized to what is left
     at the pace so far) until the budget of checking time ends, or `clear(failed, n)` says the distinct states
-    cut at random moments, n of them, `failed` lost or damaged something, answer clearly (`_clear_answer`).
+    cut at random moments, n of them, `failed` lost or damaged something, answer clearly (`_clear_answer`), or
+    none of them failed and they rule out a loss in 1 state of `goal` or more (`rules_out(n)`: the K of "1 in K"
+    n clean states rule out; `goal` 0: no goal), or the states repeat what was checked (`_only_repeats`; a
+    recording with one image only, `one_image`, after the first states). The first states are a third at random,
+    the later batches' `LATER_DRAWN` (states.py).
     `workers`: states checked at once (0: as many as they can be, `workers_for`)."""
     backend = backend_of(spec)
     reason = crash_unavailable(config, spec)
@@ -890,6 +898,7 @@ def crash_test(config: FsConfig, spec: WorkloadSpec, workdir: Path, ledger: Ledg
         records, first, last, acks, events = rec.records, rec.first, rec.last, rec.acks, rec.events
         t_start, t_end = rec.t_start, rec.t_end
         flushes = sum(1 for r in records[first:last] if r.kind == wlog.FLUSH)
+        single = one_image(records, first, last) and backend != PROGRAM
         after = len(kept)  # the states checked before an interruption come first
         results = list(kept)
         stopped = ""
@@ -906,7 +915,8 @@ def crash_test(config: FsConfig, spec: WorkloadSpec, workdir: Path, ledger: Ledg
             while n_batch > 0:
                 states = [replace(st, index=st.index + max((r.index + 1 for r in results), default=0))
                           for st in generate(records, t_start, t_end, n_batch, seed + batch, unit, events,
-                                             recovery_share, chosen, covered(records, first, last, tried, unit))]
+                                             recovery_share, chosen, covered(records, first, last, tried, unit),
+                                             FIRST_DRAWN if batch == 0 and after < n_states else LATER_DRAWN)]
                 tried += states
                 total = "" if budget_s > 0 else f"/{after + len(states)}"
                 if batch == 0:
@@ -931,9 +941,11 @@ def crash_test(config: FsConfig, spec: WorkloadSpec, workdir: Path, ledger: Ledg
                     progress(f"state {r.index + 1}{total} ({r.mode}{', recovery crashed' if r.recovery else ''}): "
                              + _said(r, backend))
                     if budget_s > 0:
-                        stopped = stopped or _clear_answer(results, clear)
+                        stopped = stopped or _clear_answer(results, clear, goal, rules_out) or _only_repeats(results)
                         if stopped or (batch and time.monotonic() > deadline + OVERRUN * budget_s):
                             halt.set()
+                if budget_s > 0 and single and not stopped:
+                    stopped = one_image_said(len(acks), len(results))
                 if budget_s <= 0 or stopped:
                     break
                 n_batch = _states_that_fit(deadline - time.monotonic(), time.monotonic() - t_check,
@@ -1050,15 +1062,53 @@ def _states_that_fit(left_s: float, spent_s: float, done: int) -> int:
     return n if n >= BATCH_LEAST else 0
 
 
-def _clear_answer(results: Sequence[StateResult], clear: Callable[[int, int], bool]) -> str:
+def _clear_answer(results: Sequence[StateResult], clear: Callable[[int, int], bool], goal: int = 0,
+                  rules_out: Callable[[int], int] = lambda n: 0) -> str:
     """Why the states checked so far answer clearly enough to stop (`clear`: the loss rate of the distinct states
-    cut at random moments known within a factor of two); "" while they do not (pure)."""
+    cut at random moments known within a factor of two; or none of them failed and they rule out a loss in 1
+    state of `goal` or more, `rules_out(n)` the K of the "1 in K" n clean states rule out); "" while they do not
+    (pure)."""
     sample = [r for r in results if r.drawn and r.distinct]
     failed = sum(1 for r in sample if r.failed)
+    if not failed and goal > 0 and failed == sum(1 for r in results if r.failed):
+        k = rules_out(len(sample))
+        if k >= goal:
+            return (f"stopped at its goal: none lost in {len(sample):,} distinct states cut at random moments, so a "
+                    f"loss in 1 state of {k:,} or more would have shown with 95% confidence (the goal: 1 in {goal:,})")
+        return ""
     if not failed or not clear(failed, len(sample)):
         return ""
     return (f"stopped early with a clear answer: {failed} of {len(sample)} distinct states cut at random moments "
             "lost or damaged something, a loss rate known within a factor of two")
+
+
+REPEATS = 100  # states in a row, each an image checked already, after which a budget stops drawing more
+
+
+def _only_repeats(results: Sequence[StateResult]) -> str:
+    """Why drawing more states would only repeat images checked already: the last REPEATS states (those that lose
+    power again during recovery, drawn anew each time, left aside) all had the image of an earlier state; "" while
+    they did not (pure). After n such states in a row, the share of further states that would be new images is
+    below 3/n with 95% confidence (none in n: 1 - 0.05^(1/n), about 3/n), under 3 in 100 for REPEATS."""
+    run = 0
+    for r in reversed(results):
+        if r.recovery:
+            continue
+        if r.distinct:
+            break
+        run += 1
+        if run >= REPEATS:
+            distinct = sum(1 for x in results if x.distinct)
+            return (f"stopped: the last {REPEATS} states drawn were each an image checked already, so fewer than 3 "
+                    f"in 100 more would be new (95% confidence); {distinct:,} distinct of {len(results):,} states")
+    return ""
+
+
+def one_image_said(commits: int, states: int) -> str:
+    """Why a recording whose window holds no write stops after its first states (pure)."""
+    return (f"every state of this recording is one image: no write reached the disk while the workload ran "
+            f"({commits:,} commits acknowledged), so every power cut leaves the same disk; stopped after {states:,} "
+            "states instead of checking it again")
 
 
 def state_json(result: StateResult) -> str:
