@@ -1,15 +1,25 @@
 """When a crash test's budget stops before its time ends: a clean cell at its goal (crash_bound), a recording whose
 states are all one image, and states that only repeat images checked already (pure parts of the runner)."""
 
+import math
 from dataclasses import replace
 
 import pytest
 
 from pickfs.crash.log import FLUSH, TRUNCATE, WRITE, ZERO, Record
-from pickfs.crash.runner import REPEATS, StateResult, _clear_answer, _only_repeats, one_image_said
-from pickfs.crash.states import one_image
+from pickfs.crash.runner import (
+    BATCH_LEAST,
+    BATCH_MOST,
+    REPEATS,
+    StateResult,
+    _at_goal,
+    _only_repeats,
+    _states_for_goal,
+    one_image_said,
+)
+from pickfs.crash.states import LATER_DRAWN, one_image
 from pickfs.errors import PlanError
-from pickfs.stats.crashbound import bound, settled
+from pickfs.stats.crashbound import bound
 
 CLEAN = StateResult(0, "random subset", 1, 0, True, True, True, True, 0, 0.0, 10, drawn=True)
 
@@ -21,23 +31,33 @@ def rules_out(n: int) -> int:
 def test_a_clean_cell_stops_once_its_random_states_rule_out_the_goal():
     below = [replace(CLEAN, index=i) for i in range(447)]
     assert rules_out(447) < 150 <= rules_out(448)  # 448 clean random states rule out 1 in 150
-    assert _clear_answer(below, settled, 150, rules_out) == ""
-    said = _clear_answer([*below, replace(CLEAN, index=447)], settled, 150, rules_out)
+    assert _at_goal(below, 150, rules_out) == ""
+    said = _at_goal([*below, replace(CLEAN, index=447)], 150, rules_out)
     assert said.startswith("stopped at its goal: none lost in 448 distinct states cut at random moments")
     assert "a loss in 1 state of 150 or more would have shown with 95% confidence" in said
     # targeted states and duplicates are not the sample: they bring no goal nearer
     padded = [*below, *(replace(CLEAN, index=500 + i, drawn=False) for i in range(50)),
               *(replace(CLEAN, index=600 + i, same_as=1) for i in range(50))]
-    assert _clear_answer(padded, settled, 150, rules_out) == ""
-    assert _clear_answer([*below, replace(CLEAN, index=447)], settled) == ""  # no goal: the whole budget
+    assert _at_goal(padded, 150, rules_out) == ""
+    assert _at_goal([*below, replace(CLEAN, index=447)], 0, rules_out) == ""  # no goal: the whole budget
 
 
 def test_a_cell_that_lost_anything_never_stops_at_the_goal():
     clean = [replace(CLEAN, index=i) for i in range(600)]
     lost_targeted = [*clean, replace(CLEAN, index=600, drawn=False, lost=3)]
-    assert _clear_answer(lost_targeted, settled, 150, rules_out) == ""  # a loss: not clean, whatever the sample
+    assert _at_goal(lost_targeted, 150, rules_out) == ""  # a loss: not clean, whatever the sample
+    assert _states_for_goal(lost_targeted, 150, rules_out) == BATCH_MOST  # it goes on as without a goal
     broken = [*clean, replace(CLEAN, index=600, drawn=False, mounted=False)]
-    assert _clear_answer(broken, settled, 150, rules_out) == ""
+    assert _at_goal(broken, 150, rules_out) == ""
+
+
+def test_a_batch_is_sized_to_end_where_the_goal_is_reached():
+    first = [replace(CLEAN, index=i, drawn=i % 3 == 0) for i in range(12)]  # 4 at random
+    n = _states_for_goal(first, 150, rules_out)
+    assert n == math.ceil((448 - 4) / (LATER_DRAWN * 0.9))  # the 444 random ones missing, duplicates allowed for
+    assert _states_for_goal([replace(CLEAN, index=i) for i in range(447)], 150, rules_out) == BATCH_LEAST
+    assert _states_for_goal(first, 0, rules_out) == BATCH_MOST  # no goal
+    assert _states_for_goal([], 10**6, rules_out) > 2_900_000  # found by halving, not step by step
 
 
 def test_states_that_only_repeat_checked_images_stop_the_budget_after_a_hundred_in_a_row():

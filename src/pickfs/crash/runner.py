@@ -24,6 +24,7 @@ Speed is never measured here: the recorder is slow by design.
 from __future__ import annotations
 
 import json
+import math
 import os
 import queue
 import random
@@ -880,10 +881,10 @@ def crash_test(config: FsConfig, spec: WorkloadSpec, workdir: Path, ledger: Ledg
     `budget_s` > 0: after those, more states in batches (each from the start of the run, sized to what is left
     at the pace so far) until the budget of checking time ends, or `clear(failed, n)` says the distinct states
     cut at random moments, n of them, `failed` lost or damaged something, answer clearly (`_clear_answer`), or
-    none of them failed and they rule out a loss in 1 state of `goal` or more (`rules_out(n)`: the K of "1 in K"
-    n clean states rule out; `goal` 0: no goal), or the states repeat what was checked (`_only_repeats`; a
-    recording with one image only, `one_image`, after the first states). The first states are a third at random,
-    the later batches' `LATER_DRAWN` (states.py).
+    the states repeat what was checked (`_only_repeats`), or, at the end of a batch, no state failed and the random
+    ones rule out a loss in 1 state of `goal` or more (`_at_goal`; `rules_out(n)`: the K of "1 in K" n clean ones
+    rule out; `goal` 0: no goal; a batch is sized to end there, `_states_for_goal`), or the recording has one image
+    only (`one_image`). The first states are a third at random, the later batches' `LATER_DRAWN` (states.py).
     `workers`: states checked at once (0: as many as they can be, `workers_for`)."""
     backend = backend_of(spec)
     reason = crash_unavailable(config, spec)
@@ -942,15 +943,17 @@ def crash_test(config: FsConfig, spec: WorkloadSpec, workdir: Path, ledger: Ledg
                     progress(f"state {r.index + 1}{total} ({r.mode}{', recovery crashed' if r.recovery else ''}): "
                              + _said(r, backend))
                     if budget_s > 0:
-                        stopped = stopped or _clear_answer(results, clear, goal, rules_out) or _only_repeats(results)
+                        stopped = stopped or _clear_answer(results, clear) or _only_repeats(results)
                         if stopped or (batch and time.monotonic() > deadline + OVERRUN * budget_s):
                             halt.set()
-                if budget_s > 0 and single and not stopped:
-                    stopped = one_image_said(len(acks), len(results))
+                if budget_s > 0 and not stopped:  # a batch's random moments are a sample over the whole run once
+                    # it is checked to its end: the goal is judged then (a batch is sized to end there, below)
+                    stopped = _at_goal(results, goal, rules_out) or (one_image_said(len(acks), len(results))
+                                                                     if single else "")
                 if budget_s <= 0 or stopped:
                     break
-                n_batch = _states_that_fit(deadline - time.monotonic(), time.monotonic() - t_check,
-                                           len(results) - after)
+                n_batch = min(_states_that_fit(deadline - time.monotonic(), time.monotonic() - t_check,
+                                               len(results) - after), _states_for_goal(results, goal, rules_out))
                 if n_batch:
                     for bench in benches:
                         bench.rewind(pristine)
@@ -1063,24 +1066,50 @@ def _states_that_fit(left_s: float, spent_s: float, done: int) -> int:
     return n if n >= BATCH_LEAST else 0
 
 
-def _clear_answer(results: Sequence[StateResult], clear: Callable[[int, int], bool], goal: int = 0,
-                  rules_out: Callable[[int], int] = lambda n: 0) -> str:
+def _clear_answer(results: Sequence[StateResult], clear: Callable[[int, int], bool]) -> str:
     """Why the states checked so far answer clearly enough to stop (`clear`: the loss rate of the distinct states
-    cut at random moments known within a factor of two; or none of them failed and they rule out a loss in 1
-    state of `goal` or more, `rules_out(n)` the K of the "1 in K" n clean states rule out); "" while they do not
-    (pure)."""
+    cut at random moments known within a factor of two); "" while they do not (pure)."""
     sample = [r for r in results if r.drawn and r.distinct]
     failed = sum(1 for r in sample if r.failed)
-    if not failed and goal > 0 and failed == sum(1 for r in results if r.failed):
-        k = rules_out(len(sample))
-        if k >= goal:
-            return (f"stopped at its goal: none lost in {len(sample):,} distinct states cut at random moments, so a "
-                    f"loss in 1 state of {k:,} or more would have shown with 95% confidence (the goal: 1 in {goal:,})")
-        return ""
     if not failed or not clear(failed, len(sample)):
         return ""
     return (f"stopped early with a clear answer: {failed} of {len(sample)} distinct states cut at random moments "
             "lost or damaged something, a loss rate known within a factor of two")
+
+
+def _clean_sample(results: Sequence[StateResult]) -> int | None:
+    """The distinct states cut at random moments, when no state failed at all (else None) (pure)."""
+    if any(r.failed for r in results):
+        return None
+    return sum(1 for r in results if r.drawn and r.distinct)
+
+
+def _at_goal(results: Sequence[StateResult], goal: int, rules_out: Callable[[int], int]) -> str:
+    """Why a cell none of whose states failed stops: its distinct states cut at random moments rule out a loss in 1
+    state of `goal` or more (`rules_out(n)`: the K of the "1 in K" that n clean ones rule out); "" while they do not,
+    or with no goal (0) (pure)."""
+    n = _clean_sample(results)
+    if not goal or n is None or rules_out(n) < goal:
+        return ""
+    return (f"stopped at its goal: none lost in {n:,} distinct states cut at random moments, so a loss in 1 state "
+            f"of {rules_out(n):,} or more would have shown with 95% confidence (the goal: 1 in {goal:,})")
+
+
+def _states_for_goal(results: Sequence[StateResult], goal: int, rules_out: Callable[[int], int]) -> int:
+    """How many more states a batch needs for a clean cell's random ones to reach its goal (LATER_DRAWN of them at
+    random, a tenth of those allowed for duplicates), at least BATCH_LEAST; BATCH_MOST with no goal, or once
+    something failed (pure)."""
+    n = _clean_sample(results)
+    if not goal or n is None:
+        return BATCH_MOST
+    low, high = n, max(1, n)
+    while rules_out(high) < goal:  # the fewest clean random states that reach the goal, between low and high
+        low, high = high, 2 * high
+    while high - low > 1:
+        mid = (low + high) // 2
+        low, high = (mid, high) if rules_out(mid) < goal else (low, mid)
+    need = high if rules_out(low) < goal else low
+    return max(BATCH_LEAST, math.ceil((need - n) / (LATER_DRAWN * 0.9)))
 
 
 REPEATS = 100  # states in a row, each an image checked already, after which a budget stops drawing more
