@@ -61,3 +61,20 @@ def test_full_page_writes_off_is_caught_by_the_default_budget(workdir):
     assert m["crash_budget_s"] == 120.0 and m["crash_states"] > 12  # the default: a budget, not a count
     assert crash["lost_any"], crash["verdict"]
     assert mounts_under(workdir) == [] and loops_under(workdir) == [] and ledger_entries(workdir) == []
+
+
+def test_a_clean_configuration_stops_at_its_goal_and_hands_its_time_on(workdir):
+    """--crash-bound 30: once the distinct states cut at random moments rule out a loss in 1 of 30 (89 clean ones),
+    the configuration stops, at the end of a batch sized to get there, long before its two minutes."""
+    out = workdir / "out.json"
+    r = pickfs(workdir, "crashtest", "--fs", "ext4", "--crash-bound", "30", "--duration", "2s", "--json", str(out))
+    assert r.returncode == 0, r.stderr
+    crash, _ = crash_of(out)
+    m = crash["metrics"]
+    assert not crash["lost_any"] and m["crash_stopped_early"] == 1.0
+    assert m["crash_drawn_states"] >= 89 and m["crash_check_s"] < 100, m
+    # the first 12 states (4 at random), then one batch sized to the goal: most of the states are the sample
+    assert m["crash_drawn_states"] >= 0.6 * m["crash_distinct_states"]
+    assert m["crash_states"] < 12 + (89 - 4) / (0.8 * 0.9) + 40
+    assert "stopped at its goal: none lost in" in r.stdout and "(the goal: 1 in 30)" in r.stdout
+    assert mounts_under(workdir) == [] and loops_under(workdir) == [] and ledger_entries(workdir) == []
