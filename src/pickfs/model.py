@@ -119,6 +119,9 @@ class CrashTest:
     duration: float = 3.0  # seconds of commits recorded for a crash test
     # > 0: after `states` states, more in batches until this many seconds of checking per cell (its budget)
     time: float = 0.0
+    # > 0: with a budget, a cell none of whose states lost anything stops once its distinct states cut at random
+    # moments rule out a loss in 1 state of this many or more (its time goes to the cells after it); 0: no goal
+    bound: int = 0
     size: int = 512 * 1024**2  # the crash test's image (small: every write is logged)
     size_auto: bool = True  # no size given: at least `size`, larger when the job needs it
     unit: int = 4096  # the disk's atomic unit in a crash test: unflushed writes land in pieces of this size
@@ -208,6 +211,7 @@ METHOD_PARTS: dict[str, tuple[str, str]] = {
     "freeze_idle": ("slices", "freeze_idle"), "baseline_copies": ("slices", "baseline_copies"),
     "drop_caches": ("whole", "drop_caches"), "interleave": ("whole", "interleave"),
     "crash_states": ("crash", "states"), "crash_duration": ("crash", "duration"), "crash_time": ("crash", "time"),
+    "crash_bound": ("crash", "bound"),
     "crash_size": ("crash", "size"), "crash_size_auto": ("crash", "size_auto"), "crash_unit": ("crash", "unit"),
     "crash_recovery": ("crash", "recovery"), "crash_keep": ("crash", "keep"),
     "crash_strategies": ("crash", "strategies"),

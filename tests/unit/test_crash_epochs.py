@@ -1,8 +1,22 @@
 """Targeted states cover the recording's flush epochs systematically: in a stated priority order, batch after batch,
 never one already covered while others are not, overwriting multi-unit writes torn first."""
 
+import math
+
 from pickfs.crash import log as wlog
-from pickfs.crash.states import AT_RANDOM, Done, Event, coverage, covered, epochs, generate, window
+from pickfs.crash.states import (
+    AT_RANDOM,
+    FIRST_DRAWN,
+    LATER_DRAWN,
+    Done,
+    Event,
+    coverage,
+    covered,
+    epochs,
+    generate,
+    window,
+)
+from pickfs.stats.crashbound import bound
 
 W, F = wlog.WRITE, wlog.FLUSH
 UNIT = 4096
@@ -57,12 +71,14 @@ def test_epochs_come_in_the_stated_priority_order():
 
 
 def batches(records, t_start, t_end, sizes, events=()):
-    """States in batches as a crash test on a budget makes them: each knowing what the earlier ones covered."""
+    """States in batches as a crash test on a budget makes them: each knowing what the earlier ones covered, the
+    first a third at random, the later ones LATER_DRAWN."""
     first, last = window(records, t_start, t_end)
     tried, out = [], []
     for k, n in enumerate(sizes):
         done = covered(records, first, last, tried, UNIT)
-        states = generate(records, t_start, t_end, n, seed=1 + k, unit=UNIT, events=events, done=done)
+        states = generate(records, t_start, t_end, n, seed=1 + k, unit=UNIT, events=events, done=done,
+                          drawn=FIRST_DRAWN if k == 0 else LATER_DRAWN)
         out.append((done, states))
         tried += states
     return out, coverage(records, first, last, tried, UNIT)
@@ -106,7 +122,9 @@ def test_coverage_rises_with_the_budget_to_all_of_the_recording():
     records, t_start, t_end = recording()
     small = batches(records, t_start, t_end, [12])[1]
     more = batches(records, t_start, t_end, [12, 24])[1]
-    enough = batches(records, t_start, t_end, [12, 30, 60, 60])[1]
+    # the later batches aim a fifth of their states down the priority order (the rest are the bound's sample), so
+    # covering every epoch takes a budget whose targeted states alone number the epochs
+    enough = batches(records, t_start, t_end, [12, 60, 120, 120])[1]
     assert small.epochs == more.epochs == enough.epochs == 60
     assert small.epochs_covered < more.epochs_covered < enough.epochs_covered == 60
     assert small.overwrites == enough.overwrites == 12  # the checkpoints' (the new multi-unit writes overwrite nothing)
@@ -121,3 +139,27 @@ def test_once_every_epoch_is_covered_a_batch_goes_round_again():
     bursts = [s.durable for s in states if s.why.startswith("before the flush ending")]
     assert bursts and set(bursts) <= every
     assert sum(1 for s in states if s.why == AT_RANDOM) == 2  # the random sample is untouched by coverage
+
+
+def test_a_later_batch_draws_four_in_five_at_random_and_aims_the_rest_at_the_next_epochs():
+    records, t_start, t_end = recording()
+    first, last = window(records, t_start, t_end)
+    order = [e.start for e in epochs(records, first, last, UNIT)]
+    (_, one), (done, later) = batches(records, t_start, t_end, [12, 40])[0]
+    assert sum(s.drawn for s in one) == 4  # the first states: a third at random
+    assert sum(s.drawn for s in later) == math.ceil(40 * LATER_DRAWN) == 32
+    assert all(s.why == AT_RANDOM for s in later if s.drawn)
+    aimed = [s.durable for s in later if not s.drawn]
+    assert len(aimed) == 8 and not set(aimed) & done.epochs  # the next epochs, none covered before
+    fresh = [e for e in order if e not in done.epochs]
+    assert sorted(aimed, key=order.index) == fresh[:8]  # in the priority order: the write-backs first
+
+
+def test_a_budgets_states_rule_out_1_in_150_within_600():
+    """The states a clean cell checks in its budget are mostly the sample: 600 states, 12 first and the rest in
+    later batches, hold at least 448 drawn at random, which rule out a loss in 1 state of 150 or more."""
+    records, t_start, t_end = recording(600)
+    runs, cover = batches(records, t_start, t_end, [12, 100, 200, 288])
+    drawn = sum(s.drawn for _, states in runs for s in states)
+    assert drawn >= 448 and bound(0, drawn).rules_out_one_in >= 150
+    assert cover.epochs_covered > 200  # and the rest covered the head of the priority order

@@ -44,6 +44,10 @@ DEFAULT_CRASH_TIME = "2m"  # checking time per configuration when neither --stat
 @click.option("--crash-time", default=None,
               help=f"checking time per configuration: after --states states, more until it ends or the answer is "
                    f"clear [{DEFAULT_CRASH_TIME}; with --states alone: none]")
+@click.option("--crash-bound", "crash_bound", type=int, default=None,
+              help="with a budget: a configuration that lost nothing stops once its states cut at random moments "
+                   "rule out a loss in 1 power cut of this many or more (e.g. 150), its time going to the next "
+                   "[the plan's crash_bound; none: the whole budget]")
 @click.option("--duration", default="3s", show_default=True, help="how long commits are recorded")
 @click.option("--size", default=None,
               help="the recorded image's size, at least 64M (xfs needs 300M) [sized to the job: 512M, or more as "
@@ -118,7 +122,7 @@ def crash_plan(o: dict[str, Any]) -> Plan:
             raise PlanError(f"--size {o['size']} is too small for a crash test's image",
                             "use at least --size 64M (xfs needs 300M), or leave it out to have it sized to the job")
         crash |= {"crash_size": size, "crash_size_auto": False}
-    crash |= _fidelity(o)
+    crash |= _fidelity(o) | _goal(o["crash_bound"], crash["crash_time"])
     # --check is a command line, always a string: quoted, so `--check true` is not read as TOML's true
     sets = tuple(o["sets"]) + ((f"check={json.dumps(o['check'], ensure_ascii=False)}",) if o["check"] else ())
     if o["plan_file"]:
@@ -148,6 +152,18 @@ def _budget(given: str | None, states: int | None) -> float:
     if seconds <= 0:
         raise PlanError(f"--crash-time {given} is no time to check states in", "e.g. --crash-time 2m")
     return seconds
+
+
+def _goal(given: int | None, budget: float) -> dict[str, Any]:
+    """The bound a configuration that lost nothing stops at, when given (else the plan's, or none)."""
+    if given is None:
+        return {}
+    if given < 2:
+        raise PlanError(f"--crash-bound {given} rules out nothing", "e.g. --crash-bound 150: a loss in 1 power cut "
+                        "of 150 or more ruled out")
+    if budget <= 0:
+        raise PlanError("--crash-bound needs a budget to stop early in", "leave out --states, or add --crash-time 2m")
+    return {"crash_bound": given}
 
 
 def _fidelity(o: dict[str, Any]) -> dict[str, Any]:

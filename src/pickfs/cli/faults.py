@@ -71,7 +71,7 @@ def fault_plans(o: dict[str, Any], method: Method) -> list[FaultPlan]:
 
 def check_fault_options(o: dict[str, Any], method: Method) -> tuple[float, float]:
     """(commit time, time limit per cell) for a fault run, the options it does not take refused (exit 2)."""
-    for name in ("states", "crash_time", "keep", "strategies", "unit", "recovery"):
+    for name in ("states", "crash_time", "crash_bound", "keep", "strategies", "unit", "recovery"):
         if o.get(name) is not None:
             raise PlanError(f"--{name.replace('_', '-')} is for power cuts, not for --fault",
                             "leave it out, or run the power-cut test without --fault")

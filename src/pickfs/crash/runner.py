@@ -24,6 +24,7 @@ Speed is never measured here: the recorder is slow by design.
 from __future__ import annotations
 
 import json
+import math
 import os
 import queue
 import random
@@ -47,6 +48,8 @@ from pickfs.crash.identity import Identities
 from pickfs.crash.session import Recording, fuse_unavailable, recording, sparse_image
 from pickfs.crash.states import (
     DEFAULT_UNIT,
+    FIRST_DRAWN,
+    LATER_DRAWN,
     Coverage,
     CrashState,
     Event,
@@ -54,6 +57,7 @@ from pickfs.crash.states import (
     covered,
     generate,
     losses,
+    one_image,
     parse_acks,
     parse_events,
     parse_strategies,
@@ -103,7 +107,8 @@ def model_text(unit: int, recovery_share: float, strategies: tuple[str, ...] = (
             f"keeps every write before the last completed flush (a FUA write "
             f"counts once it completes) and, of the writes after it, a subset of {unit_text} units, in any "
             f"order, so one write can be torn; the subsets tried: {'; '.join(STRATEGY_REGISTRY[s].text for s in strategies)}; "
-            f"crash moments at random over the whole run (a third of the states: the sample a bound counts), and just before the flushes of the flush "
+            f"crash moments at random over the whole run (a third of the first states and {LATER_DRAWN:.0%} of those a "
+            f"budget adds: the sample a bound counts), and just before the flushes of the flush "
             f"epochs not covered yet, those overwriting the most of what was written earlier first, and those after "
             f"checkpoints, WAL switches and files created or renamed (where the "
             f"tearing and reordering subsets are tried first, an epoch's overwriting multi-unit writes torn first); "
@@ -869,14 +874,19 @@ def crash_test(config: FsConfig, spec: WorkloadSpec, workdir: Path, ledger: Ledg
                recovery_share: float = 0.25, keep: Path | None = None, strategies: str = "",
                kept: tuple[StateResult, ...] = (),
                checked: Callable[[StateResult], None] = lambda r: None, budget_s: float = 0.0,
-               clear: Callable[[int, int], bool] = lambda failed, n: False, workers: int = 0) -> CrashResult:
+               clear: Callable[[int, int], bool] = lambda failed, n: False, workers: int = 0,
+               goal: int = 0, rules_out: Callable[[int], int] = lambda n: 0) -> CrashResult:
     """Record the workload once, then check `n_states` power-cut states of it, handing each result to `checked`
     as soon as it is known (to be saved). `kept`: states an interrupted attempt checked already (on its own
     recording): only the rest are checked here, numbered after them, and the result holds both.
 
     `budget_s` > 0: after those, more states in batches (each from the start of the run, sized to what is left
     at the pace so far) until the budget of checking time ends, or `clear(failed, n)` says the distinct states
-    cut at random moments, n of them, `failed` lost or damaged something, answer clearly (`_clear_answer`).
+    cut at random moments, n of them, `failed` lost or damaged something, answer clearly (`_clear_answer`), or
+    the states repeat what was checked (`_only_repeats`), or, at the end of a batch, no state failed and the random
+    ones rule out a loss in 1 state of `goal` or more (`_at_goal`; `rules_out(n)`: the K of "1 in K" n clean ones
+    rule out; `goal` 0: no goal; a batch is sized to end there, `_states_for_goal`), or the recording has one image
+    only (`one_image`). The first states are a third at random, the later batches' `LATER_DRAWN` (states.py).
     `workers`: states checked at once (0: as many as they can be, `workers_for`)."""
     backend = backend_of(spec)
     reason = crash_unavailable(config, spec)
@@ -892,6 +902,7 @@ def crash_test(config: FsConfig, spec: WorkloadSpec, workdir: Path, ledger: Ledg
         records, first, last, acks, events = rec.records, rec.first, rec.last, rec.acks, rec.events
         t_start, t_end = rec.t_start, rec.t_end
         flushes = sum(1 for r in records[first:last] if r.kind == wlog.FLUSH)
+        single = one_image(records, first, last) and backend != PROGRAM
         after = len(kept)  # the states checked before an interruption come first
         results = list(kept)
         stopped = ""
@@ -908,7 +919,8 @@ def crash_test(config: FsConfig, spec: WorkloadSpec, workdir: Path, ledger: Ledg
             while n_batch > 0:
                 states = [replace(st, index=st.index + max((r.index + 1 for r in results), default=0))
                           for st in generate(records, t_start, t_end, n_batch, seed + batch, unit, events,
-                                             recovery_share, chosen, covered(records, first, last, tried, unit))]
+                                             recovery_share, chosen, covered(records, first, last, tried, unit),
+                                             FIRST_DRAWN if batch == 0 and after < n_states else LATER_DRAWN)]
                 tried += states
                 total = "" if budget_s > 0 else f"/{after + len(states)}"
                 if batch == 0:
@@ -933,13 +945,17 @@ def crash_test(config: FsConfig, spec: WorkloadSpec, workdir: Path, ledger: Ledg
                     progress(f"state {r.index + 1}{total} ({r.mode}{', recovery crashed' if r.recovery else ''}): "
                              + _said(r, backend))
                     if budget_s > 0:
-                        stopped = stopped or _clear_answer(results, clear)
+                        stopped = stopped or _clear_answer(results, clear) or _only_repeats(results)
                         if stopped or (batch and time.monotonic() > deadline + OVERRUN * budget_s):
                             halt.set()
+                if budget_s > 0 and not stopped:  # a batch's random moments are a sample over the whole run once
+                    # it is checked to its end: the goal is judged then (a batch is sized to end there, below)
+                    stopped = _at_goal(results, goal, rules_out) or (one_image_said(len(acks), len(results))
+                                                                     if single else "")
                 if budget_s <= 0 or stopped:
                     break
-                n_batch = _states_that_fit(deadline - time.monotonic(), time.monotonic() - t_check,
-                                           len(results) - after)
+                n_batch = min(_states_that_fit(deadline - time.monotonic(), time.monotonic() - t_check,
+                                               len(results) - after), _states_for_goal(results, goal, rules_out))
                 if n_batch:
                     for bench in benches:
                         bench.rewind(pristine)
@@ -1061,6 +1077,70 @@ def _clear_answer(results: Sequence[StateResult], clear: Callable[[int, int], bo
         return ""
     return (f"stopped early with a clear answer: {failed} of {len(sample)} distinct states cut at random moments "
             "lost or damaged something, a loss rate known within a factor of two")
+
+
+def _clean_sample(results: Sequence[StateResult]) -> int | None:
+    """The distinct states cut at random moments, when no state failed at all (else None) (pure)."""
+    if any(r.failed for r in results):
+        return None
+    return sum(1 for r in results if r.drawn and r.distinct)
+
+
+def _at_goal(results: Sequence[StateResult], goal: int, rules_out: Callable[[int], int]) -> str:
+    """Why a cell none of whose states failed stops: its distinct states cut at random moments rule out a loss in 1
+    state of `goal` or more (`rules_out(n)`: the K of the "1 in K" that n clean ones rule out); "" while they do not,
+    or with no goal (0) (pure)."""
+    n = _clean_sample(results)
+    if not goal or n is None or rules_out(n) < goal:
+        return ""
+    return (f"stopped at its goal: none lost in {n:,} distinct states cut at random moments, so a loss in 1 state "
+            f"of {rules_out(n):,} or more would have shown with 95% confidence (the goal: 1 in {goal:,})")
+
+
+def _states_for_goal(results: Sequence[StateResult], goal: int, rules_out: Callable[[int], int]) -> int:
+    """How many more states a batch needs for a clean cell's random ones to reach its goal (LATER_DRAWN of them at
+    random, a tenth of those allowed for duplicates), at least BATCH_LEAST; BATCH_MOST with no goal, or once
+    something failed (pure)."""
+    n = _clean_sample(results)
+    if not goal or n is None:
+        return BATCH_MOST
+    low, high = n, max(1, n)
+    while rules_out(high) < goal:  # the fewest clean random states that reach the goal, between low and high
+        low, high = high, 2 * high
+    while high - low > 1:
+        mid = (low + high) // 2
+        low, high = (mid, high) if rules_out(mid) < goal else (low, mid)
+    need = high if rules_out(low) < goal else low
+    return max(BATCH_LEAST, math.ceil((need - n) / (LATER_DRAWN * 0.9)))
+
+
+REPEATS = 100  # states in a row, each an image checked already, after which a budget stops drawing more
+
+
+def _only_repeats(results: Sequence[StateResult]) -> str:
+    """Why drawing more states would only repeat images checked already: the last REPEATS states (those that lose
+    power again during recovery, drawn anew each time, left aside) all had the image of an earlier state; "" while
+    they did not (pure). After n such states in a row, the share of further states that would be new images is
+    below 3/n with 95% confidence (none in n: 1 - 0.05^(1/n), about 3/n), under 3 in 100 for REPEATS."""
+    run = 0
+    for r in reversed(results):
+        if r.recovery:
+            continue
+        if r.distinct:
+            break
+        run += 1
+        if run >= REPEATS:
+            distinct = sum(1 for x in results if x.distinct)
+            return (f"stopped: the last {REPEATS} states drawn were each an image checked already, so fewer than 3 "
+                    f"in 100 more would be new (95% confidence); {distinct:,} distinct of {len(results):,} states")
+    return ""
+
+
+def one_image_said(commits: int, states: int) -> str:
+    """Why a recording whose window holds no write stops after its first states (pure)."""
+    return (f"every state of this recording is one image: no write reached the disk while the workload ran "
+            f"({commits:,} commits acknowledged), so every power cut leaves the same disk; stopped after {states:,} "
+            "states instead of checking it again")
 
 
 def state_json(result: StateResult) -> str:

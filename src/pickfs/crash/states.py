@@ -18,6 +18,7 @@ created, renamed or removed).
 from __future__ import annotations
 
 import bisect
+import math
 import random
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -304,22 +305,31 @@ class Done:
 AT_RANDOM = "at a random moment of the run"
 
 
+FIRST_DRAWN = 1 / 3  # of a first batch of states, the share drawn at random (the others targeted, half and half)
+# Of each later batch of a budget, the share drawn at random: the bound counts only these (448 distinct ones with
+# none lost rule out 1 in 150), while a recording's flush epochs are thousands (one per commit), too many to cover
+# one by one in a budget; the targeted fifth goes on down the priority order, whose head (the write-backs
+# overwriting the most) the first batches cover.
+LATER_DRAWN = 4 / 5
+
+
 def crash_moments(records: Sequence[Record], t_start: int, t_end: int, n: int,
                   events: Sequence[Event] = (), unit: int = DEFAULT_UNIT, seed: int = 1,
-                  done: Done = Done()) -> list[tuple[int, int, str]]:
+                  done: Done = Done(), drawn: float = FIRST_DRAWN) -> list[tuple[int, int, str]]:
     """n (cut, latest moment, why) triples over the whole run.
 
-    In turn: at random over the run's time (one moment drawn uniformly in each of equal stretches, kept
-    even where another moment is the same: they are the sample), just before the flush of the next flush epoch in
-    the priority order (`epochs`) that no earlier batch covered (`done`; once all are covered, from the first
-    again), and just before the most exposed flush after each event the workload reported, in an epoch not
-    covered yet where there is one; when one
-    kind runs out the others fill in, then moments evenly over the window's records. A window with few
+    A share `drawn` of them (rounded up) at random over the run's time (one moment drawn uniformly in each of
+    equal stretches, kept even where another moment is the same: they are the sample); the rest targeted, in
+    turn: just before the flush of the next flush epoch in the priority order (`epochs`) that no earlier batch
+    covered (`done`; once all are covered, from the first again), and just before the most exposed flush after
+    each event the workload reported, in an epoch not covered yet where there is one; when one
+    kind runs out the other fills in, then moments evenly over the window's records. A window with few
     records is then filled over its time (a database that never wrote while acknowledging commits gets n
     moments on the same image).
     """
     first, last = window(records, t_start, t_end)
-    share = -(-n // 3)  # a third of the moments evenly, a third before bursts, a third after events
+    share = min(n, math.ceil(n * drawn - 1e-9))  # the moments drawn at random
+    aimed = n - share  # the targeted ones: before bursts, and after events (at most half, rounded up)
     times = [r.t_ns for r in records]
     # evenly over the run's time, not its records: writes crowd into write-back bursts, while commits that a lazy
     # log flush leaves in memory are lost between them
@@ -355,19 +365,9 @@ def crash_moments(records: Sequence[Record], t_start: int, t_end: int, n: int,
             continue
         by_kind.append((e.kind, (flush, _moment(records, flush, t_end), f"before the most exposed flush after {e.what}")))
     # the database's own write-backs first (they are what torn-page protections guard), then file events
-    near = [m for kind in ("write-back", "file") for m in spread([m for k, m in by_kind if k == kind], share)]
-    out: list[tuple[int, int, str]] = []
-    seen: set[tuple[int, int]] = set()
-    groups: tuple[list[list[tuple[int, int, str]]], ...] = ([even, bursts, near], [more])
-    for queues in groups:  # in turn; evenly spread ones fill what the others lack
-        while len(out) < n and any(queues):
-            for q in queues:
-                while q and len(out) < n:
-                    c, m, why = q.pop(0)
-                    if (c, m) not in seen or q is even:  # a moment drawn at random stays in the sample
-                        seen.add((c, m))
-                        out.append((c, m, why))
-                        break
+    near = [m for kind in ("write-back", "file") for m in spread([m for k, m in by_kind if k == kind],
+                                                                 -(-aimed // 2))]
+    out, seen = _in_turn(even, ([bursts, near], [more]), n, aimed)
     k = 0
     while len(out) < n and k < n:
         k += 1
@@ -379,14 +379,41 @@ def crash_moments(records: Sequence[Record], t_start: int, t_end: int, n: int,
     return sorted(out, key=lambda cm: (cm[1], cm[0]))[:n]
 
 
+Moment = tuple[int, int, str]  # (cut, latest moment, why)
+
+
+def _in_turn(drawn: list[Moment], groups: tuple[list[list[Moment]], ...], n: int,
+             aimed: int) -> tuple[list[Moment], set[tuple[int, int]]]:
+    """Up to n moments taken in turn from the queues: the drawn ones and each group's targeted ones, at most `aimed`
+    of these, one group after the other (the next fills what the one before lacks); with what was taken (pure)."""
+    out: list[Moment] = []
+    seen: set[tuple[int, int]] = set()
+    for group in groups:
+        queues = [drawn, *group]
+        while len(out) < n and any(queues):
+            for q in queues:
+                while q and len(out) < n:
+                    if q is not drawn and aimed <= 0:
+                        q.clear()  # the targeted moments are all there: the rest are drawn
+                        break
+                    c, m, why = q.pop(0)
+                    if (c, m) not in seen or q is drawn:  # a moment drawn at random stays in the sample
+                        seen.add((c, m))
+                        out.append((c, m, why))
+                        if q is not drawn:
+                            aimed -= 1
+                        break
+    return out, seen
+
+
 def generate(records: Sequence[Record], t_start: int, t_end: int, n: int, seed: int = 1, unit: int = DEFAULT_UNIT,
              events: Sequence[Event] = (), recovery_share: float = 0.0,
-             strategies: Sequence[str] = (), done: Done = Done()) -> list[CrashState]:
+             strategies: Sequence[str] = (), done: Done = Done(), drawn: float = FIRST_DRAWN) -> list[CrashState]:
     """n power-cut states over the workload's window, each moment with a strategy (its turn at bursts or spread).
 
     `strategies`: the names to try (empty: every registered one). `recovery_share` of the states (spread
     evenly) also crash again while recovering. `done`: what earlier batches covered (their targeted moments go to
-    the epochs not covered yet). A targeted state cut in an epoch holding a multi-unit write that overwrites
+    the epochs not covered yet); `drawn`: the share of the moments drawn at random (`crash_moments`). A targeted state cut in an epoch holding a multi-unit write that overwrites
     earlier data and that no state tore yet tears it: the first tearing strategy of those tried at bursts.
     """
     first, last = window(records, t_start, t_end)
@@ -399,7 +426,8 @@ def generate(records: Sequence[Record], t_start: int, t_end: int, n: int, seed: 
     spread = turns(strategies, at_bursts=False) or strategies
     turn = dict.fromkeys((at_bursts, spread), 0)
     tearer = next((name for name in at_bursts if REGISTRY[name].tears), None)
-    for k, (cut, t_ns, why) in enumerate(crash_moments(records, t_start, t_end, n, events, unit, seed, done)):
+    for k, (cut, t_ns, why) in enumerate(crash_moments(records, t_start, t_end, n, events, unit, seed, done,
+                                                               drawn)):
         durable = last_flush(records, first, cut)
         drawn = why == AT_RANDOM
         cycle = spread if drawn or why.startswith("evenly") else at_bursts
@@ -415,6 +443,12 @@ def generate(records: Sequence[Record], t_start: int, t_end: int, n: int, seed: 
         states.append(CrashState(len(states), cut, durable, kept, dropped, t_ns, mode, units, torn, recovery, why,
                                  drawn))
     return states
+
+
+def one_image(records: Sequence[Record], first: int, last: int) -> bool:
+    """Whether every power cut in the window [first, last) leaves the same disk: no write, discard or truncation
+    reached it while the workload ran (a database that acknowledged commits from memory only) (pure)."""
+    return not any(r.changes for r in records[first:last])
 
 
 def _epoch_end(records: Sequence[Record], start: int, last: int) -> int:

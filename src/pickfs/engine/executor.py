@@ -28,7 +28,7 @@ from pickfs.stack.filesystems import fs_type, unavailable_reason
 from pickfs.stack.ledger import Ledger
 from pickfs.stack.signals import interrupted
 from pickfs.stack.targets import target_kind
-from pickfs.stats.crashbound import settled
+from pickfs.stats.crashbound import bound, settled
 from pickfs.store import ResultStore
 from pickfs.workloads import REGISTRY, workload_class
 
@@ -60,6 +60,8 @@ class Executor:
         budget = m.crash.time + self._crash_spare if m.crash.time else 0.0
         self.bench.observer.note(f"{cell.key}: crash test, {m.crash.states} power-cut states"
                            + (f", then more within {budget:.0f} s" if budget else "")
+                           + (f" or until a loss in 1 of {m.crash.bound:,} is ruled out" if budget and m.crash.bound
+                              else "")
                            + (f" ({len(kept)} kept from the interrupted run)" if kept else ""))
         started = time.time()
 
@@ -77,7 +79,8 @@ class Executor:
                                     keep=Path(m.crash.keep) if m.crash.keep else None,
                                     strategies=m.crash.strategies, kept=kept, checked=checked,
                                     seed=run_seed(self.bench.run_id, m.seed) + cell.index,  # this run's random moments
-                                    budget_s=budget, clear=settled)
+                                    budget_s=budget, clear=settled, goal=m.crash.bound,
+                                    rules_out=lambda n: bound(0, n).rules_out_one_in)
             except OSError as exc:  # the host disk filled while the states' images were built: said, not internal
                 if exc.errno != errno.ENOSPC:
                     raise

@@ -124,6 +124,9 @@ def check_crash_method(method: Method, target: Target) -> None:
     if method.crash.time < 0:
         raise PlanError("crash_time must be 0 (exactly crash_states states) or a positive number of seconds",
                         "e.g. crash_time = 120 (or --crash-time 2m)")
+    if method.crash.bound == 1:
+        raise PlanError("crash_bound = 1 rules out nothing", "crash_bound = 150: stop once a loss in 1 power cut of 150 "
+                        "or more is ruled out (0: no goal)")
     if method.crash.unit & (method.crash.unit - 1):
         raise PlanError(f"crash_unit = {method.crash.unit} is not a power of two", "e.g. crash_unit = 4096")
     try:

@@ -240,6 +240,9 @@ CRASH = Section("Crash test", "method", (
                 "crash_states = 12"),
     _method_key("crash_time", "seconds of checking per cell: after crash_states states, more until the budget ends "
                 "or the answer is clear (0: exactly crash_states)", Span(0, 86400), "crash_time = 120", "seconds"),
+    _method_key("crash_bound", "with crash_time: a cell that lost nothing stops once its distinct states cut at "
+                "random moments rule out a loss in 1 power cut of this many or more (95%, exact binomial), its "
+                "time going to the cells after it (0: the whole budget)", Span(0, 10**6), "crash_bound = 150"),
     _method_key("crash_duration", "seconds of commits recorded for each crash test (more than 0)",
                 Span(None, 3600), "crash_duration = 3.0", "seconds"),
     _method_key("crash_size", "the crash test's image (small: every write is logged)", Span(64 * MIB, 1024**5),
