@@ -119,8 +119,8 @@ class Check:
 class Finding:
     """A race's answer as one finding, settled or not: the preferred configuration (settled: the decision's answer;
     unsettled: the answer it leans to on the estimates alone, `stats/decision.leaning`, so that a settled and an
-    unsettled run of the same truth prefer the same), every safe contender's factor against it, and, when unsettled, what would
-    settle it: more time at the current rate (None: at the margin, more time will not) or a wider margin. `over`:
+    unsettled run of the same truth prefer the same), every safe contender's factor against it, and, when
+    unsettled, what would settle it: more time at the current rate (None: at the margin, more time will not) or a wider margin. `over`:
     the more preferred configurations that are out (the preferred is faster than them by more than the margin).
     `quiet`: decided on a disturbed run's quiet slices alone (its minutes and projections count those). `checks`: each
     copy of a configuration (an A/A check) against its original, beside the finding and never in it. `family`: the
@@ -229,12 +229,17 @@ def finding(view: WorkloadView) -> Finding | None:
     elapsed_s = race.minutes * 60
     settlings = by_name(open_settlings(race.fit, d, order, elapsed_s, low_alpha))  # as the race's stop note
     named = [n for n, _ in d.decided if n in safe] + [answer, *d.undecided] + [n for n, _ in d.out]
-    contenders = tuple(_beaten_by_another(race.fit, d, roles, c, preferred, low_alpha)
-                       for n in dict.fromkeys(named) if n != preferred and (c := _contender(
-        race.fit, n, preferred, _standing(race.fit, n, preferred, out, n in more_preferred, n in order, d.margin),
-        low_alpha, n in more_preferred, d.margin, settlings.get(n))) is not None)
+    contenders = []
+    for n in dict.fromkeys(named):
+        if n == preferred:
+            continue
+        before = n in more_preferred
+        standing = _standing(race.fit, n, preferred, out, before, n in order, d.margin)
+        c = _contender(race.fit, n, preferred, standing, low_alpha, before, d.margin, settlings.get(n))
+        if c is not None:
+            contenders.append(_beaten_by_another(race.fit, d, roles, c, preferred, low_alpha))
     over = tuple(n for n, _ in d.out if n in more_preferred)
-    found = Finding(preferred, True, d.margin, contenders, None, None, over, race.quiet, checks(view),
+    found = Finding(preferred, True, d.margin, tuple(contenders), None, None, over, race.quiet, checks(view),
                     answer_family(alive(race.fit, d, order)), overturn_alpha=low_alpha)
     if d.settled:
         return found
