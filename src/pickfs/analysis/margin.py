@@ -218,9 +218,10 @@ def by_name(settlings: Sequence[Settling]) -> Mapping[str, Settling]:
 @dataclass(frozen=True)
 class WouldSettle:
     """What would settle a race's answer: the one figure its answer and its stop note give. `preferred`: the
-    configuration the answer prefers (`preferred_of`); `contenders`: those still open against it; `widened_for`: the more preferred
-    one a wider margin would then prefer ('' when none); `more_s`: more seconds at the current rate that would settle every one (None: no amount of
-    time is likely to; 0.0 with no contender open); `wider`: the wider margin that settles them now."""
+    configuration the answer prefers (`preferred_of`); `contenders`: those still open against it; `widened_for`:
+    the more preferred one a wider margin would then prefer ('' when none); `more_s`: more seconds at the current
+    rate that would settle every one (None: no amount of time is likely to; 0.0 with no contender open); `wider`:
+    the wider margin that settles them now."""
 
     preferred: str | None
     contenders: tuple[str, ...]
@@ -325,8 +326,10 @@ def settle_phrase(more_s: float | None, wider: float | None, measured_min: float
     the minutes are of, ' of quiet slices' for a disturbed run decided on those), or a wider margin
     (`widened_for`: the configuration a wider margin would then prefer, when it is not the preferred one)."""
     margin = f"{a_percent(wider)} margin (--margin {wider:.0%})" if wider is not None else "a wider margin"
-    if widened_for:
-        margin = margin[:-1] + f", in favour of {widened_for})" if wider is not None else f"{margin} (in favour of {widened_for})"
+    if widened_for and wider is not None:
+        margin = f"{a_percent(wider)} margin (--margin {wider:.0%}, in favour of {widened_for})"
+    elif widened_for:
+        margin = f"a wider margin (in favour of {widened_for})"
     if more_s is None:
         return f"more time will not settle it, {margin} would"
     total = math.ceil((measured_min + more_s / 60) / 5) * 5
