@@ -1,16 +1,9 @@
 """The catch-rate benchmark tells a state that failed only after power failed again during its recovery (its first
 recovery had every commit) from one that failed at its first power cut, and counts each distinct state once."""
 
-import importlib.util
-import sys
-from pathlib import Path
+from tests.benchmark_module import load_benchmark
 
-SPEC = importlib.util.spec_from_file_location(
-    "crash_catch_rate", Path(__file__).resolve().parents[2] / "benchmarks" / "crash_catch_rate.py")
-assert SPEC is not None and SPEC.loader is not None
-catch_rate = importlib.util.module_from_spec(SPEC)
-sys.modules["crash_catch_rate"] = catch_rate  # its dataclasses look their module up
-SPEC.loader.exec_module(catch_rate)
+catch_rate = load_benchmark("crash_catch_rate")
 
 
 def state(lost=0, recovery="", same_as=-1, opened=True):

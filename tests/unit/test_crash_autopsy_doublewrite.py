@@ -1,18 +1,10 @@
 """The autopsy's doublewrite audit: every page InnoDB wrote in place during a recording, held against the copies the
 doublewrite area held on stable storage under the disk model (a write is durable at the next flush)."""
 
-import importlib.util
-import sys
-from pathlib import Path
-
 from pickfs.crash import log as wlog
+from tests.benchmark_module import load_benchmark
 
-SPEC = importlib.util.spec_from_file_location(
-    "crash_state_autopsy", Path(__file__).resolve().parents[2] / "benchmarks" / "crash_state_autopsy.py")
-assert SPEC is not None and SPEC.loader is not None
-autopsy = importlib.util.module_from_spec(SPEC)
-sys.modules["crash_state_autopsy"] = autopsy  # its dataclasses look their module up
-SPEC.loader.exec_module(autopsy)
+autopsy = load_benchmark("crash_state_autopsy")
 
 BLOCK, PAGE = 4096, 16384
 IBDATA, IBD, LOG = 1000, 3000, 5000  # where each file's blocks start on the disk

@@ -23,6 +23,7 @@ Speed is never measured here: the recorder is slow by design.
 
 from __future__ import annotations
 
+import bisect
 import json
 import math
 import os
@@ -1104,13 +1105,10 @@ def _states_for_goal(results: Sequence[StateResult], goal: int, rules_out: Calla
     n = _clean_sample(results)
     if not goal or n is None:
         return BATCH_MOST
-    low, high = n, max(1, n)
-    while rules_out(high) < goal:  # the fewest clean random states that reach the goal, between low and high
-        low, high = high, 2 * high
-    while high - low > 1:
-        mid = (low + high) // 2
-        low, high = (mid, high) if rules_out(mid) < goal else (low, mid)
-    need = high if rules_out(low) < goal else low
+    high = max(1, n)
+    while rules_out(high) < goal:  # an upper end for the search below
+        high *= 2
+    need = bisect.bisect_left(range(high + 1), goal, lo=n, key=rules_out)  # the fewest clean random ones at the goal
     return max(BATCH_LEAST, math.ceil((need - n) / (LATER_DRAWN * 0.9)))
 
 
