@@ -116,6 +116,32 @@ def test_a_plans_crash_bound_holds_unless_the_flag_is_given(tmp_path):
         _plan_file(tmp_path, plan)
 
 
+def test_run_takes_crash_bound_as_crashtest_does(tmp_path, capsys):
+    from pickfs.cli.main import main
+    from pickfs.cli.run import command, request_from_flags
+
+    def run_plan(*args: str):
+        with command.make_context("run", [*args, "--workdir", str(tmp_path / "w")]) as ctx:
+            return request_from_flags(ctx.params).plan
+
+    crash = run_plan("--fs", "ext4", "--crash-states", "12", "--crash-time", "2m", "--crash-bound", "150").method.crash
+    assert (crash.states, crash.time, crash.bound) == (12, 120.0, 150)
+    assert run_plan("--fs", "ext4", "--crash-states", "12", "--crash-time", "2m").method.crash.bound == 0
+    plan = tmp_path / "p.toml"
+    plan.write_text('[method]\ncrash_bound = 150\n[[config]]\npreset = "ext4"\n[[workload]]\nname = "sqlite-tpcb"\n')
+    assert run_plan("--plan", str(plan), "--crash-states", "12", "--crash-time", "2m", "--crash-bound", "300"
+                    ).method.crash.bound == 300
+    for args, said in ((("--crash-bound", "150"), "--crash-bound needs --crash-states"),
+                       (("--crash-states", "12", "--crash-bound", "150"),
+                        "--crash-bound needs a budget to stop early in (add --crash-time 2m)"),
+                       (("--crash-states", "12", "--crash-time", "2m", "--crash-bound", "1"),
+                        "--crash-bound 1 rules out nothing")):
+        with pytest.raises(SystemExit) as exc:
+            main(["run", *args, "--fs", "ext4", "--workdir", str(tmp_path / "w"), "--dry-run"])
+        err = capsys.readouterr().err.strip()
+        assert exc.value.code == 2 and len(err.splitlines()) == 1 and said in err, err
+
+
 def _plan_file(tmp_path, plan, *args: str):
     from pickfs.cli.crashtest import command, crash_plan
 

@@ -17,7 +17,7 @@ from pickfs.crash.states import STRATEGIES, parse_strategies
 from pickfs.errors import PlanError
 from pickfs.model import Plan, Target, method_of
 from pickfs.plan import build_plan, configs_from_names, load_plan_file
-from pickfs.plan.flags import workload_specs
+from pickfs.plan.flags import crash_goal, workload_specs
 from pickfs.units import parse_duration, parse_size
 
 DEFAULT_FS = "ext4,ext4-nobarrier,xfs,btrfs"
@@ -122,7 +122,7 @@ def crash_plan(o: dict[str, Any]) -> Plan:
             raise PlanError(f"--size {o['size']} is too small for a crash test's image",
                             "use at least --size 64M (xfs needs 300M), or leave it out to have it sized to the job")
         crash |= {"crash_size": size, "crash_size_auto": False}
-    crash |= _fidelity(o) | _goal(o["crash_bound"], crash["crash_time"])
+    crash |= _fidelity(o) | crash_goal(o["crash_bound"], crash["crash_time"], "leave out --states, or add --crash-time 2m")
     # --check is a command line, always a string: quoted, so `--check true` is not read as TOML's true
     sets = tuple(o["sets"]) + ((f"check={json.dumps(o['check'], ensure_ascii=False)}",) if o["check"] else ())
     if o["plan_file"]:
@@ -152,18 +152,6 @@ def _budget(given: str | None, states: int | None) -> float:
     if seconds <= 0:
         raise PlanError(f"--crash-time {given} is no time to check states in", "e.g. --crash-time 2m")
     return seconds
-
-
-def _goal(given: int | None, budget: float) -> dict[str, Any]:
-    """The bound a configuration that lost nothing stops at, when given (else the plan's, or none)."""
-    if given is None:
-        return {}
-    if given < 2:
-        raise PlanError(f"--crash-bound {given} rules out nothing", "e.g. --crash-bound 150: a loss in 1 power cut "
-                        "of 150 or more ruled out")
-    if budget <= 0:
-        raise PlanError("--crash-bound needs a budget to stop early in", "leave out --states, or add --crash-time 2m")
-    return {"crash_bound": given}
 
 
 def _fidelity(o: dict[str, Any]) -> dict[str, Any]:

@@ -94,6 +94,9 @@ from pickfs.workloads import DEFAULT_WORKLOAD, REGISTRY
 @click.option("--crash-states", type=int, help="also crash-test each cell over this many power-cut states")
 @click.option("--crash-time", help="with --crash-states: then more states until this much checking time per cell "
               "(e.g. 2m)")
+@click.option("--crash-bound", type=int, help="with --crash-time: a cell that lost nothing stops once its states cut "
+              "at random moments rule out a loss in 1 power cut of this many or more (e.g. 150), its time going to "
+              "the next [the plan's crash_bound; none: the whole budget]")
 @click.option("--resume", help="continue an interrupted run (its id), keeping every finished trial")
 @click.option("--quiet", "-q", is_flag=True, help="for scripts: print only one line per workload at the end, the "
               "configuration the run names ('LABEL: NAME'), instead of the tables")

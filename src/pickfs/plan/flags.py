@@ -1,7 +1,7 @@
 """Flags become a plan: `pickfs run`'s options (a dict of click's values) turned into a validated `Plan`, with the
 same checks a plan file gets; `pickfs run` only gathers the flags. The workloads and their --set items
-(`workload_specs`) and --max-time (`parse_max_time`) are read here for `pickfs crashtest` and `pickfs search` too,
-which make their own plans of them (cli/crashtest.py, cli/search.py)."""
+(`workload_specs`), --max-time (`parse_max_time`) and --crash-bound (`crash_goal`) are read here for `pickfs crashtest`
+and `pickfs search` too, which make their own plans of them (cli/crashtest.py, cli/search.py)."""
 
 from __future__ import annotations
 
@@ -198,13 +198,38 @@ def method_overrides(o: dict[str, Any]) -> dict[str, Any]:
         out["margin"] = parse_share(o["margin"], "--margin", "--margin 5% or 0.05", upper=0.5)
     if o.get("latency_target"):
         out["latency_target"] = latency_target(o["latency_target"], bool(o.get("one_at_a_time")))
+    return out | _crash_overrides(o)
+
+
+def _crash_overrides(o: dict[str, Any]) -> dict[str, Any]:
+    """`pickfs run`'s crash test as method settings: --crash-states, --crash-time, --crash-bound (only those given)."""
+    out: dict[str, Any] = {}
     if o.get("crash_states") is not None:
         out["crash_states"] = o["crash_states"]
     if o.get("crash_time") is not None:
         if not o.get("crash_states"):
             raise PlanError("--crash-time needs --crash-states", "e.g. --crash-states 12 --crash-time 2m")
         out["crash_time"] = parse_duration(str(o["crash_time"]))
+    if o.get("crash_bound") is not None:
+        if not o.get("crash_states"):
+            raise PlanError("--crash-bound needs --crash-states",
+                            "e.g. --crash-states 12 --crash-time 2m --crash-bound 150")
+        out |= crash_goal(o["crash_bound"], out.get("crash_time", 0.0), "add --crash-time 2m")
     return out
+
+
+def crash_goal(given: int | None, budget: float, budget_fix: str) -> dict[str, Any]:
+    """--crash-bound K (`pickfs crashtest`, `pickfs run`): the bound a configuration that lost nothing stops at, as
+    method settings; none when not given (the plan's then holds). `budget` is the checking time per configuration
+    in seconds (0: none), `budget_fix` how this command gets one."""
+    if given is None:
+        return {}
+    if given < 2:
+        raise PlanError(f"--crash-bound {given} rules out nothing", "e.g. --crash-bound 150: a loss in 1 power cut "
+                        "of 150 or more ruled out")
+    if budget <= 0:
+        raise PlanError("--crash-bound needs a budget to stop early in", budget_fix)
+    return {"crash_bound": given}
 
 
 OLD_SCHEDULERS = {"deadline": "mq-deadline", "noop": "none", "cfq": "bfq"}  # the single-queue names, gone in 5.0
