@@ -183,3 +183,13 @@ def test_a_check_whose_engine_fails_on_the_database_answers_and_its_process_ends
     opened, consistent, present, problem = Commits("firebird", {}).check(datadir, None, tmp_path, {}, 0)
     assert opened and consistent is False and problem.startswith("database: "), problem
     assert ledger_entries(tmp_path) == []
+
+
+def test_a_read_the_engine_fails_while_fetching_says_the_engines_own_words(tmp_path):
+    """The lost old versions a read needs are met while the check fetches the accounts' sum, not when its query
+    starts: the engine's message is the problem (before, the fetch's error was taken for "no rows", and the problem
+    read "IndexError: list index out of range")."""
+    db, _, updater = made(tmp_path)
+    doc, _ = one_shot_check(copy_of(torn(db, updater, dead=True), tmp_path / "one"), engine_env(tmp_path / "lock"))
+    assert doc["query_error"].startswith("DatabaseError: internal Firebird consistency check"), doc
+    assert "cannot find record back version" in doc["query_error"], doc

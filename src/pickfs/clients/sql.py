@@ -17,13 +17,19 @@ class Tx:
         self.cur: Any = None  # the driver's DB-API cursor (sqlite3, psycopg, pymysql, firebird-driver)
 
     def q(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+        """The statement's rows; [] for a statement that returns none. An error while fetching them (a damaged
+        page met past the first row) is raised, with the engine's own message."""
         if self.cur is None:
             self.cur = self.conn.cursor()
         self.cur.execute(sql.replace("?", self.d.placeholder), params)
         try:
             return list(self.cur.fetchall())
         except Exception:
-            return []
+            # psycopg refuses to fetch from a statement without a result set (the others return []); such a
+            # statement has no description (None; firebird-driver's is empty)
+            if not self.cur.description:
+                return []
+            raise
 
     def commit(self) -> None:
         self.conn.commit()
