@@ -7,6 +7,7 @@ consistency check that followed ('cannot find record back version') shut the eng
 thread, and the same state's check then failed, passed, hung until its time limit or aborted its process, from one run
 to the next: the fast-check comparison's Firebird case failed now and then, once after 120 s."""
 
+import inspect
 import json
 import os
 import struct
@@ -17,8 +18,9 @@ from pathlib import Path
 
 import pytest
 
+from pickfs import databases
 from pickfs.crash.client import clients
-from pickfs.crash.runner import DB_STEM, Commits
+from pickfs.crash.runner import CHECK_TIMEOUT_S, DB_STEM, Commits
 from pickfs.databases.firebird import engine_env, fbclient, firebird_unavailable
 from pickfs.stack.ledger import Ledger
 from tests.conftest import ledger_entries
@@ -193,3 +195,19 @@ def test_a_read_the_engine_fails_while_fetching_says_the_engines_own_words(tmp_p
     doc, _ = one_shot_check(copy_of(torn(db, updater, dead=True), tmp_path / "one"), engine_env(tmp_path / "lock"))
     assert doc["query_error"].startswith("DatabaseError: internal Firebird consistency check"), doc
     assert "cannot find record back version" in doc["query_error"], doc
+
+
+def test_gfix_has_the_checks_own_limit_and_running_out_of_it_fails_the_check(tmp_path):
+    """gfix -v is part of a state's check: the crash runner calls it without a limit, and it gets the check's own
+    (CHECK_TIMEOUT_S), not the 600 s of any program; a validation that runs out of it is a failed check that says
+    so, not an error read as "database would not start" (real gfix on a real database, run out of a limit too short
+    for any validation)."""
+    fb = databases.get("firebird")
+    assert inspect.signature(fb.outside_check).parameters["timeout"].default == CHECK_TIMEOUT_S
+    data = tmp_path / "data"
+    data.mkdir()
+    env = engine_env(tmp_path / "lock")
+    client("load", data / f"{DB_STEM}.fdb", env)
+    assert fb.outside_check(data, DB_STEM, env) == ([], [])
+    errors, warnings = fb.outside_check(data, DB_STEM, env, timeout=0.01)
+    assert errors == ["validation did not finish within 0.01 s, a state's check's limit: it hung"] and not warnings

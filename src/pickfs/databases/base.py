@@ -27,6 +27,11 @@ if TYPE_CHECKING:
     from pickfs.services.base import Endpoint
 
 
+# A crash state's check (recovery done) that takes longer than this hung: the limit crash/runner.py gives the client's
+# check (its CHECK_TIMEOUT_S, the same 120 s), which a check run outside the client (`outside_check`) has too
+CHECK_TIMEOUT_S = 120
+
+
 @dataclass(frozen=True)
 class Dialect:
     """How the clients' SQL, written with '?', differs per database."""
@@ -159,8 +164,10 @@ class Database(ABC):
         """Settings made on the database once its tables exist."""
         return None  # nothing, unless the database needs it
 
-    def outside_check(self, datadir: Path, stem: str, env: dict[str, str] | None) -> tuple[list[str], list[str]]:
-        """A check run outside the client after the crash test's own: (errors, warnings)."""
+    def outside_check(self, datadir: Path, stem: str, env: dict[str, str] | None,
+                      timeout: float = CHECK_TIMEOUT_S) -> tuple[list[str], list[str]]:
+        """A check run outside the client after the crash test's own: (errors, warnings); one that takes longer than
+        `timeout` seconds is an error."""
         return [], []
 
     @abstractmethod

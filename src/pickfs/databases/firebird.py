@@ -9,7 +9,7 @@ import os
 import threading
 from typing import TYPE_CHECKING, Any
 
-from pickfs.databases.base import Database, Dialect, Driver, conf_values, is_block_device
+from pickfs.databases.base import CHECK_TIMEOUT_S, Database, Dialect, Driver, conf_values, is_block_device
 from pickfs.databases.values import BOOL, ValueShape
 from pickfs.errors import CommandFailed
 
@@ -192,20 +192,22 @@ class Firebird(Database):
                    settings: dict[str, Any], stem: str) -> None:
         set_forced_writes(firebird_db(datadir, stem), str(settings.get("forced_writes", "on")) == "on", env or {})
 
-    def outside_check(self, datadir: Path, stem: str, env: dict[str, str] | None) -> tuple[list[str], list[str]]:
+    def outside_check(self, datadir: Path, stem: str, env: dict[str, str] | None,
+                      timeout: float = CHECK_TIMEOUT_S) -> tuple[list[str], list[str]]:
         """Firebird's own validation, read-only (-n): it names every page and record it finds broken.
 
         It runs after the check's queries: where they read the database and gfix stops on a broken page (a torn
         page's pointer past the file's end: 'I/O error during "read"'), the database opened but is damaged, and
-        that is what is said, not that it would not start (a validation that hangs still raises)."""
+        that is what is said, not that it would not start. It is part of the state's check and has its limit
+        (`timeout`): a validation still running then is stopped, and the check failed."""
         from pickfs.proc import run as run_program  # deferred: pickfs.stack (via proc), which no client process loads
 
         try:
             said = run_program(["gfix", "-v", "-full", "-n", str(firebird_db(datadir, stem))],
-                               package="firebird3.0-utils", env=env).text
+                               package="firebird3.0-utils", env=env, timeout=timeout).text
         except CommandFailed as exc:
-            if exc.returncode == -1:
-                raise
+            if exc.returncode == -1:  # proc.run's word for a program stopped at its limit
+                return [f"validation did not finish within {timeout:g} s, a state's check's limit: it hung"], []
             first = next((line.strip() for line in exc.stderr.splitlines() if line.strip()), "no output")
             return [f"validation stopped ({first})"], []
         return gfix_findings(said)
