@@ -87,6 +87,7 @@ def test_directory_target_compares_existing_directories(workdir):
     (["run", "--fs", "ext4", "--target-ci", "lots"], "--target-ci 'lots' is not a share"),
     (["run", "--plan", str(EXAMPLES / "r4-tuned-xfs.toml"), "--fs", "ext4"], "--fs cannot be combined with --plan"),
     (["run", "--fs", "ext4", "--target-ci", "2%", "--blocks", "1", "--runs", "9", "--max-runs", "4"], "max_runs 4 is below runs 9"),
+    (["run", "--fs", "ext4", "--crash-states", "12", "--crash-bound", "150"], "--crash-bound needs a budget"),
 ])
 def test_bad_input_is_one_line_without_traceback(workdir, args, fragment):
     r = pickfs(workdir, *args)
