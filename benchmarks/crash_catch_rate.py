@@ -6,8 +6,8 @@ database) it runs the default `pickfs crashtest` (no --states: the time budget) 
 that caught it (some state lost acknowledged commits or left a database that would not open or was inconsistent);
 each must be caught in every run. Each database's default settings on ext4 and xfs must be caught in none (no
 false alarm): a failed state a cause pickfs traced to the database itself explains (`Database.crash_cause`: InnoDB's
-recovery leaving a table's torn first page unmended though its doublewrite copy was on disk) is a finding, counted
-apart. A run's line counts its failed distinct states and, of those, the ones that failed only after power
+recovery leaving a table's torn first page unmended though its doublewrite copy was on disk; Firebird's page torn by
+the power cut, which it keeps no copy to mend) is a finding, counted apart. A run's line counts its failed distinct states and, of those, the ones that failed only after power
 failed again during their recovery (the first recovery had every commit). With --long, one longer run per unsafe setting gives its loss rate per distinct state (all states,
 and the states cut at random moments, with the exact 95% interval).
 
@@ -82,8 +82,10 @@ def after_recovery_cut(state: dict[str, Any]) -> bool:
 
 def known_cause(database: str, state: dict[str, Any]) -> str:
     """The cause pickfs measured that a failed state fits under the database's default settings ('' when none):
-    a real loss, not a false alarm (MariaDB: InnoDB's recovery leaving a table's torn first page unmended)."""
-    return databases.get(database).crash_cause(str(state.get("problem", "")), {})  # the defaults
+    a real loss, not a false alarm (MariaDB: InnoDB's recovery leaving a table's torn first page unmended;
+    Firebird: a page the power cut tore, which it keeps no copy to mend)."""
+    return databases.get(database).crash_cause(str(state.get("problem", "")), {},  # the defaults
+                                               int(state.get("torn", 0)))
 
 
 def false_alarms(database: str, crash: dict[str, Any]) -> list[dict[str, Any]]:

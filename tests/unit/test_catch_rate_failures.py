@@ -43,3 +43,13 @@ def test_a_loss_traced_to_innodb_under_its_defaults_is_no_false_alarm():
     assert catch_rate.false_alarms("postgresql", {"states": [corrupted]}) == [corrupted]  # only InnoDB's is known
     assert catch_rate.failures_said(crash, "mariadb").endswith(
         "2 of them a loss pickfs traced to the database itself (not a false alarm)")
+
+
+def test_a_firebird_state_damaged_where_a_page_was_torn_is_a_finding_not_a_false_alarm():
+    torn = state()
+    torn.update(consistent=False, torn=1, problem="gfix -v: Number of record level errors: 1")
+    whole = state()
+    whole.update(consistent=False, torn=0, problem="gfix -v: Number of record level errors: 1")
+    crash = {"states": [torn, whole]}
+    assert catch_rate.false_alarms("firebird", crash) == [whole]  # damage with nothing torn stays a false alarm
+    assert catch_rate.false_alarms("postgresql", {"states": [torn]}) == [torn]  # PostgreSQL mends its torn pages

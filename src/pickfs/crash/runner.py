@@ -307,6 +307,15 @@ class Commits:
     def __init__(self, backend: str, settings: dict[str, Any]) -> None:
         self.backend, self.settings = backend, settings
 
+    def named(self, r: StateResult) -> StateResult:
+        """A failed state's result with the cause pickfs traced to the database itself named in its problem, where
+        one fits (`Database.crash_cause`)."""
+        cause = databases.get(self.backend).crash_cause(r.problem, self.settings, r.torn) if r.failed else ""
+        if not cause:
+            return r
+        return replace(r, problem="; ".join(x for x in (r.problem, f"the likely cause, measured by pickfs: {cause}")
+                                            if x))
+
     def server(self, datadir: Path, ledger: Ledger, rundir: Path, fresh: bool,
                discarded: bool = False) -> AbstractContextManager[Endpoint | None]:
         return _server(self.backend, datadir, self.settings, ledger, rundir, fresh, discarded)
@@ -331,9 +340,7 @@ class Commits:
             # the commits read before a later query failed (a damaged accounts table) are there: damage, not loss
             opened = "open_error" not in doc
             said = f"database: {doc.get('open_error') or doc.get('query_error')}"
-            cause = databases.get(self.backend).crash_cause(said, self.settings)  # traced to the database, named
-            return opened, (False if opened else None), set(doc.get("present", ())), \
-                f"{said}; the likely cause, measured by pickfs: {cause}" if cause else said
+            return opened, (False if opened else None), set(doc.get("present", ())), said
         bad = [x for x in (doc["own_check"], doc["invariant"]) if x != "ok"]
         return True, not bad, set(doc["present"]), "; ".join([*bad, *([doc["warnings"]] if doc.get("warnings") else [])])
 
@@ -1006,6 +1013,9 @@ class StateChecker:
         # identity -> (state checked, found, kept as)
         self.outcomes: dict[int, tuple[int, Outcome, str]] = {} if outcomes is None else outcomes
 
+    def _named(self, r: StateResult) -> StateResult:
+        return self.driver.named(r) if isinstance(self.driver, Commits) else r
+
     def _placed(self, r: StateResult, st: CrashState, t_state: float) -> StateResult:
         return replace(r, seconds=time.monotonic() - t_state,  # building the image included
                        at_s=(st.t_ns - self.t_start) / 1e9, when=when(st.t_ns, self.t_start, self.events))
@@ -1016,8 +1026,8 @@ class StateChecker:
         if identity is not None and identity in self.outcomes:
             bench.advance(st)
             same, earlier, kept_as = self.outcomes[identity]
-            return self._placed(replace(judged(st, self.acks, earlier, 0.0), same_as=same, kept_as=kept_as), st,
-                                t_state)
+            return self._placed(self._named(replace(judged(st, self.acks, earlier, 0.0), same_as=same,
+                                                    kept_as=kept_as)), st, t_state)
         bench.prepare(st)
         found: Outcome | None = None
         if st.recovery:  # the second cut drawn from the state's own number: the same whichever checker checks it
@@ -1030,7 +1040,7 @@ class StateChecker:
                                 discarded=self.discards and discarded_check(st, self.keep))
             r = judged(st, self.acks, found, 0.0)
         bench.checked()
-        r = self._placed(r, st, t_state)
+        r = self._placed(self._named(r), st, t_state)
         if self.keep is not None and r.failed:
             name = f"{self.name}-state-{st.index}.img".replace("/", "_")
             try:  # as the check left it (recovered, if it could)

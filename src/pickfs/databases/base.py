@@ -174,10 +174,10 @@ class Database(ABC):
     def risks(self, spec: WorkloadSpec) -> list[str]:
         """What the workload's durability settings on this database risk, one line each (pure)."""
 
-    def crash_cause(self, problem: str, settings: Mapping[str, Any]) -> str:
-        """The cause pickfs measured and traced to the database itself that a failed crash state's problem fits under
-        the workload's `settings` ('' when none): a real loss under the database's own settings, not a false alarm
-        (pure)."""
+    def crash_cause(self, problem: str, settings: Mapping[str, Any], torn: int = 0) -> str:
+        """The cause pickfs measured and traced to the database itself that a failed crash state fits under the
+        workload's `settings` ('' when none): a real loss under the database's own settings, not a false alarm
+        (pure). `problem`: what its check said; `torn`: the writes its power cut tore."""
         return ""
 
     def crash_check_blind_spots(self, spec: WorkloadSpec) -> list[str]:

@@ -14,6 +14,7 @@ from pickfs.databases.values import BOOL, ValueShape
 from pickfs.errors import CommandFailed
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from pathlib import Path
 
     from pickfs.model import WorkloadSpec
@@ -21,6 +22,10 @@ if TYPE_CHECKING:
 
 FIREBIRD_ROOT = "/usr/lib/x86_64-linux-gnu/firebird/3.0"  # Debian's firebird3.0-server-core
 FB_CONNECT = threading.Lock()
+TORN_PAGE = ("a page torn by the power cut: Firebird writes its 8 KiB pages in place, its forced writes order and "
+             "flush them, but it keeps no copy to mend a page written in part (PostgreSQL's full-page writes and "
+             "InnoDB's doublewrite buffer are such copies): on a disk that keeps less than 8 KiB whole, a power cut "
+             "during a page's write can break the database; a real risk of its defaults, not a false alarm")
 # Firebird's forced writes are set per database (gfix -write sync|async; on for a new database);
 # the server's file says how it writes when they are off, and whether it goes through the page cache.
 FINGERPRINT_KEYS = ("MaxUnflushedWrites", "MaxUnflushedWriteTime", "UseFileSystemCache", "FileSystemCacheThreshold",
@@ -211,6 +216,13 @@ class Firebird(Database):
             first = next((line.strip() for line in exc.stderr.splitlines() if line.strip()), "no output")
             return [f"validation stopped ({first})"], []
         return gfix_findings(said)
+
+    def crash_cause(self, problem: str, settings: Mapping[str, Any], torn: int = 0) -> str:
+        """With forced writes on, a failed state whose power cut tore a write: a page torn in place, which Firebird
+        keeps nothing to mend (pure). With forced writes off the loss is that setting's own risk, said by `risks`."""
+        if not torn or str(settings.get("forced_writes", "on")) == "off":
+            return ""
+        return TORN_PAGE
 
     def risks(self, spec: WorkloadSpec) -> list[str]:
         if str(spec.get("forced_writes", "on")) != "off":

@@ -120,7 +120,7 @@ class MariaDB(Database):
             out.append("sync_binlog=0 with a binary log: the binlog can lose transactions the tables kept")
         return out
 
-    def crash_cause(self, problem: str, settings: Mapping[str, Any]) -> str:
+    def crash_cause(self, problem: str, settings: Mapping[str, Any], torn: int = 0) -> str:
         """The cause pickfs measured that a failed crash state's problem fits ('' when none): with the doublewrite
         buffer on, a table lost because recovery did not mend its torn first page from it (pure). Without the
         doublewrite buffer a torn page is the setting's own risk, said by `risks`."""
