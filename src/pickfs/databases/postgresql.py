@@ -28,12 +28,6 @@ RISKS = {
                                "acknowledged commits can be lost silently",
 }
 
-# A crash check's statements on a recording of a few seconds (tables of some thousand rows) take milliseconds: the
-# slowest of 1,300 in healthy checks took 17.5 ms (benchmarks/crash_slow_checks.py --statement-times), a check 0.3 s in
-# all. A statement still running after this limit waits on what the damage left (a transaction that looks running
-# for ever) and is cancelled; the limit leaves a slow, busy machine hundreds of times the time a statement needs.
-CHECK_STATEMENT_LIMIT = "10s"
-
 
 class CheckpointOrSwitch(WriteBack):
     """Every other request a WAL segment switch, else a checkpoint."""
@@ -82,7 +76,7 @@ class PostgreSQL(Database):
 
     def own_check(self, tx: Any) -> str:
         # a damaged state can leave a transaction that looks running for ever: a query waiting on it is cancelled
-        tx.q(f"SET statement_timeout = '{CHECK_STATEMENT_LIMIT}'")
+        tx.q("SET statement_timeout = '60s'")
         tx.q("CREATE EXTENSION IF NOT EXISTS amcheck")
         for index in ("pickfs_commits_pkey", "pickfs_accounts_pkey"):
             tx.q("SELECT bt_index_parent_check(?::regclass, true)", (index,))
