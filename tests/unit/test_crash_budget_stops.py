@@ -147,3 +147,50 @@ def _plan_file(tmp_path, plan, *args: str):
 
     return crash_plan(command.make_context("crashtest", ["--plan", str(plan), *args, "--workdir",
                                                          str(tmp_path / "w")]).params)
+
+
+def test_a_slow_state_on_one_workbench_does_not_hold_back_the_clear_answer_of_the_other():
+    """The stop is judged on every result as its check ends (check_states's `ended`), not on those handed on in the
+    order of the states: a first state whose check waits (a damaged server's time limit) must not let the other
+    workbench go on checking the rest of its batch."""
+    import threading
+    import time
+
+    from pickfs.crash.runner import _clear_answer, check_states
+    from pickfs.crash.states import CrashState
+    from pickfs.stats.crashbound import settled
+
+    release = threading.Event()  # the slow check ends when the test lets it (or after 10 s)
+
+    class Checker:
+        def __init__(self):
+            self.checked = []
+
+        def check(self, st, identity):
+            if st.index == 0:
+                release.wait(timeout=10)
+            time.sleep(0.01)  # a check takes its time
+            self.checked.append(st.index)
+            return replace(CLEAN, index=st.index, lost=5)  # every state cut at random lost commits
+
+    states = [CrashState(i, cut=i, durable=i, kept=(), dropped=0, t_ns=i, mode="unflushed lost") for i in range(200)]
+    slow, fast = Checker(), Checker()
+    halt = threading.Event()
+    ended, stops = [], []
+
+    def judge(r):
+        ended.append(r)
+        said = _clear_answer(ended, settled)
+        if said and not halt.is_set():
+            stops.append((said, len(ended)))
+            halt.set()
+            release.set()
+
+    out = [r.index for r in check_states([slow, fast], states, [None] * 200, halt, judge)]
+    assert stops and stops[0][1] == 6  # 6 of 6 lost: clear, with the first state still being checked
+    assert "6 of 6 distinct states" in stops[0][0]
+    assert 0 in slow.checked and slow.checked[0] == 0 and len(slow.checked) <= 2  # it stopped after its slow one
+    assert len(fast.checked) <= 10  # not the hundred of its share of the batch
+    # every state checked is handed on, in the order of the states up to the first never started
+    assert sorted(out) == sorted(slow.checked + fast.checked) and out[0] == 0
+    assert sorted(r.index for r in ended) == sorted(out)

@@ -75,3 +75,17 @@ def test_several_at_once_only_where_the_filesystem_allows_it_and_never_for_the_u
     assert workers_for("sqlite", "xfs") == PARALLEL and workers_for("sqlite", "btrfs") == 1
     assert workers_for("postgresql", "ext4") == PARALLEL and workers_for("mariadb", "ext3") == PARALLEL
     assert workers_for(PROGRAM, "ext4") == 1  # its check reads files of the test's own
+
+
+def test_each_result_is_told_the_moment_its_check_ends_and_then_handed_on_in_the_order_of_the_states():
+    states = [state(i) for i in range(40)]
+    told = []
+    out = list(check_states([Fake(), Fake()], states, [None] * 40, threading.Event(), told.append))
+    assert [s.index for s in out] == list(range(40))  # handed on in order, as before
+    assert sorted(s.index for s in told) == list(range(40))  # each told once
+    assert [s.index for s in told] != list(range(40))  # in the order the checks ended (Fake's end out of order)
+    # one checker: told in order, each before it is handed on
+    seen = []
+    for r in check_states([Fake()], states[:5], [None] * 5, threading.Event(), seen.append):
+        assert seen[-1] is r
+    assert [s.index for s in seen] == list(range(5))

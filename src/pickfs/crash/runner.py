@@ -813,23 +813,29 @@ def dealt(states: Sequence[CrashState], identities: Sequence[int | None],
 
 
 def check_states(checkers: Sequence[StateChecker], states: Sequence[CrashState], identities: Sequence[int | None],
-                 halt: threading.Event) -> Iterator[StateResult]:
+                 halt: threading.Event,
+                 ended: Callable[[StateResult], None] = lambda r: None) -> Iterator[StateResult]:
     """Each state checked by one of the checkers, its result yielded as soon as it is known; none started once
     `halt` is set. One checker: in this thread, in order. More: one thread each, every state of one identity on
     the same checker (so a duplicate finds its first check done), the distinct ones dealt out in turn; results in
-    the order of the states (one that ends early waits for those before it). A worker's error is raised here once
-    the others have stopped."""
+    the order of the states (one that ends early waits for those before it). `ended`: called in this thread with
+    each result the moment its check ends, in whatever order they end (before it is yielded), so that a stop can
+    be judged on every result in hand while a slow state holds the yielded ones back; once halted, every result
+    that ended is still yielded. A worker's error is raised here once the others have stopped."""
     if len(checkers) == 1:
         for st, identity in zip(states, identities):
             if halt.is_set():
                 return
-            yield checkers[0].check(st, identity)
+            r = checkers[0].check(st, identity)
+            ended(r)
+            yield r
         return
-    yield from _in_threads(checkers, states, identities, halt)
+    yield from _in_threads(checkers, states, identities, halt, ended)
 
 
 def _in_threads(checkers: Sequence[StateChecker], states: Sequence[CrashState], identities: Sequence[int | None],
-                halt: threading.Event) -> Iterator[StateResult]:
+                halt: threading.Event,
+                ended: Callable[[StateResult], None] = lambda r: None) -> Iterator[StateResult]:
     """check_states with one thread per checker."""
     queues = dealt(states, identities, len(checkers))
     place = {id(st): k for k, st in enumerate(states)}
@@ -851,23 +857,24 @@ def _in_threads(checkers: Sequence[StateChecker], states: Sequence[CrashState], 
     for t in threads:
         t.start()
     error: BaseException | None = None
-    ended: dict[int, StateResult] = {}
+    waiting: dict[int, StateResult] = {}  # ended, held back until the states before them have ended too
     at = 0  # results are handed on in the order of the states: what is saved is always a first part of them
     try:
         running = len(threads)
         while running:
             k, r, exc = done.get()
             if r is not None:
-                ended[k] = r
-                while at in ended:
-                    yield ended.pop(at)
+                ended(r)  # judged the moment it ends, whatever is still being checked before it
+                waiting[k] = r
+                while at in waiting:
+                    yield waiting.pop(at)
                     at += 1
             elif exc is not None:
                 error = error or exc
             else:
                 running -= 1
         if error is None:
-            yield from (ended[k] for k in sorted(ended))  # halted: those checked after a state never started
+            yield from (waiting[k] for k in sorted(waiting))  # halted: those checked after a state never started
     finally:
         halt.set()  # a consumer that stops early, or a Ctrl-C: the workers end after the state each is checking
         for t in threads:
@@ -894,8 +901,10 @@ def crash_test(config: FsConfig, spec: WorkloadSpec, workdir: Path, ledger: Ledg
     the states repeat what was checked (`_only_repeats`), or, at the end of a batch, no state failed and the random
     ones rule out a loss in 1 state of `goal` or more (`_at_goal`; `rules_out(n)`: the K of "1 in K" n clean ones
     rule out; `goal` 0: no goal; a batch is sized to end there, `_states_for_goal`), or the recording has one image
-    only (`one_image`). The first states are a third at random, the later batches' `LATER_DRAWN` (states.py).
-    `workers`: states checked at once (0: as many as they can be, `workers_for`)."""
+    only (`one_image`). The clear answer, the repeats and a batch past its time are judged on every state whose check
+    has ended, in the order they end (`check_states`'s `ended`), not held back by a slow state before them; `checked`
+    gets them in the order of the states all the same. The first states are a third at random, the later batches'
+    `LATER_DRAWN` (states.py). `workers`: states checked at once (0: as many as they can be, `workers_for`)."""
     backend = backend_of(spec)
     reason = crash_unavailable(config, spec)
     if reason or backend is None:
@@ -913,6 +922,7 @@ def crash_test(config: FsConfig, spec: WorkloadSpec, workdir: Path, ledger: Ledg
         single = one_image(records, first, last) and backend != PROGRAM
         after = len(kept)  # the states checked before an interruption come first
         results = list(kept)
+        ended = list(kept)  # the same states in the order their checks ended (a budget's stop is judged on these)
         stopped = ""
         tried: list[CrashState] = []  # this attempt's states, for what of the recording they covered
         with workbenches(rec, ledger, workers, budget_s > 0) as (benches, pristine), ExitStack() as stack:
@@ -924,6 +934,18 @@ def crash_test(config: FsConfig, spec: WorkloadSpec, workdir: Path, ledger: Ledg
             batch, n_batch = 0, max(0, n_states - after)
             if not n_batch and budget_s > 0:  # resumed with the first states kept: on to the budget's batches
                 n_batch = _states_that_fit(deadline - t_check, sum(r.seconds for r in kept), after)
+            halt = threading.Event()  # the current batch's
+
+            def judge(r: StateResult) -> None:
+                """A budget's stop judged on every state whose check has ended, in the order they end: one slow state
+                on a workbench does not hold back the answer the results of the other give."""
+                nonlocal stopped
+                ended.append(r)
+                if budget_s > 0:
+                    stopped = stopped or _clear_answer(ended, clear) or _only_repeats(ended)
+                    if stopped or (batch and time.monotonic() > deadline + OVERRUN * budget_s):
+                        halt.set()
+
             while n_batch > 0:
                 states = [replace(st, index=st.index + max((r.index + 1 for r in results), default=0))
                           for st in generate(records, t_start, t_end, n_batch, seed + batch, unit, events,
@@ -947,15 +969,11 @@ def crash_test(config: FsConfig, spec: WorkloadSpec, workdir: Path, ledger: Ledg
                 ids = [None if identities is None or st.recovery else identities.of(st.durable, st.kept)
                        for st in states]
                 halt = threading.Event()
-                for r in check_states(checkers, states, ids, halt):
-                    results.append(r)
+                for r in check_states(checkers, states, ids, halt, judge):
+                    results.append(r)  # in the order of the states: what `checked` saves is a first part of them
                     checked(r)
                     progress(f"state {r.index + 1}{total} ({r.mode}{', recovery crashed' if r.recovery else ''}): "
                              + _said(r, backend))
-                    if budget_s > 0:
-                        stopped = stopped or _clear_answer(results, clear) or _only_repeats(results)
-                        if stopped or (batch and time.monotonic() > deadline + OVERRUN * budget_s):
-                            halt.set()
                 if budget_s > 0 and not stopped:  # a batch's random moments are a sample over the whole run once
                     # it is checked to its end: the goal is judged then (a batch is sized to end there, below)
                     stopped = _at_goal(results, goal, rules_out) or (one_image_said(len(acks), len(results))
@@ -1126,10 +1144,12 @@ REPEATS = 100  # states in a row, each an image checked already, after which a b
 
 
 def _only_repeats(results: Sequence[StateResult]) -> str:
-    """Why drawing more states would only repeat images checked already: the last REPEATS states (those that lose
-    power again during recovery, drawn anew each time, left aside) all had the image of an earlier state; "" while
-    they did not (pure). After n such states in a row, the share of further states that would be new images is
-    below 3/n with 95% confidence (none in n: 1 - 0.05^(1/n), about 3/n), under 3 in 100 for REPEATS."""
+    """Why drawing more states would only repeat images checked already: the last REPEATS states checked (in the
+    order their checks ended; those that lose power again during recovery, drawn anew each time, left aside) all had
+    the image of an earlier state; "" while they did not (pure). Checks that end out of the states' order are still
+    in order per workbench, and which workbench a state goes to depends on its identity, not on its check's time.
+    After n such states in a row, the share of further states that would be new images is below 3/n with 95%
+    confidence (none in n: 1 - 0.05^(1/n), about 3/n), under 3 in 100 for REPEATS."""
     run = 0
     for r in reversed(results):
         if r.recovery:
