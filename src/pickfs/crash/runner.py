@@ -71,6 +71,7 @@ from pickfs.crash.states import (
     REGISTRY as STRATEGY_REGISTRY,
 )
 from pickfs.crash.station import Station
+from pickfs.databases.base import CHECK_TIMEOUT_S  # a state's check (recovery done) that takes longer hung
 from pickfs.errors import CommandFailed, PickfsError
 from pickfs.model import FsConfig, Target, WorkloadSpec
 from pickfs.proc import run as run_program
@@ -89,7 +90,6 @@ CLIENT = "pickfs.clients.commits"
 DB_STEM = "commits"
 BACKENDS = tuple(name for name, db in databases.DATABASES.items() if db.crash_testable)
 PROGRAM = "command"  # the backend name of a workload that checks itself (the user's own program)
-CHECK_TIMEOUT_S = 120  # a state's check (recovery done) that takes longer hung
 WRITE_BACK_EVERY_S = 0.5  # how often the commits client asks for a checkpoint / WAL switch / page flush
 UNSEEN = ("what no simulation can show: a drive or controller that acknowledges a flush it has not done "
           "(its cache without power-loss protection, or firmware that lies), writes torn below the unit, "

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
 
 # A crash state's check (recovery done) that takes longer than this hung: the limit crash/runner.py gives the client's
-# check (its CHECK_TIMEOUT_S, the same 120 s), which a check run outside the client (`outside_check`) has too
+# check, which a check run outside the client (`outside_check`) has too
 CHECK_TIMEOUT_S = 120
 
 
