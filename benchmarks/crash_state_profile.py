@@ -14,7 +14,7 @@ server's own costs and pickfs's around them, not the filesystem's), it times:
 - one ledger entry written and released, and one control group made and removed.
 
 For MariaDB likewise (`--database mariadb`): the floor, `mariadbd` run directly with the options pickfs gives it,
-ready when its socket accepts a connection (looked at every millisecond), on a data directory already recovered and
+ready when it answers a query on its socket (asked every millisecond), on a data directory already recovered and
 on one that needs crash recovery (200 commits and a 10,000-row one, then kill -9), its shutdown (SIGTERM) and its
 kill (SIGKILL); pickfs's start (`MariaDB.start(..., fresh=False)`, with crash recovery) step by step, and its stop,
 ordinary (the server's shutdown) and at once (a check nothing reads after).
@@ -32,7 +32,6 @@ import os
 import pwd
 import shutil
 import signal
-import socket as sockets
 import statistics
 import subprocess
 import sys
@@ -180,36 +179,51 @@ def mariadbd(data: Path, sockdir: Path) -> subprocess.Popen[bytes]:
                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
-def socket_accepts(path: Path) -> bool:
-    """A connection to the Unix socket at `path` is accepted (the server listens; no query)."""
-    with sockets.socket(sockets.AF_UNIX, sockets.SOCK_STREAM) as s:
-        try:
-            s.connect(str(path))
-        except OSError:
-            return False
-    return True
+def mariadb_answers(sock: Path) -> bool:
+    """The server at the Unix socket `sock` answers a query (a socket that accepts a connection is not enough:
+    mariadbd listens before it serves, and one told to shut down in between was seen to hang)."""
+    import pymysql
+
+    if not sock.exists():
+        return False
+    try:
+        conn = pymysql.connect(unix_socket=str(sock), user="root", connect_timeout=10)
+    except pymysql.err.MySQLError:
+        return False
+    try:
+        conn.cursor().execute("SELECT 1")
+        return True
+    except pymysql.err.MySQLError:
+        return False
+    finally:
+        conn.close()
 
 
 def mariadb_up(proc: subprocess.Popen[bytes], sockdir: Path) -> float:
-    """Seconds from now until the server accepts a connection on its socket, looked at every millisecond."""
+    """Seconds from now until the server answers a query on its socket, asked every millisecond."""
     t0 = time.perf_counter()
-    while not socket_accepts(sockdir / "mysqld.sock"):
+    while not mariadb_answers(sockdir / "mysqld.sock"):
         if proc.poll() is not None:
-            raise SystemExit(f"mariadbd exited before it listened: see {sockdir / 'mariadbd.log'}")
+            raise SystemExit(f"mariadbd exited before it answered: see {sockdir / 'mariadbd.log'}")
         time.sleep(0.001)
     return time.perf_counter() - t0
 
 
 def mariadb_floor(data: Path, sockdir: Path, stop: signal.Signals) -> tuple[float, float]:
-    """The server's own start (exec to accepting connections) and stop (signal to exit)."""
+    """The server's own start (exec to answering a query) and stop (signal to exit)."""
     t0 = time.perf_counter()
     proc = mariadbd(data, sockdir)
-    mariadb_up(proc, sockdir)
-    t_up = time.perf_counter() - t0
-    t1 = time.perf_counter()
-    proc.send_signal(stop)
-    proc.wait()
-    return t_up, time.perf_counter() - t1
+    try:
+        mariadb_up(proc, sockdir)
+        t_up = time.perf_counter() - t0
+        t1 = time.perf_counter()
+        proc.send_signal(stop)
+        proc.wait(timeout=120)
+        return t_up, time.perf_counter() - t1
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
 
 
 def mariadb_crashed(data: Path, sockdir: Path) -> None:
@@ -217,8 +231,15 @@ def mariadb_crashed(data: Path, sockdir: Path) -> None:
     import pymysql
 
     proc = mariadbd(data, sockdir)
-    mariadb_up(proc, sockdir)
-    conn = pymysql.connect(unix_socket=str(sockdir / "mysqld.sock"), user="root", autocommit=False)
+    try:
+        mariadb_up(proc, sockdir)
+        commits(pymysql.connect(unix_socket=str(sockdir / "mysqld.sock"), user="root", autocommit=False))
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def commits(conn: Any) -> None:
     cur = conn.cursor()
     cur.execute("CREATE DATABASE IF NOT EXISTS profile")
     cur.execute("USE profile")
@@ -228,13 +249,10 @@ def mariadb_crashed(data: Path, sockdir: Path) -> None:
         conn.commit()
     cur.execute("INSERT INTO t (x, pad) SELECT seq, 'q' FROM seq_1_to_10000")
     conn.commit()
-    proc.kill()
-    proc.wait()
-    conn.close()
 
 
 def profile_mariadb(rounds: int, root: Path) -> None:
-    """MariaDB's floor (mariadbd run directly, ready when its socket accepts a connection) on a data directory
+    """MariaDB's floor (mariadbd run directly, ready when it answers a query on its socket) on a data directory
     already recovered and on one that needs crash recovery, its shutdown (SIGTERM) and its kill (SIGKILL); pickfs's
     start of the same server (`MariaDB.start(..., fresh=False)`) with crash recovery, step by step, and its stop:
     the ordinary one (its shutdown) and the one at once (a check nothing reads after)."""
