@@ -13,9 +13,16 @@ server's own costs and pickfs's around them, not the filesystem's), it times:
   ledger entries gone);
 - one ledger entry written and released, and one control group made and removed.
 
-Prints the median of `--rounds` of each. Root and PostgreSQL:
+For MariaDB likewise (`--database mariadb`): the floor, `mariadbd` run directly with the options pickfs gives it,
+ready when it answers a query on its socket (asked every millisecond), on a data directory already recovered and
+on one that needs crash recovery (200 commits and a 10,000-row one, then kill -9), its shutdown (SIGTERM) and its
+kill (SIGKILL); pickfs's start (`MariaDB.start(..., fresh=False)`, with crash recovery) step by step, and its stop,
+ordinary (the server's shutdown) and at once (a check nothing reads after).
+
+Prints the median of `--rounds` of each. Root, and the servers profiled installed:
 
     sudo flock /tmp/pickfs-bench.lock .venv/bin/python benchmarks/crash_state_profile.py --rounds 10
+    sudo flock /tmp/pickfs-bench.lock .venv/bin/python benchmarks/crash_state_profile.py --database mariadb
 """
 
 from __future__ import annotations
@@ -36,6 +43,7 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
+from pickfs.services import mariadb as my
 from pickfs.services import postgresql as pg
 from pickfs.stack import cleanup, tracking
 from pickfs.stack.ledger import Ledger
@@ -53,8 +61,11 @@ def timed(name: str) -> Iterator[None]:
 
 
 def wrap(module: Any, attr: str, name: str) -> None:
-    """module.attr timed under `name` each time it is called (a context manager's body not included)."""
-    inner = getattr(module, attr)
+    """module.attr timed under `name` each time it is called (a context manager's body not included); nothing where
+    the module has no such attribute (an older pickfs's)."""
+    inner = getattr(module, attr, None)
+    if inner is None:
+        return
 
     def outer(*args: Any, **kwargs: Any) -> Any:
         with timed(name):
@@ -156,6 +167,135 @@ def profile_postgresql(rounds: int, root: Path) -> None:
         with timed("one control group made and removed (ledger entry included)"):
             with tracking.tracked(ledger, "profile"):
                 pass
+
+
+def mariadbd(data: Path, sockdir: Path) -> subprocess.Popen[bytes]:
+    """mariadbd run directly (no pickfs) on `data`, its socket, pid file and log in `sockdir`, with the options
+    pickfs starts it with (services/mariadb.py)."""
+    return subprocess.Popen([my.server_binary() or "mariadbd", "--no-defaults", f"--datadir={data}",
+                             f"--socket={sockdir / 'mysqld.sock'}", f"--pid-file={sockdir / 'mysqld.pid'}",
+                             f"--tmpdir={sockdir / 'tmp'}", "--skip-networking", f"--user={my.OS_USER}",
+                             f"--log-error={sockdir / 'mariadbd.log'}"],
+                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def mariadb_answers(sock: Path) -> bool:
+    """The server at the Unix socket `sock` answers a query (a socket that accepts a connection is not enough:
+    mariadbd listens before it serves, and one told to shut down in between was seen to hang)."""
+    import pymysql
+
+    if not sock.exists():
+        return False
+    try:
+        conn = pymysql.connect(unix_socket=str(sock), user="root", connect_timeout=10)
+    except pymysql.err.MySQLError:
+        return False
+    try:
+        conn.cursor().execute("SELECT 1")
+        return True
+    except pymysql.err.MySQLError:
+        return False
+    finally:
+        conn.close()
+
+
+def mariadb_up(proc: subprocess.Popen[bytes], sockdir: Path) -> float:
+    """Seconds from now until the server answers a query on its socket, asked every millisecond."""
+    t0 = time.perf_counter()
+    while not mariadb_answers(sockdir / "mysqld.sock"):
+        if proc.poll() is not None:
+            raise SystemExit(f"mariadbd exited before it answered: see {sockdir / 'mariadbd.log'}")
+        time.sleep(0.001)
+    return time.perf_counter() - t0
+
+
+def mariadb_floor(data: Path, sockdir: Path, stop: signal.Signals) -> tuple[float, float]:
+    """The server's own start (exec to answering a query) and stop (signal to exit)."""
+    t0 = time.perf_counter()
+    proc = mariadbd(data, sockdir)
+    try:
+        mariadb_up(proc, sockdir)
+        t_up = time.perf_counter() - t0
+        t1 = time.perf_counter()
+        proc.send_signal(stop)
+        proc.wait(timeout=120)
+        return t_up, time.perf_counter() - t1
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def mariadb_crashed(data: Path, sockdir: Path) -> None:
+    """Leave the data directory needing crash recovery: started, 200 commits and a 10,000-row one, killed (-9)."""
+    import pymysql
+
+    proc = mariadbd(data, sockdir)
+    try:
+        mariadb_up(proc, sockdir)
+        commits(pymysql.connect(unix_socket=str(sockdir / "mysqld.sock"), user="root", autocommit=False))
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def commits(conn: Any) -> None:
+    cur = conn.cursor()
+    cur.execute("CREATE DATABASE IF NOT EXISTS profile")
+    cur.execute("USE profile")
+    cur.execute("CREATE TABLE IF NOT EXISTS t (id INT AUTO_INCREMENT PRIMARY KEY, x INT, pad CHAR(100))")
+    for i in range(200):
+        cur.execute("INSERT INTO t (x, pad) VALUES (%s, 'p')", (i,))
+        conn.commit()
+    cur.execute("INSERT INTO t (x, pad) SELECT seq, 'q' FROM seq_1_to_10000")
+    conn.commit()
+
+
+def profile_mariadb(rounds: int, root: Path) -> None:
+    """MariaDB's floor (mariadbd run directly, ready when it answers a query on its socket) on a data directory
+    already recovered and on one that needs crash recovery, its shutdown (SIGTERM) and its kill (SIGKILL); pickfs's
+    start of the same server (`MariaDB.start(..., fresh=False)`) with crash recovery, step by step, and its stop:
+    the ordinary one (its shutdown) and the one at once (a check nothing reads after)."""
+    ledger = Ledger(root / "work" / "ledger")
+    datadir = root / "work" / "my"
+    datadir.mkdir(parents=True)
+    owner = pwd.getpwnam(my.OS_USER)
+    os.chown(datadir, owner.pw_uid, owner.pw_gid)
+    rundir = root / "work" / "run"
+    with my.MariaDB.start(datadir, {}, ledger, rundir, fresh=True):
+        pass
+    data = datadir / "mysql"
+    sockdir = root / "mysock"
+    (sockdir / "tmp").mkdir(parents=True)
+    for d in (sockdir, sockdir / "tmp"):
+        os.chown(d, owner.pw_uid, owner.pw_gid)
+    for _ in range(rounds):
+        up, down = mariadb_floor(data, sockdir, signal.SIGTERM)
+        TIMES["mariadb floor: start, recovered data directory"].append(up)
+        TIMES["mariadb floor: shutdown (SIGTERM)"].append(down)
+        mariadb_crashed(data, sockdir)
+        up, down = mariadb_floor(data, sockdir, signal.SIGKILL)
+        TIMES["mariadb floor: start with crash recovery"].append(up)
+        TIMES["mariadb floor: kill (SIGKILL)"].append(down)
+        # the last start recovered but left the recovery's pages unwritten: shut down once, cleanly
+        up, down = mariadb_floor(data, sockdir, signal.SIGTERM)
+        TIMES["mariadb floor: shutdown (SIGTERM) after a crash recovery"].append(down)
+    # pickfs's start and stop, step by step, on a data directory needing recovery each time
+    wrap(my, "private_dirs", "  mariadb: socket directory (ledger entry, mkdir, chown)")
+    wrap(my, "private_tmpdir", "  mariadb: its tmpdir")
+    wrap(my, "hold_server", "  mariadb: control group + process entry (2 ledger entries, mkdir)")
+    wrap(my, "await_ready", "  mariadb: the wait (socket looked for, the first query)")
+    wrap(my, "first_answer", "  mariadb:   the first query (connect, CREATE DATABASE, VERSION)")
+    wrap(my, "run", "  mariadb: client processes (CREATE DATABASE, VERSION)")
+    for at_once in (False, True):
+        how = "at once (SIGKILL: a check nothing reads after)" if at_once else "ordinary (its shutdown)"
+        for _ in range(rounds):
+            mariadb_crashed(data, sockdir)
+            with ExitStack() as stack:
+                with timed("mariadb: pickfs start (fresh=False), with crash recovery"):
+                    stack.enter_context(my.MariaDB.start(datadir, {}, ledger, rundir, fresh=False, at_once=at_once))
+                t0 = time.perf_counter()
+            TIMES[f"mariadb: pickfs stop, {how}"].append(time.perf_counter() - t0)
 
 
 FIREBIRD_OPEN = """
@@ -289,15 +429,15 @@ def profile_crashtest(argv: list[str]) -> None:
 def main(argv: list[str]) -> int:
     p = argparse.ArgumentParser()
     p.add_argument("--rounds", type=int, default=10)
-    p.add_argument("--database", action="append", choices=("postgresql", "firebird"), default=[],
-                   help="repeatable; default both")
+    p.add_argument("--database", action="append", choices=("postgresql", "firebird", "mariadb"), default=[],
+                   help="repeatable; default all three")
     p.add_argument("--crashtest", nargs=argparse.REMAINDER, default=None,
                    help="the rest: options of pickfs crashtest, run in this process with each state's steps timed")
     a = p.parse_args(argv)
     if a.crashtest is not None:
         profile_crashtest(a.crashtest)
         return 0
-    a.database = a.database or ["postgresql", "firebird"]
+    a.database = a.database or ["postgresql", "firebird", "mariadb"]
     root = Path(tempfile.mkdtemp(prefix="pickfs-profile-", dir="/var/tmp"))
     os.chmod(root, 0o755)
     try:
@@ -308,6 +448,12 @@ def main(argv: list[str]) -> int:
                 print("PostgreSQL is not installed: not profiled")
             else:
                 profile_postgresql(a.rounds, root)
+        if "mariadb" in a.database:
+            reason = my.MariaDB.unavailable_reason()
+            if reason:
+                print(f"{reason}: MariaDB not profiled")
+            else:
+                profile_mariadb(a.rounds, root)
         print(f"medians of {a.rounds} rounds:")
         for name, xs in TIMES.items():
             print(f"  {median_ms(xs)}  {name}  (n={len(xs)})")

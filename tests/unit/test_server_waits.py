@@ -1,10 +1,13 @@
 """A crash test starts and stops a server per state: the waits around the server's own start-up and stop are
 woken by what they wait for, not by a tenth-of-a-second poll."""
 
+import socket
 import subprocess
+import threading
 import time
 
 from pickfs.services.base import Waited, await_ready
+from pickfs.services.mariadb import first_answer, not_answering_yet
 from pickfs.services.postgresql import pidfile_ready
 from pickfs.stack.cleanup import holding, wait_gone
 from pickfs.stack.ledger import Ledger
@@ -55,3 +58,32 @@ def test_postmaster_pid_file_says_ready_on_its_eighth_line():
     assert not pidfile_ready(head + "starting\n")
     assert not pidfile_ready(head)
     assert not pidfile_ready("")
+
+
+def test_mariadb_not_answering_yet_is_told_from_an_answer_with_an_error():
+    assert not_answering_yet(2003)  # no connection (its socket not listening yet)
+    assert not_answering_yet(2013)  # connection lost (a server that exits as it is asked)
+    assert not_answering_yet(1053)  # shutting down
+    assert not not_answering_yet(1006)  # "Can't create database": it answered, with an error
+    assert not not_answering_yet(1045)  # access denied
+    assert not not_answering_yet(0)
+
+
+def test_mariadb_first_answer_is_none_while_nothing_listens_or_the_server_hangs_up(tmp_path):
+    log = tmp_path / "mariadb.log"
+    assert first_answer(tmp_path / "none.sock", log) is None  # no socket
+    bound = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    bound.bind(str(tmp_path / "bound.sock"))  # bound, not listening: refused
+    assert first_answer(tmp_path / "bound.sock", log) is None
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as srv:
+        srv.bind(str(tmp_path / "hangs-up.sock"))
+        srv.listen()
+
+        def hang_up() -> None:
+            conn, _ = srv.accept()
+            conn.close()
+        t = threading.Thread(target=hang_up)
+        t.start()
+        assert first_answer(tmp_path / "hangs-up.sock", log) is None  # accepted, then closed: lost
+        t.join()
+    bound.close()

@@ -5,18 +5,19 @@ from __future__ import annotations
 
 import os
 import pwd
+import signal
 import subprocess
-import time
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
 from pickfs.databases.values import value_text
-from pickfs.proc import run
 from pickfs.services.base import (
     Endpoint,
     Service,
     ServiceFailed,
+    Waited,
+    await_ready,
     chosen_settings,
     hold_server,
     log_tail,
@@ -53,6 +54,41 @@ def client_binary() -> str | None:
     return _first("mariadb", "mysql")
 
 
+# MariaDB's error for a server shutting down (ER_SERVER_SHUTDOWN); the codes 2000-2999 are the client's own (no
+# connection, connection lost), never an answer of the server.
+SERVER_SHUTDOWN = 1053
+
+
+def not_answering_yet(code: int) -> bool:
+    """An error of a first query (its code) that says the server does not answer yet, or no longer (it may be
+    starting or stopping: ask again, or see it exit), not that it answered with an error (pure)."""
+    return 2000 <= code < 3000 or code == SERVER_SHUTDOWN
+
+
+def first_answer(socket: Path, log: Path) -> str | None:
+    """The workloads' database made on the server at `socket` and its version read, over one connection of the
+    Python driver (a client process per ask cost more than the ask); None when the server does not answer yet, or
+    no longer. ServiceFailed when it answered with an error."""
+    import pymysql  # deferred: loaded by the process that starts a server, not by every command
+
+    try:
+        conn = pymysql.connect(unix_socket=str(socket), user="root", connect_timeout=10, read_timeout=60,
+                               write_timeout=60)
+        try:
+            cur = conn.cursor()
+            cur.execute(f"CREATE DATABASE IF NOT EXISTS {DATABASE}")
+            cur.execute("SELECT VERSION()")
+            return str(cur.fetchall()[0][0])
+        finally:
+            conn.close()
+    except pymysql.err.MySQLError as exc:
+        code = exc.args[0] if exc.args and isinstance(exc.args[0], int) else 0
+        if not_answering_yet(code):
+            return None
+        raise ServiceFailed(f"MariaDB started but its first query failed: {exc}; its log: {log_tail(log)}",
+                            "see its log") from None
+
+
 def private_tmpdir(sockdir: Path, user: str) -> Path:
     """The server's temporary files (sorts, ALTER TABLE copies) in its private, ledger-tracked socket
     directory, not the shared /tmp: removed with it, and after a kill -9 by `pickfs cleanup`."""
@@ -67,6 +103,10 @@ class MariaDB(Service):
     name = "mariadb"
     package = "mariadb-server"
     os_user = OS_USER
+    # InnoDB has no shutdown that writes nothing back: a server whose check nothing reads after it is killed (its
+    # next start, were there one, would recover as from a power cut); every other stop is its shutdown (SIGTERM)
+    at_once_signal = signal.SIGKILL
+    server_program = "mariadbd"  # a MySQL server (mysqld) is never ended at once: it is stopped as always
 
     @classmethod
     def memory_settings(cls, limit: int) -> dict[str, str]:
@@ -101,20 +141,20 @@ class MariaDB(Service):
         # Its own session: a Ctrl-C in the terminal reaches pickfs, which then shuts the server down.
         proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                 stderr=subprocess.DEVNULL, start_new_session=True, preexec_fn=group.preexec())
-        client = [client_binary() or "mariadb", f"--socket={socket}", "--user=root"]
-        deadline = time.monotonic() + 120
-        while True:
-            if proc.poll() is not None:
-                raise ServiceFailed(f"MariaDB did not start: {log_tail(log)}",
-                                    "check the server settings of this workload")
-            ping = subprocess.run([*client, "-e", "SELECT 1"], capture_output=True)
-            if ping.returncode == 0 and pidfile.exists():
-                break
-            if time.monotonic() > deadline:
-                raise ServiceFailed(f"MariaDB did not answer within 120 s: {log_tail(log)}", "see its log")
-            time.sleep(0.2)
-        run([*client, "-e", f"CREATE DATABASE IF NOT EXISTS {DATABASE}"])
-        version = run([*client, "-N", "-e", "SELECT VERSION()"]).text.strip()
+        # Its socket looked for every few ms (a crash test starts a server per state; a client process asked every
+        # 200 ms), then asked in-process: started means it made the database and answered with its version.
+        version: list[str] = []
+
+        def answers() -> bool:
+            answer = first_answer(socket, log) if pidfile.exists() and socket.exists() else None
+            version[:] = [answer] if answer is not None else []
+            return answer is not None
+
+        waited = await_ready(answers, lambda: proc.poll() is not None, 120)
+        if waited is Waited.EXITED:
+            raise ServiceFailed(f"MariaDB did not start: {log_tail(log)}", "check the server settings of this workload")
+        if waited is Waited.TIMED_OUT:
+            raise ServiceFailed(f"MariaDB did not answer within 120 s: {log_tail(log)}", "see its log")
         # The mariadb/mysql clients let option files (Debian's sets /run/mysqld's socket) override
         # MYSQL_UNIX_PORT; an option file read after those points them at this server instead.
         (sockdir / "my.cnf").write_text(f"[client]\nsocket={socket}\nuser=root\n")
@@ -122,7 +162,7 @@ class MariaDB(Service):
             service=cls.name, socket_dir=str(sockdir), port=0, user="root", database=DATABASE,
             env={"MYSQL_UNIX_PORT": str(socket), "MARIADB_HOME": str(sockdir), "MYSQL_HOME": str(sockdir),
                  "DATABASE_URL": f"mysql://root@localhost/{DATABASE}?unix_socket={socket}"},
-            log=str(log), version=version, pidfile=str(pidfile))
+            log=str(log), version=version[0], pidfile=str(pidfile))
 
 
 SERVICE = MariaDB

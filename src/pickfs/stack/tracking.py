@@ -34,6 +34,9 @@ from pickfs.stack.resources import ResourceKind, held
 TRACK_PREFIX = f"{PREFIX}p-"
 GRACE_S = 5.0  # between SIGTERM and SIGKILL
 REMOVE_S = 60.0  # how long a group that is still busy is emptied again before pickfs gives up on it
+# How soon a group found busy is tried again: within milliseconds at first (a server killed at once leaves its group
+# busy for a moment after it has exited: a crash test does so once a state), then every BUSY_MAX_S.
+BUSY_FIRST_S, BUSY_MAX_S = 0.002, 0.1
 V1_CONTROLLERS = ("pids", "freezer")
 
 
@@ -153,6 +156,7 @@ def remove_group(path: Path, grace_s: float = GRACE_S, patience_s: float = REMOV
     later. So it is emptied again until it is removed, for up to `patience_s`; then ProcessesLeft names what
     is still in it."""
     deadline = time.monotonic() + patience_s
+    pause = BUSY_FIRST_S
     while True:
         if not path.is_dir():
             return
@@ -166,7 +170,8 @@ def remove_group(path: Path, grace_s: float = GRACE_S, patience_s: float = REMOV
             return
         except OSError as exc:
             if exc.errno == errno.EBUSY and time.monotonic() <= deadline:
-                time.sleep(0.1)
+                time.sleep(pause)
+                pause = min(pause * 2, BUSY_MAX_S)
                 continue
             if exc.errno == errno.EBUSY:
                 raise ProcessesLeft(f"could not remove the control group {path}: {exc.strerror or exc} "
