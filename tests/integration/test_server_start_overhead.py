@@ -100,6 +100,7 @@ def test_pickfs_adds_little_to_a_mariadb_servers_own_start_and_stop(workdir):
         ours.append(time.perf_counter() - t0)
         own.append(mariadb_own_start_and_stop(datadir / "mysql", sockdir))
     assert ledger_entries(workdir) == []
-    # a client process asked every 200 ms, then two more made the database and read the version
+    # a client process asked every 200 ms, then two more made the database and read the version: 0.14 s added;
+    # now about 0.045 s. A midway bound, as what runs beside weighs on both and a noisy machine on the difference
     added = statistics.median(ours) - statistics.median(own)
-    assert added < 0.08, (ours, own)
+    assert added < 0.11, (ours, own)
