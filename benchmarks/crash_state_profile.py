@@ -124,15 +124,22 @@ def median_ms(xs: list[float]) -> str:
     return f"{statistics.median(xs) * 1000:7.1f} ms" if xs else "      -"
 
 
-def profile_postgresql(rounds: int, root: Path) -> None:
+def server_made(root: Path, service: Any, os_user: str, name: str) -> tuple[Ledger, Path, Path, pwd.struct_passwd]:
+    """A ledger, a data directory owned by the server's user with the server's files made in it by pickfs (started
+    fresh once and stopped), the run directory pickfs starts it from, and that user."""
     ledger = Ledger(root / "work" / "ledger")
-    datadir = root / "work" / "pg"
+    datadir = root / "work" / name
     datadir.mkdir(parents=True)
-    owner = pwd.getpwnam(pg.OS_USER)
+    owner = pwd.getpwnam(os_user)
     os.chown(datadir, owner.pw_uid, owner.pw_gid)
     rundir = root / "work" / "run"
-    with pg.PostgreSQL.start(datadir, {}, ledger, rundir, fresh=True):
+    with service.start(datadir, {}, ledger, rundir, fresh=True):
         pass
+    return ledger, datadir, rundir, owner
+
+
+def profile_postgresql(rounds: int, root: Path) -> None:
+    ledger, datadir, rundir, owner = server_made(root, pg.PostgreSQL, pg.OS_USER, "pg")
     pgdata = datadir / "pgdata"
     sockdir = root / "sock"
     sockdir.mkdir()
@@ -256,14 +263,7 @@ def profile_mariadb(rounds: int, root: Path) -> None:
     already recovered and on one that needs crash recovery, its shutdown (SIGTERM) and its kill (SIGKILL); pickfs's
     start of the same server (`MariaDB.start(..., fresh=False)`) with crash recovery, step by step, and its stop:
     the ordinary one (its shutdown) and the one at once (a check nothing reads after)."""
-    ledger = Ledger(root / "work" / "ledger")
-    datadir = root / "work" / "my"
-    datadir.mkdir(parents=True)
-    owner = pwd.getpwnam(my.OS_USER)
-    os.chown(datadir, owner.pw_uid, owner.pw_gid)
-    rundir = root / "work" / "run"
-    with my.MariaDB.start(datadir, {}, ledger, rundir, fresh=True):
-        pass
+    ledger, datadir, rundir, owner = server_made(root, my.MariaDB, my.OS_USER, "my")
     data = datadir / "mysql"
     sockdir = root / "mysock"
     (sockdir / "tmp").mkdir(parents=True)
