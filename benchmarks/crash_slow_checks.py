@@ -29,12 +29,11 @@ from typing import Any
 from pickfs.crash.identity import Identities
 from pickfs.crash.runner import StateResult, check_states, checkers_for, driver_for, recorded, workbenches, workers_for
 from pickfs.crash.states import DEFAULT_UNIT, generate
-from pickfs.model import WorkloadSpec
 from pickfs.plan import resolve_fs_name
+from pickfs.plan.flags import workload_specs
 from pickfs.safepaths import MARKER
 from pickfs.services import postgresql as pg
 from pickfs.stack.ledger import Ledger
-from pickfs.workloads import workload_class
 
 LOG = "/pickfs-data/postgresql.log"  # the server's log on the state's filesystem (services/postgresql.py)
 DURATION = re.compile(r"duration: ([0-9.]+) ms\s+(?:statement|parse [^:]*|bind [^:]*|execute [^:]*): (.*)")
@@ -65,9 +64,7 @@ def main(argv: list[str]) -> int:
     p.add_argument("--slow", type=float, default=20.0, help="a check this many seconds or longer is shown in full")
     p.add_argument("--statement-times", action="store_true", help="PostgreSQL: log every statement's duration")
     a = p.parse_args(argv)
-    settings = dict(s.split("=", 1) for s in a.sets)
-    cls = workload_class(a.workload)
-    spec = WorkloadSpec(a.workload, "x", tuple(sorted(cls.normalize(settings).items())))
+    spec = workload_specs((a.workload,), tuple(a.sets), None)[0]  # as `pickfs crashtest --workload --set` reads them
     config = resolve_fs_name(a.fs)
     if a.statement_times:
         plain = pg.server_settings
