@@ -934,7 +934,6 @@ def crash_test(config: FsConfig, spec: WorkloadSpec, workdir: Path, ledger: Ledg
             batch, n_batch = 0, max(0, n_states - after)
             if not n_batch and budget_s > 0:  # resumed with the first states kept: on to the budget's batches
                 n_batch = _states_that_fit(deadline - t_check, sum(r.seconds for r in kept), after)
-            halt = threading.Event()  # the current batch's
 
             def judge(r: StateResult) -> None:
                 """A budget's stop judged on every state whose check has ended, in the order they end: one slow state
@@ -968,7 +967,7 @@ def crash_test(config: FsConfig, spec: WorkloadSpec, workdir: Path, ledger: Ledg
                     identities.rewind()  # the batch's states from the start of the run again; nothing hashed again
                 ids = [None if identities is None or st.recovery else identities.of(st.durable, st.kept)
                        for st in states]
-                halt = threading.Event()
+                halt = threading.Event()  # the batch's: `judge` sets it
                 for r in check_states(checkers, states, ids, halt, judge):
                     results.append(r)  # in the order of the states: what `checked` saves is a first part of them
                     checked(r)
